@@ -1,0 +1,60 @@
+/* session.h - running SQL text: the driver from statement text to results.
+ *
+ * A session holds what lives across statements: the catalog, the settings,
+ * and (later) the connection to the nodes.  sl_session_execute takes the
+ * text of ONE statement, runs it through the stages (parse -> bind -> plan
+ * -> compile -> run) and hands results to a result sink.  The shell, the
+ * test runners and `sluice -c` all go through here, so they behave alike.
+ *
+ * Ownership: the session owns its catalog and settings.  Strings passed to a
+ * sink are only valid during the callback.
+ */
+#ifndef SLUICE_SESSION_H
+#define SLUICE_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sluice/catalog.h"
+#include "sluice/error.h"
+#include "sluice/settings.h"
+#include "sluice/types.h"
+
+/* Where results go.  Every callback returns SL_OK or an error code (which
+ * stops the statement).  A statement produces zero or more result sets
+ * (begin, row*, flush*, end) and zero or more text blocks, in order. */
+typedef struct sl_result_sink {
+  void *ctx;
+  /* A result set with ncols columns begins. */
+  int (*begin)(void *ctx, int ncols, const char *const *names,
+               const sl_type *const *types);
+  /* One row; cells[i] is the text of column i, or NULL for SQL NULL. */
+  int (*row)(void *ctx, const char *const *cells);
+  /* The rows so far form a complete group (e.g. a fired window): a buffering
+   * output mode may print them now.  Optional (may be NULL). */
+  int (*flush)(void *ctx);
+  /* The result set is complete. */
+  int (*end)(void *ctx);
+  /* Free-form text, e.g. EXPLAIN output: printed as is. */
+  int (*text)(void *ctx, const char *text);
+  /* A notice for the user (not a result): "[INFO] Table has been created.",
+   * warnings.  The shell prints these on stderr. Optional. */
+  int (*notice)(void *ctx, const char *text);
+} sl_result_sink;
+
+typedef struct sl_session sl_session;
+
+sl_session *sl_session_new(void);
+void sl_session_free(sl_session *s);
+
+sl_catalog *sl_session_catalog(sl_session *s);
+sl_settings *sl_session_settings(sl_session *s);
+
+/* Run one statement (text need not be NUL-terminated; a trailing ';' is
+ * allowed).  first_line is the line of text's first byte in the user's
+ * input, so error positions refer to the user's file.  Error positions in
+ * err are relative to text (offset) and absolute (line). */
+int sl_session_execute(sl_session *s, const char *text, size_t len,
+                       int first_line, sl_result_sink *sink, sl_error *err);
+
+#endif
