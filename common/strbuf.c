@@ -32,7 +32,9 @@ void sl_strbuf_append(sl_strbuf *b, const char *s) {
   sl_strbuf_appendn(b, s, strlen(s));
 }
 
-void sl_strbuf_appendc(sl_strbuf *b, char c) { sl_strbuf_appendn(b, &c, 1); }
+void sl_strbuf_appendc(sl_strbuf *b, char c) {
+  sl_strbuf_appendn(b, &c, 1);
+}
 
 void sl_strbuf_vprintf(sl_strbuf *b, const char *fmt, va_list ap) {
   va_list ap2;
@@ -65,7 +67,9 @@ void sl_strbuf_indent(sl_strbuf *b, int n) {
   b->data[b->len] = '\0';
 }
 
-const char *sl_strbuf_cstr(const sl_strbuf *b) { return b->data ? b->data : ""; }
+const char *sl_strbuf_cstr(const sl_strbuf *b) {
+  return b->data ? b->data : "";
+}
 
 char *sl_strbuf_detach(sl_strbuf *b) {
   char *p = b->data;

@@ -98,9 +98,9 @@ bool sl_type_is_string(const sl_type *t) {
 }
 
 bool sl_type_is_temporal(const sl_type *t) {
-  return t && (t->kind == SL_TYPE_DATE || t->kind == SL_TYPE_TIME ||
-               t->kind == SL_TYPE_TIMESTAMP ||
-               t->kind == SL_TYPE_TIMESTAMP_LTZ);
+  return t &&
+         (t->kind == SL_TYPE_DATE || t->kind == SL_TYPE_TIME ||
+          t->kind == SL_TYPE_TIMESTAMP || t->kind == SL_TYPE_TIMESTAMP_LTZ);
 }
 
 bool sl_type_is_interval(const sl_type *t) {

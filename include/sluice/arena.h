@@ -41,7 +41,7 @@ char *sl_arena_printf(sl_arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #define SL_ANEW(arena, type) ((type *)sl_arena_zalloc((arena), sizeof(type)))
-#define SL_ANEW_N(arena, type, n)                                             \
+#define SL_ANEW_N(arena, type, n)                                              \
   ((type *)sl_arena_zalloc((arena), sizeof(type) * (size_t)(n)))
 
 #endif

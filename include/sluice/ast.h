@@ -69,7 +69,8 @@ typedef enum sl_expr_kind {
 typedef enum sl_literal_kind {
   SL_LIT_NULL,
   SL_LIT_BOOL,      /* bool_value */
-  SL_LIT_INTEGER,   /* text: digits, fits the binder's choice of INT/BIGINT/DECIMAL */
+  SL_LIT_INTEGER,   /* text: digits, fits the binder's choice of
+                       INT/BIGINT/DECIMAL */
   SL_LIT_DECIMAL,   /* text: digits with a '.', e.g. 0.908 -> DECIMAL(3,3) */
   SL_LIT_DOUBLE,    /* text: with an exponent, e.g. 1e3 */
   SL_LIT_STRING,    /* text: the value with quotes removed and '' unescaped */
@@ -100,7 +101,7 @@ typedef enum sl_op {
   SL_OP_SUB,
   SL_OP_MUL,
   SL_OP_DIV,
-  SL_OP_MOD, /* % */
+  SL_OP_MOD,    /* % */
   SL_OP_CONCAT, /* || */
   SL_OP_EQ,
   SL_OP_NE, /* <> and != */
@@ -195,8 +196,8 @@ struct sl_expr {
       bool negated;
     } is;
     struct {
-      sl_expr *operand; /* simple CASE x WHEN ...; NULL for searched CASE */
-      sl_list *whens;   /* sl_when* */
+      sl_expr *operand;   /* simple CASE x WHEN ...; NULL for searched CASE */
+      sl_list *whens;     /* sl_when* */
       sl_expr *else_expr; /* may be NULL */
     } case_;
     struct {
@@ -205,12 +206,12 @@ struct sl_expr {
       bool try_cast;
     } cast;
     struct {
-      sl_qname name;     /* function name as written (may be qualified) */
-      sl_list *args;     /* sl_expr*; NULL or empty for f() */
-      bool star;         /* COUNT(*) */
-      bool distinct;     /* COUNT(DISTINCT x) */
-      sl_expr *filter;   /* FILTER (WHERE ...), may be NULL */
-      sl_over *over;     /* OVER (...), may be NULL */
+      sl_qname name;   /* function name as written (may be qualified) */
+      sl_list *args;   /* sl_expr*; NULL or empty for f() */
+      bool star;       /* COUNT(*) */
+      bool distinct;   /* COUNT(DISTINCT x) */
+      sl_expr *filter; /* FILTER (WHERE ...), may be NULL */
+      sl_over *over;   /* OVER (...), may be NULL */
       /* Special call forms, kept as plain calls with extra fields:
        *   SUBSTRING(s FROM a [FOR b]) -> args s,a[,b]
        *   EXTRACT(unit FROM x)        -> name EXTRACT, unit, args x
@@ -255,11 +256,11 @@ typedef enum sl_join_kind {
  *   an expression                   (expr set)
  * optionally named:  DATA => TABLE t,  SIZE => INTERVAL '1' SECOND. */
 typedef struct sl_tvf_arg {
-  const char *name;        /* named argument, or NULL */
-  sl_qname *table_arg;     /* TABLE name */
-  sl_list *partition_by;   /* sl_expr*, with TABLE t PARTITION BY k */
-  sl_list *descriptor;     /* sl_qname*, DESCRIPTOR(...) */
-  sl_expr *expr;           /* plain expression */
+  const char *name;      /* named argument, or NULL */
+  sl_qname *table_arg;   /* TABLE name */
+  sl_list *partition_by; /* sl_expr*, with TABLE t PARTITION BY k */
+  sl_list *descriptor;   /* sl_qname*, DESCRIPTOR(...) */
+  sl_expr *expr;         /* plain expression */
   sl_span span;
 } sl_tvf_arg;
 
@@ -267,8 +268,8 @@ typedef struct sl_table_ref sl_table_ref;
 struct sl_table_ref {
   sl_table_ref_kind kind;
   sl_span span;
-  const char *alias;          /* AS alias, or NULL */
-  sl_list *column_aliases;    /* AS alias(c1, c2): const char*, or NULL */
+  const char *alias;       /* AS alias, or NULL */
+  sl_list *column_aliases; /* AS alias(c1, c2): const char*, or NULL */
   union {
     struct {
       sl_qname name;
@@ -288,7 +289,7 @@ struct sl_table_ref {
       sl_expr *on;     /* ON condition, or NULL */
       sl_list *using_; /* USING (c, ...): const char*, or NULL */
       bool natural;
-      bool comma;      /* written as `a, b` */
+      bool comma; /* written as `a, b` */
     } join;
   } u;
 };
@@ -324,12 +325,12 @@ typedef enum sl_setop_kind {
 typedef struct sl_query_body sl_query_body;
 struct sl_query_body {
   sl_setop_kind kind;
-  sl_select *select;     /* SL_SETOP_NONE */
-  sl_list *values;       /* SL_SETOP_VALUES: sl_list* of sl_expr* per row */
-  sl_query_body *left;   /* set operations */
+  sl_select *select;   /* SL_SETOP_NONE */
+  sl_list *values;     /* SL_SETOP_VALUES: sl_list* of sl_expr* per row */
+  sl_query_body *left; /* set operations */
   sl_query_body *right;
-  bool all;              /* UNION ALL ... */
-  sl_query *nested;      /* ( query ) used as a body, with its own ORDER/LIMIT */
+  bool all;         /* UNION ALL ... */
+  sl_query *nested; /* ( query ) used as a body, with its own ORDER/LIMIT */
   sl_span span;
 };
 
@@ -353,17 +354,17 @@ struct sl_query {
 /* ---- statements --------------------------------------------------------- */
 
 typedef enum sl_stmt_kind {
-  SL_STMT_QUERY,         /* SELECT / WITH / VALUES */
-  SL_STMT_INSERT,        /* INSERT INTO t [(cols)] query */
+  SL_STMT_QUERY,  /* SELECT / WITH / VALUES */
+  SL_STMT_INSERT, /* INSERT INTO t [(cols)] query */
   SL_STMT_CREATE_TABLE,
   SL_STMT_CREATE_VIEW,
   SL_STMT_CREATE_FUNCTION,
-  SL_STMT_DROP,          /* DROP TABLE | VIEW | FUNCTION */
-  SL_STMT_SHOW,          /* SHOW TABLES | VIEWS | FUNCTIONS | CREATE TABLE x */
-  SL_STMT_DESCRIBE,      /* DESCRIBE | DESC name */
-  SL_STMT_SET,           /* SET ['k' = 'v'] */
-  SL_STMT_RESET,         /* RESET ['k'] */
-  SL_STMT_EXPLAIN,       /* EXPLAIN [ANALYZE] [(FORMAT ...)] stmt */
+  SL_STMT_DROP,     /* DROP TABLE | VIEW | FUNCTION */
+  SL_STMT_SHOW,     /* SHOW TABLES | VIEWS | FUNCTIONS | CREATE TABLE x */
+  SL_STMT_DESCRIBE, /* DESCRIBE | DESC name */
+  SL_STMT_SET,      /* SET ['k' = 'v'] */
+  SL_STMT_RESET,    /* RESET ['k'] */
+  SL_STMT_EXPLAIN,  /* EXPLAIN [ANALYZE] [(FORMAT ...)] stmt */
 } sl_stmt_kind;
 
 /* A column of CREATE TABLE: a physical column (type set) or a computed
@@ -373,7 +374,7 @@ typedef struct sl_column_def {
   sl_type *type;     /* physical column, or NULL */
   sl_expr *computed; /* computed column, or NULL */
   const char *comment;
-  bool primary_key;  /* column-level PRIMARY KEY NOT ENFORCED */
+  bool primary_key; /* column-level PRIMARY KEY NOT ENFORCED */
   sl_span span;
 } sl_column_def;
 
@@ -413,24 +414,24 @@ typedef enum sl_explain_format {
 typedef struct sl_stmt sl_stmt;
 struct sl_stmt {
   sl_stmt_kind kind;
-  sl_span span;     /* the whole statement, without the trailing ';' */
+  sl_span span; /* the whole statement, without the trailing ';' */
   union {
     sl_query *query; /* SL_STMT_QUERY */
     struct {
       sl_qname table;
       sl_list *columns; /* const char*, or NULL */
       sl_query *query;
-      bool overwrite;   /* INSERT OVERWRITE */
+      bool overwrite; /* INSERT OVERWRITE */
     } insert;
     struct {
       sl_qname name;
       bool temporary;
       bool if_not_exists;
-      sl_list *columns;          /* sl_column_def* */
+      sl_list *columns;            /* sl_column_def* */
       sl_watermark_def *watermark; /* or NULL */
-      sl_list *primary_key;      /* const char*, or NULL */
-      sl_list *partitioned_by;   /* const char*, or NULL */
-      sl_list *options;          /* sl_option*, WITH (...) */
+      sl_list *primary_key;        /* const char*, or NULL */
+      sl_list *partitioned_by;     /* const char*, or NULL */
+      sl_list *options;            /* sl_option*, WITH (...) */
       const char *comment;
     } create_table;
     struct {
@@ -463,7 +464,7 @@ struct sl_stmt {
       sl_qname name;
     } describe;
     struct {
-      const char *key;   /* NULL: SET alone lists the settings */
+      const char *key; /* NULL: SET alone lists the settings */
       const char *value;
     } set;
     struct {
@@ -479,7 +480,7 @@ struct sl_stmt {
 
 /* Helpers the parser and tests use. */
 sl_expr *sl_expr_new(sl_arena *a, sl_expr_kind kind, sl_span span);
-const char *sl_op_symbol(sl_op op);           /* "+", "AND", ... */
+const char *sl_op_symbol(sl_op op);                    /* "+", "AND", ... */
 const char *sl_interval_unit_name(sl_interval_unit u); /* "SECOND" */
 const char *sl_stmt_kind_name(sl_stmt_kind k);         /* "CREATE TABLE" */
 

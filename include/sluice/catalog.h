@@ -22,10 +22,10 @@
 
 typedef struct sl_column {
   const char *name;
-  sl_type *type;             /* resolved type (computed columns too) */
-  const char *computed_sql;  /* `name AS <expr>`: the expr text, or NULL */
+  sl_type *type;            /* resolved type (computed columns too) */
+  const char *computed_sql; /* `name AS <expr>`: the expr text, or NULL */
   bool primary_key;
-  const char *comment;       /* or NULL */
+  const char *comment; /* or NULL */
 } sl_column;
 
 typedef struct sl_table_option {

@@ -19,9 +19,9 @@
 
 typedef enum sl_token_kind {
   SL_TOK_EOF = 0,
-  SL_TOK_KEYWORD,    /* a reserved or non-reserved keyword */
-  SL_TOK_IDENT,      /* plain identifier */
-  SL_TOK_QIDENT,     /* `backquoted` identifier (also "double quoted") */
+  SL_TOK_KEYWORD, /* a reserved or non-reserved keyword */
+  SL_TOK_IDENT,   /* plain identifier */
+  SL_TOK_QIDENT,  /* `backquoted` identifier (also "double quoted") */
   SL_TOK_INTEGER,
   SL_TOK_DECIMAL,    /* 1.5, .5 */
   SL_TOK_FLOAT,      /* 1e5, 1.5E-3 */

@@ -39,8 +39,7 @@ void sl_settings_reset(sl_settings *s, const char *key);
 const char *sl_settings_get(const sl_settings *s, const char *key);
 int64_t sl_settings_get_int(const sl_settings *s, const char *key,
                             int64_t fallback);
-bool sl_settings_get_bool(const sl_settings *s, const char *key,
-                          bool fallback);
+bool sl_settings_get_bool(const sl_settings *s, const char *key, bool fallback);
 
 /* Every key that has a value (known keys always do), sorted: for SET alone
  * and the shell's .show. */
@@ -48,7 +47,9 @@ int sl_settings_count(const sl_settings *s);
 void sl_settings_at(const sl_settings *s, int i, const char **key,
                     const char **value);
 
-/* The known keys, terminated by an entry with key NULL. */
-const sl_setting_info *sl_settings_known(void);
+/* The keys Sluice knows, with defaults (NULL: computed, e.g. one worker
+ * per core) and descriptions. */
+int sl_settings_known_count(void);
+const sl_setting_info *sl_settings_known_at(int i);
 
 #endif

@@ -12,7 +12,8 @@ typedef struct sl_strbuf {
   size_t cap;
 } sl_strbuf;
 
-#define SL_STRBUF_INIT {NULL, 0, 0}
+#define SL_STRBUF_INIT                                                         \
+  { NULL, 0, 0 }
 
 void sl_strbuf_append(sl_strbuf *b, const char *s);
 void sl_strbuf_appendn(sl_strbuf *b, const char *s, size_t n);

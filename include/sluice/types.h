@@ -30,10 +30,10 @@ typedef enum sl_type_kind {
   SL_TYPE_CHAR,    /* CHAR(n): precision = n */
   SL_TYPE_VARCHAR, /* VARCHAR(n); STRING = VARCHAR with precision -1 */
   SL_TYPE_DATE,
-  SL_TYPE_TIME,         /* TIME(p) */
-  SL_TYPE_TIMESTAMP,    /* TIMESTAMP(p), p = 0..9, default 6 as in Flink */
-  SL_TYPE_TIMESTAMP_LTZ, /* TIMESTAMP_LTZ(p) / WITH LOCAL TIME ZONE */
-  SL_TYPE_INTERVAL_DAY_TIME,   /* INTERVAL ... SECOND/MINUTE/HOUR/DAY */
+  SL_TYPE_TIME,              /* TIME(p) */
+  SL_TYPE_TIMESTAMP,         /* TIMESTAMP(p), p = 0..9, default 6 as in Flink */
+  SL_TYPE_TIMESTAMP_LTZ,     /* TIMESTAMP_LTZ(p) / WITH LOCAL TIME ZONE */
+  SL_TYPE_INTERVAL_DAY_TIME, /* INTERVAL ... SECOND/MINUTE/HOUR/DAY */
   SL_TYPE_INTERVAL_YEAR_MONTH, /* INTERVAL ... YEAR/MONTH */
   SL_TYPE_ROW,                 /* ROW<name TYPE, ...> */
 } sl_type_kind;
@@ -77,14 +77,15 @@ bool sl_type_equal(const sl_type *x, const sl_type *y);
 
 /* Class predicates. */
 bool sl_type_is_integer(const sl_type *t); /* TINYINT..BIGINT */
-bool sl_type_is_numeric(const sl_type *t); /* integers, FLOAT, DOUBLE, DECIMAL */
-bool sl_type_is_string(const sl_type *t);  /* CHAR, VARCHAR */
+bool sl_type_is_numeric(
+    const sl_type *t);                    /* integers, FLOAT, DOUBLE, DECIMAL */
+bool sl_type_is_string(const sl_type *t); /* CHAR, VARCHAR */
 bool sl_type_is_temporal(const sl_type *t); /* DATE, TIME, TIMESTAMP[_LTZ] */
 bool sl_type_is_interval(const sl_type *t);
 
 /* Render as Flink prints it: "BIGINT", "VARCHAR(2147483647)" is printed
- * "STRING", "TIMESTAMP(3) *ROWTIME*", "ROW<`id` BIGINT, ...>", "DECIMAL(23, 3)",
- * "INT NOT NULL".  Appends to b. */
+ * "STRING", "TIMESTAMP(3) *ROWTIME*", "ROW<`id` BIGINT, ...>", "DECIMAL(23,
+ * 3)", "INT NOT NULL".  Appends to b. */
 void sl_type_format(sl_strbuf *b, const sl_type *t);
 
 /* Same, into an arena string. */

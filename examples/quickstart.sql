@@ -1,0 +1,28 @@
+-- quickstart.sql: a first look at Sluice (run: build/sluice examples/quickstart.sql)
+--
+-- Declares a stream of bids with an event-time column and a watermark, then
+-- shows how Sluice understands a windowed query over it: the number of bids
+-- and the highest price per auction in every 10-second window.
+
+CREATE TABLE bids (
+  auction  BIGINT,
+  bidder   BIGINT,
+  price    BIGINT,
+  bid_time TIMESTAMP(3),
+  WATERMARK FOR bid_time AS bid_time - INTERVAL '2' SECOND
+) WITH (
+  'connector' = 'datagen',
+  'events.num' = '100000',
+  'seed' = '42'
+);
+
+SHOW TABLES;
+
+DESCRIBE bids;
+
+EXPLAIN
+SELECT auction, window_start, window_end,
+       COUNT(*)   AS bids,
+       MAX(price) AS top_price
+FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(bid_time), INTERVAL '10' SECOND))
+GROUP BY auction, window_start, window_end;

@@ -1,0 +1,37 @@
+/* interrupt.h - Ctrl-C: the one flag between the terminal and a running
+ * statement.
+ *
+ * The shell installs a SIGINT handler that only sets sl_interrupted.  At the
+ * prompt the shell uses it to discard the current input; while a statement
+ * runs, the session (and later the runtime's schedulers) poll
+ * sl_interrupt_pending() at convenient points and stop the statement with
+ * SL_ECANCELLED.  The shell clears the flag before each statement.  A
+ * third Ctrl-C while a statement ignores the flag ends the process (the
+ * default SIGINT action), so a stuck statement never traps the user.
+ *
+ * This is the only mutable global of the shell: a signal handler can touch
+ * nothing else safely.
+ */
+#ifndef SLUICE_INTERRUPT_H
+#define SLUICE_INTERRUPT_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+extern volatile sig_atomic_t sl_interrupted;
+
+/* Install the SIGINT handler (without SA_RESTART, so a blocking read at the
+ * prompt returns EINTR).  Only the interactive shell calls this: scripts
+ * keep the default action, so Ctrl-C ends them as any Unix tool. */
+void sl_interrupt_install(void);
+
+/* Has Ctrl-C been pressed since the last sl_interrupt_clear()? */
+static inline bool sl_interrupt_pending(void) {
+  return sl_interrupted != 0;
+}
+
+static inline void sl_interrupt_clear(void) {
+  sl_interrupted = 0;
+}
+
+#endif

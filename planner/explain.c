@@ -1,0 +1,617 @@
+/* explain.c - EXPLAIN of the bound tree (explain.h).
+ *
+ * The bound statement is first turned into a small tree of display nodes
+ * (a name, a one-line detail, key/value attributes, children), which is then
+ * printed either as indented text, one node per line, or as JSON.  Building
+ * the display tree once keeps the TEXT and JSON forms identical in content.
+ */
+#include "sluice/explain.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sluice/functions.h"
+
+typedef struct xattr {
+  const char *key;
+  const char *value;
+} xattr;
+
+typedef struct xnode xnode;
+struct xnode {
+  const char *name;   /* "Project", "Scan", ... */
+  const char *detail; /* the rest of the TEXT line */
+  int nattrs, attrs_cap;
+  xattr *attrs;
+  int nkids, kids_cap;
+  xnode **kids;
+};
+
+/* ---- building -------------------------------------------------------------
+ */
+
+static void *grow(sl_arena *a, void *items, int n, int *cap, size_t size) {
+  if (n < *cap)
+    return items;
+  int ncap = *cap ? *cap * 2 : 4;
+  void *p = sl_arena_zalloc(a, size * (size_t)ncap);
+  if (n)
+    memcpy(p, items, size * (size_t)n);
+  *cap = ncap;
+  return p;
+}
+
+static xnode *node(sl_arena *a, const char *name) {
+  xnode *n = SL_ANEW(a, xnode);
+  n->name = name;
+  n->detail = "";
+  return n;
+}
+
+static void attr(sl_arena *a, xnode *n, const char *k, const char *v) {
+  n->attrs = grow(a, n->attrs, n->nattrs, &n->attrs_cap, sizeof(xattr));
+  n->attrs[n->nattrs].key = k;
+  n->attrs[n->nattrs].value = v;
+  n->nattrs++;
+}
+
+static void kid(sl_arena *a, xnode *n, xnode *k) {
+  if (!k)
+    return;
+  n->kids = grow(a, n->kids, n->nkids, &n->kids_cap, sizeof(xnode *));
+  n->kids[n->nkids++] = k;
+}
+
+static const char *expr_str(sl_arena *a, const sl_bexpr *e) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_bexpr_format(&b, e);
+  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return s;
+}
+
+/* Flink's TimeUtils.formatWithHighestUnit: "10 s", "2 min", "500 ms". */
+static const char *duration(sl_arena *a, int64_t ms) {
+  if (ms != 0 && ms % 86400000 == 0)
+    return sl_arena_printf(a, "%lld d", (long long)(ms / 86400000));
+  if (ms != 0 && ms % 3600000 == 0)
+    return sl_arena_printf(a, "%lld h", (long long)(ms / 3600000));
+  if (ms != 0 && ms % 60000 == 0)
+    return sl_arena_printf(a, "%lld min", (long long)(ms / 60000));
+  if (ms != 0 && ms % 1000 == 0)
+    return sl_arena_printf(a, "%lld s", (long long)(ms / 1000));
+  return sl_arena_printf(a, "%lld ms", (long long)ms);
+}
+
+/* "name TYPE" for each column, or "name TYPE := expr" where the column is
+ * computed by something other than a plain reference of the same name. */
+static const char *schema(sl_arena *a, int n, const sl_bcolumn *cols,
+                          sl_bexpr *const *exprs) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_strbuf_appendc(&b, '[');
+  for (int i = 0; i < n; i++) {
+    if (i)
+      sl_strbuf_append(&b, ", ");
+    sl_strbuf_printf(&b, "%s ", cols[i].name);
+    sl_type_format(&b, cols[i].type);
+    if (exprs) {
+      const sl_bexpr *e = exprs[i];
+      bool plain = false;
+      if ((e->kind == SL_BEXPR_COLUMN || e->kind == SL_BEXPR_GROUP_REF) &&
+          e->name) {
+        /* "bidder" or "B.bidder" selected as bidder */
+        size_t ln = strlen(e->name), lc = strlen(cols[i].name);
+        plain = strcmp(e->name, cols[i].name) == 0 ||
+                (ln > lc && e->name[ln - lc - 1] == '.' &&
+                 strcmp(e->name + ln - lc, cols[i].name) == 0);
+      }
+      if (!plain) {
+        sl_strbuf_append(&b, " := ");
+        sl_bexpr_format(&b, e);
+      }
+    }
+  }
+  sl_strbuf_appendc(&b, ']');
+  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return s;
+}
+
+static const char *window_str(sl_arena *a, const sl_bwindow *w,
+                              const sl_bcolumn *input_cols) {
+  const char *tc = input_cols ? input_cols[w->time_column].name : "?";
+  const char *k = sl_window_kind_name(w->kind);
+  const char *off = w->offset_ms ? sl_arena_printf(a, ", offset=[%s]",
+                                                   duration(a, w->offset_ms))
+                                 : "";
+  switch (w->kind) {
+  case SL_WINDOW_TUMBLE:
+    return sl_arena_printf(a, "%s(time_col=[%s], size=[%s]%s)", k, tc,
+                           duration(a, w->size_ms), off);
+  case SL_WINDOW_HOP:
+    return sl_arena_printf(a, "%s(time_col=[%s], size=[%s], slide=[%s]%s)", k,
+                           tc, duration(a, w->size_ms),
+                           duration(a, w->slide_ms), off);
+  case SL_WINDOW_CUMULATE:
+    return sl_arena_printf(a, "%s(time_col=[%s], max_size=[%s], step=[%s]%s)",
+                           k, tc, duration(a, w->size_ms),
+                           duration(a, w->slide_ms), off);
+  default: {
+    const char *part = "";
+    for (int i = 0; i < w->npartition; i++)
+      part = sl_arena_printf(a, "%s%s%s", part, i ? ", " : "",
+                             input_cols[w->partition_columns[i]].name);
+    return sl_arena_printf(a, "%s(time_col=[%s]%s%s%s, gap=[%s])", k, tc,
+                           w->npartition ? ", partition_keys=[" : "", part,
+                           w->npartition ? "]" : "", duration(a, w->gap_ms));
+  }
+  }
+}
+
+static xnode *build_query(sl_arena *a, const sl_bquery *q);
+
+static const char *join_name(sl_join_kind k) {
+  switch (k) {
+  case SL_JOIN_LEFT:
+    return "LEFT";
+  case SL_JOIN_RIGHT:
+    return "RIGHT";
+  case SL_JOIN_FULL:
+    return "FULL";
+  case SL_JOIN_CROSS:
+    return "CROSS";
+  default:
+    return "INNER";
+  }
+}
+
+static xnode *build_from(sl_arena *a, const sl_bfrom *f) {
+  xnode *n;
+  switch (f->kind) {
+  case SL_BFROM_SCAN: {
+    const sl_table_def *t = f->u.scan.table;
+    n = node(a, "Scan");
+    const char *d = t->name;
+    if (f->alias && strcmp(f->alias, t->name) != 0)
+      d = sl_arena_printf(a, "%s AS %s", d, f->alias);
+    attr(a, n, "table", t->name);
+    if (f->alias)
+      attr(a, n, "alias", f->alias);
+    const char *conn = sl_table_def_option(t, "connector");
+    if (!conn)
+      conn = sl_table_def_option(t, "connector.type");
+    const char *extra = "";
+    if (conn) {
+      attr(a, n, "connector", conn);
+      extra = sl_arena_printf(a, "connector=%s", conn);
+    }
+    const char *computed = "";
+    for (int i = 0; i < f->ncols; i++)
+      if (f->u.scan.computed && f->u.scan.computed[i])
+        computed = sl_arena_printf(a, "%s%s%s", computed, *computed ? ", " : "",
+                                   f->cols[i].name);
+    if (*computed) {
+      attr(a, n, "computed", computed);
+      extra = sl_arena_printf(a, "%s%scomputed=[%s]", extra, *extra ? ", " : "",
+                              computed);
+    }
+    if (f->u.scan.rowtime_column >= 0) {
+      const char *rt = f->cols[f->u.scan.rowtime_column].name;
+      const char *wm = expr_str(a, f->u.scan.watermark);
+      attr(a, n, "rowtime", rt);
+      attr(a, n, "watermark", wm);
+      extra = sl_arena_printf(a, "%s%srowtime=%s, watermark=%s", extra,
+                              *extra ? ", " : "", rt, wm);
+    }
+    if (f->u.scan.system_time) {
+      const char *st = expr_str(a, f->u.scan.system_time);
+      attr(a, n, "system_time", st);
+      extra = sl_arena_printf(a, "%s%sFOR SYSTEM_TIME AS OF %s", extra,
+                              *extra ? ", " : "", st);
+    }
+    n->detail = *extra ? sl_arena_printf(a, "%s [%s]", d, extra) : d;
+    return n;
+  }
+  case SL_BFROM_VIEW:
+  case SL_BFROM_SUBQUERY: {
+    bool view = f->kind == SL_BFROM_VIEW;
+    n = node(a, view ? "View" : "Subquery");
+    const char *d = f->u.sub.name ? f->u.sub.name : "";
+    if (f->u.sub.name)
+      attr(a, n, "name", f->u.sub.name);
+    if (f->alias && (!f->u.sub.name || strcmp(f->alias, f->u.sub.name) != 0)) {
+      attr(a, n, "alias", f->alias);
+      d = *d ? sl_arena_printf(a, "%s AS %s", d, f->alias)
+             : sl_arena_printf(a, "AS %s", f->alias);
+    }
+    n->detail = d;
+    kid(a, n, build_query(a, f->u.sub.query));
+    return n;
+  }
+  case SL_BFROM_WINDOW_TVF: {
+    const sl_bwindow *w = &f->u.tvf.window;
+    n = node(a, "WindowTVF");
+    const char *ws = window_str(a, w, f->u.tvf.input->cols);
+    const sl_bcolumn *wt = &f->cols[f->ncols - 1];
+    sl_strbuf tb = SL_STRBUF_INIT;
+    sl_type_format(&tb, wt->type);
+    const char *wtt = sl_arena_strdup(a, sl_strbuf_cstr(&tb));
+    sl_strbuf_free(&tb);
+    attr(a, n, "window", ws);
+    attr(a, n, "window_time", wtt);
+    n->detail = sl_arena_printf(a, "%s [window_time %s]", ws, wtt);
+    if (f->alias) {
+      attr(a, n, "alias", f->alias);
+      n->detail = sl_arena_printf(a, "%s AS %s", n->detail, f->alias);
+    }
+    kid(a, n, build_from(a, f->u.tvf.input));
+    return n;
+  }
+  case SL_BFROM_JOIN: {
+    n = node(a, f->u.join.lookup ? "LookupJoin" : "Join");
+    const char *k = join_name(f->u.join.kind);
+    attr(a, n, "kind", k);
+    if (f->u.join.on) {
+      const char *on = expr_str(a, f->u.join.on);
+      attr(a, n, "on", on);
+      n->detail = sl_arena_printf(a, "%s ON %s", k, on);
+    } else {
+      n->detail = k;
+    }
+    kid(a, n, build_from(a, f->u.join.left));
+    kid(a, n, build_from(a, f->u.join.right));
+    return n;
+  }
+  }
+  return node(a, "?");
+}
+
+static const char *aggs_str(sl_arena *a, const sl_bselect *s) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  for (int i = 0; i < s->naggs; i++) {
+    const sl_bagg *g = &s->aggs[i];
+    if (i)
+      sl_strbuf_append(&b, ", ");
+    sl_strbuf_printf(&b, "%s(%s", g->fn->name, g->distinct ? "DISTINCT " : "");
+    if (g->star)
+      sl_strbuf_appendc(&b, '*');
+    for (int k = 0; k < g->nargs; k++) {
+      if (k)
+        sl_strbuf_append(&b, ", ");
+      sl_bexpr_format(&b, g->args[k]);
+    }
+    sl_strbuf_appendc(&b, ')');
+    if (g->filter) {
+      sl_strbuf_append(&b, " FILTER (WHERE ");
+      sl_bexpr_format(&b, g->filter);
+      sl_strbuf_appendc(&b, ')');
+    }
+    sl_strbuf_append(&b, " ");
+    sl_type_format(&b, g->type);
+    sl_strbuf_printf(&b, " {%s}", sl_agg_state_name(g->state));
+  }
+  const char *r = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return r;
+}
+
+static const char *winfunc_str(sl_arena *a, const sl_bwinfunc *w) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_strbuf_printf(&b, "%s(%s", w->fn->name, w->distinct ? "DISTINCT " : "");
+  if (w->star)
+    sl_strbuf_appendc(&b, '*');
+  for (int k = 0; k < w->nargs; k++) {
+    if (k)
+      sl_strbuf_append(&b, ", ");
+    sl_bexpr_format(&b, w->args[k]);
+  }
+  sl_strbuf_append(&b, ") OVER (");
+  if (w->npartition) {
+    sl_strbuf_append(&b, "PARTITION BY ");
+    for (int k = 0; k < w->npartition; k++) {
+      if (k)
+        sl_strbuf_append(&b, ", ");
+      sl_bexpr_format(&b, w->partition[k]);
+    }
+  }
+  if (w->norder) {
+    sl_strbuf_append(&b, w->npartition ? " ORDER BY " : "ORDER BY ");
+    for (int k = 0; k < w->norder; k++) {
+      if (k)
+        sl_strbuf_append(&b, ", ");
+      sl_bexpr_format(&b, w->order[k]);
+      if (w->order_desc[k])
+        sl_strbuf_append(&b, " DESC");
+    }
+  }
+  sl_strbuf_append(&b, ") ");
+  sl_type_format(&b, w->type);
+  const char *r = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return r;
+}
+
+/* A SELECT block, top (output) first: Project, Window, Having, Aggregate,
+ * Filter, then the FROM tree. */
+static xnode *build_select(sl_arena *a, const sl_bquery *q) {
+  const sl_bselect *s = q->select;
+  xnode *top = node(a, "Project");
+  top->detail = schema(a, q->ncols, q->cols, s->exprs);
+  attr(a, top, "columns", top->detail);
+  xnode *cur = top;
+  if (s->nwindows) {
+    xnode *w = node(a, "Window");
+    const char *list = "";
+    for (int i = 0; i < s->nwindows; i++)
+      list = sl_arena_printf(a, "%s%s%s", list, i ? ", " : "",
+                             winfunc_str(a, &s->windows[i]));
+    w->detail = sl_arena_printf(a, "[%s]", list);
+    attr(a, w, "functions", w->detail);
+    kid(a, cur, w);
+    cur = w;
+  }
+  if (s->having) {
+    xnode *h = node(a, "Having");
+    h->detail = expr_str(a, s->having);
+    attr(a, h, "condition", h->detail);
+    kid(a, cur, h);
+    cur = h;
+  }
+  if (s->aggregate) {
+    bool windowed = s->group_window || s->window_aggregate;
+    xnode *g = node(a, windowed ? "WindowAggregate" : "Aggregate");
+    const char *keys = "";
+    for (int i = 0; i < s->ngroups; i++)
+      keys = sl_arena_printf(a, "%s%s%s", keys, i ? ", " : "",
+                             expr_str(a, s->groups[i]));
+    const char *d = sl_arena_printf(a, "groups=[%s]", keys);
+    attr(a, g, "groups", keys);
+    if (s->group_window) {
+      const char *ws =
+          window_str(a, s->group_window, s->from ? s->from->cols : NULL);
+      attr(a, g, "window", ws);
+      d = sl_arena_printf(a, "%s, window=[%s]", d, ws);
+    }
+    const char *ag = aggs_str(a, s);
+    attr(a, g, "aggregates", ag);
+    g->detail = sl_arena_printf(a, "%s, aggs=[%s]", d, ag);
+    kid(a, cur, g);
+    cur = g;
+  }
+  if (s->where) {
+    xnode *f = node(a, "Filter");
+    f->detail = expr_str(a, s->where);
+    attr(a, f, "condition", f->detail);
+    kid(a, cur, f);
+    cur = f;
+  }
+  if (s->from)
+    kid(a, cur, build_from(a, s->from));
+  if (s->distinct) {
+    xnode *d = node(a, "Distinct");
+    kid(a, d, top);
+    return d;
+  }
+  return top;
+}
+
+static xnode *build_query(sl_arena *a, const sl_bquery *q) {
+  xnode *n;
+  switch (q->kind) {
+  case SL_BQUERY_SELECT:
+    n = build_select(a, q);
+    break;
+  case SL_BQUERY_VALUES:
+    n = node(a, "Values");
+    n->detail =
+        sl_arena_printf(a, "%d row%s %s", q->nrows, q->nrows == 1 ? "" : "s",
+                        schema(a, q->ncols, q->cols, NULL));
+    attr(a, n, "rows", sl_arena_printf(a, "%d", q->nrows));
+    attr(a, n, "columns", schema(a, q->ncols, q->cols, NULL));
+    break;
+  default: {
+    const char *op = q->setop == SL_SETOP_UNION       ? "Union"
+                     : q->setop == SL_SETOP_INTERSECT ? "Intersect"
+                                                      : "Except";
+    n = node(a, op);
+    n->detail = sl_arena_printf(a, "%s%s", q->all ? "ALL " : "",
+                                schema(a, q->ncols, q->cols, NULL));
+    attr(a, n, "all", q->all ? "true" : "false");
+    kid(a, n, build_query(a, q->left));
+    kid(a, n, build_query(a, q->right));
+    break;
+  }
+  }
+  if (q->norder) {
+    xnode *s = node(a, "Sort");
+    const char *keys = "";
+    for (int i = 0; i < q->norder; i++)
+      keys = sl_arena_printf(a, "%s%s%s%s", keys, i ? ", " : "",
+                             q->cols[q->order[i].column].name,
+                             q->order[i].desc ? " DESC" : "");
+    s->detail = sl_arena_printf(a, "[%s]", keys);
+    attr(a, s, "keys", keys);
+    kid(a, s, n);
+    n = s;
+  }
+  if (q->limit >= 0 || q->offset > 0) {
+    xnode *l = node(a, "Limit");
+    l->detail = q->offset > 0
+                    ? sl_arena_printf(a, "%lld OFFSET %lld",
+                                      (long long)q->limit, (long long)q->offset)
+                    : sl_arena_printf(a, "%lld", (long long)q->limit);
+    attr(a, l, "limit", sl_arena_printf(a, "%lld", (long long)q->limit));
+    attr(a, l, "offset", sl_arena_printf(a, "%lld", (long long)q->offset));
+    kid(a, l, n);
+    n = l;
+  }
+  return n;
+}
+
+/* SQL text on one line: runs of white space become one space. */
+static void squashed(sl_strbuf *b, const char *s) {
+  bool space = false;
+  for (; *s; s++) {
+    if (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r') {
+      space = true;
+      continue;
+    }
+    if (space)
+      sl_strbuf_appendc(b, ' ');
+    space = false;
+    sl_strbuf_appendc(b, *s);
+  }
+}
+
+static xnode *build_table_def(sl_arena *a, const char *what,
+                              const sl_table_def *t) {
+  xnode *n = node(a, what);
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_strbuf_printf(&b, "%s [", t->name);
+  for (int i = 0; i < t->ncolumns; i++) {
+    if (i)
+      sl_strbuf_append(&b, ", ");
+    sl_strbuf_printf(&b, "%s ", t->columns[i].name);
+    sl_type_format(&b, t->columns[i].type);
+    if (t->columns[i].computed_sql) {
+      sl_strbuf_append(&b, " AS ");
+      squashed(&b, t->columns[i].computed_sql);
+    }
+  }
+  sl_strbuf_appendc(&b, ']');
+  if (t->watermark_sql) {
+    sl_strbuf_append(&b, ", watermark=");
+    squashed(&b, t->watermark_sql);
+  }
+  for (int i = 0; i < t->noptions; i++)
+    sl_strbuf_printf(&b, ", %s=%s", t->options[i].key, t->options[i].value);
+  n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  attr(a, n, "name", t->name);
+  return n;
+}
+
+static xnode *build_stmt(sl_arena *a, const sl_bound_stmt *s) {
+  switch (s->kind) {
+  case SL_STMT_QUERY:
+    return build_query(a, s->query);
+  case SL_STMT_INSERT: {
+    xnode *n = node(a, "Insert");
+    const sl_table_def *t = s->table;
+    const char *cols = "";
+    for (int i = 0; i < s->query->ncols; i++)
+      cols = sl_arena_printf(a, "%s%s%s", cols, i ? ", " : "",
+                             t->columns[s->insert_columns[i]].name);
+    n->detail = sl_arena_printf(a, "INTO %s [%s]", t->name, cols);
+    attr(a, n, "table", t->name);
+    attr(a, n, "columns", cols);
+    kid(a, n, build_query(a, s->query));
+    return n;
+  }
+  case SL_STMT_CREATE_TABLE:
+    if (s->new_table)
+      return build_table_def(a, "CreateTable", s->new_table);
+    break;
+  case SL_STMT_CREATE_VIEW:
+    if (s->new_table) {
+      xnode *n = build_table_def(a, "CreateView", s->new_table);
+      kid(a, n, build_query(a, s->query));
+      return n;
+    }
+    break;
+  case SL_STMT_EXPLAIN:
+    return build_stmt(a, s->inner);
+  default:
+    break;
+  }
+  xnode *n = node(a, "Statement");
+  n->detail = sl_stmt_kind_name(s->kind);
+  if (s->table) {
+    attr(a, n, "object", s->table->name);
+    n->detail = sl_arena_printf(a, "%s %s", n->detail, s->table->name);
+  }
+  return n;
+}
+
+/* ---- printing ---------------------------------------------------------------
+ */
+
+static void print_text(sl_strbuf *b, const xnode *n, int depth) {
+  sl_strbuf_indent(b, depth * 2);
+  sl_strbuf_append(b, n->name);
+  if (n->detail && *n->detail)
+    sl_strbuf_printf(b, " %s", n->detail);
+  sl_strbuf_appendc(b, '\n');
+  for (int i = 0; i < n->nkids; i++)
+    print_text(b, n->kids[i], depth + 1);
+}
+
+static void json_str(sl_strbuf *b, const char *s) {
+  sl_strbuf_appendc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+    switch (*p) {
+    case '"':
+      sl_strbuf_append(b, "\\\"");
+      break;
+    case '\\':
+      sl_strbuf_append(b, "\\\\");
+      break;
+    case '\n':
+      sl_strbuf_append(b, "\\n");
+      break;
+    case '\r':
+      sl_strbuf_append(b, "\\r");
+      break;
+    case '\t':
+      sl_strbuf_append(b, "\\t");
+      break;
+    default:
+      if (*p < 0x20)
+        sl_strbuf_printf(b, "\\u%04x", *p);
+      else
+        sl_strbuf_appendc(b, (char)*p);
+    }
+  }
+  sl_strbuf_appendc(b, '"');
+}
+
+static void print_json(sl_strbuf *b, const xnode *n, int depth) {
+  sl_strbuf_append(b, "{");
+  sl_strbuf_append(b, "\"node\": ");
+  json_str(b, n->name);
+  sl_strbuf_append(b, ", \"detail\": ");
+  json_str(b, n->detail);
+  for (int i = 0; i < n->nattrs; i++) {
+    sl_strbuf_append(b, ", ");
+    json_str(b, n->attrs[i].key);
+    sl_strbuf_append(b, ": ");
+    json_str(b, n->attrs[i].value);
+  }
+  if (n->nkids) {
+    sl_strbuf_append(b, ", \"children\": [\n");
+    for (int i = 0; i < n->nkids; i++) {
+      sl_strbuf_indent(b, (depth + 1) * 2);
+      print_json(b, n->kids[i], depth + 1);
+      sl_strbuf_append(b, i + 1 < n->nkids ? ",\n" : "\n");
+    }
+    sl_strbuf_indent(b, depth * 2);
+    sl_strbuf_append(b, "]");
+  }
+  sl_strbuf_append(b, "}");
+}
+
+void sl_explain_bound(sl_strbuf *b, const sl_bound_stmt *s,
+                      sl_explain_format fmt) {
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  xnode *root = build_stmt(&a, s);
+  if (fmt == SL_EXPLAIN_JSON) {
+    sl_strbuf_append(b, "{\"bound_tree\": ");
+    print_json(b, root, 0);
+    sl_strbuf_append(b, "}\n");
+  } else {
+    sl_strbuf_append(b, "== Bound tree ==\n");
+    print_text(b, root, 0);
+  }
+  sl_arena_free(&a);
+}

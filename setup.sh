@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# setup.sh - the first of the README's two commands.
+#
+# On a fresh Debian 12 machine: installs the Debian packages Sluice needs,
+# configures and builds it in ./build, then runs the main job (the shell on
+# examples/quickstart.sql).  Safe to run again: packages already present are
+# not reinstalled, and the build is incremental.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Every dependency, by Debian package name (README.md says what each is for).
+PACKAGES=(
+  build-essential cmake pkg-config   # compiler and build
+  lemon                              # SQLite's parser generator (grammar)
+  llvm-dev                           # LLVM C API (JIT)
+  libibverbs-dev librdmacm-dev       # rdma-core (RDMA transport)
+  libedit-dev                        # line editing in the shell
+  libsqlite3-dev sqlite3             # SQLite sink; sqlite3 is the test oracle
+  libpcre2-dev                       # REGEXP_* functions
+  libcmocka-dev                      # C unit tests
+  tmux                               # drives the shell in a real terminal (tests)
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+# Warnings are errors in CI (CI=true); a user's build only warns.
+WERROR=OFF
+if [ "${CI:-}" = "true" ]; then WERROR=ON; fi
+cmake -S . -B build -DSLUICE_WERROR="$WERROR" >/dev/null
+cmake --build build -j"$(nproc)"
+
+echo "setup: build done; running the main job: build/sluice examples/quickstart.sql"
+./build/sluice examples/quickstart.sql

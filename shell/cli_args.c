@@ -1,0 +1,150 @@
+/* cli_args.c - the command line of `sluice`: options, --help, --version.
+ *
+ * Parsed by hand rather than with getopt so that -c strings and script
+ * files run in the order they were given, and so that errors read the same
+ * everywhere.  Nothing here exits: main() turns SL_CLI_USAGE into status 2.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice/shell.h"
+
+#ifndef SLUICE_VERSION
+#define SLUICE_VERSION "0.0.0"
+#endif
+
+const char *sl_shell_version(void) {
+  return SLUICE_VERSION;
+}
+
+void sl_cli_print_help(FILE *fp, const char *prog) {
+  fprintf(fp,
+          "Usage: %s [OPTIONS] [FILE.sql ...]\n"
+          "\n"
+          "Sluice, a streaming-SQL shell.  With no FILE and no -c, reads SQL\n"
+          "from the terminal (an interactive shell) or from piped stdin.\n"
+          "Statements end with ';'.  Lines starting with '.' are shell\n"
+          "commands (.help lists them).\n"
+          "\n"
+          "Options:\n"
+          "  -c, --command SQL   run SQL (one or more statements); may be\n"
+          "                      repeated; runs in order with the FILEs\n"
+          "  -m, --mode MODE     output mode: %s\n"
+          "                      (default: table on a terminal, csv "
+          "otherwise)\n"
+          "      --headers       print column names (the default)\n"
+          "      --no-headers    do not print column names\n"
+          "      --bail          stop at the first error (the default for\n"
+          "                      files, -c and piped input)\n"
+          "      --no-bail       keep going after errors (the exit status is\n"
+          "                      still 1)\n"
+          "  -h, --help          show this help and exit\n"
+          "  -V, --version       show the version and exit\n"
+          "\n"
+          "A FILE of '-' reads standard input.\n"
+          "\n"
+          "Environment:\n"
+          "  SLUICE_HISTORY      history file of the interactive shell\n"
+          "                      (default ~/.sluice_history; empty: none)\n"
+          "\n"
+          "Exit status: 0 on success, 1 if any statement or command failed,\n"
+          "2 on a command-line error.\n",
+          prog, sl_output_mode_names());
+}
+
+static int usage_error(char **err_msg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int usage_error(char **err_msg, const char *fmt, ...) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  sl_strbuf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  *err_msg = sl_strbuf_detach(&b);
+  return SL_CLI_USAGE;
+}
+
+static void add_action(sl_cli_options *opts, sl_cli_action_kind kind,
+                       const char *arg) {
+  opts->actions = realloc(opts->actions,
+                          (size_t)(opts->nactions + 1) * sizeof *opts->actions);
+  if (!opts->actions)
+    abort();
+  opts->actions[opts->nactions].kind = kind;
+  opts->actions[opts->nactions].arg = arg;
+  opts->nactions++;
+}
+
+/* If argv[*i] is the option (short or long), store its value (the next
+ * argument, or the text after '=' for the long form) and return 1; return
+ * 0 if it is another option; SL_CLI_USAGE if the value is missing. */
+static int option_value(int argc, char **argv, int *i, const char *shortname,
+                        const char *longname, const char **value,
+                        char **err_msg) {
+  const char *a = argv[*i];
+  size_t ln = strlen(longname);
+  if (strncmp(a, longname, ln) == 0 && a[ln] == '=') {
+    *value = a + ln + 1;
+    return 1;
+  }
+  if (strcmp(a, longname) != 0 && strcmp(a, shortname) != 0)
+    return 0;
+  if (*i + 1 >= argc)
+    return usage_error(err_msg, "option '%s' needs a value", a);
+  *value = argv[++*i];
+  return 1;
+}
+
+int sl_cli_parse(int argc, char **argv, sl_cli_options *opts, char **err_msg) {
+  memset(opts, 0, sizeof *opts);
+  opts->headers = -1;
+  opts->bail = -1;
+  *err_msg = NULL;
+  bool options_done = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *value = NULL;
+    int rc;
+    if (options_done || a[0] != '-' || strcmp(a, "-") == 0) {
+      add_action(opts, SL_CLI_FILE, a);
+    } else if (strcmp(a, "--") == 0) {
+      options_done = true;
+    } else if ((rc = option_value(argc, argv, &i, "-c", "--command", &value,
+                                  err_msg)) != 0) {
+      if (rc == SL_CLI_USAGE)
+        return rc;
+      add_action(opts, SL_CLI_COMMAND, value);
+    } else if ((rc = option_value(argc, argv, &i, "-m", "--mode", &value,
+                                  err_msg)) != 0) {
+      if (rc == SL_CLI_USAGE)
+        return rc;
+      if (!sl_output_mode_parse(value, &opts->mode))
+        return usage_error(err_msg, "unknown output mode '%s' (one of: %s)",
+                           value, sl_output_mode_names());
+      opts->have_mode = true;
+    } else if (strcmp(a, "--headers") == 0) {
+      opts->headers = 1;
+    } else if (strcmp(a, "--no-headers") == 0) {
+      opts->headers = 0;
+    } else if (strcmp(a, "--bail") == 0) {
+      opts->bail = 1;
+    } else if (strcmp(a, "--no-bail") == 0) {
+      opts->bail = 0;
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      opts->help = true;
+    } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+      opts->version = true;
+    } else {
+      return usage_error(err_msg, "unknown option '%s'", a);
+    }
+  }
+  return SL_CLI_OK;
+}
+
+void sl_cli_options_free(sl_cli_options *opts) {
+  free(opts->actions);
+  opts->actions = NULL;
+  opts->nactions = 0;
+}

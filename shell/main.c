@@ -1,0 +1,79 @@
+/* main.c - the `sluice` program: parse the command line, then run the
+ * script files and -c strings in order, or the SQL piped on stdin, or the
+ * interactive shell on a terminal.  The only place that decides the exit
+ * status: 0 success, 1 if anything failed, 2 for a command-line error.
+ */
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sluice/shell.h"
+
+int main(int argc, char **argv) {
+  /* libedit needs the locale to edit UTF-8 text; only LC_CTYPE, so number
+   * formatting stays the same everywhere. */
+  setlocale(LC_CTYPE, "");
+
+  sl_cli_options opts;
+  char *msg = NULL;
+  if (sl_cli_parse(argc, argv, &opts, &msg) != SL_CLI_OK) {
+    fprintf(stderr, "sluice: %s\nTry 'sluice --help' for more information.\n",
+            msg ? msg : "bad arguments");
+    free(msg);
+    sl_cli_options_free(&opts);
+    return 2;
+  }
+  if (opts.help || opts.version) {
+    if (opts.help)
+      sl_cli_print_help(stdout, "sluice");
+    else
+      printf("sluice %s\n", sl_shell_version());
+    sl_cli_options_free(&opts);
+    return fflush(stdout) == 0 ? 0 : 1;
+  }
+
+  bool interactive = opts.nactions == 0 && isatty(STDIN_FILENO);
+  sl_output_mode mode = SL_MODE_CSV;
+  if (opts.have_mode)
+    mode = opts.mode;
+  else if (isatty(STDOUT_FILENO))
+    mode = SL_MODE_TABLE;
+  bool headers = opts.headers != 0;
+  bool bail = opts.bail >= 0 ? opts.bail == 1 : !interactive;
+
+  sl_shell *sh = sl_shell_new(stdout, stderr, mode, headers, bail, interactive);
+  if (!sh) {
+    fprintf(stderr, "sluice: cannot start a session\n");
+    sl_cli_options_free(&opts);
+    return 1;
+  }
+
+  if (interactive) {
+    sl_shell_repl(sh);
+  } else if (opts.nactions == 0) {
+    sl_shell_run_stream(sh, stdin, NULL);
+  } else {
+    for (int i = 0; i < opts.nactions && !sh->quit; i++) {
+      const sl_cli_action *a = &opts.actions[i];
+      int rc = a->kind == SL_CLI_FILE
+                   ? sl_shell_run_file(sh, a->arg, NULL, 0)
+                   : sl_shell_run_text(sh, NULL, a->arg, strlen(a->arg), 1,
+                                       true, NULL);
+      if (rc == SL_SHELL_STOP)
+        break;
+    }
+  }
+
+  /* At the terminal errors are part of the conversation; elsewhere any
+   * error makes the run a failure. */
+  int status = !interactive && sh->nerrors > 0 ? 1 : 0;
+  sl_shell_free(sh);
+  sl_cli_options_free(&opts);
+  if (fflush(stdout) != 0) {
+    fprintf(stderr, "sluice: cannot write to standard output\n");
+    status = 1;
+  }
+  return status;
+}

@@ -1,0 +1,351 @@
+/* session.c - the driver: one statement's text through every stage.
+ *
+ *   text -> sl_parse_one -> sl_bind -> (catalog change | EXPLAIN | run)
+ *
+ * Statements that only read or change the session (SET, SHOW TABLES, ...)
+ * are answered here from the catalog and settings.  Queries are bound (so
+ * every naming and typing error is reported) and then handed to the
+ * planner and runtime; until those exist, running a query is reported as
+ * not implemented, while EXPLAIN shows how it was understood.
+ */
+#include "sluice/session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice/binder.h"
+#include "sluice/explain.h"
+#include "sluice/functions.h"
+#include "sluice/parser.h"
+#include "sluice/strbuf.h"
+
+struct sl_session {
+  sl_catalog *catalog;
+  sl_settings *settings;
+};
+
+sl_session *sl_session_new(void) {
+  sl_session *s = calloc(1, sizeof *s);
+  if (!s)
+    abort();
+  s->catalog = sl_catalog_new();
+  s->settings = sl_settings_new();
+  return s;
+}
+
+void sl_session_free(sl_session *s) {
+  if (!s)
+    return;
+  sl_catalog_free(s->catalog);
+  sl_settings_free(s->settings);
+  free(s);
+}
+
+sl_catalog *sl_session_catalog(sl_session *s) {
+  return s->catalog;
+}
+sl_settings *sl_session_settings(sl_session *s) {
+  return s->settings;
+}
+
+/* ---- small helpers for producing results -------------------------------- */
+
+static int notice(sl_result_sink *sink, const char *text) {
+  return sink->notice ? sink->notice(sink->ctx, text) : SL_OK;
+}
+
+/* A result set whose cells are all text columns. */
+typedef struct text_result {
+  sl_result_sink *sink;
+  int ncols;
+  int rc;
+} text_result;
+
+static void result_begin(text_result *r, sl_result_sink *sink, int ncols,
+                         const char *const *names) {
+  static const sl_type string_type = {.kind = SL_TYPE_VARCHAR, .precision = -1};
+  const sl_type *types[16];
+  for (int i = 0; i < ncols && i < 16; i++)
+    types[i] = &string_type;
+  r->sink = sink;
+  r->ncols = ncols;
+  r->rc = sink->begin(sink->ctx, ncols, names, types);
+}
+
+static void result_row(text_result *r, const char *const *cells) {
+  if (r->rc == SL_OK)
+    r->rc = r->sink->row(r->sink->ctx, cells);
+}
+
+static int result_end(text_result *r) {
+  if (r->rc == SL_OK)
+    r->rc = r->sink->end(r->sink->ctx);
+  return r->rc;
+}
+
+/* ---- SHOW / DESCRIBE / SET --------------------------------------------- */
+
+static int show_tables(sl_session *s, sl_result_sink *sink, bool views_only) {
+  const char *names[] = {views_only ? "view name" : "table name"};
+  text_result r;
+  result_begin(&r, sink, 1, names);
+  for (int i = 0; i < sl_catalog_count(s->catalog); i++) {
+    const sl_table_def *t = sl_catalog_at(s->catalog, i);
+    if (views_only && t->kind != SL_TABLE_VIEW)
+      continue;
+    const char *cells[] = {t->name};
+    result_row(&r, cells);
+  }
+  return result_end(&r);
+}
+
+static int show_functions(sl_result_sink *sink) {
+  static const char *const kinds[] = {"scalar", "aggregate", "window",
+                                      "window table function",
+                                      "group window property"};
+  const char *names[] = {"function name", "kind", "signature", "description"};
+  text_result r;
+  result_begin(&r, sink, 4, names);
+  for (int i = 0; i < sl_function_count(); i++) {
+    const sl_function *f = sl_function_at(i);
+    const char *cells[] = {f->name, kinds[f->kind], f->signature,
+                           f->description};
+    result_row(&r, cells);
+  }
+  return result_end(&r);
+}
+
+/* DESCRIBE as Flink's SQL client shows it: name, type, null, key, extras,
+ * watermark. */
+static int describe(const sl_table_def *t, sl_result_sink *sink) {
+  const char *names[] = {"name", "type", "null", "key", "extras", "watermark"};
+  text_result r;
+  result_begin(&r, sink, 6, names);
+  sl_strbuf type = SL_STRBUF_INIT, key = SL_STRBUF_INIT,
+            extras = SL_STRBUF_INIT, wm = SL_STRBUF_INIT;
+  for (int i = 0; i < t->ncolumns; i++) {
+    const sl_column *c = &t->columns[i];
+    sl_strbuf_reset(&type);
+    sl_strbuf_reset(&key);
+    sl_strbuf_reset(&extras);
+    sl_strbuf_reset(&wm);
+    /* NOT NULL is its own column here, as in Flink. */
+    sl_type shown = *c->type;
+    shown.not_null = false;
+    sl_type_format(&type, &shown);
+    bool pk = c->primary_key;
+    for (int k = 0; k < t->nprimary_key; k++)
+      if (strcmp(t->primary_key[k], c->name) == 0)
+        pk = true;
+    if (pk) {
+      sl_strbuf_append(&key, "PRI(");
+      if (t->nprimary_key > 0) {
+        for (int k = 0; k < t->nprimary_key; k++)
+          sl_strbuf_printf(&key, "%s%s", k ? ", " : "", t->primary_key[k]);
+      } else {
+        sl_strbuf_append(&key, c->name);
+      }
+      sl_strbuf_append(&key, ")");
+    }
+    if (c->computed_sql)
+      sl_strbuf_printf(&extras, "AS %s", c->computed_sql);
+    if (t->rowtime_column == i && t->watermark_sql)
+      sl_strbuf_append(&wm, t->watermark_sql);
+    const char *cells[] = {c->name,
+                           sl_strbuf_cstr(&type),
+                           c->type->not_null ? "FALSE" : "TRUE",
+                           sl_strbuf_cstr(&key),
+                           sl_strbuf_cstr(&extras),
+                           sl_strbuf_cstr(&wm)};
+    result_row(&r, cells);
+  }
+  sl_strbuf_free(&type);
+  sl_strbuf_free(&key);
+  sl_strbuf_free(&extras);
+  sl_strbuf_free(&wm);
+  return result_end(&r);
+}
+
+static int show_settings(sl_session *s, sl_result_sink *sink) {
+  const char *names[] = {"key", "value"};
+  text_result r;
+  result_begin(&r, sink, 2, names);
+  for (int i = 0; i < sl_settings_count(s->settings); i++) {
+    const char *k, *v;
+    sl_settings_at(s->settings, i, &k, &v);
+    const char *cells[] = {k, v};
+    result_row(&r, cells);
+  }
+  return result_end(&r);
+}
+
+static int do_set(sl_session *s, const sl_stmt *stmt, sl_result_sink *sink,
+                  sl_error *err) {
+  if (!stmt->u.set.key)
+    return show_settings(s, sink);
+  bool unknown = false;
+  int rc = sl_settings_set(s->settings, stmt->u.set.key, stmt->u.set.value,
+                           &unknown, err);
+  if (rc != SL_OK) {
+    err->line = stmt->span.line;
+    err->column = stmt->span.column;
+    err->offset = stmt->span.offset;
+    err->length = stmt->span.length;
+    return rc;
+  }
+  if (unknown) {
+    sl_strbuf b = SL_STRBUF_INIT;
+    sl_strbuf_printf(&b,
+                     "[WARNING] '%s' is not a setting Sluice knows; it is "
+                     "kept but has no effect (SET lists the known ones).",
+                     stmt->u.set.key);
+    rc = notice(sink, sl_strbuf_cstr(&b));
+    sl_strbuf_free(&b);
+    return rc;
+  }
+  return notice(sink, "[INFO] Session property has been set.");
+}
+
+/* ---- DDL ------------------------------------------------------------------
+ */
+
+static int create(sl_session *s, sl_bound_stmt *b, sl_result_sink *sink,
+                  sl_error *err) {
+  sl_table_def *def = b->new_table;
+  if (!def) /* IF NOT EXISTS and it already exists */
+    return notice(sink, "[INFO] Already exists; nothing was changed.");
+  b->new_table = NULL;
+  if (b->if_not_exists && sl_catalog_find(s->catalog, def->name)) {
+    sl_table_def_free(def);
+    return notice(sink, "[INFO] Already exists; nothing was changed.");
+  }
+  bool view = def->kind == SL_TABLE_VIEW;
+  int rc = sl_catalog_add(s->catalog, def, false, err);
+  if (rc != SL_OK)
+    return rc;
+  return notice(sink, view ? "[INFO] View has been created."
+                           : "[INFO] Table has been created.");
+}
+
+static int drop(sl_session *s, const sl_stmt *stmt, sl_bound_stmt *b,
+                sl_result_sink *sink) {
+  if (!b->table)
+    return notice(sink, "[INFO] Does not exist; nothing was dropped.");
+  bool view = b->table->kind == SL_TABLE_VIEW;
+  (void)stmt;
+  sl_catalog_drop(s->catalog, b->table->name);
+  return notice(sink, view ? "[INFO] View has been dropped."
+                           : "[INFO] Table has been dropped.");
+}
+
+/* ---- queries --------------------------------------------------------------
+ */
+
+static int explain(sl_bound_stmt *b, sl_result_sink *sink, sl_error *err) {
+  const sl_stmt *ast = b->ast;
+  if (ast->u.explain.analyze)
+    return sl_error_set_at(
+        err, SL_EUNSUPPORTED, ast->span.line, ast->span.column,
+        ast->span.offset, 7 /* EXPLAIN */ + 8 /* ANALYZE */,
+        "EXPLAIN ANALYZE runs the statement, and this build cannot run "
+        "queries yet (the streaming runtime is the next milestone); use "
+        "EXPLAIN without ANALYZE");
+  sl_strbuf out = SL_STRBUF_INIT;
+  sl_explain_bound(&out, b, ast->u.explain.format);
+  int rc = sink->text(sink->ctx, sl_strbuf_cstr(&out));
+  sl_strbuf_free(&out);
+  return rc;
+}
+
+static int run_query(sl_bound_stmt *b, sl_error *err) {
+  const sl_stmt *ast = b->ast;
+  return sl_error_set(
+      err, SL_EUNSUPPORTED,
+      "%s was parsed and bound, but this build cannot run queries yet (the "
+      "streaming runtime is the next milestone); EXPLAIN shows how Sluice "
+      "understood it",
+      ast->kind == SL_STMT_INSERT ? "INSERT" : "the query");
+}
+
+/* ---- the driver ------------------------------------------------------------
+ */
+
+int sl_session_execute(sl_session *s, const char *text, size_t len,
+                       int first_line, sl_result_sink *sink, sl_error *err) {
+  sl_arena arena;
+  sl_arena_init(&arena, 0);
+  sl_stmt *stmt = NULL;
+  int rc = sl_parse_one(&arena, text, len, first_line, &stmt, err);
+  if (rc != SL_OK)
+    goto done;
+
+  switch (stmt->kind) {
+  case SL_STMT_SET:
+    rc = do_set(s, stmt, sink, err);
+    goto done;
+  case SL_STMT_RESET:
+    sl_settings_reset(s->settings, stmt->u.reset.key);
+    rc = notice(sink, "[INFO] Session property has been reset.");
+    goto done;
+  case SL_STMT_SHOW:
+    if (stmt->u.show.what == SL_SHOW_TABLES) {
+      rc = show_tables(s, sink, false);
+      goto done;
+    }
+    if (stmt->u.show.what == SL_SHOW_VIEWS) {
+      rc = show_tables(s, sink, true);
+      goto done;
+    }
+    if (stmt->u.show.what == SL_SHOW_FUNCTIONS) {
+      rc = show_functions(sink);
+      goto done;
+    }
+    break; /* SHOW CREATE ... needs the binder to find the entry */
+  default:
+    break;
+  }
+
+  /* Everything else is bound first.  The statement text handed to the
+   * binder must be NUL-terminated and start where the spans start. */
+  char *stmt_text = sl_arena_strndup(&arena, text, len);
+  sl_bound_stmt *b = NULL;
+  rc = sl_bind(&arena, s->catalog, stmt, stmt_text, first_line, &b, err);
+  if (rc != SL_OK)
+    goto done;
+
+  switch (stmt->kind) {
+  case SL_STMT_CREATE_TABLE:
+  case SL_STMT_CREATE_VIEW:
+    rc = create(s, b, sink, err);
+    break;
+  case SL_STMT_DROP:
+    rc = drop(s, stmt, b, sink);
+    break;
+  case SL_STMT_DESCRIBE:
+    rc = describe(b->table, sink);
+    break;
+  case SL_STMT_SHOW: { /* SHOW CREATE TABLE | VIEW: the text as written */
+    sl_strbuf out = SL_STRBUF_INIT;
+    sl_strbuf_printf(&out, "%s;\n", b->table->create_sql);
+    rc = sink->text(sink->ctx, sl_strbuf_cstr(&out));
+    sl_strbuf_free(&out);
+    break;
+  }
+  case SL_STMT_EXPLAIN:
+    rc = explain(b, sink, err);
+    break;
+  case SL_STMT_QUERY:
+  case SL_STMT_INSERT:
+    rc = run_query(b, err);
+    break;
+  default:
+    rc = sl_error_set(err, SL_EUNSUPPORTED, "%s is not supported",
+                      sl_stmt_kind_name(stmt->kind));
+    break;
+  }
+  sl_bound_stmt_release(b); /* frees a new_table not handed to the catalog */
+
+done:
+  sl_arena_free(&arena);
+  return rc;
+}

@@ -1,0 +1,1 @@
+SELECT auction, price FROM bid WHERE MOD(auction, 123) = 0

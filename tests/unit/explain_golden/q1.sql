@@ -1,0 +1,1 @@
+SELECT auction, bidder, 0.908 * price as price, dateTime, extra FROM bid

@@ -1,0 +1,350 @@
+/* test_output.c - the shell's output modes, byte for byte.
+ *
+ * One small result (NULLs, numbers, a boolean, quotes, commas, a newline
+ * and CJK text inside cells) is printed in every mode and compared with the
+ * exact expected text; then the edge cases: headers off, no rows, groups
+ * printed at flush, text blocks, CSV's empty string vs NULL, JSON numbers
+ * that JSON cannot spell, and write errors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sluice/shell.h"
+
+/* ---- Helpers ---- */
+
+typedef struct capture {
+  char *buf;
+  size_t len;
+  FILE *fp;
+  sl_output out;
+  sl_result_sink sink;
+} capture;
+
+static void capture_open(capture *c, sl_output_mode mode, bool headers) {
+  memset(c, 0, sizeof *c);
+  c->fp = open_memstream(&c->buf, &c->len);
+  assert_non_null(c->fp);
+  sl_output_init(&c->out, c->fp, mode, headers);
+  c->sink = sl_output_sink(&c->out);
+}
+
+/* Close the stream and return what was printed (the caller frees). */
+static char *capture_close(capture *c) {
+  sl_output_free(&c->out);
+  fclose(c->fp);
+  return c->buf;
+}
+
+static const char *const names[] = {"id", "name", "price", "ok"};
+static const char *const row1[] = {"1", "plain", "1.50", "TRUE"};
+static const char *const row2[] = {"22", "with, comma \"q\"", NULL, "FALSE"};
+static const char *const row3[] = {NULL, "line\nbreak", "-3.25", NULL};
+static const char *const row4[] = {"4", "日本語 ok", "0.00", "TRUE"};
+
+/* The sample result: BIGINT, STRING, DECIMAL(10, 2), BOOLEAN. */
+static char *print_sample(sl_output_mode mode, bool headers) {
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  const sl_type *types[] = {sl_type_new(&a, SL_TYPE_BIGINT),
+                            sl_type_varchar(&a, -1), sl_type_decimal(&a, 10, 2),
+                            sl_type_new(&a, SL_TYPE_BOOLEAN)};
+  capture c;
+  capture_open(&c, mode, headers);
+  assert_int_equal(c.sink.begin(c.sink.ctx, 4, names, types), SL_OK);
+  assert_int_equal(c.sink.row(c.sink.ctx, row1), SL_OK);
+  assert_int_equal(c.sink.row(c.sink.ctx, row2), SL_OK);
+  assert_int_equal(c.sink.row(c.sink.ctx, row3), SL_OK);
+  assert_int_equal(c.sink.row(c.sink.ctx, row4), SL_OK);
+  assert_int_equal(c.sink.end(c.sink.ctx), SL_OK);
+  sl_arena_free(&a);
+  return capture_close(&c);
+}
+
+static void expect_sample(sl_output_mode mode, bool headers,
+                          const char *expected) {
+  char *got = print_sample(mode, headers);
+  assert_string_equal(got, expected);
+  free(got);
+}
+
+/* ---- Every mode ---- */
+
+static void test_table(void **state) {
+  (void)state;
+  expect_sample(SL_MODE_TABLE, true,
+                "+------+-----------------+-------+-------+\n"
+                "|  id  |      name       | price |  ok   |\n"
+                "+------+-----------------+-------+-------+\n"
+                "|    1 | plain           |  1.50 | TRUE  |\n"
+                "|   22 | with, comma \"q\" |  NULL | FALSE |\n"
+                "| NULL | line\\nbreak     | -3.25 | NULL  |\n"
+                "|    4 | 日本語 ok       |  0.00 | TRUE  |\n"
+                "+------+-----------------+-------+-------+\n");
+}
+
+static void test_table_no_headers(void **state) {
+  (void)state;
+  expect_sample(SL_MODE_TABLE, false,
+                "+------+-----------------+-------+-------+\n"
+                "|    1 | plain           |  1.50 | TRUE  |\n"
+                "|   22 | with, comma \"q\" |  NULL | FALSE |\n"
+                "| NULL | line\\nbreak     | -3.25 | NULL  |\n"
+                "|    4 | 日本語 ok       |  0.00 | TRUE  |\n"
+                "+------+-----------------+-------+-------+\n");
+}
+
+static void test_box(void **state) {
+  (void)state;
+  expect_sample(SL_MODE_BOX, true,
+                "┌──────┬─────────────────┬───────┬───────┐\n"
+                "│  id  │      name       │ price │  ok   │\n"
+                "├──────┼─────────────────┼───────┼───────┤\n"
+                "│    1 │ plain           │  1.50 │ TRUE  │\n"
+                "│   22 │ with, comma \"q\" │  NULL │ FALSE │\n"
+                "│ NULL │ line\\nbreak     │ -3.25 │ NULL  │\n"
+                "│    4 │ 日本語 ok       │  0.00 │ TRUE  │\n"
+                "└──────┴─────────────────┴───────┴───────┘\n");
+}
+
+static void test_markdown(void **state) {
+  (void)state;
+  expect_sample(SL_MODE_MARKDOWN, true,
+                "|  id  |      name       | price |  ok   |\n"
+                "|-----:|-----------------|------:|-------|\n"
+                "|    1 | plain           |  1.50 | TRUE  |\n"
+                "|   22 | with, comma \"q\" |  NULL | FALSE |\n"
+                "| NULL | line\\nbreak     | -3.25 | NULL  |\n"
+                "|    4 | 日本語 ok       |  0.00 | TRUE  |\n");
+}
+
+static void test_csv(void **state) {
+  (void)state;
+  expect_sample(SL_MODE_CSV, true,
+                "id,name,price,ok\n"
+                "1,plain,1.50,TRUE\n"
+                "22,\"with, comma \"\"q\"\"\",,FALSE\n"
+                ",\"line\nbreak\",-3.25,\n"
+                "4,日本語 ok,0.00,TRUE\n");
+}
+
+static void test_csv_no_headers(void **state) {
+  (void)state;
+  expect_sample(SL_MODE_CSV, false,
+                "1,plain,1.50,TRUE\n"
+                "22,\"with, comma \"\"q\"\"\",,FALSE\n"
+                ",\"line\nbreak\",-3.25,\n"
+                "4,日本語 ok,0.00,TRUE\n");
+}
+
+static void test_json(void **state) {
+  (void)state;
+  expect_sample(
+      SL_MODE_JSON, true,
+      "[{\"id\":1,\"name\":\"plain\",\"price\":1.50,\"ok\":true},\n"
+      "{\"id\":22,\"name\":\"with, comma \\\"q\\\"\",\"price\":null,"
+      "\"ok\":false},\n"
+      "{\"id\":null,\"name\":\"line\\nbreak\",\"price\":-3.25,\"ok\":null},\n"
+      "{\"id\":4,\"name\":\"日本語 ok\",\"price\":0.00,\"ok\":true}]\n");
+}
+
+static void test_line(void **state) {
+  (void)state;
+  expect_sample(SL_MODE_LINE, true,
+                "   id = 1\n"
+                " name = plain\n"
+                "price = 1.50\n"
+                "   ok = TRUE\n"
+                "\n"
+                "   id = 22\n"
+                " name = with, comma \"q\"\n"
+                "price = NULL\n"
+                "   ok = FALSE\n"
+                "\n"
+                "   id = NULL\n"
+                " name = line\nbreak\n"
+                "price = -3.25\n"
+                "   ok = NULL\n"
+                "\n"
+                "   id = 4\n"
+                " name = 日本語 ok\n"
+                "price = 0.00\n"
+                "   ok = TRUE\n");
+}
+
+/* ---- Edge cases ---- */
+
+static const char *const one_name[] = {"s"};
+
+static char *print_one_column(sl_output_mode mode, sl_type_kind kind, int nrows,
+                              const char *const *values) {
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  const sl_type *types[] = {sl_type_new(&a, kind)};
+  capture c;
+  capture_open(&c, mode, true);
+  c.sink.begin(c.sink.ctx, 1, one_name, types);
+  for (int i = 0; i < nrows; i++) {
+    const char *cells[] = {values[i]};
+    c.sink.row(c.sink.ctx, cells);
+  }
+  c.sink.end(c.sink.ctx);
+  sl_arena_free(&a);
+  return capture_close(&c);
+}
+
+static void test_no_rows(void **state) {
+  (void)state;
+  char *got = print_one_column(SL_MODE_TABLE, SL_TYPE_INT, 0, NULL);
+  assert_string_equal(got, "+---+\n"
+                           "| s |\n"
+                           "+---+\n");
+  free(got);
+  got = print_one_column(SL_MODE_JSON, SL_TYPE_INT, 0, NULL);
+  assert_string_equal(got, "[]\n");
+  free(got);
+  got = print_one_column(SL_MODE_CSV, SL_TYPE_INT, 0, NULL);
+  assert_string_equal(got, "s\n");
+  free(got);
+}
+
+static void test_csv_empty_vs_null(void **state) {
+  (void)state;
+  const char *values[] = {"", NULL, " x ", "a\rb"};
+  char *got = print_one_column(SL_MODE_CSV, SL_TYPE_VARCHAR, 4, values);
+  assert_string_equal(got, "s\n\"\"\n\n x \n\"a\rb\"\n");
+  free(got);
+}
+
+static void test_json_special_values(void **state) {
+  (void)state;
+  const char *numbers[] = {"NaN", "-Infinity", "1e5", "-0.5"};
+  char *got = print_one_column(SL_MODE_JSON, SL_TYPE_DOUBLE, 4, numbers);
+  assert_string_equal(got, "[{\"s\":\"NaN\"},\n{\"s\":\"-Infinity\"},\n"
+                           "{\"s\":1e5},\n{\"s\":-0.5}]\n");
+  free(got);
+  const char *text[] = {"tab\there", "back\\slash", "\x01"};
+  got = print_one_column(SL_MODE_JSON, SL_TYPE_VARCHAR, 3, text);
+  assert_string_equal(got, "[{\"s\":\"tab\\there\"},\n"
+                           "{\"s\":\"back\\\\slash\"},\n"
+                           "{\"s\":\"\\u0001\"}]\n");
+  free(got);
+}
+
+static void test_markdown_escapes_pipes(void **state) {
+  (void)state;
+  const char *values[] = {"a|b"};
+  char *got = print_one_column(SL_MODE_MARKDOWN, SL_TYPE_VARCHAR, 1, values);
+  assert_string_equal(got, "|  s   |\n"
+                           "|------|\n"
+                           "| a\\|b |\n");
+  free(got);
+}
+
+/* A streaming result: each flushed group is printed as its own table. */
+static void test_flush_groups(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  const sl_type *types[] = {sl_type_new(&a, SL_TYPE_INT)};
+  capture c;
+  capture_open(&c, SL_MODE_TABLE, true);
+  const char *r1[] = {"7"}, *r2[] = {"12345"};
+  c.sink.begin(c.sink.ctx, 1, one_name, types);
+  c.sink.row(c.sink.ctx, r1);
+  c.sink.flush(c.sink.ctx);
+  fflush(c.fp);
+  assert_string_equal(c.buf, "+---+\n| s |\n+---+\n| 7 |\n+---+\n");
+  c.sink.flush(c.sink.ctx); /* nothing new: prints nothing */
+  c.sink.row(c.sink.ctx, r2);
+  c.sink.end(c.sink.ctx);
+  char *got = capture_close(&c);
+  assert_string_equal(got, "+---+\n| s |\n+---+\n| 7 |\n+---+\n"
+                           "+-------+\n|   s   |\n+-------+\n"
+                           "| 12345 |\n+-------+\n");
+  free(got);
+  sl_arena_free(&a);
+}
+
+static void test_text_block(void **state) {
+  (void)state;
+  capture c;
+  capture_open(&c, SL_MODE_TABLE, true);
+  c.sink.text(c.sink.ctx, "== Plan ==\nScan(t)");
+  c.sink.text(c.sink.ctx, "done\n");
+  char *got = capture_close(&c);
+  assert_string_equal(got, "== Plan ==\nScan(t)\ndone\n");
+  free(got);
+}
+
+static void test_mode_names(void **state) {
+  (void)state;
+  sl_output_mode m;
+  assert_true(sl_output_mode_parse("markdown", &m));
+  assert_int_equal(m, SL_MODE_MARKDOWN);
+  assert_true(sl_output_mode_parse("BOX", &m));
+  assert_int_equal(m, SL_MODE_BOX);
+  assert_false(sl_output_mode_parse("list", &m));
+  assert_string_equal(sl_output_mode_name(SL_MODE_JSON), "json");
+}
+
+static void test_text_width(void **state) {
+  (void)state;
+  assert_int_equal(sl_text_width("abc", 3), 3);
+  assert_int_equal(sl_text_width("日本", strlen("日本")), 4);
+  assert_int_equal(sl_text_width("e\xcc\x81", 3), 1); /* e + combining */
+  assert_int_equal(sl_text_width("\xff", 1), 1);      /* invalid byte */
+  assert_int_equal(sl_text_width("🙂", strlen("🙂")), 2);
+}
+
+/* Writing to a full device is an error the sink reports, not a crash. */
+static void test_write_error(void **state) {
+  (void)state;
+  FILE *fp = fopen("/dev/full", "w");
+  if (!fp)
+    skip();
+  sl_output o;
+  sl_output_init(&o, fp, SL_MODE_CSV, true);
+  sl_result_sink sink = sl_output_sink(&o);
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  const sl_type *types[] = {sl_type_new(&a, SL_TYPE_INT)};
+  const char *r[] = {"1"};
+  sink.begin(sink.ctx, 1, one_name, types);
+  sink.row(sink.ctx, r);
+  assert_int_equal(sink.end(sink.ctx), SL_EIO);
+  assert_int_not_equal(o.write_errno, 0);
+  sl_output_free(&o);
+  sl_arena_free(&a);
+  fclose(fp);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_table),
+      cmocka_unit_test(test_table_no_headers),
+      cmocka_unit_test(test_box),
+      cmocka_unit_test(test_markdown),
+      cmocka_unit_test(test_csv),
+      cmocka_unit_test(test_csv_no_headers),
+      cmocka_unit_test(test_json),
+      cmocka_unit_test(test_line),
+      cmocka_unit_test(test_no_rows),
+      cmocka_unit_test(test_csv_empty_vs_null),
+      cmocka_unit_test(test_json_special_values),
+      cmocka_unit_test(test_markdown_escapes_pipes),
+      cmocka_unit_test(test_flush_groups),
+      cmocka_unit_test(test_text_block),
+      cmocka_unit_test(test_mode_names),
+      cmocka_unit_test(test_text_width),
+      cmocka_unit_test(test_write_error),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
