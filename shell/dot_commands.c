@@ -201,9 +201,8 @@ static const dot_command commands[] = {
     {".exit", "", "exit the shell (also .quit)", 0, 0, cmd_quit},
     {".headers", "on|off", "show column names in results", 1, 1, cmd_headers},
     {".help", "[COMMAND]", "show this help", 0, 1, cmd_help},
-    {".mode", "[MODE]",
-     "show or set the output mode: table, box, csv, json, line, markdown", 0, 1,
-     cmd_mode},
+    {".mode", "[MODE]", "show or set the output mode (the modes are below)", 0,
+     1, cmd_mode},
     {".output", "[FILE]", "send results to FILE, or back to stdout", 0, 1,
      cmd_output},
     {".quit", "", "exit the shell", 0, 0, cmd_quit},
@@ -256,8 +255,8 @@ static int cmd_help(sl_shell *sh, const dot_args *a) {
     help_line(sh, &commands[i]);
   sl_out_puts(&sh->out,
               "\nSQL statements end with ';' and may span lines.  Output "
-              "modes: table (the\ndefault on a terminal), box, csv (the "
-              "default otherwise), json, line,\nmarkdown.  Ctrl-C clears the "
+              "modes: table (the\ndefault), box, csv, json, line, markdown.  "
+              "Ctrl-C clears the "
               "input or cancels a running statement;\nCtrl-D exits.\n");
   return SL_SHELL_CONTINUE;
 }

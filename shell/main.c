@@ -35,11 +35,9 @@ int main(int argc, char **argv) {
   }
 
   bool interactive = opts.nactions == 0 && isatty(STDIN_FILENO);
-  sl_output_mode mode = SL_MODE_CSV;
-  if (opts.have_mode)
-    mode = opts.mode;
-  else if (isatty(STDOUT_FILENO))
-    mode = SL_MODE_TABLE;
+  /* table everywhere, as DuckDB does: a script's output is read by people
+   * as often as by programs, and programs can ask for -m csv or json. */
+  sl_output_mode mode = opts.have_mode ? opts.mode : SL_MODE_TABLE;
   bool headers = opts.headers != 0;
   bool bail = opts.bail >= 0 ? opts.bail == 1 : !interactive;
 

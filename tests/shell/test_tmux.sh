@@ -33,6 +33,7 @@ TIMEOUT=${SLUICE_TEST_TIMEOUT:-15}
 FAILED=0
 
 tm() { tmux -L "$SOCKET" "$@"; }
+# shellcheck disable=SC2317 # (called by the trap)
 cleanup() {
   tm kill-server >/dev/null 2>&1
   rm -rf "$TMP"
