@@ -1,0 +1,173 @@
+/* row_layout.c - field offsets for a schema, buffers of rows, strings. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sluice/row.h"
+
+sl_ptype sl_ptype_of(const sl_type *t) {
+  switch (t->kind) {
+  case SL_TYPE_BOOLEAN:
+    return SL_P_BOOL;
+  case SL_TYPE_TINYINT:
+    return SL_P_I8;
+  case SL_TYPE_SMALLINT:
+    return SL_P_I16;
+  case SL_TYPE_INT:
+    return SL_P_I32;
+  case SL_TYPE_BIGINT:
+    return SL_P_I64;
+  case SL_TYPE_FLOAT:
+    return SL_P_F32;
+  case SL_TYPE_DOUBLE:
+    return SL_P_F64;
+  case SL_TYPE_DECIMAL:
+    return t->precision <= 18 ? SL_P_DEC64 : SL_P_DEC128;
+  case SL_TYPE_CHAR:
+  case SL_TYPE_VARCHAR:
+    return SL_P_STR;
+  case SL_TYPE_DATE:
+    return SL_P_DATE;
+  case SL_TYPE_TIME:
+    return SL_P_TIME;
+  case SL_TYPE_TIMESTAMP:
+  case SL_TYPE_TIMESTAMP_LTZ:
+    return SL_P_TS;
+  case SL_TYPE_INTERVAL_DAY_TIME:
+    return SL_P_IV_DT;
+  case SL_TYPE_INTERVAL_YEAR_MONTH:
+    return SL_P_IV_YM;
+  case SL_TYPE_NULL:
+    return SL_P_I64; /* a NULL-only column: any width does, it is never read */
+  case SL_TYPE_ROW:
+    break;
+  }
+  return SL_P_I64; /* ROW columns are flattened before layout */
+}
+
+int sl_ptype_size(sl_ptype p) {
+  switch (p) {
+  case SL_P_BOOL:
+  case SL_P_I8:
+    return 1;
+  case SL_P_I16:
+    return 2;
+  case SL_P_I32:
+  case SL_P_F32:
+  case SL_P_DATE:
+  case SL_P_TIME:
+  case SL_P_IV_YM:
+    return 4;
+  case SL_P_I64:
+  case SL_P_F64:
+  case SL_P_DEC64:
+  case SL_P_TS:
+  case SL_P_IV_DT:
+    return 8;
+  case SL_P_DEC128:
+  case SL_P_STR:
+    return 16;
+  }
+  return 8;
+}
+
+int sl_str_compare(const sl_str *a, const sl_str *b) {
+  uint32_t n = a->len < b->len ? a->len : b->len;
+  int c = memcmp(sl_str_data(a), sl_str_data(b), n);
+  if (c)
+    return c;
+  return (a->len > b->len) - (a->len < b->len);
+}
+
+sl_row_layout *sl_row_layout_new(sl_arena *a, int n, const char *const *names,
+                                 const sl_type *const *types) {
+  sl_row_layout *l = SL_ANEW(a, sl_row_layout);
+  l->nfields = n;
+  l->fields = SL_ANEW_N(a, sl_field, n > 0 ? n : 1);
+  l->null_bytes = (uint32_t)((n + 7) / 8);
+  /* Place wide fields first so that alignment padding is minimal: 16- and
+   * 8-byte fields, then 4, 2, 1.  The field order seen by users does not
+   * change; only offsets do. */
+  uint32_t off = (l->null_bytes + 7u) & ~7u;
+  static const int sizes[] = {16, 8, 4, 2, 1};
+  for (int s = 0; s < 5; s++) {
+    for (int i = 0; i < n; i++) {
+      sl_ptype p = sl_ptype_of(types[i]);
+      int size = sl_ptype_size(p);
+      if (size != sizes[s])
+        continue;
+      sl_field *f = &l->fields[i];
+      f->name = names ? names[i] : NULL;
+      f->type = types[i];
+      f->ptype = p;
+      f->size = (uint32_t)size;
+      f->offset = off;
+      off += (uint32_t)size;
+    }
+  }
+  l->width = (off + 7u) & ~7u;
+  if (l->width == 0)
+    l->width = 8;
+  return l;
+}
+
+void sl_buffer_init(sl_buffer *b, const sl_row_layout *layout, uint32_t cap) {
+  cap = (cap + 63u) & ~63u;
+  b->data = aligned_alloc(64, cap);
+  if (!b->data) {
+    fprintf(stderr, "sluice: out of memory (buffer of %u bytes)\n", cap);
+    abort();
+  }
+  b->cap = cap;
+  b->nrows = 0;
+  b->heap_used = 0;
+  b->owned = true;
+  b->layout = layout;
+}
+
+void sl_buffer_wrap(sl_buffer *b, const sl_row_layout *layout, void *mem,
+                    uint32_t cap) {
+  b->data = mem;
+  b->cap = cap;
+  b->nrows = 0;
+  b->heap_used = 0;
+  b->owned = false;
+  b->layout = layout;
+}
+
+void sl_buffer_free(sl_buffer *b) {
+  if (b->owned)
+    free(b->data);
+  b->data = NULL;
+  b->cap = b->nrows = b->heap_used = 0;
+}
+
+uint8_t *sl_buffer_append(sl_buffer *b) {
+  if (!sl_buffer_has_room(b, 0))
+    return NULL;
+  uint8_t *row = sl_buffer_row(b, b->nrows);
+  memset(row, 0, b->layout->width);
+  b->nrows++;
+  return row;
+}
+
+char *sl_buffer_heap_copy(sl_buffer *b, const char *p, uint32_t len) {
+  size_t rows_end = (size_t)b->nrows * b->layout->width;
+  if (rows_end + b->heap_used + len > b->cap)
+    return NULL;
+  b->heap_used += len;
+  char *dst = (char *)b->data + b->cap - b->heap_used;
+  memcpy(dst, p, len);
+  return dst;
+}
+
+bool sl_buffer_put_str(sl_buffer *b, sl_str *dst, const char *p, uint32_t len) {
+  if (len <= SL_STR_INLINE) {
+    *dst = sl_str_make(p, len);
+    return true;
+  }
+  char *copy = sl_buffer_heap_copy(b, p, len);
+  if (!copy)
+    return false;
+  *dst = sl_str_make(copy, len);
+  return true;
+}
