@@ -3,10 +3,10 @@
  *   text -> sl_parse_one -> sl_bind -> (catalog change | EXPLAIN | run)
  *
  * Statements that only read or change the session (SET, SHOW TABLES, ...)
- * are answered here from the catalog and settings.  Queries are bound (so
- * every naming and typing error is reported) and then handed to the
- * planner and runtime; until those exist, running a query is reported as
- * not implemented, while EXPLAIN shows how it was understood.
+ * are answered here from the catalog and settings.  Queries and INSERTs are
+ * bound, planned (planner/physical_plan.c) and run by the executor
+ * (runtime/executor.c) until their bounded sources end, Ctrl-C, or an
+ * error; a summary line follows as a notice.
  */
 #include "sluice/session.h"
 
@@ -14,9 +14,11 @@
 #include <string.h>
 
 #include "sluice/binder.h"
+#include "sluice/executor.h"
 #include "sluice/explain.h"
 #include "sluice/functions.h"
 #include "sluice/parser.h"
+#include "sluice/plan.h"
 #include "sluice/strbuf.h"
 
 struct sl_session {
@@ -257,14 +259,32 @@ static int explain(sl_bound_stmt *b, sl_result_sink *sink, sl_error *err) {
   return rc;
 }
 
-static int run_query(sl_bound_stmt *b, sl_error *err) {
-  const sl_stmt *ast = b->ast;
-  return sl_error_set(
-      err, SL_EUNSUPPORTED,
-      "%s was parsed and bound, but this build cannot run queries yet (the "
-      "streaming runtime is the next milestone); EXPLAIN shows how Sluice "
-      "understood it",
-      ast->kind == SL_STMT_INSERT ? "INSERT" : "the query");
+/* Plan and run a query or INSERT to completion, then say what it did. */
+static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
+                     sl_result_sink *sink, sl_error *err) {
+  sl_plan *plan = NULL;
+  int rc = sl_plan_build(arena, b, &plan, err);
+  if (rc != SL_OK)
+    return rc;
+  sl_query_stats st;
+  rc = sl_execute(plan, s->settings, sink, &st, err);
+  if (rc != SL_OK)
+    return rc;
+  sl_strbuf msg = SL_STRBUF_INIT;
+  double rate = st.seconds > 0 ? (double)st.events / st.seconds : 0;
+  sl_strbuf_printf(&msg,
+                   "%llu row%s, %llu events in %.2f s (%.0f events/s, %d "
+                   "worker%s), %llu late records dropped",
+                   (unsigned long long)st.rows_out, st.rows_out == 1 ? "" : "s",
+                   (unsigned long long)st.events, st.seconds, rate, st.workers,
+                   st.workers == 1 ? "" : "s",
+                   (unsigned long long)st.late_dropped);
+  if (st.skipped_rows)
+    sl_strbuf_printf(&msg, ", %llu malformed rows skipped",
+                     (unsigned long long)st.skipped_rows);
+  rc = notice(sink, sl_strbuf_cstr(&msg));
+  sl_strbuf_free(&msg);
+  return rc;
 }
 
 /* ---- the driver ------------------------------------------------------------
@@ -336,7 +356,7 @@ int sl_session_execute(sl_session *s, const char *text, size_t len,
     break;
   case SL_STMT_QUERY:
   case SL_STMT_INSERT:
-    rc = run_query(b, err);
+    rc = run_query(s, b, &arena, sink, err);
     break;
   default:
     rc = sl_error_set(err, SL_EUNSUPPORTED, "%s is not supported",

@@ -1,0 +1,144 @@
+/* aggregate.h - partial aggregate states and the group table that holds them.
+ *
+ * Every worker keeps its own partial state for each (window slice, group)
+ * and updates it per record without touching anything shared; a window's
+ * result is the merge of all partials when the watermark passes its end
+ * (late merge).  That only works because each state is a CRDT: merging is
+ * commutative, associative and idempotent per producer (each partial has one
+ * writer, so "merge by adding" equals the brief's per-slot-max counter
+ * vector merge):
+ *
+ *   COUNT, COUNT(*)   int64 count                       merge: add
+ *   SUM               sum (int64 | double | int128) + count of non-NULLs
+ *   AVG               (sum, count)                      merge: add both
+ *   MIN, MAX          value + present flag              merge: min / max
+ *   ... DISTINCT      a grow-only set of the values     merge: union
+ *
+ * Integer overflow in SUM/AVG is an error, never a wrap.  Result types
+ * follow the binder (Flink): SUM(BIGINT) BIGINT, AVG(BIGINT) BIGINT
+ * (truncating), SUM(DECIMAL(p,s)) DECIMAL(38,s), COUNT BIGINT NOT NULL.
+ *
+ * Ownership: an sl_agg_set lives in the query's arena.  States live in
+ * their group table; long strings and DISTINCT sets of a state are
+ * allocated in the group table's arena and die with it.
+ */
+#ifndef SLUICE_AGGREGATE_H
+#define SLUICE_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/arena.h"
+#include "sluice/error.h"
+#include "sluice/row.h"
+
+typedef enum sl_agg_op {
+  SL_AGG_COUNT_STAR,
+  SL_AGG_COUNT,
+  SL_AGG_SUM,
+  SL_AGG_AVG,
+  SL_AGG_MIN,
+  SL_AGG_MAX,
+} sl_agg_op;
+
+typedef struct sl_agg_desc {
+  sl_agg_op op;
+  bool distinct;
+  int in_field;     /* argument field of the input layout; -1 for COUNT(*) */
+  int filter_field; /* BOOLEAN field of the input layout (FILTER), or -1 */
+  const sl_type *out_type;
+  /* Derived by sl_agg_set_init: */
+  sl_ptype in_ptype;
+  int in_scale;  /* DECIMAL argument scale */
+  sl_ptype out_ptype;
+  int out_scale; /* DECIMAL result scale */
+  uint32_t state_offset;
+  uint32_t state_size;
+} sl_agg_desc;
+
+typedef struct sl_agg_set {
+  int n;
+  sl_agg_desc *aggs;
+  const sl_row_layout *input; /* rows fed to sl_agg_update */
+  uint32_t state_width;       /* bytes of all states of one group */
+} sl_agg_set;
+
+/* Fill in the derived fields of aggs[0..n) (copied into a) for the given
+ * input layout.  SL_EUNSUPPORTED for a combination that has no state
+ * implementation (with a message naming it). */
+int sl_agg_set_init(sl_arena *a, sl_agg_set *set, int n,
+                    const sl_agg_desc *aggs, const sl_row_layout *input,
+                    sl_error *err);
+
+/* A fresh state for one group (counts 0, nothing seen). */
+void sl_agg_state_init(const sl_agg_set *set, uint8_t *state);
+
+/* Fold one input row into state.  arena: where long strings and DISTINCT
+ * sets of this state are kept.  Errors: integer overflow. */
+int sl_agg_update(const sl_agg_set *set, uint8_t *state, const uint8_t *row,
+                  sl_arena *arena, sl_error *err);
+
+/* dst := merge(dst, src).  src is not changed; values dst keeps are copied
+ * into arena (so src's table may be freed afterwards). */
+int sl_agg_merge(const sl_agg_set *set, uint8_t *dst, const uint8_t *src,
+                 sl_arena *arena, sl_error *err);
+
+/* Write aggregate i's result into field `field` of out_row (a row of
+ * out_buf; long strings go to out_buf's heap).  Returns SL_OK, an error
+ * (overflow), or SL_EINVAL-free status 1 when out_buf's heap is full. */
+int sl_agg_finalize(const sl_agg_set *set, int i, const uint8_t *state,
+                    sl_buffer *out_buf, uint8_t *out_row, int field,
+                    sl_error *err);
+
+/* ---- group table: group key -> states ----------------------------------- */
+
+/* Open addressing (linear probing) over entries laid out as
+ * [hash:8][key row][states], all inline in one array, so a lookup touches
+ * one cache line for small keys.  One table per (worker, slice). */
+typedef struct sl_group_table {
+  const sl_row_layout *key_layout; /* group key columns (with null bits) */
+  const sl_agg_set *aggs;
+  bool key_has_strings; /* compare field-wise instead of memcmp */
+  uint32_t entry_width;
+  uint32_t cap;   /* slots, a power of two */
+  uint32_t count; /* groups */
+  uint8_t *slots;
+  sl_arena arena; /* long key strings, state strings, DISTINCT sets */
+} sl_group_table;
+
+void sl_group_table_init(sl_group_table *t, const sl_row_layout *key_layout,
+                         const sl_agg_set *aggs, uint32_t initial_cap);
+void sl_group_table_free(sl_group_table *t);
+
+/* Hash of a key row (strings hashed by content). */
+uint64_t sl_key_hash(const sl_row_layout *key_layout, const uint8_t *key);
+
+/* The states of the group with this key (hash from sl_key_hash), inserting
+ * a fresh group (key copied, long strings into the table's arena) if it is
+ * new.  Never fails (grows as needed). */
+uint8_t *sl_group_table_upsert(sl_group_table *t, uint64_t hash,
+                               const uint8_t *key);
+
+/* Iterate: for (uint32_t i = 0; i < t->cap; i++) if (sl_group_table_slot_used(t, i)) ... */
+static inline bool sl_group_table_slot_used(const sl_group_table *t,
+                                            uint32_t i) {
+  /* hash 0 marks an empty slot; real hashes are forced non-zero */
+  return *(const uint64_t *)(t->slots + (size_t)i * t->entry_width) != 0;
+}
+static inline uint8_t *sl_group_table_key(const sl_group_table *t,
+                                          uint32_t i) {
+  return t->slots + (size_t)i * t->entry_width + 8;
+}
+static inline uint8_t *sl_group_table_states(const sl_group_table *t,
+                                             uint32_t i) {
+  return t->slots + (size_t)i * t->entry_width + 8 + t->key_layout->width;
+}
+
+/* Merge every group of src into dst (dst += src). */
+int sl_group_table_merge(sl_group_table *dst, const sl_group_table *src,
+                         sl_error *err);
+
+/* Bytes held (slots + arena), for EXPLAIN ANALYZE and memory limits. */
+size_t sl_group_table_bytes(const sl_group_table *t);
+
+#endif

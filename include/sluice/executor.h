@@ -1,0 +1,46 @@
+/* executor.h - running a plan (plan.h) on one node with worker threads.
+ *
+ * Each worker thread opens its own instance of the source (its share of
+ * the stream) and runs the whole pipeline on it: filter, lookup join,
+ * projection, or window assignment and partial aggregation into its own
+ * group tables.  Nothing is shared per record.  When a worker's watermark
+ * passes a window's end it hands its partial state for that window to the
+ * coordinator (the calling thread), which fires the window once every
+ * worker has passed it (the minimum of the workers' watermarks: the vector
+ * clock of the brief, over threads), merges the partials, finalizes the
+ * aggregates and writes the rows to the sink, window after window in order.
+ *
+ * Late records (older than the worker's watermark for every window they
+ * belong to) are dropped and counted.  At the end of a bounded source the
+ * watermark jumps to +infinity, which fires every open window, so a
+ * bounded run ends with complete results.
+ *
+ * Ctrl-C: the coordinator polls sl_interrupt_pending() and stops the query
+ * with SL_ECANCELLED; workers stop at their next buffer.
+ */
+#ifndef SLUICE_EXECUTOR_H
+#define SLUICE_EXECUTOR_H
+
+#include <stdint.h>
+
+#include "sluice/error.h"
+#include "sluice/plan.h"
+#include "sluice/session.h"
+#include "sluice/settings.h"
+
+typedef struct sl_query_stats {
+  uint64_t events;        /* rows read from the stream source */
+  uint64_t rows_out;      /* rows written to the sink */
+  uint64_t late_dropped;  /* records dropped as late */
+  uint64_t windows_fired;
+  uint64_t skipped_rows;  /* malformed input rows skipped */
+  double seconds;         /* wall time from the first record to the end */
+  int workers;
+} sl_query_stats;
+
+/* Run plan to completion (a bounded source), cancellation or error.
+ * shell: the result sink for SELECT (unused for INSERT). */
+int sl_execute(const sl_plan *plan, const sl_settings *settings,
+               sl_result_sink *shell, sl_query_stats *stats, sl_error *err);
+
+#endif

@@ -1,0 +1,133 @@
+/* plan.h - the physical plan of one query, as the runtime executes it.
+ *
+ * The planner flattens the bound tree (binder.h) into one pipeline per
+ * query: views and simple subqueries are inlined by substituting their
+ * select lists into the expressions above them, so every expression of the
+ * plan is over the *base row*: the leaves the source produces (and, after a
+ * lookup join, the bounded table's columns).  The pipeline is
+ *
+ *   source -> filter -> [lookup join -> filter] -> either
+ *     stateless:  project -> sink
+ *     aggregate:  event time, watermark, window/slice assignment, group key,
+ *                 aggregate arguments -> per-worker partial state (CRDT)
+ *                 -> at the trigger: merge, finalize, HAVING, project -> sink
+ *
+ * Expressions of the plan are bound expressions (binder.h) whose COLUMN
+ * nodes index the base row's columns (see sl_plan.base_*); the executor
+ * compiles them with the interpreter (and later the JIT).  After the
+ * aggregate, expressions index the *aggregate row*: group keys, then
+ * aggregates, then window_start, window_end, window_time.
+ *
+ * Ownership: the plan lives in the statement's arena and points into the
+ * bound tree and the catalog (keep both alive while the plan runs).
+ */
+#ifndef SLUICE_PLAN_H
+#define SLUICE_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/aggregate.h"
+#include "sluice/binder.h"
+#include "sluice/catalog.h"
+#include "sluice/connector.h"
+#include "sluice/settings.h"
+
+typedef enum sl_plan_kind {
+  SL_PLAN_STATELESS, /* filter + project */
+  SL_PLAN_AGGREGATE, /* windowed or (bounded input) global GROUP BY */
+} sl_plan_kind;
+
+/* A source's part of the base row. */
+typedef struct sl_plan_input {
+  const sl_table_def *table;
+  const sl_source_connector *connector;
+  bool bounded;      /* ends by itself ('events.num', a file) */
+  sl_leaf_columns leaves; /* all leaves of the table */
+  int nused;
+  int *used_leaf;    /* leaves read by the query, in layout order */
+  int first_column;  /* its columns' first index in the base row */
+  int ncolumns;      /* its table columns (ROW columns count once) */
+} sl_plan_input;
+
+/* window_start / window_end / window_time of a window, as placeholders in
+ * expressions over the base row (SL_BEXPR_WINDOW_PROP with fn == NULL). */
+
+typedef struct sl_plan_window {
+  sl_window_kind kind;
+  int64_t size_us;   /* TUMBLE, HOP, CUMULATE (max) */
+  int64_t slide_us;  /* HOP slide, CUMULATE step, TUMBLE = size */
+  int64_t gap_us;    /* SESSION */
+  int64_t offset_us;
+  int64_t unit_us;   /* time granularity of the time attribute (1000 for
+                      * TIMESTAMP(3)): a window [s, e) fires when the
+                      * watermark reaches e - unit, as in Flink */
+  sl_bexpr *time;    /* event time over the base row */
+  bool proctime;
+} sl_plan_window;
+
+typedef struct sl_plan_agg {
+  sl_agg_op op;
+  bool distinct;
+  sl_bexpr *arg;    /* over the base row; NULL for COUNT(*) */
+  sl_bexpr *filter; /* FILTER (WHERE ...), or NULL */
+  const sl_type *type;
+} sl_plan_agg;
+
+typedef struct sl_plan {
+  sl_plan_kind kind;
+  /* The base row: input 0 (the stream), then optionally input 1 (the
+   * bounded table of a lookup join).  base_ncols columns in all, with
+   * names and types (ROW columns included; their leaves are read by FIELD
+   * chains). */
+  int ninputs;
+  sl_plan_input inputs[2];
+  int base_ncols;
+  const char **base_names;
+  const sl_type **base_types;
+
+  sl_bexpr *filter; /* over input 0's columns only (before the join) */
+  /* Lookup join with the bounded table: stream key = table key. */
+  bool join;
+  int njoin_keys;
+  sl_bexpr **join_stream_keys; /* over input 0 */
+  sl_bexpr **join_table_keys;  /* over input 1 (base-row indexes) */
+  sl_bexpr *post_join_filter;  /* over the whole base row, or NULL */
+
+  /* Event time: the rowtime of input 0 and its watermark expression (both
+   * NULL for a stream without WATERMARK). */
+  sl_bexpr *rowtime;
+  sl_bexpr *watermark;
+
+  /* SL_PLAN_AGGREGATE */
+  bool windowed;
+  sl_plan_window window;
+  int nkeys;
+  sl_bexpr **keys; /* over the base row (window bounds are not keys) */
+  int naggs;
+  sl_plan_agg *aggs;
+  sl_bexpr *having; /* over the aggregate row, or NULL */
+
+  /* The output: expressions over the base row (stateless) or the aggregate
+   * row (aggregate), with names. */
+  int nout;
+  sl_bexpr **out;
+  const char **out_names;
+  const sl_type **out_types;
+
+  /* Where the rows go: an INSERT target, or the shell. */
+  const sl_table_def *sink_table;
+  const sl_sink_connector *sink;
+  int64_t limit; /* -1: none */
+} sl_plan;
+
+/* Build the plan of a bound query or INSERT.  SL_EUNSUPPORTED with a
+ * message saying what is not supported yet ("not supported yet: a join of
+ * two unbounded streams") for shapes the runtime cannot run. */
+int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
+                  sl_error *err);
+
+/* The kind of aggregate, from a bound aggregate's function. */
+sl_agg_op sl_plan_agg_op(const sl_bagg *agg, bool *ok);
+
+#endif

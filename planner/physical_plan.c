@@ -1,0 +1,631 @@
+/* physical_plan.c - bound tree -> the runtime's pipeline (plan.h).
+ *
+ * The core move is substitution: a view or simple subquery is inlined by
+ * replacing each reference to one of its output columns with the
+ * expression that computes it, down to the columns of the base row (the
+ * source's leaves).  The result is one filter and one set of expressions
+ * over the base row, which the runtime evaluates in a single pass per
+ * buffer, with no intermediate rows for views (NEXMark's `bid` view over
+ * `datagen` costs nothing but its filter).
+ *
+ * Shapes the runtime cannot run yet are refused here with a message saying
+ * so; the cost model and the choice between distribution strategies arrive
+ * with the planner issue and will sit on top of this translation.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "sluice/plan.h"
+
+/* ---- building expressions --------------------------------------------- */
+
+static sl_bexpr *new_expr(sl_arena *a, sl_bexpr_kind kind, sl_type *type) {
+  sl_bexpr *e = SL_ANEW(a, sl_bexpr);
+  e->kind = kind;
+  e->type = type;
+  return e;
+}
+
+static sl_bexpr *make_column(sl_arena *a, int index, const sl_type *type,
+                             const char *name) {
+  sl_bexpr *e = new_expr(a, SL_BEXPR_COLUMN, (sl_type *)type);
+  e->index = index;
+  e->name = name;
+  return e;
+}
+
+static sl_bexpr *make_and(sl_arena *a, sl_bexpr *x, sl_bexpr *y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  sl_bexpr *e = new_expr(a, SL_BEXPR_BINARY, sl_type_new(a, SL_TYPE_BOOLEAN));
+  e->op = SL_OP_AND;
+  e->nargs = 2;
+  e->args = SL_ANEW_N(a, sl_bexpr *, 2);
+  e->args[0] = x;
+  e->args[1] = y;
+  return e;
+}
+
+/* Deep-enough copy of e with COLUMN(i) (depth 0) replaced by cols[i]. */
+static sl_bexpr *subst(sl_arena *a, const sl_bexpr *e, sl_bexpr *const *cols) {
+  if (!e)
+    return NULL;
+  if (e->kind == SL_BEXPR_COLUMN && e->depth == 0)
+    return cols[e->index];
+  if (e->nargs == 0)
+    return (sl_bexpr *)e;
+  sl_bexpr *c = SL_ANEW(a, sl_bexpr);
+  *c = *e;
+  c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
+  for (int i = 0; i < e->nargs; i++)
+    c->args[i] = subst(a, e->args[i], cols);
+  return c;
+}
+
+/* Does e read only base columns in [lo, hi)? (Window placeholders count as
+ * reading nothing.) */
+static bool columns_within(const sl_bexpr *e, int lo, int hi) {
+  if (!e)
+    return true;
+  if (e->kind == SL_BEXPR_COLUMN && (e->index < lo || e->index >= hi))
+    return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!columns_within(e->args[i], lo, hi))
+      return false;
+  return true;
+}
+
+static bool has_window_prop(const sl_bexpr *e) {
+  if (!e)
+    return false;
+  if (e->kind == SL_BEXPR_WINDOW_PROP)
+    return true;
+  for (int i = 0; i < e->nargs; i++)
+    if (has_window_prop(e->args[i]))
+      return true;
+  return false;
+}
+
+/* Split a conjunction into its parts. */
+static void conjuncts(sl_bexpr *e, sl_bexpr **out, int *n, int max) {
+  if (!e)
+    return;
+  if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_AND) {
+    conjuncts(e->args[0], out, n, max);
+    conjuncts(e->args[1], out, n, max);
+    return;
+  }
+  if (*n < max)
+    out[(*n)++] = e;
+}
+
+/* ---- flattening FROM ------------------------------------------------------
+ */
+
+typedef struct flat {
+  int ncols;
+  sl_bexpr **cols;  /* each over the base row */
+  sl_bexpr *filter; /* over the base row */
+  bool has_window;  /* a window TVF is inside */
+  const sl_bwindow *window;
+  sl_bexpr *window_time; /* the TVF's time column over the base row */
+  int window_start_col;  /* index in cols of window_start */
+} flat;
+
+typedef struct planner {
+  sl_arena *a;
+  sl_plan *plan;
+  sl_error *err;
+  const sl_bfrom *stream_scan; /* input 0's scan node */
+} planner;
+
+static int unsupported(planner *p, sl_span span, const char *what) {
+  return sl_error_set_at(p->err, SL_EUNSUPPORTED, span.line, span.column,
+                         span.offset, span.length, "not supported yet: %s",
+                         what);
+}
+
+static bool table_is_bounded(const sl_table_def *t) {
+  const char *c = sl_table_def_option(t, "connector");
+  if (!c)
+    c = sl_table_def_option(t, "connector.type");
+  if (c && strcasecmp(c, "filesystem") == 0)
+    return true;
+  if (sl_table_def_option(t, "events.num") ||
+      sl_table_def_option(t, "number-of-rows"))
+    return true;
+  const char *yt = sl_table_def_option(t, "ysb.table");
+  return yt && strcasecmp(yt, "campaigns") == 0;
+}
+
+/* The connector table a FROM subtree reads (NULL if several or none). */
+static const sl_bfrom *find_scan(const sl_bfrom *f) {
+  switch (f->kind) {
+  case SL_BFROM_SCAN:
+    return f;
+  case SL_BFROM_VIEW:
+  case SL_BFROM_SUBQUERY:
+    if (f->u.sub.query->kind != SL_BQUERY_SELECT ||
+        !f->u.sub.query->select->from)
+      return NULL;
+    return find_scan(f->u.sub.query->select->from);
+  case SL_BFROM_WINDOW_TVF:
+    return find_scan(f->u.tvf.input);
+  case SL_BFROM_JOIN:
+    return NULL;
+  }
+  return NULL;
+}
+
+static int flatten(planner *p, const sl_bfrom *f, flat *out);
+
+static int add_input(planner *p, const sl_bfrom *scan, flat *out) {
+  sl_plan *plan = p->plan;
+  if (plan->ninputs == 2)
+    return unsupported(p, scan->span, "a query over more than two tables");
+  const sl_table_def *t = scan->u.scan.table;
+  if (t->kind != SL_TABLE_CONNECTOR)
+    return sl_error_set(p->err, SL_EINTERNAL, "scan of a view");
+  const char *cname = sl_table_def_option(t, "connector");
+  if (!cname)
+    cname = sl_table_def_option(t, "connector.type");
+  const sl_source_connector *conn =
+      cname ? sl_source_connector_find(cname) : NULL;
+  if (!conn)
+    return sl_error_set_at(
+        p->err, SL_EUNSUPPORTED, scan->span.line, scan->span.column,
+        scan->span.offset, scan->span.length,
+        "table '%s' has connector '%s', which cannot be read; sources are: %s",
+        t->name, cname ? cname : "(none)", sl_source_connector_names());
+  sl_plan_input *in = &plan->inputs[plan->ninputs++];
+  memset(in, 0, sizeof *in);
+  in->table = t;
+  in->connector = conn;
+  in->bounded = table_is_bounded(t);
+  sl_table_leaf_columns(p->a, t, &in->leaves);
+  in->first_column = plan->base_ncols;
+  in->ncolumns = t->ncolumns;
+
+  /* Grow the base row by this table's columns. */
+  int n = plan->base_ncols + t->ncolumns;
+  const char **names = SL_ANEW_N(p->a, const char *, n);
+  const sl_type **types = SL_ANEW_N(p->a, const sl_type *, n);
+  for (int i = 0; i < plan->base_ncols; i++) {
+    names[i] = plan->base_names[i];
+    types[i] = plan->base_types[i];
+  }
+  for (int i = 0; i < t->ncolumns; i++) {
+    names[plan->base_ncols + i] = t->columns[i].name;
+    types[plan->base_ncols + i] = t->columns[i].type;
+  }
+  plan->base_names = names;
+  plan->base_types = types;
+  plan->base_ncols = n;
+
+  /* The scan's columns: physical ones are base columns, computed ones are
+   * their expressions over the physical ones. */
+  sl_bexpr **base = SL_ANEW_N(p->a, sl_bexpr *, t->ncolumns);
+  for (int i = 0; i < t->ncolumns; i++)
+    base[i] = make_column(p->a, in->first_column + i, t->columns[i].type,
+                          t->columns[i].name);
+  out->ncols = scan->ncols;
+  out->cols = SL_ANEW_N(p->a, sl_bexpr *, scan->ncols);
+  for (int i = 0; i < scan->ncols; i++) {
+    const sl_bexpr *c = scan->u.scan.computed ? scan->u.scan.computed[i] : NULL;
+    out->cols[i] = c ? subst(p->a, c, base) : base[i];
+  }
+  out->filter = NULL;
+  if (plan->ninputs == 1)
+    p->stream_scan = scan;
+  /* Event time of the stream: its rowtime column and watermark. */
+  if (plan->ninputs == 1 && scan->u.scan.rowtime_column >= 0) {
+    plan->rowtime = out->cols[scan->u.scan.rowtime_column];
+    plan->watermark = subst(p->a, scan->u.scan.watermark, out->cols);
+  }
+  return SL_OK;
+}
+
+static int flatten_sub(planner *p, const sl_bfrom *f, flat *out) {
+  const sl_bquery *q = f->u.sub.query;
+  if (q->kind != SL_BQUERY_SELECT)
+    return unsupported(p, f->span, "UNION, INTERSECT, EXCEPT and VALUES");
+  const sl_bselect *s = q->select;
+  if (s->aggregate || s->nwindows > 0 || s->distinct || q->norder > 0 ||
+      q->limit >= 0)
+    return unsupported(p, f->span,
+                       "a subquery or view with GROUP BY, DISTINCT, ORDER BY, "
+                       "LIMIT or OVER feeding another query (multi-stage "
+                       "queries come with windowed joins)");
+  if (!s->from)
+    return unsupported(p, f->span, "SELECT without FROM");
+  flat inner;
+  int rc = flatten(p, s->from, &inner);
+  if (rc != SL_OK)
+    return rc;
+  *out = inner;
+  out->filter = make_and(p->a, inner.filter, subst(p->a, s->where, inner.cols));
+  out->ncols = s->nexprs;
+  out->cols = SL_ANEW_N(p->a, sl_bexpr *, s->nexprs);
+  for (int i = 0; i < s->nexprs; i++)
+    out->cols[i] = subst(p->a, s->exprs[i], inner.cols);
+  /* A window TVF's bounds keep their place only if selected unchanged. */
+  if (inner.has_window) {
+    out->window_start_col = -1;
+    for (int i = 0; i < s->nexprs; i++)
+      if (out->cols[i]->kind == SL_BEXPR_WINDOW_PROP &&
+          out->cols[i]->prop == SL_WPROP_START)
+        out->window_start_col = i;
+  }
+  return SL_OK;
+}
+
+static int flatten_tvf(planner *p, const sl_bfrom *f, flat *out) {
+  flat inner;
+  int rc = flatten(p, f->u.tvf.input, &inner);
+  if (rc != SL_OK)
+    return rc;
+  if (inner.has_window)
+    return unsupported(p, f->span, "a window over a window");
+  const sl_bwindow *w = &f->u.tvf.window;
+  *out = inner;
+  out->has_window = true;
+  out->window = w;
+  out->window_time = inner.cols[w->time_column];
+  out->ncols = f->ncols;
+  out->cols = SL_ANEW_N(p->a, sl_bexpr *, f->ncols);
+  for (int i = 0; i < inner.ncols; i++)
+    out->cols[i] = inner.cols[i];
+  static const sl_window_prop props[3] = {SL_WPROP_START, SL_WPROP_END,
+                                          SL_WPROP_ROWTIME};
+  for (int k = 0; k < 3 && inner.ncols + k < f->ncols; k++) {
+    sl_bexpr *e =
+        new_expr(p->a, SL_BEXPR_WINDOW_PROP, f->cols[inner.ncols + k].type);
+    e->prop = props[k];
+    e->name = f->cols[inner.ncols + k].name;
+    out->cols[inner.ncols + k] = e;
+  }
+  out->window_start_col = inner.ncols;
+  return SL_OK;
+}
+
+static int flatten_join(planner *p, const sl_bfrom *f, flat *out) {
+  if (f->u.join.kind != SL_JOIN_INNER && f->u.join.kind != SL_JOIN_CROSS &&
+      !f->u.join.lookup)
+    return unsupported(p, f->span, "outer joins");
+  const sl_bfrom *ls = find_scan(f->u.join.left);
+  const sl_bfrom *rs = find_scan(f->u.join.right);
+  if (!ls || !rs)
+    return unsupported(p, f->span, "a join of joins or of aggregated inputs");
+  bool lb = table_is_bounded(ls->u.scan.table);
+  bool rb = table_is_bounded(rs->u.scan.table);
+  if (!lb && !rb)
+    return unsupported(p, f->span,
+                       "a join of two unbounded streams (window and interval "
+                       "joins come with the joins milestone; a stream can be "
+                       "joined with a bounded table now)");
+  /* The stream side (or, when both are bounded, the left) is input 0. */
+  bool swap = lb && !rb;
+  const sl_bfrom *stream = swap ? f->u.join.right : f->u.join.left;
+  const sl_bfrom *table = swap ? f->u.join.left : f->u.join.right;
+  flat fs, ft;
+  int rc = flatten(p, stream, &fs);
+  if (rc == SL_OK)
+    rc = flatten(p, table, &ft);
+  if (rc != SL_OK)
+    return rc;
+  if (ft.has_window)
+    return unsupported(p, f->span, "a window over the bounded side of a join");
+  const flat *fl = swap ? &ft : &fs, *fr = swap ? &fs : &ft;
+  *out = fs; /* window info of the stream side */
+  out->ncols = fl->ncols + fr->ncols;
+  out->cols = SL_ANEW_N(p->a, sl_bexpr *, out->ncols);
+  for (int i = 0; i < fl->ncols; i++)
+    out->cols[i] = fl->cols[i];
+  for (int i = 0; i < fr->ncols; i++)
+    out->cols[fl->ncols + i] = fr->cols[i];
+  if (fs.has_window)
+    out->window_start_col =
+        swap ? fl->ncols + fs.window_start_col : fs.window_start_col;
+  out->filter = make_and(p->a, fs.filter, ft.filter);
+
+  /* ON: equality conjuncts between the two inputs become the hash keys. */
+  sl_plan *plan = p->plan;
+  plan->join = true;
+  sl_bexpr *on = subst(p->a, f->u.join.on, out->cols);
+  sl_bexpr *parts[64];
+  int n = 0;
+  conjuncts(on, parts, &n, 64);
+  int s0 = plan->inputs[0].first_column;
+  int s1 = s0 + plan->inputs[0].ncolumns;
+  int t0 = plan->inputs[1].first_column;
+  int t1 = t0 + plan->inputs[1].ncolumns;
+  plan->join_stream_keys = SL_ANEW_N(p->a, sl_bexpr *, n > 0 ? n : 1);
+  plan->join_table_keys = SL_ANEW_N(p->a, sl_bexpr *, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++) {
+    sl_bexpr *c = parts[i];
+    if (c->kind == SL_BEXPR_BINARY && c->op == SL_OP_EQ) {
+      sl_bexpr *x = c->args[0], *y = c->args[1];
+      if (columns_within(x, t0, t1) && columns_within(y, s0, s1)) {
+        sl_bexpr *tmp = x;
+        x = y;
+        y = tmp;
+      }
+      if (columns_within(x, s0, s1) && columns_within(y, t0, t1) &&
+          sl_type_equal(x->type, y->type)) {
+        plan->join_stream_keys[plan->njoin_keys] = x;
+        plan->join_table_keys[plan->njoin_keys++] = y;
+        continue;
+      }
+    }
+    out->filter = make_and(p->a, out->filter, c);
+  }
+  if (plan->njoin_keys == 0)
+    return unsupported(p, f->span,
+                       "a join without an equality between the stream and "
+                       "the table (of the same type)");
+  return SL_OK;
+}
+
+static int flatten(planner *p, const sl_bfrom *f, flat *out) {
+  memset(out, 0, sizeof *out);
+  out->window_start_col = -1;
+  switch (f->kind) {
+  case SL_BFROM_SCAN:
+    if (f->u.scan.system_time && p->plan->ninputs == 0)
+      return unsupported(p, f->span, "FOR SYSTEM_TIME AS OF on the stream");
+    return add_input(p, f, out);
+  case SL_BFROM_VIEW:
+  case SL_BFROM_SUBQUERY:
+    return flatten_sub(p, f, out);
+  case SL_BFROM_WINDOW_TVF:
+    return flatten_tvf(p, f, out);
+  case SL_BFROM_JOIN:
+    return flatten_join(p, f, out);
+  }
+  return sl_error_set(p->err, SL_EINTERNAL, "unknown FROM node");
+}
+
+/* ---- windows and aggregates -----------------------------------------------
+ */
+
+static int64_t unit_of(const sl_type *t) {
+  int prec = t->precision < 0 ? 6 : t->precision;
+  int64_t u = 1;
+  for (int i = prec; i < 6; i++)
+    u *= 10;
+  return u;
+}
+
+static void set_window(sl_plan *plan, const sl_bwindow *w, sl_bexpr *time) {
+  sl_plan_window *pw = &plan->window;
+  plan->windowed = true;
+  pw->kind = w->kind;
+  pw->size_us = w->size_ms * 1000;
+  pw->slide_us =
+      (w->kind == SL_WINDOW_TUMBLE ? w->size_ms : w->slide_ms) * 1000;
+  pw->gap_us = w->gap_ms * 1000;
+  pw->offset_us = w->offset_ms * 1000;
+  pw->time = time;
+  pw->unit_us = unit_of(time->type);
+  pw->proctime = w->time_attr == SL_TIME_PROCTIME;
+}
+
+sl_agg_op sl_plan_agg_op(const sl_bagg *agg, bool *ok) {
+  const char *n = agg->fn->name;
+  *ok = true;
+  if (strcmp(n, "COUNT") == 0)
+    return agg->star ? SL_AGG_COUNT_STAR : SL_AGG_COUNT;
+  if (strcmp(n, "SUM") == 0)
+    return SL_AGG_SUM;
+  if (strcmp(n, "AVG") == 0)
+    return SL_AGG_AVG;
+  if (strcmp(n, "MIN") == 0)
+    return SL_AGG_MIN;
+  if (strcmp(n, "MAX") == 0)
+    return SL_AGG_MAX;
+  *ok = false;
+  return SL_AGG_COUNT;
+}
+
+/* Rewrite a post-aggregation expression to COLUMNs of the aggregate row. */
+typedef struct agg_row_map {
+  const int *group_to_col; /* per bound group key: aggregate-row column */
+  int nkeys, naggs;
+  const sl_type *const *types; /* aggregate-row types */
+} agg_row_map;
+
+static sl_bexpr *to_agg_row(sl_arena *a, const sl_bexpr *e,
+                            const agg_row_map *m) {
+  if (!e)
+    return NULL;
+  int col = -1;
+  switch (e->kind) {
+  case SL_BEXPR_GROUP_REF:
+    col = m->group_to_col[e->index];
+    break;
+  case SL_BEXPR_AGG_REF:
+    col = m->nkeys + e->index;
+    break;
+  case SL_BEXPR_WINDOW_PROP:
+    col = m->nkeys + m->naggs +
+          (e->prop == SL_WPROP_START ? 0
+           : e->prop == SL_WPROP_END ? 1
+                                     : 2);
+    break;
+  default:
+    break;
+  }
+  if (col >= 0)
+    return make_column(a, col, e->type, e->name);
+  if (e->nargs == 0)
+    return (sl_bexpr *)e;
+  sl_bexpr *c = SL_ANEW(a, sl_bexpr);
+  *c = *e;
+  c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
+  for (int i = 0; i < e->nargs; i++)
+    c->args[i] = to_agg_row(a, e->args[i], m);
+  return c;
+}
+
+static int plan_aggregate(planner *p, const sl_bselect *s, const flat *f) {
+  sl_plan *plan = p->plan;
+  plan->kind = SL_PLAN_AGGREGATE;
+  int *group_to_col = SL_ANEW_N(p->a, int, s->ngroups > 0 ? s->ngroups : 1);
+  plan->keys = SL_ANEW_N(p->a, sl_bexpr *, s->ngroups > 0 ? s->ngroups : 1);
+  bool saw_start = false, saw_end = false;
+  for (int i = 0; i < s->ngroups; i++) {
+    sl_bexpr *k = subst(p->a, s->groups[i], f->cols);
+    if (k->kind == SL_BEXPR_WINDOW_PROP) {
+      saw_start |= k->prop == SL_WPROP_START;
+      saw_end |= k->prop == SL_WPROP_END;
+      group_to_col[i] = -1 - (int)k->prop; /* fixed up below */
+      continue;
+    }
+    if (has_window_prop(k))
+      return unsupported(p, s->groups[i]->span,
+                         "grouping by an expression of window bounds");
+    group_to_col[i] = plan->nkeys;
+    plan->keys[plan->nkeys++] = k;
+  }
+  if (s->group_window) {
+    set_window(plan, s->group_window, f->cols[s->group_window->time_column]);
+  } else if (f->has_window) {
+    if (!saw_start || !saw_end)
+      return unsupported(p, s->groups ? s->groups[0]->span : f->window->span,
+                         "a window table function without both window_start "
+                         "and window_end in GROUP BY");
+    set_window(plan, f->window, f->window_time);
+    if (f->window->kind == SL_WINDOW_SESSION && f->window->npartition > 0) {
+      /* TVF SESSION ... PARTITION BY k: sessions are per key, so k must be
+       * grouped by as well (Flink requires it too). */
+    }
+  } else if (!plan->inputs[0].bounded) {
+    return unsupported(p, s->groups ? s->groups[0]->span : f->cols[0]->span,
+                       "GROUP BY without a window over an unbounded stream "
+                       "(its result changes forever; changelog results come "
+                       "later). Add a window, or bound the source with "
+                       "'events.num'");
+  }
+  if (plan->windowed && plan->window.kind == SL_WINDOW_CUMULATE &&
+      plan->window.size_us % plan->window.slide_us != 0)
+    return unsupported(p, f->window->span,
+                       "CUMULATE whose size is not a multiple of its step");
+  if (plan->windowed && plan->window.kind == SL_WINDOW_HOP &&
+      plan->window.size_us % plan->window.slide_us != 0)
+    return unsupported(
+        p, s->group_window ? s->group_window->span : f->window->span,
+        "HOP whose size is not a multiple of its slide");
+  plan->naggs = s->naggs;
+  plan->aggs = SL_ANEW_N(p->a, sl_plan_agg, s->naggs > 0 ? s->naggs : 1);
+  for (int i = 0; i < s->naggs; i++) {
+    const sl_bagg *ba = &s->aggs[i];
+    bool ok;
+    sl_plan_agg *pa = &plan->aggs[i];
+    pa->op = sl_plan_agg_op(ba, &ok);
+    if (!ok)
+      return unsupported(p, ba->span, "this aggregate function");
+    pa->distinct = ba->distinct;
+    pa->arg = ba->nargs > 0 ? subst(p->a, ba->args[0], f->cols) : NULL;
+    pa->filter = subst(p->a, ba->filter, f->cols);
+    pa->type = ba->type;
+  }
+  for (int i = 0; i < s->ngroups; i++)
+    if (group_to_col[i] < 0) {
+      sl_window_prop prop = (sl_window_prop)(-1 - group_to_col[i]);
+      group_to_col[i] = plan->nkeys + plan->naggs +
+                        (prop == SL_WPROP_START ? 0
+                         : prop == SL_WPROP_END ? 1
+                                                : 2);
+    }
+  agg_row_map m = {group_to_col, plan->nkeys, plan->naggs, NULL};
+  plan->having = to_agg_row(p->a, s->having, &m);
+  plan->nout = s->nexprs;
+  plan->out = SL_ANEW_N(p->a, sl_bexpr *, s->nexprs);
+  for (int i = 0; i < s->nexprs; i++)
+    plan->out[i] = to_agg_row(p->a, s->exprs[i], &m);
+  return SL_OK;
+}
+
+int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
+                  sl_error *err) {
+  planner p = {a, SL_ANEW(a, sl_plan), err, NULL};
+  sl_plan *plan = p.plan;
+  plan->limit = -1;
+  const sl_bquery *q = stmt->query;
+  if (stmt->kind == SL_STMT_INSERT) {
+    plan->sink_table = stmt->table;
+    const char *c = sl_table_def_option(stmt->table, "connector");
+    plan->sink = c ? sl_sink_connector_find(c) : NULL;
+    if (!plan->sink)
+      return sl_error_set(err, SL_EUNSUPPORTED,
+                          "table '%s' has connector '%s', which cannot be "
+                          "written; sinks are: %s",
+                          stmt->table->name, c ? c : "(none)",
+                          sl_sink_connector_names());
+  } else {
+    plan->sink = sl_shell_sink_connector();
+  }
+  if (!q || q->kind != SL_BQUERY_SELECT)
+    return unsupported(&p, q ? q->span : stmt->ast->span,
+                       "UNION, INTERSECT, EXCEPT and VALUES queries");
+  const sl_bselect *s = q->select;
+  if (!s->from)
+    return unsupported(&p, q->span, "SELECT without FROM");
+  if (q->norder > 0)
+    return unsupported(&p, q->span, "ORDER BY on a stream");
+  if (s->distinct)
+    return unsupported(&p, q->span, "SELECT DISTINCT");
+  if (s->nwindows > 0)
+    return unsupported(&p, s->windows[0].span,
+                       "OVER window functions (ROW_NUMBER comes with Top-N)");
+  flat f;
+  int rc = flatten(&p, s->from, &f);
+  if (rc != SL_OK)
+    return rc;
+
+  /* WHERE and the views' filters: the part over the stream alone runs
+   * before the join; the rest after it. */
+  sl_bexpr *where = make_and(a, f.filter, subst(a, s->where, f.cols));
+  sl_bexpr *parts[128];
+  int n = 0;
+  conjuncts(where, parts, &n, 128);
+  int s0 = plan->inputs[0].first_column;
+  int s1 = s0 + plan->inputs[0].ncolumns;
+  for (int i = 0; i < n; i++) {
+    if (has_window_prop(parts[i]))
+      return unsupported(&p, parts[i]->span,
+                         "a condition on window bounds before aggregation");
+    if (!plan->join || columns_within(parts[i], s0, s1))
+      plan->filter = make_and(a, plan->filter, parts[i]);
+    else
+      plan->post_join_filter = make_and(a, plan->post_join_filter, parts[i]);
+  }
+
+  if (s->aggregate) {
+    rc = plan_aggregate(&p, s, &f);
+    if (rc != SL_OK)
+      return rc;
+  } else {
+    plan->kind = SL_PLAN_STATELESS;
+    plan->nout = s->nexprs;
+    plan->out = SL_ANEW_N(a, sl_bexpr *, s->nexprs);
+    for (int i = 0; i < s->nexprs; i++) {
+      plan->out[i] = subst(a, s->exprs[i], f.cols);
+      if (has_window_prop(plan->out[i]))
+        return unsupported(&p, s->exprs[i]->span,
+                           "window bounds without a window aggregate");
+    }
+  }
+  plan->out_names = SL_ANEW_N(a, const char *, plan->nout > 0 ? plan->nout : 1);
+  plan->out_types =
+      SL_ANEW_N(a, const sl_type *, plan->nout > 0 ? plan->nout : 1);
+  for (int i = 0; i < plan->nout; i++) {
+    plan->out_names[i] = q->cols[i].name;
+    plan->out_types[i] = q->cols[i].type;
+  }
+  plan->limit = q->limit;
+  *out = plan;
+  return SL_OK;
+}

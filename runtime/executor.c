@@ -1,0 +1,969 @@
+/* executor.c - compile a plan, start the workers, and act as coordinator:
+ * fire windows when every worker's watermark has passed them, merge the
+ * workers' partial states, finalize and write the results to the sink.
+ * See executor.h for the model and worker.c for the per-record path. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "executor_int.h"
+#include "session_store.h"
+#include "sluice/interrupt.h"
+
+/* ---- shared helpers ---------------------------------------------------- */
+
+int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
+                      const sl_buffer *in, const uint32_t *sel, uint32_t n,
+                      sl_buffer *out, sl_expr_ctx *ctx, sl_error *err) {
+  uint32_t width = out->layout->width;
+  uint32_t room = (out->cap - out->heap_used) / width;
+  room = room > out->nrows ? room - out->nrows : 0;
+  uint32_t k = n < room ? n : room;
+  while (k > 0) {
+    uint32_t first = out->nrows;
+    memset(out->data + (size_t)first * width, 0, (size_t)k * width);
+    out->nrows += k;
+    uint32_t heap_before = out->heap_used;
+    int rc = SL_OK;
+    for (int f = 0; f < nprogs && rc == SL_OK; f++)
+      if (progs[f])
+        rc = sl_expr_eval_into(progs[f], in, sel, k, out, first, f, ctx, err);
+    if (rc == SL_OK)
+      return (int)k;
+    out->nrows = first;
+    out->heap_used = heap_before;
+    if (rc != SL_EXPR_HEAP_FULL)
+      return rc < 0 ? rc : SL_EINTERNAL;
+    k /= 2; /* long strings did not fit: try fewer rows */
+  }
+  return 0;
+}
+
+void sl_exec_signal(worker *w) {
+  pthread_mutex_lock(&w->shared->lock);
+  pthread_cond_broadcast(&w->shared->cond);
+  pthread_mutex_unlock(&w->shared->lock);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- which leaves a query reads --------------------------------------------
+ */
+
+typedef struct leaf_need {
+  const sl_plan *plan;
+  bool *need[2]; /* per input, per leaf */
+} leaf_need;
+
+static int input_of(const sl_plan *plan, int column) {
+  for (int j = 0; j < plan->ninputs; j++)
+    if (column >= plan->inputs[j].first_column &&
+        column < plan->inputs[j].first_column + plan->inputs[j].ncolumns)
+      return j;
+  return -1;
+}
+
+/* Mark the leaf called `name`, or every leaf below it ("name.x..."). */
+static void mark(leaf_need *ln, int j, const char *name) {
+  const sl_leaf_columns *lc = &ln->plan->inputs[j].leaves;
+  size_t n = strlen(name);
+  for (int i = 0; i < lc->n; i++)
+    if (strcmp(lc->names[i], name) == 0 ||
+        (strncmp(lc->names[i], name, n) == 0 && lc->names[i][n] == '.'))
+      ln->need[j][i] = true;
+}
+
+static void collect(leaf_need *ln, const sl_bexpr *e) {
+  if (!e)
+    return;
+  if (e->kind == SL_BEXPR_FIELD || e->kind == SL_BEXPR_COLUMN) {
+    /* A FIELD chain over a column names a leaf: "person.id". */
+    const sl_bexpr *chain[16];
+    int depth = 0;
+    const sl_bexpr *b = e;
+    while (b->kind == SL_BEXPR_FIELD && depth < 16) {
+      chain[depth++] = b;
+      b = b->args[0];
+    }
+    if (b->kind == SL_BEXPR_COLUMN && b->depth == 0) {
+      int j = input_of(ln->plan, b->index);
+      if (j >= 0) {
+        char name[512];
+        snprintf(name, sizeof name, "%s", ln->plan->base_names[b->index]);
+        for (int d = depth - 1; d >= 0; d--) {
+          size_t len = strlen(name);
+          snprintf(name + len, sizeof name - len, ".%s", chain[d]->name);
+        }
+        mark(ln, j, name);
+      }
+      return;
+    }
+    collect(ln, b);
+    return;
+  }
+  for (int i = 0; i < e->nargs; i++)
+    collect(ln, e->args[i]);
+}
+
+/* The layout of input j's used leaves, and its spec leaf_index. */
+static const sl_row_layout *input_layout(sl_arena *a, const sl_plan *plan,
+                                         int j, bool *need, int **leaf_index,
+                                         int *nused) {
+  const sl_leaf_columns *lc = &plan->inputs[j].leaves;
+  int n = 0;
+  for (int i = 0; i < lc->n; i++)
+    n += need[i];
+  const char **names = SL_ANEW_N(a, const char *, n + 1);
+  const sl_type **types = SL_ANEW_N(a, const sl_type *, n + 1);
+  *leaf_index = SL_ANEW_N(a, int, n + 1);
+  int k = 0;
+  for (int i = 0; i < lc->n; i++)
+    if (need[i]) {
+      names[k] = lc->names[i];
+      types[k] = lc->types[i];
+      (*leaf_index)[k++] = i;
+    }
+  *nused = n;
+  return sl_row_layout_new(a, n, names, types);
+}
+
+/* column_map over base columns for a layout made of input layouts
+ * concatenated: input j's fields start at field_base[j] (-1: absent). */
+static int *column_map(sl_arena *a, const sl_plan *plan,
+                       const sl_row_layout *const *in_layouts,
+                       const int *field_base) {
+  int *map = SL_ANEW_N(a, int, plan->base_ncols + 1);
+  for (int c = 0; c < plan->base_ncols; c++) {
+    map[c] = -1;
+    int j = input_of(plan, c);
+    if (j < 0 || field_base[j] < 0 || plan->base_types[c]->kind == SL_TYPE_ROW)
+      continue;
+    const sl_row_layout *l = in_layouts[j];
+    for (int f = 0; f < l->nfields; f++)
+      if (strcmp(l->fields[f].name, plan->base_names[c]) == 0) {
+        map[c] = field_base[j] + f;
+        break;
+      }
+  }
+  return map;
+}
+
+static int compile(exec_query *q, const sl_bexpr *e, const sl_row_layout *l,
+                   const int *map, sl_expr_prog **out, sl_error *err) {
+  *out = NULL;
+  if (!e)
+    return SL_OK;
+  return sl_expr_compile(&q->arena, e, l, map, out, err);
+}
+
+/* ---- the lookup join's table -------------------------------------------- */
+
+static int load_table(exec_query *q, const int *table_leaf, int *table_map,
+                      sl_error *err) {
+  const sl_plan *plan = q->plan;
+  const sl_plan_input *in = &plan->inputs[1];
+  sl_source_spec spec = {in->table, q->table_layout, table_leaf, 0, 1};
+  sl_source *src;
+  int rc = in->connector->open(&spec, &src, err);
+  if (rc != SL_OK)
+    return rc;
+  sl_expr_prog **kp = SL_ANEW_N(&q->arena, sl_expr_prog *, plan->njoin_keys);
+  for (int i = 0; i < plan->njoin_keys && rc == SL_OK; i++)
+    rc = compile(q, plan->join_table_keys[i], q->table_layout, table_map,
+                 &kp[i], err);
+  int cap_bufs = 8;
+  q->table_buffers = malloc(sizeof(sl_buffer) * 2 * (size_t)cap_bufs);
+  sl_expr_ctx *ctx = sl_expr_ctx_new();
+  bool done = false;
+  uint32_t nrows = 0;
+  while (rc == SL_OK && !done) {
+    if (q->ntable_buffers + 2 > 2 * cap_bufs) {
+      cap_bufs *= 2;
+      q->table_buffers =
+          realloc(q->table_buffers, sizeof(sl_buffer) * 2 * (size_t)cap_bufs);
+    }
+    if (!q->table_buffers)
+      abort();
+    sl_buffer *b = &q->table_buffers[q->ntable_buffers];
+    sl_buffer_init(b, q->table_layout, q->buffer_size);
+    rc = in->connector->next(src, b, &done, err);
+    if (rc != SL_OK || b->nrows == 0) {
+      sl_buffer_free(b);
+      continue;
+    }
+    /* The key row of every table row, in a parallel buffer. */
+    sl_buffer *kb = &q->table_buffers[q->ntable_buffers + 1];
+    sl_buffer_init(kb, q->join_key_layout,
+                   b->nrows * q->join_key_layout->width + b->cap);
+    q->ntable_buffers += 2;
+    uint32_t *sel = malloc(sizeof(uint32_t) * b->nrows);
+    for (uint32_t i = 0; i < b->nrows; i++)
+      sel[i] = i;
+    int k =
+        sl_exec_eval_rows(kp, plan->njoin_keys, b, sel, b->nrows, kb, ctx, err);
+    free(sel);
+    if (k < 0)
+      rc = k;
+    else if ((uint32_t)k != b->nrows)
+      rc = sl_error_set(err, SL_EINTERNAL, "join keys did not fit");
+    nrows += b->nrows;
+  }
+  in->connector->close(src);
+  sl_expr_ctx_free(ctx);
+  if (rc != SL_OK)
+    return rc;
+
+  q->table_nrows = nrows;
+  q->table_rows = SL_ANEW_N(&q->arena, uint8_t *, nrows + 1);
+  q->table_keys = SL_ANEW_N(&q->arena, uint8_t *, nrows + 1);
+  uint32_t r = 0;
+  for (int b = 0; b < q->ntable_buffers; b += 2)
+    for (uint32_t i = 0; i < q->table_buffers[b].nrows; i++, r++) {
+      q->table_rows[r] = sl_buffer_row(&q->table_buffers[b], i);
+      q->table_keys[r] = sl_buffer_row(&q->table_buffers[b + 1], i);
+    }
+  uint32_t cap = 16;
+  while (cap < 2 * nrows)
+    cap *= 2;
+  q->table_cap = cap;
+  q->table_hash = SL_ANEW_N(&q->arena, uint64_t, cap);
+  q->table_slot_row = SL_ANEW_N(&q->arena, uint32_t, cap);
+  for (r = 0; r < nrows; r++) {
+    const uint8_t *key = q->table_keys[r];
+    bool null_key = false;
+    for (int f = 0; f < q->join_key_layout->nfields; f++)
+      null_key |= sl_row_is_null(key, f);
+    if (null_key)
+      continue;
+    uint64_t h = sl_key_hash(q->join_key_layout, key);
+    uint32_t j = (uint32_t)h & (cap - 1);
+    while (q->table_hash[j])
+      j = (j + 1) & (cap - 1);
+    q->table_hash[j] = h;
+    q->table_slot_row[j] = r;
+  }
+  return SL_OK;
+}
+
+/* ---- setting a query up ------------------------------------------------- */
+
+static const sl_row_layout *layout_of(sl_arena *a, int n,
+                                      const char *const *names,
+                                      const sl_type *const *types) {
+  return sl_row_layout_new(a, n, names, types);
+}
+
+static int prepare(exec_query *q, sl_error *err) {
+  const sl_plan *plan = q->plan;
+  sl_arena *a = &q->arena;
+  int rc;
+
+  /* Which leaves are read. */
+  leaf_need ln = {plan, {NULL, NULL}};
+  for (int j = 0; j < plan->ninputs; j++)
+    ln.need[j] = SL_ANEW_N(a, bool, plan->inputs[j].leaves.n + 1);
+  collect(&ln, plan->filter);
+  collect(&ln, plan->post_join_filter);
+  for (int i = 0; i < plan->njoin_keys; i++) {
+    collect(&ln, plan->join_stream_keys[i]);
+    collect(&ln, plan->join_table_keys[i]);
+  }
+  if (plan->kind == SL_PLAN_AGGREGATE) {
+    if (plan->windowed)
+      collect(&ln, plan->window.time);
+    collect(&ln, plan->watermark);
+    for (int i = 0; i < plan->nkeys; i++)
+      collect(&ln, plan->keys[i]);
+    for (int i = 0; i < plan->naggs; i++) {
+      collect(&ln, plan->aggs[i].arg);
+      collect(&ln, plan->aggs[i].filter);
+    }
+  } else {
+    for (int i = 0; i < plan->nout; i++)
+      collect(&ln, plan->out[i]);
+  }
+
+  int nused0;
+  q->stream_layout =
+      input_layout(a, plan, 0, ln.need[0], &q->stream_leaf, &nused0);
+  const sl_row_layout *ins[2] = {q->stream_layout, NULL};
+  int base0[2] = {0, -1};
+  int *map0 = column_map(a, plan, ins, base0);
+  rc = compile(q, plan->filter, q->stream_layout, map0, &q->filter, err);
+  if (rc != SL_OK)
+    return rc;
+  q->row_layout = q->stream_layout;
+  int *row_map = map0;
+
+  if (plan->join) {
+    q->join = true;
+    int *table_leaf, nused1;
+    q->table_layout =
+        input_layout(a, plan, 1, ln.need[1], &table_leaf, &nused1);
+    ins[1] = q->table_layout;
+    int base1[2] = {-1, 0};
+    int *map1 = column_map(a, plan, ins, base1);
+    /* Joined rows: the stream's fields, then the table's. */
+    int nj = q->stream_layout->nfields + q->table_layout->nfields;
+    const char **names = SL_ANEW_N(a, const char *, nj + 1);
+    const sl_type **types = SL_ANEW_N(a, const sl_type *, nj + 1);
+    for (int f = 0; f < q->stream_layout->nfields; f++) {
+      names[f] = q->stream_layout->fields[f].name;
+      types[f] = q->stream_layout->fields[f].type;
+    }
+    for (int f = 0; f < q->table_layout->nfields; f++) {
+      names[q->stream_layout->nfields + f] = q->table_layout->fields[f].name;
+      types[q->stream_layout->nfields + f] = q->table_layout->fields[f].type;
+    }
+    q->joined_layout = layout_of(a, nj, names, types);
+    int basej[2] = {0, q->stream_layout->nfields};
+    row_map = column_map(a, plan, ins, basej);
+    q->row_layout = q->joined_layout;
+    /* Join keys. */
+    q->nkey_progs = plan->njoin_keys;
+    q->stream_key_progs = SL_ANEW_N(a, sl_expr_prog *, plan->njoin_keys);
+    const sl_type **kt = SL_ANEW_N(a, const sl_type *, plan->njoin_keys);
+    for (int i = 0; i < plan->njoin_keys; i++) {
+      rc = compile(q, plan->join_stream_keys[i], q->stream_layout, map0,
+                   &q->stream_key_progs[i], err);
+      if (rc != SL_OK)
+        return rc;
+      kt[i] = plan->join_stream_keys[i]->type;
+    }
+    q->join_key_layout = layout_of(a, plan->njoin_keys, NULL, kt);
+    rc = compile(q, plan->post_join_filter, q->joined_layout, row_map,
+                 &q->post_join_filter, err);
+    if (rc == SL_OK)
+      rc = load_table(q, table_leaf, map1, err);
+    if (rc != SL_OK)
+      return rc;
+  }
+
+  /* The output rows. */
+  q->out_layout = layout_of(a, plan->nout, plan->out_names, plan->out_types);
+  if (plan->kind == SL_PLAN_STATELESS) {
+    q->out_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
+    for (int i = 0; i < plan->nout; i++) {
+      rc = compile(q, plan->out[i], q->row_layout, row_map, &q->out_progs[i],
+                   err);
+      if (rc != SL_OK)
+        return rc;
+    }
+    return SL_OK;
+  }
+
+  /* Aggregate: the tmp row per record. */
+  int nf = 2 + plan->nkeys + 2 * plan->naggs;
+  const sl_type **tt = SL_ANEW_N(a, const sl_type *, nf);
+  const sl_bexpr **te = SL_ANEW_N(a, const sl_bexpr *, nf);
+  sl_type *ts = sl_type_timestamp(a, 3);
+  sl_type *boolean = sl_type_new(a, SL_TYPE_BOOLEAN);
+  q->tmp_time = 0;
+  q->tmp_wm = plan->watermark && !plan->window.proctime ? 1 : -1;
+  q->tmp_keys = 2;
+  q->tmp_args = 2 + plan->nkeys;
+  q->tmp_filters = 2 + plan->nkeys + plan->naggs;
+  bool event_time = plan->windowed && !plan->window.proctime;
+  tt[0] = event_time ? plan->window.time->type : ts;
+  te[0] = event_time ? plan->window.time : NULL;
+  tt[1] = plan->watermark ? plan->watermark->type : ts;
+  te[1] = q->tmp_wm >= 0 ? plan->watermark : NULL;
+  for (int i = 0; i < plan->nkeys; i++) {
+    tt[2 + i] = plan->keys[i]->type;
+    te[2 + i] = plan->keys[i];
+  }
+  sl_agg_desc *descs = SL_ANEW_N(a, sl_agg_desc, plan->naggs + 1);
+  for (int i = 0; i < plan->naggs; i++) {
+    const sl_plan_agg *pa = &plan->aggs[i];
+    int af = q->tmp_args + i, ff = q->tmp_filters + i;
+    tt[af] = pa->arg ? pa->arg->type : boolean;
+    te[af] = pa->arg;
+    tt[ff] = boolean;
+    te[ff] = pa->filter;
+    descs[i].op = pa->op;
+    descs[i].distinct = pa->distinct;
+    descs[i].in_field = pa->arg ? af : -1;
+    descs[i].filter_field = pa->filter ? ff : -1;
+    descs[i].out_type = pa->type;
+  }
+  q->tmp_layout = layout_of(a, nf, NULL, tt);
+  q->tmp_progs = SL_ANEW_N(a, sl_expr_prog *, nf);
+  for (int f = 0; f < nf; f++) {
+    rc = compile(q, te[f], q->row_layout, row_map, &q->tmp_progs[f], err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  q->key_layout = layout_of(a, plan->nkeys, NULL, tt + 2);
+  rc = sl_agg_set_init(a, &q->aggs, plan->naggs, descs, q->tmp_layout, err);
+  if (rc != SL_OK)
+    return rc;
+
+  /* The aggregate row: keys, aggregates, window_start, window_end,
+   * window_time. */
+  int na = plan->nkeys + plan->naggs + 3;
+  const sl_type **at = SL_ANEW_N(a, const sl_type *, na);
+  for (int i = 0; i < plan->nkeys; i++)
+    at[i] = plan->keys[i]->type;
+  for (int i = 0; i < plan->naggs; i++)
+    at[plan->nkeys + i] = plan->aggs[i].type;
+  sl_type *wt = sl_type_timestamp(a, 3);
+  wt->time_attr = SL_TIME_ROWTIME;
+  at[na - 3] = ts;
+  at[na - 2] = ts;
+  at[na - 1] = wt;
+  q->agg_layout = layout_of(a, na, NULL, at);
+  int *ident = SL_ANEW_N(a, int, na);
+  for (int i = 0; i < na; i++)
+    ident[i] = i;
+  rc = compile(q, plan->having, q->agg_layout, ident, &q->having, err);
+  if (rc != SL_OK)
+    return rc;
+  q->final_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
+  for (int i = 0; i < plan->nout; i++) {
+    rc =
+        compile(q, plan->out[i], q->agg_layout, ident, &q->final_progs[i], err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  return SL_OK;
+}
+
+/* ---- the coordinator -------------------------------------------------------
+ */
+
+typedef struct coordinator {
+  exec_query *q;
+  session_store *sessions;              /* session windows: merged fragments */
+  int64_t session_wm, session_min_open; /* fire rule for sessions */
+  sl_sink *sink;
+  const sl_sink_connector *sc;
+  sl_expr_ctx *ctx;
+  sl_buffer agg_rows, out_rows;
+  uint32_t *sel;
+  uint64_t rows_out;
+  uint64_t windows;
+  bool limit_reached;
+  sl_error *err;
+} coordinator;
+
+/* Write out_rows to the sink (respecting LIMIT). */
+static int flush_out(coordinator *c) {
+  if (c->out_rows.nrows == 0)
+    return SL_OK;
+  int64_t limit = c->q->plan->limit;
+  if (limit >= 0 && c->rows_out + c->out_rows.nrows >= (uint64_t)limit) {
+    c->out_rows.nrows = (uint32_t)((uint64_t)limit - c->rows_out);
+    c->limit_reached = true;
+  }
+  int rc =
+      c->out_rows.nrows ? c->sc->write(c->sink, &c->out_rows, c->err) : SL_OK;
+  c->rows_out += c->out_rows.nrows;
+  sl_buffer_clear(&c->out_rows);
+  return rc;
+}
+
+/* HAVING and the select list over the aggregate rows collected so far. */
+static int finish_agg_rows(coordinator *c) {
+  exec_query *q = c->q;
+  uint32_t n = c->agg_rows.nrows;
+  for (uint32_t i = 0; i < n; i++)
+    c->sel[i] = i;
+  int rc;
+  if (q->having) {
+    rc = sl_expr_filter(q->having, &c->agg_rows, c->sel, &n, c->ctx, c->err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  uint32_t done = 0;
+  while (done < n && !c->limit_reached) {
+    int k = sl_exec_eval_rows(q->final_progs, q->plan->nout, &c->agg_rows,
+                              c->sel + done, n - done, &c->out_rows, c->ctx,
+                              c->err);
+    if (k < 0)
+      return k;
+    if (k == 0 && c->out_rows.nrows == 0)
+      return sl_error_set(c->err, SL_EINVAL,
+                          "a result row is larger than a buffer; raise SET "
+                          "'sluice.buffer-size'");
+    done += (uint32_t)k;
+    if (done < n ||
+        c->out_rows.nrows * q->out_layout->width * 2 > c->out_rows.cap) {
+      rc = flush_out(c);
+      if (rc != SL_OK)
+        return rc;
+    }
+  }
+  sl_buffer_clear(&c->agg_rows);
+  return SL_OK;
+}
+
+/* Finalize every group of a merged window into aggregate rows. */
+static int emit_window(coordinator *c, int64_t start, int64_t end,
+                       sl_group_table *t) {
+  exec_query *q = c->q;
+  const sl_plan *plan = q->plan;
+  const sl_row_layout *al = q->agg_layout, *kl = q->key_layout;
+  int nk = plan->nkeys, na = plan->naggs;
+  for (uint32_t i = 0; i < t->cap; i++) {
+    if (!sl_group_table_slot_used(t, i))
+      continue;
+    uint8_t *row = sl_buffer_append(&c->agg_rows);
+    if (!row) {
+      int rc = finish_agg_rows(c);
+      if (rc != SL_OK)
+        return rc;
+      row = sl_buffer_append(&c->agg_rows);
+    }
+    const uint8_t *key = sl_group_table_key(t, i);
+    for (int k = 0; k < nk; k++) {
+      sl_row_set_null(row, k, sl_row_is_null(key, k));
+      memcpy(row + al->fields[k].offset, key + kl->fields[k].offset,
+             kl->fields[k].size);
+    }
+    for (int g = 0; g < na; g++) {
+      int rc = sl_agg_finalize(&q->aggs, g, sl_group_table_states(t, i),
+                               &c->agg_rows, row, nk + g, c->err);
+      if (rc == 1) { /* heap full: finish what we have, then redo this row */
+        c->agg_rows.nrows--;
+        rc = finish_agg_rows(c);
+        if (rc != SL_OK)
+          return rc;
+        i--;
+        goto next;
+      }
+      if (rc != SL_OK)
+        return rc;
+    }
+    if (plan->windowed) {
+      SL_FIELD(row, al, nk + na, int64_t) = start;
+      SL_FIELD(row, al, nk + na + 1, int64_t) = end;
+      SL_FIELD(row, al, nk + na + 2, int64_t) = end - plan->window.unit_us;
+    } else {
+      for (int k = 0; k < 3; k++)
+        sl_row_set_null(row, nk + na + k, true);
+    }
+  next:;
+  }
+  int rc = finish_agg_rows(c);
+  if (rc == SL_OK)
+    rc = flush_out(c);
+  if (rc == SL_OK && c->sc->commit)
+    rc = c->sc->commit(c->sink, c->err);
+  c->windows++;
+  return rc;
+}
+
+static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress);
+
+/* Fire every window that all workers have passed. */
+static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
+  if (c->sessions)
+    return fire_sessions(c, ws, n, progress);
+  int64_t unit = c->q->plan->windowed ? c->q->plan->window.unit_us : 0;
+  for (;;) {
+    int64_t global = WM_MAX, next = WM_MAX;
+    for (int i = 0; i < n; i++) {
+      pthread_mutex_lock(&ws[i].lock);
+      int64_t wm = ws[i].done ? WM_MAX : ws[i].published_wm;
+      if (ws[i].partials && ws[i].partials->end < next)
+        next = ws[i].partials->end;
+      pthread_mutex_unlock(&ws[i].lock);
+      if (wm < global)
+        global = wm;
+    }
+    if (next == WM_MAX) {
+      /* Either nothing is waiting, or the global aggregate's one window,
+       * which ends at +infinity: it fires when every worker is done. */
+      bool any = false;
+      for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&ws[i].lock);
+        any |= ws[i].partials != NULL;
+        pthread_mutex_unlock(&ws[i].lock);
+      }
+      if (!any || global != WM_MAX)
+        return SL_OK;
+    } else if (global != WM_MAX && next - unit > global) {
+      return SL_OK;
+    }
+    /* Take every worker's partial for this window and merge them. */
+    sl_group_table *merged = NULL;
+    int64_t start = 0;
+    int rc = SL_OK;
+    for (int i = 0; i < n; i++) {
+      pthread_mutex_lock(&ws[i].lock);
+      window_partial *p = ws[i].partials;
+      if (p && p->end == next) {
+        ws[i].partials = p->next;
+        if (!ws[i].partials)
+          ws[i].partials_tail = NULL;
+      } else {
+        p = NULL;
+      }
+      pthread_mutex_unlock(&ws[i].lock);
+      if (!p)
+        continue;
+      start = p->start;
+      if (!merged) {
+        merged = p->table;
+      } else {
+        if (rc == SL_OK)
+          rc = sl_group_table_merge(merged, p->table, c->err);
+        sl_group_table_free(p->table);
+        free(p->table);
+      }
+      free(p);
+    }
+    if (merged) {
+      if (rc == SL_OK && !c->limit_reached)
+        rc = emit_window(c, start, next, merged);
+      sl_group_table_free(merged);
+      free(merged);
+    }
+    *progress = true;
+    if (rc != SL_OK)
+      return rc;
+  }
+}
+
+/* Session windows: merge the workers' closed fragments per key; a merged
+ * session fires when every worker's watermark has passed its end and no
+ * worker still has an open session that could touch it. */
+static bool merged_session_fires(void *arg, const session *ss) {
+  const coordinator *c = arg;
+  if (c->session_wm == WM_MAX)
+    return true;
+  return ss->end - c->q->plan->window.unit_us <= c->session_wm &&
+         ss->end < c->session_min_open;
+}
+
+static int emit_session(void *arg, const uint8_t *key, const session *ss) {
+  coordinator *c = arg;
+  exec_query *q = c->q;
+  const sl_plan *plan = q->plan;
+  const sl_row_layout *al = q->agg_layout, *kl = q->key_layout;
+  int nk = plan->nkeys, na = plan->naggs;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    uint8_t *row = sl_buffer_append(&c->agg_rows);
+    if (!row) {
+      int rc = finish_agg_rows(c);
+      if (rc != SL_OK)
+        return rc;
+      continue;
+    }
+    for (int k = 0; k < nk; k++) {
+      sl_row_set_null(row, k, sl_row_is_null(key, k));
+      memcpy(row + al->fields[k].offset, key + kl->fields[k].offset,
+             kl->fields[k].size);
+    }
+    int rc = SL_OK;
+    for (int g = 0; g < na && rc == SL_OK; g++)
+      rc = sl_agg_finalize(&q->aggs, g, ss->states, &c->agg_rows, row, nk + g,
+                           c->err);
+    if (rc == 1) { /* heap full: finish the rows so far, then retry */
+      c->agg_rows.nrows--;
+      rc = finish_agg_rows(c);
+      if (rc != SL_OK)
+        return rc;
+      continue;
+    }
+    if (rc != SL_OK)
+      return rc;
+    SL_FIELD(row, al, nk + na, int64_t) = ss->start;
+    SL_FIELD(row, al, nk + na + 1, int64_t) = ss->end;
+    SL_FIELD(row, al, nk + na + 2, int64_t) = ss->end - plan->window.unit_us;
+    return SL_OK;
+  }
+  return sl_error_set(c->err, SL_EINVAL,
+                      "a result row is larger than a buffer; raise SET "
+                      "'sluice.buffer-size'");
+}
+
+static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
+  int64_t global = WM_MAX, min_open = WM_MAX;
+  session_fragment *all = NULL;
+  for (int i = 0; i < n; i++) {
+    pthread_mutex_lock(&ws[i].lock);
+    if (!ws[i].done) {
+      if (ws[i].published_wm < global)
+        global = ws[i].published_wm;
+      if (ws[i].min_open_start < min_open)
+        min_open = ws[i].min_open_start;
+    }
+    if (ws[i].fragments) {
+      ws[i].fragments_tail->next = all;
+      all = ws[i].fragments;
+      ws[i].fragments = ws[i].fragments_tail = NULL;
+    }
+    pthread_mutex_unlock(&ws[i].lock);
+  }
+  int rc = SL_OK;
+  while (all) {
+    session_fragment *f = all;
+    all = f->next;
+    if (rc == SL_OK &&
+        !session_store_add(c->sessions, sl_key_hash(c->q->key_layout, f->key),
+                           f->key, f->start, f->end, f->states, WM_MIN, c->err))
+      rc = c->err->code ? c->err->code : SL_EINTERNAL;
+    free(f->key);
+    free(f);
+    *progress = true;
+  }
+  if (rc != SL_OK)
+    return rc;
+  c->session_wm = global;
+  c->session_min_open = min_open;
+  if (c->sessions->min_end == WM_MAX ||
+      (global != WM_MAX &&
+       c->sessions->min_end - c->q->plan->window.unit_us > global))
+    return SL_OK;
+  rc = session_store_close(c->sessions, merged_session_fires, emit_session, c,
+                           c->err);
+  if (rc == SL_OK)
+    rc = finish_agg_rows(c);
+  if (rc == SL_OK)
+    rc = flush_out(c);
+  if (rc == SL_OK && c->sc->commit)
+    rc = c->sc->commit(c->sink, c->err);
+  return rc;
+}
+
+/* Stateless: write every finished batch. */
+static int drain_batches(coordinator *c, worker *ws, int n, bool *progress) {
+  for (int i = 0; i < n; i++) {
+    for (;;) {
+      pthread_mutex_lock(&ws[i].lock);
+      out_batch *b = ws[i].batches;
+      if (b) {
+        ws[i].batches = b->next;
+        if (!ws[i].batches)
+          ws[i].batches_tail = NULL;
+      }
+      pthread_mutex_unlock(&ws[i].lock);
+      if (!b)
+        break;
+      *progress = true;
+      int rc = SL_OK;
+      if (!c->limit_reached) {
+        int64_t limit = c->q->plan->limit;
+        if (limit >= 0 && c->rows_out + b->buf.nrows >= (uint64_t)limit) {
+          b->buf.nrows = (uint32_t)((uint64_t)limit - c->rows_out);
+          c->limit_reached = true;
+        }
+        if (b->buf.nrows)
+          rc = c->sc->write(c->sink, &b->buf, c->err);
+        c->rows_out += b->buf.nrows;
+      }
+      pthread_mutex_lock(&ws[i].lock);
+      b->next = ws[i].free_batches;
+      ws[i].free_batches = b;
+      pthread_mutex_unlock(&ws[i].lock);
+      if (rc != SL_OK)
+        return rc;
+    }
+  }
+  return SL_OK;
+}
+
+static void free_query(exec_query *q) {
+  for (int i = 0; i < q->ntable_buffers; i++)
+    sl_buffer_free(&q->table_buffers[i]);
+  free(q->table_buffers);
+  sl_arena_free(&q->arena);
+}
+
+int sl_execute(const sl_plan *plan, const sl_settings *settings,
+               sl_result_sink *shell, sl_query_stats *stats, sl_error *err) {
+  memset(stats, 0, sizeof *stats);
+  exec_query q;
+  memset(&q, 0, sizeof q);
+  q.plan = plan;
+  sl_arena_init(&q.arena, 0);
+  q.buffer_size =
+      (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
+  if (q.buffer_size < 4096)
+    q.buffer_size = 4096;
+  q.nworkers = (int)sl_settings_get_int(settings, "parallelism.default", 1);
+  if (q.nworkers < 1)
+    q.nworkers = 1;
+  int rc = prepare(&q, err);
+  if (rc != SL_OK) {
+    free_query(&q);
+    return rc;
+  }
+
+  /* The sink. */
+  coordinator c;
+  memset(&c, 0, sizeof c);
+  c.q = &q;
+  c.err = err;
+  c.sc = plan->sink;
+  sl_sink_spec spec = {plan->sink_table, q.out_layout, plan->out_names, shell};
+  rc = c.sc->open(&spec, &c.sink, err);
+  if (rc != SL_OK) {
+    free_query(&q);
+    return rc;
+  }
+  c.ctx = sl_expr_ctx_new();
+  if (plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
+      plan->window.kind == SL_WINDOW_SESSION) {
+    c.sessions = malloc(sizeof *c.sessions);
+    if (!c.sessions)
+      abort();
+    session_store_init(c.sessions, q.key_layout, &q.aggs);
+  }
+  sl_buffer_init(&c.out_rows, q.out_layout, q.buffer_size);
+  if (q.agg_layout) {
+    sl_buffer_init(&c.agg_rows, q.agg_layout, q.buffer_size);
+    c.sel =
+        malloc(sizeof(uint32_t) * (q.buffer_size / q.agg_layout->width + 1));
+    if (!c.sel)
+      abort();
+  }
+
+  /* The workers. */
+  exec_shared shared;
+  pthread_mutex_init(&shared.lock, NULL);
+  pthread_cond_init(&shared.cond, NULL);
+  atomic_bool cancel = false;
+  worker *ws = calloc((size_t)q.nworkers, sizeof(worker));
+  if (!ws)
+    abort();
+  double t0 = now_s();
+  int started = 0;
+  for (int i = 0; i < q.nworkers; i++) {
+    ws[i].index = i;
+    ws[i].q = &q;
+    ws[i].shared = &shared;
+    ws[i].cancel = &cancel;
+    ws[i].published_wm = WM_MIN;
+    ws[i].min_open_start = WM_MAX;
+    pthread_mutex_init(&ws[i].lock, NULL);
+    if (pthread_create(&ws[i].thread, NULL, sl_worker_main, &ws[i]) != 0) {
+      rc = sl_error_set(err, SL_EINTERNAL, "cannot start worker thread %d", i);
+      atomic_store(&cancel, true);
+      break;
+    }
+    started++;
+  }
+
+  /* Coordinate until every worker is done and everything is written. */
+  while (rc == SL_OK) {
+    bool progress = false;
+    rc = plan->kind == SL_PLAN_AGGREGATE
+             ? fire_windows(&c, ws, started, &progress)
+             : drain_batches(&c, ws, started, &progress);
+    if (rc != SL_OK)
+      break;
+    if (c.limit_reached)
+      atomic_store(&cancel, true);
+    bool all_done = true;
+    for (int i = 0; i < started; i++) {
+      pthread_mutex_lock(&ws[i].lock);
+      all_done &= ws[i].done;
+      if (ws[i].done && ws[i].rc != SL_OK && rc == SL_OK) {
+        sl_error_move(err, &ws[i].err);
+        rc = ws[i].rc;
+      }
+      pthread_mutex_unlock(&ws[i].lock);
+    }
+    if (rc != SL_OK)
+      break;
+    if (all_done) {
+      /* One last pass: the workers' final windows and batches. */
+      rc = plan->kind == SL_PLAN_AGGREGATE
+               ? fire_windows(&c, ws, started, &progress)
+               : drain_batches(&c, ws, started, &progress);
+      break;
+    }
+    if (sl_interrupt_pending()) {
+      rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
+      break;
+    }
+    if (!progress) {
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_nsec += 20 * 1000000;
+      if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+      }
+      pthread_mutex_lock(&shared.lock);
+      pthread_cond_timedwait(&shared.cond, &shared.lock, &until);
+      pthread_mutex_unlock(&shared.lock);
+    }
+  }
+  if (rc != SL_OK || c.limit_reached)
+    atomic_store(&cancel, true);
+  for (int i = 0; i < started; i++)
+    pthread_join(ws[i].thread, NULL);
+  double t1 = now_s();
+
+  if (rc == SL_OK)
+    rc = flush_out(&c);
+  if (rc == SL_OK && c.sc->commit)
+    rc = c.sc->commit(c.sink, err);
+  sl_error close_err = {0};
+  int crc = c.sc->close(c.sink, rc == SL_OK, &close_err);
+  if (rc == SL_OK && crc != SL_OK) {
+    sl_error_move(err, &close_err);
+    rc = crc;
+  }
+  sl_error_clear(&close_err);
+
+  stats->workers = q.nworkers;
+  stats->seconds = t1 - t0;
+  stats->rows_out = c.rows_out;
+  stats->windows_fired = c.windows;
+  for (int i = 0; i < started; i++) {
+    stats->events += ws[i].events;
+    stats->late_dropped += ws[i].late;
+    stats->skipped_rows += ws[i].skipped;
+    window_partial *p = ws[i].partials;
+    while (p) {
+      window_partial *next = p->next;
+      sl_group_table_free(p->table);
+      free(p->table);
+      free(p);
+      p = next;
+    }
+    out_batch *lists[2] = {ws[i].batches, ws[i].free_batches};
+    for (int l = 0; l < 2; l++)
+      for (out_batch *b = lists[l]; b;) {
+        out_batch *next = b->next;
+        sl_buffer_free(&b->buf);
+        free(b);
+        b = next;
+      }
+    for (session_fragment *f = ws[i].fragments; f;) {
+      session_fragment *next = f->next;
+      free(f->key);
+      free(f);
+      f = next;
+    }
+    if (ws[i].sessions) {
+      session_store_free(ws[i].sessions);
+      free(ws[i].sessions);
+    }
+    sl_error_clear(&ws[i].err);
+    pthread_mutex_destroy(&ws[i].lock);
+  }
+  free(ws);
+  pthread_mutex_destroy(&shared.lock);
+  pthread_cond_destroy(&shared.cond);
+  sl_buffer_free(&c.out_rows);
+  if (q.agg_layout)
+    sl_buffer_free(&c.agg_rows);
+  free(c.sel);
+  if (c.sessions) {
+    session_store_free(c.sessions);
+    free(c.sessions);
+  }
+  sl_expr_ctx_free(c.ctx);
+  free_query(&q);
+  return rc;
+}

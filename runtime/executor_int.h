@@ -1,0 +1,137 @@
+/* executor_int.h - what the coordinator (executor.c) and the workers
+ * (worker.c) share while a query runs.  Internal to runtime/. */
+#ifndef SLUICE_EXECUTOR_INT_H
+#define SLUICE_EXECUTOR_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/aggregate.h"
+#include "sluice/executor.h"
+#include "sluice/interpreter.h"
+#include "sluice/plan.h"
+#include "sluice/row.h"
+
+#define WM_MIN INT64_MIN
+#define WM_MAX INT64_MAX
+
+/* The compiled, read-only parts of a query, shared by all threads. */
+typedef struct exec_query {
+  const sl_plan *plan;
+  sl_arena arena; /* everything below */
+  uint32_t buffer_size;
+  int nworkers;
+
+  const sl_row_layout *stream_layout; /* the leaves input 0 produces */
+  int *stream_leaf;                   /* spec leaf_index for input 0 */
+  sl_expr_prog *filter;               /* over stream_layout, or NULL */
+
+  /* Lookup join: the bounded table, loaded once, probed by every worker. */
+  bool join;
+  const sl_row_layout *joined_layout; /* stream fields, then table fields */
+  int nkey_progs;
+  sl_expr_prog **stream_key_progs;    /* over stream_layout */
+  const sl_row_layout *join_key_layout;
+  uint32_t table_nrows;
+  uint8_t **table_rows;               /* rows of the table's layout */
+  const sl_row_layout *table_layout;
+  uint64_t *table_hash;               /* open addressing: hash, row + 1 */
+  uint32_t *table_slot_row;
+  uint32_t table_cap;
+  uint8_t **table_keys;               /* key row per table row */
+  sl_buffer *table_buffers;
+  int ntable_buffers;
+  sl_expr_prog *post_join_filter;     /* over joined_layout, or NULL */
+
+  const sl_row_layout *row_layout; /* the layout the rest runs over */
+
+  /* Stateless: output expressions over row_layout. */
+  sl_expr_prog **out_progs;
+  const sl_row_layout *out_layout;
+
+  /* Aggregate: the per-record values, evaluated into one "tmp" row per
+   * record: [time][watermark][keys...][agg args...][agg filters...]. */
+  const sl_row_layout *tmp_layout;
+  int tmp_time, tmp_wm, tmp_keys, tmp_args, tmp_filters;
+  sl_expr_prog **tmp_progs; /* one per tmp field (NULL: not evaluated) */
+  const sl_row_layout *key_layout;
+  sl_agg_set aggs;          /* over tmp_layout */
+  const sl_row_layout *agg_layout; /* keys, aggs, window_start/end/time */
+  sl_expr_prog *having;     /* over agg_layout */
+  sl_expr_prog **final_progs; /* over agg_layout -> out_layout */
+} exec_query;
+
+/* A window's partial state from one worker, handed to the coordinator. */
+typedef struct window_partial {
+  int64_t start, end;
+  sl_group_table *table;
+  struct window_partial *next;
+} window_partial;
+
+/* A closed session from one worker (session windows). */
+typedef struct session_fragment {
+  int64_t start, end;
+  uint8_t *key;          /* a copy of the key row (heap) */
+  const uint8_t *states; /* in the worker's session store (kept alive
+                          * until the query ends) */
+  struct session_fragment *next;
+} session_fragment;
+
+/* A buffer of finished output rows (stateless queries). */
+typedef struct out_batch {
+  sl_buffer buf;
+  struct out_batch *next;
+} out_batch;
+
+typedef struct exec_shared exec_shared;
+
+typedef struct worker {
+  int index;
+  exec_shared *shared;
+  exec_query *q;
+  pthread_t thread;
+  atomic_bool *cancel;
+
+  /* Published to the coordinator under lock. */
+  pthread_mutex_t lock;
+  window_partial *partials, *partials_tail;
+  out_batch *batches, *batches_tail;
+  out_batch *free_batches; /* returned by the coordinator for reuse */
+  int64_t published_wm;    /* every window ending at or before it is in
+                            * partials */
+  session_fragment *fragments, *fragments_tail;
+  int64_t min_open_start;  /* no open session of this worker starts
+                            * earlier (session windows) */
+  void *sessions;          /* the worker's session store, freed by the
+                            * coordinator after the query */
+  bool done;
+  int rc;
+  sl_error err;
+
+  /* Statistics (read by the coordinator at the end). */
+  uint64_t events, late, skipped;
+} worker;
+
+struct exec_shared {
+  pthread_mutex_t lock; /* with cond: workers signal progress */
+  pthread_cond_t cond;
+};
+
+extern void *sl_worker_main(void *arg);
+/* Set by executor.c so workers can wake the coordinator. */
+void sl_exec_signal(worker *w);
+
+/* Evaluate progs[f] into field f of `out` for rows sel[0..n) of `in`,
+ * appending rows to out (NULL progs leave their field zero).  Returns the
+ * number of rows done (fewer than n when out is full, 0 if not even one
+ * row fits) or a negative SL_E* error. */
+int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
+                      const sl_buffer *in, const uint32_t *sel, uint32_t n,
+                      sl_buffer *out, sl_expr_ctx *ctx, sl_error *err);
+
+/* Window arithmetic (worker.c), exposed for the coordinator. */
+int64_t sl_floor_div(int64_t a, int64_t b);
+
+#endif

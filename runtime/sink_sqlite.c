@@ -1,0 +1,279 @@
+/* sink_sqlite.c - INSERT INTO a 'connector' = 'sqlite' table: rows go into
+ * a table of an SQLite database file.
+ *
+ * Options: 'path' (the database file, created if missing), 'table-name'
+ * (default: the Sluice table's name).  The table is created if it does
+ * not exist, one column per result column:
+ *   BOOLEAN, TINYINT..BIGINT   INTEGER
+ *   FLOAT, DOUBLE              REAL
+ *   DECIMAL                    NUMERIC (bound as its exact text, so SQLite
+ *                              keeps it as INTEGER/REAL when lossless)
+ *   strings                    TEXT
+ *   DATE, TIME, TIMESTAMP,     TEXT as Flink prints them
+ *   INTERVAL                   ('2015-07-15 00:00:00.000' sorts and works
+ *                              with SQLite's date functions)
+ * Rows are inserted with one prepared statement and bound parameters (no
+ * value ever becomes SQL text), inside one transaction per commit(): a
+ * fired window appears all at once, and a failed query leaves nothing of
+ * its uncommitted window behind.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "io_connectors.h"
+#include "sluice/value_text.h"
+
+static const char *const sqlite_options[] = {"connector", "path", "table-name",
+                                             NULL};
+
+struct sl_sink {
+  const sl_row_layout *layout;
+  const char *table; /* the Sluice table, for messages */
+  char *target;      /* the SQLite table */
+  sqlite3 *db;
+  sqlite3_stmt *insert;
+  bool in_tx;
+  char (*text)[SL_VALUE_TEXT_MAX]; /* per-column text of the current row */
+  uint64_t rows;
+};
+
+static const char *db_path(const sl_table_def *t) {
+  const char *p = sl_table_def_option(t, "path");
+  if (p && strncmp(p, "file://", 7) == 0)
+    return p + 7;
+  return p;
+}
+
+static int sqlite_validate(const sl_table_def *t, sl_error *err) {
+  int rc = sl_check_options(t, "sqlite", sqlite_options, err);
+  if (rc)
+    return rc;
+  const char *p = db_path(t);
+  if (!p || !*p)
+    return sl_error_set(err, SL_EINVAL,
+                        "table '%s': the sqlite connector needs a database "
+                        "file: add 'path' = '/some/file.db'",
+                        t->name);
+  const char *name = sl_table_def_option(t, "table-name");
+  if (name && !*name)
+    return sl_error_set(err, SL_EINVAL,
+                        "table '%s': 'table-name' must not be empty", t->name);
+  return SL_OK;
+}
+
+static const char *column_type(sl_ptype p) {
+  switch (p) {
+  case SL_P_BOOL:
+  case SL_P_I8:
+  case SL_P_I16:
+  case SL_P_I32:
+  case SL_P_I64:
+    return "INTEGER";
+  case SL_P_F32:
+  case SL_P_F64:
+    return "REAL";
+  case SL_P_DEC64:
+  case SL_P_DEC128:
+    return "NUMERIC";
+  default:
+    return "TEXT";
+  }
+}
+
+/* "name" with embedded quotes doubled. */
+static void append_ident(sl_strbuf *b, const char *name) {
+  sl_strbuf_appendc(b, '"');
+  for (const char *p = name; *p; p++) {
+    if (*p == '"')
+      sl_strbuf_appendc(b, '"');
+    sl_strbuf_appendc(b, *p);
+  }
+  sl_strbuf_appendc(b, '"');
+}
+
+static int db_error(sl_sink *s, int code, const char *doing, sl_error *err) {
+  return sl_error_set(err, code, "table '%s': sqlite database: %s failed: %s",
+                      s->table, doing, sqlite3_errmsg(s->db));
+}
+
+static void sqlite_free(sl_sink *s) {
+  if (s->insert)
+    sqlite3_finalize(s->insert);
+  if (s->db)
+    sqlite3_close(s->db);
+  free(s->target);
+  free(s->text);
+  free(s);
+}
+
+static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
+  *out = NULL;
+  const sl_table_def *t = spec->table;
+  int rc = sqlite_validate(t, err);
+  if (rc)
+    return rc;
+  const sl_row_layout *l = spec->layout;
+  sl_sink *s = calloc(1, sizeof *s);
+  if (!s)
+    return sl_error_set(err, SL_ENOMEM, "out of memory opening a sqlite sink");
+  s->layout = l;
+  s->table = t->name;
+  const char *name = sl_table_def_option(t, "table-name");
+  s->target = strdup(name ? name : t->name);
+  s->text = calloc((size_t)l->nfields + 1, sizeof *s->text);
+  const char *path = db_path(t);
+  if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      NULL) != SQLITE_OK) {
+    rc = sl_error_set(err, SL_EIO,
+                      "table '%s': cannot open the sqlite database '%s': %s; "
+                      "check the table's 'path' option",
+                      t->name, path,
+                      s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    sqlite_free(s);
+    return rc;
+  }
+  sqlite3_busy_timeout(s->db, 5000);
+
+  sl_strbuf sql = SL_STRBUF_INIT;
+  sl_strbuf_append(&sql, "CREATE TABLE IF NOT EXISTS ");
+  append_ident(&sql, s->target);
+  sl_strbuf_append(&sql, " (");
+  for (int i = 0; i < l->nfields; i++) {
+    if (i)
+      sl_strbuf_append(&sql, ", ");
+    append_ident(&sql, spec->names[i]);
+    sl_strbuf_printf(&sql, " %s", column_type(l->fields[i].ptype));
+  }
+  sl_strbuf_append(&sql, ")");
+  if (sqlite3_exec(s->db, sl_strbuf_cstr(&sql), NULL, NULL, NULL) !=
+      SQLITE_OK) {
+    rc = db_error(s, SL_EIO, "creating the table", err);
+    sl_strbuf_free(&sql);
+    sqlite_free(s);
+    return rc;
+  }
+  sl_strbuf_reset(&sql);
+  sl_strbuf_append(&sql, "INSERT INTO ");
+  append_ident(&sql, s->target);
+  sl_strbuf_append(&sql, " (");
+  for (int i = 0; i < l->nfields; i++) {
+    if (i)
+      sl_strbuf_append(&sql, ", ");
+    append_ident(&sql, spec->names[i]);
+  }
+  sl_strbuf_append(&sql, ") VALUES (");
+  for (int i = 0; i < l->nfields; i++)
+    sl_strbuf_append(&sql, i ? ", ?" : "?");
+  sl_strbuf_append(&sql, ")");
+  if (sqlite3_prepare_v2(s->db, sl_strbuf_cstr(&sql), -1, &s->insert, NULL) !=
+      SQLITE_OK) {
+    rc = sl_error_set(err, SL_EINVAL,
+                      "table '%s': cannot insert into table '%s' of '%s': "
+                      "%s; the existing table must have the result's "
+                      "columns (drop it or pick another 'table-name')",
+                      t->name, s->target, path, sqlite3_errmsg(s->db));
+    sl_strbuf_free(&sql);
+    sqlite_free(s);
+    return rc;
+  }
+  sl_strbuf_free(&sql);
+  *out = s;
+  return SL_OK;
+}
+
+static int bind_field(sl_sink *s, const uint8_t *row, int i) {
+  const sl_field *f = &s->layout->fields[i];
+  const void *p = row + f->offset;
+  int col = i + 1;
+  if (sl_row_is_null(row, i))
+    return sqlite3_bind_null(s->insert, col);
+  switch (f->ptype) {
+  case SL_P_BOOL:
+    return sqlite3_bind_int(s->insert, col, *(const uint8_t *)p);
+  case SL_P_I8:
+    return sqlite3_bind_int(s->insert, col, *(const int8_t *)p);
+  case SL_P_I16:
+    return sqlite3_bind_int(s->insert, col, *(const int16_t *)p);
+  case SL_P_I32:
+    return sqlite3_bind_int(s->insert, col, *(const int32_t *)p);
+  case SL_P_I64:
+    return sqlite3_bind_int64(s->insert, col, *(const int64_t *)p);
+  case SL_P_F32:
+    return sqlite3_bind_double(s->insert, col, *(const float *)p);
+  case SL_P_F64:
+    return sqlite3_bind_double(s->insert, col, *(const double *)p);
+  case SL_P_STR: {
+    const sl_str *str = p;
+    /* STATIC: the row outlives the step that reads it. */
+    return sqlite3_bind_text(s->insert, col, sl_str_data(str), (int)str->len,
+                             SQLITE_STATIC);
+  }
+  default: {
+    int n = sl_value_format_scalar(s->text[i], f->type, f->ptype, p);
+    return sqlite3_bind_text(s->insert, col, s->text[i], n, SQLITE_STATIC);
+  }
+  }
+}
+
+static int sqlite_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
+  if (rows->nrows == 0)
+    return SL_OK;
+  if (!s->in_tx) {
+    if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+      return db_error(s, SL_EIO, "BEGIN", err);
+    s->in_tx = true;
+  }
+  for (uint32_t r = 0; r < rows->nrows; r++) {
+    const uint8_t *row = sl_buffer_row(rows, r);
+    sqlite3_reset(s->insert);
+    for (int i = 0; i < s->layout->nfields; i++)
+      if (bind_field(s, row, i) != SQLITE_OK)
+        return db_error(s, SL_EIO, "binding a value", err);
+    if (sqlite3_step(s->insert) != SQLITE_DONE)
+      return db_error(s, SL_EIO, "INSERT", err);
+    s->rows++;
+  }
+  return SL_OK;
+}
+
+static int sqlite_commit(sl_sink *s, sl_error *err) {
+  if (!s->in_tx)
+    return SL_OK;
+  sqlite3_reset(s->insert);
+  if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    return db_error(s, SL_EIO, "COMMIT", err);
+  s->in_tx = false;
+  return SL_OK;
+}
+
+static int sqlite_close(sl_sink *s, bool ok, sl_error *err) {
+  int rc = SL_OK;
+  if (s->in_tx) {
+    sqlite3_reset(s->insert);
+    if (ok)
+      rc = sqlite_commit(s, err);
+    if (!ok || rc != SL_OK)
+      sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  }
+  sqlite_free(s);
+  return rc;
+}
+
+static uint64_t sqlite_rows(const sl_sink *s) {
+  return s->rows;
+}
+
+const sl_sink_connector sl_sink_sqlite = {
+    .name = "sqlite",
+    .description = "inserts into a table of an SQLite database "
+                   "('path', 'table-name')",
+    .validate = sqlite_validate,
+    .open = sqlite_open,
+    .write = sqlite_write,
+    .commit = sqlite_commit,
+    .close = sqlite_close,
+    .rows_written = sqlite_rows,
+};

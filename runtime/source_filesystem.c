@@ -1,0 +1,590 @@
+/* source_filesystem.c - 'connector' = 'filesystem', 'format' = 'csv'.
+ *
+ * The file is mapped read-only and parsed in place: one pass per record
+ * finds the field spans (RFC 4180: quoted fields may hold the delimiter,
+ * newlines and "" for a quote; CRLF or LF ends a record), then only the
+ * fields the query reads are converted into the row.  Quoted fields with
+ * "" escapes are unescaped into a per-instance scratch buffer, so no row
+ * costs a malloc.
+ *
+ * Options (see csv_options below; unknown ones are an error, as in Flink):
+ *   'path'                         the file, as given (a 'file://' prefix
+ *                                  is dropped; no ~ or $VAR expansion)
+ *   'format' = 'csv'               required
+ *   'csv.field-delimiter'          one character, default ','; '\t' = tab
+ *   'csv.quote-character'          default '"'
+ *   'csv.disable-quote-character'  'true': quotes are ordinary characters
+ *   'csv.allow-comments'           'true': lines starting with # are skipped
+ *   'csv.ignore-parse-errors'      'true': malformed rows are skipped and
+ *                                  counted (stats.skipped_rows)
+ *   'csv.null-literal'             a field equal to it is NULL
+ *   'csv.ignore-first-line'        'true': the first record is a header
+ *                                  (Flink's legacy 'format.ignore-first-line';
+ *                                  the default is no header, as in Flink)
+ * NULLs: an empty unquoted field is NULL; a quoted empty field ("") is the
+ * empty string for string columns and NULL for the others.  Empty lines
+ * are skipped.  A record with fewer or more fields than the table has
+ * columns is malformed.
+ *
+ * Workers.  A file smaller than 'csv.split-min-bytes' (default 1 MiB) is
+ * read whole by worker 0.  Otherwise worker w of n owns the records whose first byte lies in
+ * [size*w/n, size*(w+1)/n).  Its first record is found by walking records
+ * with the same scanner the parser uses, from the start of the line that
+ * holds the split point when no quote character occurs before it (the
+ * common case: a memchr over the prefix), else from the start of the file,
+ * so a quoted newline can never be mistaken for a record boundary.  Every
+ * worker computes the boundaries the same way, so the ranges partition the
+ * records exactly.  Rows come out in file order per worker.
+ *
+ * Errors name file:line:column where line is the physical line (counted
+ * only when an error is reported) and column is the CSV column (1-based).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io_connectors.h"
+#include "sluice/value_text.h"
+
+static const char *const csv_options[] = {
+    "connector",
+    "path",
+    "format",
+    "csv.field-delimiter",
+    "csv.quote-character",
+    "csv.disable-quote-character",
+    "csv.allow-comments",
+    "csv.ignore-parse-errors",
+    "csv.null-literal",
+    "csv.ignore-first-line",
+    "csv.split-min-bytes",
+    NULL,
+};
+
+/* One field of the current record. */
+typedef struct csv_span {
+  const char *p; /* the bytes (into the file, or scratch when unescaped) */
+  size_t len;
+  size_t offset; /* of the field's first byte in the file */
+  bool quoted;
+  bool escaped; /* holds "" pairs: needs unescaping */
+} csv_span;
+
+struct sl_source {
+  const sl_source_spec *spec;
+  char *path; /* for messages: as the user wrote it */
+  const char *data;
+  size_t size;
+  size_t pos, end; /* the next record; the end of this worker's range */
+  size_t begin;
+  csv_format fmt;
+  int ncols;       /* CSV columns = table leaves */
+  csv_span *spans; /* ncols */
+  char *scratch;   /* unescaped fields of the current record */
+  size_t scratch_cap;
+  sl_leaf_columns leaves;
+  sl_arena arena;
+  sl_source_stats stats;
+};
+
+/* ---- options ------------------------------------------------------------ */
+
+/* 'file:///x' and 'file:/x' -> '/x'. */
+static const char *strip_scheme(const char *path) {
+  if (strncmp(path, "file://", 7) == 0)
+    return path + 7;
+  if (strncmp(path, "file:", 5) == 0)
+    return path + 5;
+  return path;
+}
+
+static int one_char(const sl_table_def *t, const char *key, char fallback,
+                    int *out, sl_error *err) {
+  const char *v = sl_table_def_option(t, key);
+  if (!v) {
+    *out = fallback;
+    return SL_OK;
+  }
+  if (strcmp(v, "\\t") == 0) {
+    *out = '\t';
+    return SL_OK;
+  }
+  if (strlen(v) != 1 || v[0] == '\n' || v[0] == '\r')
+    return sl_error_set(err, SL_EINVAL,
+                        "table '%s': option '%s' must be a single character "
+                        "(not a line break; '\\t' for a tab), got '%s'",
+                        t->name, key, v);
+  *out = (unsigned char)v[0];
+  return SL_OK;
+}
+
+int sl_csv_read_format(const sl_table_def *t, csv_format *f, sl_error *err) {
+  int rc = sl_check_options(t, "filesystem", csv_options, err);
+  if (rc)
+    return rc;
+  const char *path = sl_table_def_option(t, "path");
+  if (!path || !*strip_scheme(path))
+    return sl_error_set(err, SL_EINVAL,
+                        "table '%s': the filesystem connector needs a file: "
+                        "add 'path' = '/some/file.csv' to the WITH clause",
+                        t->name);
+  const char *format = sl_table_def_option(t, "format");
+  if (!format)
+    return sl_error_set(err, SL_EINVAL,
+                        "table '%s': the filesystem connector needs a "
+                        "format: add 'format' = 'csv'",
+                        t->name);
+  if (strcasecmp(format, "csv") != 0)
+    return sl_error_set(err, SL_EUNSUPPORTED,
+                        "table '%s': format '%s' is not supported by the "
+                        "filesystem connector; only 'csv' is",
+                        t->name, format);
+  int delim, quote;
+  bool no_quote;
+  if ((rc = one_char(t, "csv.field-delimiter", ',', &delim, err)) ||
+      (rc = one_char(t, "csv.quote-character", '"', &quote, err)) ||
+      (rc = sl_option_bool(t, "csv.disable-quote-character", false, &no_quote,
+                           err)) ||
+      (rc = sl_option_bool(t, "csv.allow-comments", false, &f->allow_comments,
+                           err)) ||
+      (rc = sl_option_bool(t, "csv.ignore-parse-errors", false,
+                           &f->ignore_errors, err)) ||
+      (rc = sl_option_bool(t, "csv.ignore-first-line", false, &f->skip_first,
+                           err)))
+    return rc;
+  if (!no_quote && delim == quote)
+    return sl_error_set(err, SL_EINVAL,
+                        "table '%s': 'csv.field-delimiter' and "
+                        "'csv.quote-character' are both '%c'; pick different "
+                        "characters",
+                        t->name, delim);
+  f->delim = (char)delim;
+  f->quote = no_quote ? -1 : quote;
+  f->null_literal = sl_table_def_option(t, "csv.null-literal");
+  return SL_OK;
+}
+
+static int csv_validate(const sl_table_def *t, sl_error *err) {
+  csv_format f;
+  return sl_csv_read_format(t, &f, err);
+}
+
+/* ---- the record scanner -------------------------------------------------- */
+
+typedef enum scan_result {
+  SCAN_OK,
+  SCAN_SKIP, /* an empty line or a comment: no row */
+  SCAN_BAD,  /* malformed; *bad_col and *why say where and what */
+} scan_result;
+
+/* Scan the record at *pos: fill up to max spans (spans may be NULL to only
+ * skip), count the fields in *nfields, and move *pos past the record's
+ * line break.  The scanner never stops early, even on a malformed record,
+ * so the next record is always found. */
+static scan_result scan_record(const csv_format *f, const char *data,
+                               size_t size, size_t *pos, csv_span *spans,
+                               int max, int *nfields, int *bad_col,
+                               const char **why) {
+  size_t i = *pos;
+  scan_result res = SCAN_OK;
+  *nfields = 0;
+  if (i < size && (data[i] == '\n' ||
+                   (data[i] == '\r' && i + 1 < size && data[i + 1] == '\n') ||
+                   (f->allow_comments && data[i] == '#'))) {
+    const char *nl = memchr(data + i, '\n', size - i);
+    *pos = nl ? (size_t)(nl - data) + 1 : size;
+    return SCAN_SKIP;
+  }
+  for (;;) {
+    int col = (*nfields)++;
+    csv_span sp = {data + i, 0, i, false, false};
+    if (f->quote >= 0 && i < size && data[i] == (char)f->quote) {
+      /* Quoted: up to the quote that is not doubled. */
+      sp.quoted = true;
+      size_t start = ++i;
+      for (;;) {
+        const char *q = memchr(data + i, f->quote, size - i);
+        if (!q) {
+          if (res == SCAN_OK) {
+            res = SCAN_BAD;
+            *bad_col = col;
+            *why = "unterminated quoted field (a quote opens it, none "
+                   "closes it)";
+          }
+          i = size;
+          break;
+        }
+        i = (size_t)(q - data);
+        if (i + 1 < size && data[i + 1] == (char)f->quote) {
+          sp.escaped = true;
+          i += 2;
+          continue;
+        }
+        break;
+      }
+      sp.p = data + start;
+      sp.len = i - start;
+      if (i < size)
+        i++; /* the closing quote */
+      if (i < size && data[i] != f->delim && data[i] != '\n' &&
+          !(data[i] == '\r' && (i + 1 == size || data[i + 1] == '\n'))) {
+        if (res == SCAN_OK) {
+          res = SCAN_BAD;
+          *bad_col = col;
+          *why = "characters after the closing quote of a quoted field";
+        }
+        while (i < size && data[i] != f->delim && data[i] != '\n')
+          i++;
+      }
+    } else {
+      size_t start = i;
+      while (i < size && data[i] != f->delim && data[i] != '\n')
+        i++;
+      size_t e = i;
+      if (e > start && data[e - 1] == '\r' && (e == size || data[e] == '\n'))
+        e--; /* CRLF */
+      sp.len = e - start;
+    }
+    if (spans && col < max)
+      spans[col] = sp;
+    if (i < size && data[i] == f->delim) {
+      i++;
+      continue;
+    }
+    if (i < size && data[i] == '\r')
+      i++;
+    if (i < size && data[i] == '\n')
+      i++;
+    break;
+  }
+  *pos = i;
+  return res;
+}
+
+/* The first record start at or after x (see the comment at the top). */
+static size_t record_start_from(const csv_format *f, const char *data,
+                                size_t size, size_t x) {
+  if (x == 0)
+    return 0;
+  if (x >= size)
+    return size;
+  size_t pos = 0;
+  if (f->quote < 0 || !memchr(data, f->quote, x)) {
+    /* No quote before x: the line break before x ends a record. */
+    const char *nl = memrchr(data, '\n', x);
+    pos = nl ? (size_t)(nl - data) + 1 : 0;
+  }
+  while (pos < x) {
+    int n, col;
+    const char *why;
+    scan_record(f, data, size, &pos, NULL, 0, &n, &col, &why);
+  }
+  return pos;
+}
+
+/* ---- open / next / close --------------------------------------------------
+ */
+
+static void csv_close(sl_source *s) {
+  if (!s)
+    return;
+  if (s->data)
+    munmap((void *)s->data, s->size);
+  free(s->scratch);
+  free(s->path);
+  sl_arena_free(&s->arena);
+  free(s);
+}
+
+static int csv_open(const sl_source_spec *spec, sl_source **out,
+                    sl_error *err) {
+  *out = NULL;
+  const sl_table_def *t = spec->table;
+  sl_source *s = calloc(1, sizeof *s);
+  if (!s)
+    return sl_error_set(err, SL_ENOMEM, "out of memory opening a CSV source");
+  s->spec = spec;
+  sl_arena_init(&s->arena, 0);
+  int rc = sl_csv_read_format(t, &s->fmt, err);
+  if (rc) {
+    csv_close(s);
+    return rc;
+  }
+  sl_table_leaf_columns(&s->arena, t, &s->leaves);
+  s->ncols = s->leaves.n;
+  s->spans = SL_ANEW_N(&s->arena, csv_span, s->ncols + 1);
+  for (int i = 0; i < spec->layout->nfields; i++)
+    if (spec->leaf_index[i] < 0 || spec->leaf_index[i] >= s->ncols) {
+      csv_close(s);
+      return sl_error_set(err, SL_EINTERNAL,
+                          "CSV source of table '%s': field %d asks for "
+                          "column %d of %d",
+                          t->name, i, spec->leaf_index[i], s->ncols);
+    }
+
+  s->path = strdup(strip_scheme(sl_table_def_option(t, "path")));
+  int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    int e = errno;
+    if (fd >= 0)
+      close(fd);
+    rc = sl_error_set(err, SL_EIO,
+                      "table '%s': cannot open '%s' for reading: %s; check "
+                      "the table's 'path' option",
+                      t->name, s->path, strerror(e));
+    csv_close(s);
+    return rc;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    rc = sl_error_set(err, SL_EIO,
+                      "table '%s': '%s' is not a regular file; 'path' must "
+                      "name a CSV file",
+                      t->name, s->path);
+    csv_close(s);
+    return rc;
+  }
+  s->size = (size_t)st.st_size;
+  if (s->size > 0) {
+    void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      int e = errno;
+      close(fd);
+      rc = sl_error_set(err, SL_EIO, "table '%s': cannot map '%s': %s", t->name,
+                        s->path, strerror(e));
+      csv_close(s);
+      return rc;
+    }
+    madvise(m, s->size, MADV_SEQUENTIAL);
+    s->data = m;
+  }
+  close(fd);
+
+  int w = spec->worker, n = spec->nworkers > 0 ? spec->nworkers : 1;
+  /* A small file is read whole by worker 0: splitting it buys nothing,
+   * and one reader keeps event-time lateness (which depends on the order
+   * each worker sees) the same at every worker count. */
+  int64_t min_split;
+  rc = sl_option_int(t, "csv.split-min-bytes", 1 << 20, &min_split, err);
+  if (rc != SL_OK) {
+    csv_close(s);
+    return rc;
+  }
+  if ((int64_t)s->size < min_split) {
+    n = 1;
+    if (w > 0)
+      s->size = 0; /* the other workers read nothing */
+  }
+  size_t x0 = (size_t)((unsigned __int128)s->size * (unsigned)w / (unsigned)n);
+  size_t x1 =
+      (size_t)((unsigned __int128)s->size * (unsigned)(w + 1) / (unsigned)n);
+  s->begin = s->pos = record_start_from(&s->fmt, s->data, s->size, x0);
+  s->end = record_start_from(&s->fmt, s->data, s->size, x1);
+  if (s->pos == 0 && s->end > 0 && s->fmt.skip_first) {
+    /* The header belongs to whoever owns byte 0. */
+    int nf, col;
+    const char *why;
+    size_t p = 0;
+    while (p < s->size && scan_record(&s->fmt, s->data, s->size, &p, NULL, 0,
+                                      &nf, &col, &why) == SCAN_SKIP)
+      ;
+    s->pos = p;
+  }
+  *out = s;
+  return SL_OK;
+}
+
+/* 1 + the number of line breaks before offset. */
+static long line_of(const sl_source *s, size_t offset) {
+  long line = 1;
+  const char *p = s->data, *e = s->data + offset;
+  while (p < e && (p = memchr(p, '\n', (size_t)(e - p))) != NULL) {
+    line++;
+    p++;
+  }
+  return line;
+}
+
+/* A malformed record: skipped and counted, or an error naming
+ * file:line:column. */
+static int bad_record(sl_source *s, size_t offset, int col, const char *what,
+                      sl_error *err) {
+  if (s->fmt.ignore_errors) {
+    s->stats.skipped_rows++;
+    return SL_OK;
+  }
+  const char *colname =
+      col >= 0 && col < s->ncols ? s->leaves.names[col] : NULL;
+  char where[160] = "";
+  if (colname)
+    snprintf(where, sizeof where, "column '%s' of table '%s'", colname,
+             s->spec->table->name);
+  else
+    snprintf(where, sizeof where, "table '%s'", s->spec->table->name);
+  return sl_error_set(err, SL_EINVAL,
+                      "%s:%ld:%d: %s (%s; 'csv.ignore-parse-errors' = 'true' "
+                      "skips malformed rows)",
+                      s->path, line_of(s, offset), col + 1, what, where);
+}
+
+/* Unescape the "" pairs of escaped spans into scratch. */
+static int unescape(sl_source *s, int nspans, sl_error *err) {
+  size_t need = 0;
+  for (int c = 0; c < nspans; c++)
+    if (s->spans[c].escaped)
+      need += s->spans[c].len;
+  if (need > s->scratch_cap) {
+    size_t cap = s->scratch_cap ? s->scratch_cap : 4096;
+    while (cap < need)
+      cap *= 2;
+    char *p = realloc(s->scratch, cap);
+    if (!p)
+      return sl_error_set(err, SL_ENOMEM,
+                          "out of memory reading '%s' (a record of %zu "
+                          "bytes)",
+                          s->path, need);
+    s->scratch = p;
+    s->scratch_cap = cap;
+  }
+  char *o = s->scratch;
+  for (int c = 0; c < nspans; c++) {
+    csv_span *sp = &s->spans[c];
+    if (!sp->escaped)
+      continue;
+    char *start = o;
+    for (size_t k = 0; k < sp->len; k++) {
+      *o++ = sp->p[k];
+      if (sp->p[k] == (char)s->fmt.quote)
+        k++; /* the second quote of a pair */
+    }
+    sp->p = start;
+    sp->len = (size_t)(o - start);
+  }
+  return SL_OK;
+}
+
+/* Convert the current record's spans into a new row of buf.  Returns
+ * SL_OK (row added or record skipped) or an error. */
+static int emit_row(sl_source *s, sl_buffer *buf, sl_error *err) {
+  const sl_row_layout *layout = s->spec->layout;
+  uint32_t heap_before = buf->heap_used;
+  uint8_t *row = sl_buffer_append(buf);
+  for (int i = 0; i < layout->nfields; i++) {
+    int col = s->spec->leaf_index[i];
+    const csv_span *sp = &s->spans[col];
+    const sl_field *f = &layout->fields[i];
+    bool null = sp->len == 0 && (!sp->quoted || f->ptype != SL_P_STR);
+    if (!null && s->fmt.null_literal && !sp->quoted &&
+        strlen(s->fmt.null_literal) == sp->len &&
+        memcmp(sp->p, s->fmt.null_literal, sp->len) == 0)
+      null = true;
+    int rc = SL_OK;
+    sl_error perr = {0};
+    if (null) {
+      if (f->type->not_null)
+        rc = sl_error_set(s->fmt.ignore_errors ? NULL : &perr, SL_EINVAL,
+                          "the column is NOT NULL but the field is empty");
+      else
+        sl_row_set_null(row, i, true);
+    } else {
+      rc = sl_value_parse(sp->p, sp->len, layout, row, i, buf,
+                          s->fmt.ignore_errors ? NULL : &perr);
+    }
+    if (rc != SL_OK) {
+      buf->nrows--;
+      buf->heap_used = heap_before;
+      if (rc != SL_EINVAL) {
+        sl_error_move(err, &perr);
+        return rc;
+      }
+      rc = bad_record(s, sp->offset, col,
+                      perr.message ? perr.message : "malformed field", err);
+      sl_error_clear(&perr);
+      return rc;
+    }
+  }
+  s->stats.rows++;
+  return SL_OK;
+}
+
+static int csv_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
+  *done = false;
+  while (s->pos < s->end) {
+    size_t next = s->pos;
+    int nf = 0, col = -1;
+    const char *why = NULL;
+    scan_result r = scan_record(&s->fmt, s->data, s->size, &next, s->spans,
+                                s->ncols, &nf, &col, &why);
+    char what[160];
+    if (r == SCAN_OK && nf != s->ncols) {
+      r = SCAN_BAD;
+      col = nf < s->ncols ? nf - 1 : s->ncols;
+      snprintf(what, sizeof what, "%s (expected %d, got %d)",
+               nf < s->ncols ? "too few fields" : "too many fields", s->ncols,
+               nf);
+      why = what;
+    }
+    if (r == SCAN_SKIP) {
+      s->pos = next;
+      continue;
+    }
+    if (r == SCAN_BAD) {
+      size_t off = col >= 0 && col < nf && col < s->ncols ? s->spans[col].offset
+                                                          : s->pos;
+      int rc = bad_record(s, off, col, why, err);
+      if (rc)
+        return rc;
+      s->pos = next;
+      continue;
+    }
+    int rc = unescape(s, nf, err);
+    if (rc)
+      return rc;
+    /* Room for the row and its long strings? */
+    size_t heap = 0;
+    for (int i = 0; i < s->spec->layout->nfields; i++) {
+      const csv_span *sp = &s->spans[s->spec->leaf_index[i]];
+      if (s->spec->layout->fields[i].ptype == SL_P_STR &&
+          sp->len > SL_STR_INLINE)
+        heap += sp->len;
+    }
+    if (heap > UINT32_MAX || !sl_buffer_has_room(buf, (uint32_t)heap)) {
+      if (buf->nrows > 0)
+        return SL_OK; /* full: this record starts the next buffer */
+      return sl_error_set(err, SL_EINVAL,
+                          "%s:%ld: a record with %zu bytes of strings does "
+                          "not fit in a buffer of %u bytes; raise SET "
+                          "'sluice.buffer-size'",
+                          s->path, line_of(s, s->pos), heap, buf->cap);
+    }
+    rc = emit_row(s, buf, err);
+    if (rc)
+      return rc;
+    s->pos = next;
+    s->stats.bytes = s->pos - s->begin;
+  }
+  s->stats.bytes = s->pos - s->begin;
+  *done = true;
+  return SL_OK;
+}
+
+static void csv_stats(const sl_source *s, sl_source_stats *out) {
+  *out = s->stats;
+}
+
+const sl_source_connector sl_source_filesystem = {
+    .name = "filesystem",
+    .description = "reads a CSV file ('path', 'format' = 'csv')",
+    .validate = csv_validate,
+    .open = csv_open,
+    .next = csv_next,
+    .stats = csv_stats,
+    .close = csv_close,
+};

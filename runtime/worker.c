@@ -1,0 +1,679 @@
+/* worker.c - one worker thread: read its share of the stream and run the
+ * whole pipeline on it, keeping its own partial window state.
+ *
+ * Per buffer: filter, (lookup join), then either project into output
+ * batches, or evaluate event time, watermark, group keys and aggregate
+ * arguments into a "tmp" row per record and fold each record into the
+ * group table of its slice.  After each buffer the worker hands over every
+ * window its own watermark has passed (late merge: the coordinator merges
+ * the partials of all workers).
+ *
+ * Slices: a tumbling window is one slice; a hopping window of size S and
+ * slide L is S/L slices of length L shared by the windows that overlap
+ * them; a cumulating window of step T is made of slices of length T.  A
+ * record updates exactly one slice, whatever the overlap.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "executor_int.h"
+#include "session_store.h"
+
+int64_t sl_floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    q--;
+  return q;
+}
+
+typedef struct slice {
+  int64_t start;
+  sl_group_table *table;
+} slice;
+
+typedef struct worker_state {
+  worker *w;
+  exec_query *q;
+  const sl_plan *plan;
+  sl_expr_ctx *ctx;
+  int64_t wm;       /* this worker's watermark */
+  int64_t next_end; /* smallest window end not yet handed over (WM_MAX:
+                     * none) */
+  int nslices, cap;
+  slice *slices;           /* sorted by start */
+  int last;                /* index of the slice used last (a cache) */
+  session_store *sessions; /* session windows */
+  sl_buffer joined, tmp;
+  uint32_t *sel, *sel2;
+  uint8_t *keyrow;
+} worker_state;
+
+static int64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---- slices ----------------------------------------------------------------
+ */
+
+static sl_group_table *slice_table(worker_state *s, int64_t start) {
+  if (s->last < s->nslices && s->slices[s->last].start == start)
+    return s->slices[s->last].table;
+  int lo = 0, hi = s->nslices;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (s->slices[mid].start < start)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < s->nslices && s->slices[lo].start == start) {
+    s->last = lo;
+    return s->slices[lo].table;
+  }
+  if (s->nslices == s->cap) {
+    s->cap = s->cap ? s->cap * 2 : 8;
+    s->slices = realloc(s->slices, sizeof(slice) * (size_t)s->cap);
+    if (!s->slices)
+      abort();
+  }
+  memmove(&s->slices[lo + 1], &s->slices[lo],
+          sizeof(slice) * (size_t)(s->nslices - lo));
+  sl_group_table *t = malloc(sizeof *t);
+  if (!t)
+    abort();
+  sl_group_table_init(t, s->q->key_layout, &s->q->aggs, 64);
+  s->slices[lo].start = start;
+  s->slices[lo].table = t;
+  s->nslices++;
+  s->last = lo;
+  return t;
+}
+
+static void drop_slice(worker_state *s, int i, bool free_table) {
+  if (free_table) {
+    sl_group_table_free(s->slices[i].table);
+    free(s->slices[i].table);
+  }
+  memmove(&s->slices[i], &s->slices[i + 1],
+          sizeof(slice) * (size_t)(s->nslices - i - 1));
+  s->nslices--;
+  s->last = 0;
+}
+
+/* The first window end that includes slice `start`. */
+static int64_t first_end(const sl_plan_window *pw, int64_t start) {
+  switch (pw->kind) {
+  case SL_WINDOW_TUMBLE:
+    return start + pw->size_us;
+  default: /* HOP and CUMULATE: the window ending at the slice's end */
+    return start + pw->slide_us;
+  }
+}
+
+/* The start of the window that ends at `end`. */
+static int64_t window_start(const sl_plan_window *pw, int64_t end) {
+  if (pw->kind == SL_WINDOW_CUMULATE)
+    return sl_floor_div(end - 1 - pw->offset_us, pw->size_us) * pw->size_us +
+           pw->offset_us;
+  return end - pw->size_us;
+}
+
+/* The last window end that includes slice `start`. */
+static int64_t last_end(const sl_plan_window *pw, int64_t start) {
+  if (pw->kind == SL_WINDOW_CUMULATE)
+    return sl_floor_div(start - pw->offset_us, pw->size_us) * pw->size_us +
+           pw->offset_us + pw->size_us;
+  return start + pw->size_us;
+}
+
+/* The slice of a record at time ts. */
+static int64_t slice_of(const sl_plan_window *pw, int64_t ts) {
+  if (pw->kind == SL_WINDOW_TUMBLE)
+    return sl_floor_div(ts - pw->offset_us, pw->size_us) * pw->size_us +
+           pw->offset_us;
+  return sl_floor_div(ts - pw->offset_us, pw->slide_us) * pw->slide_us +
+         pw->offset_us;
+}
+
+static void publish_partial(worker *w, int64_t start, int64_t end,
+                            sl_group_table *t) {
+  window_partial *p = malloc(sizeof *p);
+  if (!p)
+    abort();
+  p->start = start;
+  p->end = end;
+  p->table = t;
+  p->next = NULL;
+  pthread_mutex_lock(&w->lock);
+  if (w->partials_tail)
+    w->partials_tail->next = p;
+  else
+    w->partials = p;
+  w->partials_tail = p;
+  pthread_mutex_unlock(&w->lock);
+}
+
+typedef struct closing {
+  worker_state *s;
+  session_fragment *head, *tail;
+} closing;
+
+static bool session_closes(void *arg, const session *ss) {
+  const worker_state *s = ((closing *)arg)->s;
+  return s->wm == WM_MAX || ss->end - s->plan->window.unit_us <= s->wm;
+}
+
+static int session_fragment_out(void *arg, const uint8_t *key,
+                                const session *ss) {
+  closing *c = arg;
+  uint32_t kw = c->s->q->key_layout->width;
+  session_fragment *f = malloc(sizeof *f);
+  uint8_t *k = malloc(kw ? kw : 1);
+  if (!f || !k)
+    abort();
+  memcpy(k, key, kw);
+  f->start = ss->start;
+  f->end = ss->end;
+  f->key = k;
+  f->states = ss->states;
+  f->next = NULL;
+  if (c->tail)
+    c->tail->next = f;
+  else
+    c->head = f;
+  c->tail = f;
+  return SL_OK;
+}
+
+/* Session windows: hand over the sessions the watermark has closed, with
+ * the earliest start of those still open (the coordinator must not fire a
+ * merged session that an open one here could still join). */
+static int hand_over_sessions(worker_state *s) {
+  worker *w = s->w;
+  closing c = {s, NULL, NULL};
+  session_store *st = s->sessions;
+  if (st &&
+      (s->wm == WM_MAX || st->min_end - s->plan->window.unit_us <= s->wm)) {
+    int rc = session_store_close(st, session_closes, session_fragment_out, &c,
+                                 &w->err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  pthread_mutex_lock(&w->lock);
+  if (c.head) {
+    if (w->fragments_tail)
+      w->fragments_tail->next = c.head;
+    else
+      w->fragments = c.head;
+    w->fragments_tail = c.tail;
+  }
+  w->min_open_start = st ? st->min_start : WM_MAX;
+  w->published_wm = s->wm;
+  pthread_mutex_unlock(&w->lock);
+  return SL_OK;
+}
+
+/* Hand over every window that ends at or before the watermark. */
+static int hand_over_windows(worker_state *s) {
+  const sl_plan *plan = s->plan;
+  worker *w = s->w;
+  if (plan->windowed && plan->window.kind == SL_WINDOW_SESSION)
+    return hand_over_sessions(s);
+  if (!plan->windowed) {
+    /* A global aggregate: one "window" that closes at the end of input. */
+    if (s->wm == WM_MAX && s->nslices > 0) {
+      publish_partial(w, WM_MIN, WM_MAX, s->slices[0].table);
+      drop_slice(s, 0, false);
+    }
+  } else {
+    const sl_plan_window *pw = &plan->window;
+    while (s->nslices > 0 && s->next_end != WM_MAX &&
+           (s->wm == WM_MAX || s->next_end - pw->unit_us <= s->wm)) {
+      int64_t end = s->next_end;
+      int64_t start = window_start(pw, end);
+      if (pw->kind == SL_WINDOW_TUMBLE) {
+        /* The window is exactly one slice: hand over its table. */
+        for (int i = 0; i < s->nslices; i++)
+          if (s->slices[i].start == start) {
+            publish_partial(w, start, end, s->slices[i].table);
+            drop_slice(s, i, false);
+            break;
+          }
+      } else {
+        sl_group_table *merged = NULL;
+        for (int i = 0; i < s->nslices; i++) {
+          int64_t st = s->slices[i].start;
+          if (st < start || st >= end)
+            continue;
+          if (!merged) {
+            merged = malloc(sizeof *merged);
+            if (!merged)
+              abort();
+            sl_group_table_init(merged, s->q->key_layout, &s->q->aggs,
+                                s->slices[i].table->count);
+          }
+          int rc = sl_group_table_merge(merged, s->slices[i].table, &w->err);
+          if (rc != SL_OK)
+            return rc;
+        }
+        if (merged)
+          publish_partial(w, start, end, merged);
+        /* Slices whose last window this was are no longer needed. */
+        for (int i = 0; i < s->nslices;)
+          if (last_end(pw, s->slices[i].start) <= end)
+            drop_slice(s, i, true);
+          else
+            i++;
+      }
+      /* The next window end with data: the earliest end above `end` that
+       * includes the oldest remaining slice. */
+      if (s->nslices == 0) {
+        s->next_end = WM_MAX;
+      } else {
+        int64_t s0 = s->slices[0].start;
+        int64_t e = first_end(pw, s0);
+        if (e <= end)
+          e = end + (pw->kind == SL_WINDOW_TUMBLE ? pw->size_us : pw->slide_us);
+        s->next_end = e;
+      }
+    }
+  }
+  pthread_mutex_lock(&w->lock);
+  w->published_wm = s->wm;
+  pthread_mutex_unlock(&w->lock);
+  return SL_OK;
+}
+
+/* ---- per-buffer processing ---------------------------------------------- */
+
+static int eval_rows(worker_state *s, sl_expr_prog *const *progs, int nprogs,
+                     const sl_buffer *in, const uint32_t *sel, uint32_t n,
+                     sl_buffer *out) {
+  return sl_exec_eval_rows(progs, nprogs, in, sel, n, out, s->ctx, &s->w->err);
+}
+
+static out_batch *new_batch(worker_state *s) {
+  worker *w = s->w;
+  out_batch *b = NULL;
+  pthread_mutex_lock(&w->lock);
+  if (w->free_batches) {
+    b = w->free_batches;
+    w->free_batches = b->next;
+  }
+  pthread_mutex_unlock(&w->lock);
+  if (!b) {
+    b = malloc(sizeof *b);
+    if (!b)
+      abort();
+    sl_buffer_init(&b->buf, s->q->out_layout, s->q->buffer_size);
+  }
+  sl_buffer_clear(&b->buf);
+  b->next = NULL;
+  return b;
+}
+
+static void publish_batch(worker *w, out_batch *b) {
+  pthread_mutex_lock(&w->lock);
+  if (w->batches_tail)
+    w->batches_tail->next = b;
+  else
+    w->batches = b;
+  w->batches_tail = b;
+  pthread_mutex_unlock(&w->lock);
+}
+
+static int project(worker_state *s, const sl_buffer *in, const uint32_t *sel,
+                   uint32_t n) {
+  exec_query *q = s->q;
+  uint32_t done = 0;
+  while (done < n) {
+    out_batch *b = new_batch(s);
+    int k = eval_rows(s, q->out_progs, q->plan->nout, in, sel + done, n - done,
+                      &b->buf);
+    if (k < 0) {
+      publish_batch(s->w, b);
+      return k;
+    }
+    if (k == 0 && b->buf.nrows == 0)
+      return sl_error_set(&s->w->err, SL_EINVAL,
+                          "an output row is larger than a buffer (%u bytes); "
+                          "raise SET 'sluice.buffer-size'",
+                          q->buffer_size);
+    done += (uint32_t)k;
+    publish_batch(s->w, b);
+  }
+  return SL_OK;
+}
+
+static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
+                     uint32_t n) {
+  exec_query *q = s->q;
+  const sl_plan *plan = q->plan;
+  const sl_plan_window *pw = &plan->window;
+  const sl_row_layout *tl = q->tmp_layout;
+  const sl_row_layout *kl = q->key_layout;
+  uint32_t done = 0;
+  while (done < n) {
+    sl_buffer_clear(&s->tmp);
+    int k = eval_rows(s, q->tmp_progs, tl->nfields, in, sel + done, n - done,
+                      &s->tmp);
+    if (k < 0)
+      return k;
+    if (k == 0)
+      return sl_error_set(&s->w->err, SL_EINVAL,
+                          "a record's keys and arguments are larger than a "
+                          "buffer; raise SET 'sluice.buffer-size'");
+    done += (uint32_t)k;
+    int64_t proc_now = pw->proctime ? now_us() : 0;
+    for (uint32_t r = 0; r < s->tmp.nrows; r++) {
+      const uint8_t *row = sl_buffer_row(&s->tmp, r);
+      /* The group key: copy the key fields of the tmp row. */
+      memset(s->keyrow, 0, kl->width);
+      for (int i = 0; i < kl->nfields; i++) {
+        int tf = q->tmp_keys + i;
+        if (sl_row_is_null(row, tf))
+          sl_row_set_null(s->keyrow, i, true);
+        else
+          memcpy(s->keyrow + kl->fields[i].offset, row + tl->fields[tf].offset,
+                 kl->fields[i].size);
+      }
+      uint64_t hash = sl_key_hash(kl, s->keyrow);
+      int64_t start = 0;
+      uint8_t *st = NULL;
+      sl_arena *arena = NULL;
+      if (plan->windowed) {
+        int64_t ts;
+        if (pw->proctime) {
+          ts = proc_now;
+        } else {
+          if (sl_row_is_null(row, q->tmp_time))
+            return sl_error_set(&s->w->err, SL_EINVAL,
+                                "a record has a NULL event time; the time "
+                                "attribute of a window must not be NULL");
+          ts = SL_FIELD(row, tl, q->tmp_time, int64_t);
+        }
+        if (pw->kind == SL_WINDOW_SESSION) {
+          /* [ts, ts + gap) joins the key's sessions it touches; alone and
+           * already behind the watermark, it is late. */
+          int64_t end = ts + pw->gap_us;
+          if (!s->sessions) {
+            s->sessions = malloc(sizeof *s->sessions);
+            if (!s->sessions)
+              abort();
+            session_store_init(s->sessions, kl, &q->aggs);
+          }
+          int64_t closed_end = s->wm == WM_MIN ? WM_MIN : s->wm + pw->unit_us;
+          if (end <= closed_end &&
+              !session_store_overlaps(s->sessions, hash, s->keyrow, ts, end,
+                                      closed_end)) {
+            s->w->late++;
+            goto advance;
+          }
+          session *ss = session_store_add(s->sessions, hash, s->keyrow, ts, end,
+                                          NULL, closed_end, &s->w->err);
+          if (!ss)
+            return s->w->err.code ? s->w->err.code : SL_EINTERNAL;
+          st = ss->states;
+          arena = &s->sessions->keys.arena;
+        } else {
+          start = slice_of(pw, ts);
+          if (last_end(pw, start) - pw->unit_us <= s->wm) {
+            s->w->late++; /* every window of this record has fired */
+            goto advance;
+          }
+          int64_t fe = first_end(pw, start);
+          if (fe - pw->unit_us <= s->wm) {
+            /* Partly late (hopping, cumulating): its first windows have
+             * fired, the later ones still count it. */
+            fe += (sl_floor_div(s->wm + pw->unit_us - fe, pw->slide_us) + 1) *
+                  pw->slide_us;
+          }
+          if (fe < s->next_end)
+            s->next_end = fe;
+        }
+      }
+      if (!st) {
+        sl_group_table *t = slice_table(s, start);
+        st = sl_group_table_upsert(t, hash, s->keyrow);
+        arena = &t->arena;
+      }
+      {
+        int rc = sl_agg_update(&q->aggs, st, row, arena, &s->w->err);
+        if (rc != SL_OK)
+          return rc;
+      }
+    advance:
+      if (q->tmp_wm >= 0 && !sl_row_is_null(row, q->tmp_wm)) {
+        int64_t v = SL_FIELD(row, tl, q->tmp_wm, int64_t);
+        if (v > s->wm)
+          s->wm = v;
+      }
+    }
+  }
+  if (plan->windowed && pw->proctime)
+    s->wm = now_us(); /* processing-time windows close by the clock */
+  return SL_OK;
+}
+
+/* Lookup join: for each stream row, find the table rows with equal keys
+ * and build joined rows (stream fields, then table fields) in s->joined.
+ * Returns the number of stream rows consumed (all, or fewer when joined is
+ * full) and fills sel2 with the joined rows. */
+static int probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
+                 uint32_t n, uint32_t *consumed, uint32_t *nout) {
+  exec_query *q = s->q;
+  const sl_row_layout *kl = q->join_key_layout;
+  const sl_row_layout *jl = q->joined_layout;
+  const sl_row_layout *sl = q->stream_layout;
+  const sl_row_layout *tl = q->table_layout;
+  sl_buffer_clear(&s->joined);
+  sl_buffer_clear(&s->tmp);
+  /* Keys of the stream rows, evaluated into the tmp buffer's front (the
+   * key layout's fields in order). */
+  sl_buffer keys;
+  sl_buffer_wrap(&keys, kl, s->tmp.data, s->tmp.cap);
+  int k = eval_rows(s, q->stream_key_progs, q->nkey_progs, in, sel, n, &keys);
+  if (k < 0)
+    return k;
+  uint32_t out = 0, i = 0;
+  uint32_t mask = q->table_cap - 1;
+  uint32_t mark_rows = 0, mark_out = 0;
+  for (; i < (uint32_t)k; i++) {
+    mark_rows = s->joined.nrows;
+    mark_out = out;
+    const uint8_t *key = sl_buffer_row(&keys, i);
+    bool null_key = false;
+    for (int f = 0; f < kl->nfields; f++)
+      null_key |= sl_row_is_null(key, f);
+    if (null_key)
+      continue; /* NULL never equals anything */
+    uint64_t h = sl_key_hash(kl, key);
+    for (uint32_t j = (uint32_t)h & mask; q->table_hash[j];
+         j = (j + 1) & mask) {
+      if (q->table_hash[j] != h)
+        continue;
+      uint32_t tr = q->table_slot_row[j];
+      const uint8_t *tkey = q->table_keys[tr];
+      bool eq = true;
+      for (int f = 0; f < kl->nfields && eq; f++) {
+        const sl_field *fd = &kl->fields[f];
+        if (fd->ptype == SL_P_STR)
+          eq = sl_str_equal((const sl_str *)(key + fd->offset),
+                            (const sl_str *)(tkey + fd->offset));
+        else
+          eq = memcmp(key + fd->offset, tkey + fd->offset, fd->size) == 0;
+      }
+      if (!eq)
+        continue;
+      uint8_t *jr = sl_buffer_append(&s->joined);
+      if (!jr)
+        goto full;
+      const uint8_t *sr = sl_buffer_row(in, sel[i]);
+      const uint8_t *trow = q->table_rows[tr];
+      /* Strings keep pointing into the input buffer or the loaded table,
+       * both of which outlive the joined rows. */
+      for (int f = 0; f < sl->nfields; f++) {
+        sl_row_set_null(jr, f, sl_row_is_null(sr, f));
+        memcpy(jr + jl->fields[f].offset, sr + sl->fields[f].offset,
+               sl->fields[f].size);
+      }
+      for (int f = 0; f < tl->nfields; f++) {
+        int jf = sl->nfields + f;
+        sl_row_set_null(jr, jf, sl_row_is_null(trow, f));
+        memcpy(jr + jl->fields[jf].offset, trow + tl->fields[f].offset,
+               tl->fields[f].size);
+      }
+      s->sel2[out++] = s->joined.nrows - 1;
+    }
+  }
+  *consumed = i;
+  *nout = out;
+  return SL_OK;
+full:
+  /* A stream row whose matches did not all fit is done again next round:
+   * drop the matches it has so far. */
+  s->joined.nrows = mark_rows;
+  out = mark_out;
+  *consumed = i;
+  *nout = out;
+  return SL_OK;
+}
+
+static int process_rows(worker_state *s, const sl_buffer *buf,
+                        const uint32_t *sel, uint32_t n) {
+  return s->plan->kind == SL_PLAN_STATELESS ? project(s, buf, sel, n)
+                                            : aggregate(s, buf, sel, n);
+}
+
+static int process_buffer(worker_state *s, sl_buffer *in) {
+  exec_query *q = s->q;
+  uint32_t n = in->nrows;
+  for (uint32_t i = 0; i < n; i++)
+    s->sel[i] = i;
+  int rc;
+  if (q->filter) {
+    rc = sl_expr_filter(q->filter, in, s->sel, &n, s->ctx, &s->w->err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  if (!q->join)
+    return process_rows(s, in, s->sel, n);
+  uint32_t done = 0;
+  while (done < n) {
+    uint32_t consumed, nj;
+    rc = probe(s, in, s->sel + done, n - done, &consumed, &nj);
+    if (rc != SL_OK)
+      return rc;
+    if (consumed == 0 && n - done > 0)
+      return sl_error_set(&s->w->err, SL_EINVAL,
+                          "a stream record matches more table rows than fit "
+                          "in a buffer; raise SET 'sluice.buffer-size'");
+    done += consumed;
+    if (q->post_join_filter) {
+      rc = sl_expr_filter(q->post_join_filter, &s->joined, s->sel2, &nj, s->ctx,
+                          &s->w->err);
+      if (rc != SL_OK)
+        return rc;
+    }
+    rc = process_rows(s, &s->joined, s->sel2, nj);
+    if (rc != SL_OK)
+      return rc;
+  }
+  return SL_OK;
+}
+
+void *sl_worker_main(void *arg) {
+  worker *w = arg;
+  exec_query *q = w->q;
+  const sl_plan *plan = q->plan;
+  worker_state s;
+  memset(&s, 0, sizeof s);
+  s.w = w;
+  s.q = q;
+  s.plan = plan;
+  s.ctx = sl_expr_ctx_new();
+  s.wm = WM_MIN;
+  s.next_end = WM_MAX;
+  sl_buffer in;
+  sl_buffer_init(&in, q->stream_layout, q->buffer_size);
+  uint32_t max_rows = q->buffer_size / q->stream_layout->width + 1;
+  s.sel = malloc(sizeof(uint32_t) * max_rows);
+  const sl_row_layout *jl = q->join ? q->joined_layout : q->stream_layout;
+  uint32_t max_joined = q->buffer_size / jl->width + 1;
+  s.sel2 = malloc(sizeof(uint32_t) *
+                  (max_joined > max_rows ? max_joined : max_rows));
+  if (q->join)
+    sl_buffer_init(&s.joined, q->joined_layout,
+                   max_rows * q->joined_layout->width);
+  /* tmp holds one row per input row plus room for long strings. */
+  const sl_row_layout *tl = q->tmp_layout ? q->tmp_layout : q->stream_layout;
+  uint32_t tmp_rows = max_joined > max_rows ? max_joined : max_rows;
+  uint32_t kw = q->join_key_layout ? q->join_key_layout->width : 0;
+  uint32_t tw = tl->width > kw ? tl->width : kw;
+  sl_buffer_init(&s.tmp, tl, tmp_rows * tw + q->buffer_size);
+  if (q->key_layout)
+    s.keyrow = calloc(1, q->key_layout->width + 8);
+  if (!s.sel || !s.sel2 || (q->key_layout && !s.keyrow))
+    abort();
+
+  sl_source *src = NULL;
+  sl_source_spec spec = {plan->inputs[0].table, q->stream_layout,
+                         q->stream_leaf, w->index, q->nworkers};
+  int rc = plan->inputs[0].connector->open(&spec, &src, &w->err);
+  bool done = false;
+  while (rc == SL_OK && !done) {
+    if (atomic_load(w->cancel))
+      break;
+    sl_buffer_clear(&in);
+    rc = plan->inputs[0].connector->next(src, &in, &done, &w->err);
+    if (rc != SL_OK)
+      break;
+    w->events += in.nrows;
+    if (in.nrows > 0)
+      rc = process_buffer(&s, &in);
+    if (rc != SL_OK)
+      break;
+    if (done)
+      s.wm = WM_MAX; /* the end of a bounded source fires every window */
+    if (plan->kind == SL_PLAN_AGGREGATE)
+      rc = hand_over_windows(&s);
+    else {
+      pthread_mutex_lock(&w->lock);
+      w->published_wm = s.wm;
+      pthread_mutex_unlock(&w->lock);
+    }
+    sl_exec_signal(w);
+  }
+  if (src) {
+    sl_source_stats st;
+    memset(&st, 0, sizeof st);
+    if (plan->inputs[0].connector->stats)
+      plan->inputs[0].connector->stats(src, &st);
+    w->skipped = st.skipped_rows;
+    plan->inputs[0].connector->close(src);
+  }
+  for (int i = 0; i < s.nslices; i++) {
+    sl_group_table_free(s.slices[i].table);
+    free(s.slices[i].table);
+  }
+  free(s.slices);
+  w->sessions = s.sessions; /* its states may still be merged */
+  free(s.sel);
+  free(s.sel2);
+  free(s.keyrow);
+  sl_buffer_free(&in);
+  sl_buffer_free(&s.tmp);
+  if (q->join)
+    sl_buffer_free(&s.joined);
+  sl_expr_ctx_free(s.ctx);
+  pthread_mutex_lock(&w->lock);
+  w->rc = rc;
+  w->done = true;
+  pthread_mutex_unlock(&w->lock);
+  sl_exec_signal(w);
+  return NULL;
+}
