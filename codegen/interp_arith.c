@@ -107,23 +107,35 @@ static int dbl_arith(sl_expr_ctx *c, const inode *n, const uint16_t *act,
   double *r = ix_vec(c, n)->v.f;
   switch (n->op) {
   case SL_OP_ADD:
-    FOR_ACT(i) { r[i] = x[i] + y[i]; }
+    FOR_ACT(i) {
+      r[i] = x[i] + y[i];
+    }
     break;
   case SL_OP_SUB:
-    FOR_ACT(i) { r[i] = x[i] - y[i]; }
+    FOR_ACT(i) {
+      r[i] = x[i] - y[i];
+    }
     break;
   case SL_OP_MUL:
-    FOR_ACT(i) { r[i] = x[i] * y[i]; }
+    FOR_ACT(i) {
+      r[i] = x[i] * y[i];
+    }
     break;
   case SL_OP_DIV:
-    FOR_ACT(i) { r[i] = x[i] / y[i]; }
+    FOR_ACT(i) {
+      r[i] = x[i] / y[i];
+    }
     break;
   default:
-    FOR_ACT(i) { r[i] = fmod(x[i], y[i]); }
+    FOR_ACT(i) {
+      r[i] = fmod(x[i], y[i]);
+    }
     break;
   }
   if (n->type->kind == SL_TYPE_FLOAT)
-    FOR_ACT(i) { r[i] = (float)r[i]; }
+    FOR_ACT(i) {
+      r[i] = (float)r[i];
+    }
   return SL_OK;
 }
 
@@ -204,9 +216,13 @@ static void compare_vec(const ivec *a, const ivec *b, const inode *yc, irep rep,
   case R_I64:
     if (yc) {
       const int64_t y = yc->ci;
-      FOR_ACT(i) { o->v.i[i] = cmp_result(op, CMP3(a->v.i[i], y)); }
+      FOR_ACT(i) {
+        o->v.i[i] = cmp_result(op, CMP3(a->v.i[i], y));
+      }
     } else {
-      FOR_ACT(i) { o->v.i[i] = cmp_result(op, CMP3(a->v.i[i], b->v.i[i])); }
+      FOR_ACT(i) {
+        o->v.i[i] = cmp_result(op, CMP3(a->v.i[i], b->v.i[i]));
+      }
     }
     break;
   case R_F64:
@@ -258,7 +274,9 @@ int ix_eval_cmp(sl_expr_ctx *c, const inode *n, const uint16_t *act,
   const inode *yc = y->kind == N_CONST ? y : NULL;
   if (yc) {
     const uint8_t yn = y->cnull;
-    FOR_ACT(i) { o->null[i] = a->null[i] | yn; }
+    FOR_ACT(i) {
+      o->null[i] = a->null[i] | yn;
+    }
     if (yn)
       return SL_OK;
   } else {
@@ -266,7 +284,9 @@ int ix_eval_cmp(sl_expr_ctx *c, const inode *n, const uint16_t *act,
     if (rc)
       return rc;
     const uint8_t *bn = ix_vec(c, y)->null;
-    FOR_ACT(i) { o->null[i] = a->null[i] | bn[i]; }
+    FOR_ACT(i) {
+      o->null[i] = a->null[i] | bn[i];
+    }
   }
   compare_vec(a, yc ? NULL : ix_vec(c, y), yc, x->rep, n->op, o, act, nact);
   return SL_OK;
@@ -295,7 +315,9 @@ int ix_eval_in(sl_expr_ctx *c, const inode *n, const uint16_t *act,
     const ivec *b = NULL;
     if (yc) {
       if (yc->cnull) {
-        FOR_ACT(i) { anynull[i] = 1; }
+        FOR_ACT(i) {
+          anynull[i] = 1;
+        }
         continue;
       }
     } else {
@@ -304,7 +326,9 @@ int ix_eval_in(sl_expr_ctx *c, const inode *n, const uint16_t *act,
         return rc;
       b = ix_vec(c, y);
     }
-    FOR_ACT(i) { tmp.null[i] = a->null[i] | (b ? b->null[i] : 0); }
+    FOR_ACT(i) {
+      tmp.null[i] = a->null[i] | (b ? b->null[i] : 0);
+    }
     compare_vec(a, b, yc, n->args[0]->rep, SL_OP_EQ, &tmp, act, nact);
     FOR_ACT(i) {
       if (tmp.null[i])

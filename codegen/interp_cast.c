@@ -437,7 +437,8 @@ static int convert(sl_expr_ctx *c, const inode *n, int from, int to,
     return 0;
   case K_TIME:
     if (from == K_TIME || from == K_TS) {
-      int64_t ms = from == K_TS ? (v - floor_div(v, DAY_US) * DAY_US) / 1000 : v;
+      int64_t ms =
+          from == K_TS ? (v - floor_div(v, DAY_US) * DAY_US) / 1000 : v;
       int p = n->type->precision;
       if (p >= 0 && p < 3) {
         int64_t unit = p == 0 ? 1000 : p == 1 ? 100 : 10;
@@ -488,16 +489,22 @@ int ix_eval_cast(sl_expr_ctx *c, const inode *n, const uint16_t *act,
   ivec *o = ix_vec(c, n);
   int from = kind_class(x->type), to = kind_class(n->type);
   if (from == K_NULL) {
-    FOR_ACT(i) { o->null[i] = 1; }
+    FOR_ACT(i) {
+      o->null[i] = 1;
+    }
     return SL_OK;
   }
   /* the hot implicit widenings get their own loops */
   if (from == K_INT && to == K_DEC && n->scale == 0 && n->prec >= 19) {
-    FOR_ACT(i) { o->v.d[i] = a->v.i[i]; }
+    FOR_ACT(i) {
+      o->v.d[i] = a->v.i[i];
+    }
     return SL_OK;
   }
   if (from == K_INT && to == K_FLT && n->type->kind == SL_TYPE_DOUBLE) {
-    FOR_ACT(i) { o->v.f[i] = (double)a->v.i[i]; }
+    FOR_ACT(i) {
+      o->v.f[i] = (double)a->v.i[i];
+    }
     return SL_OK;
   }
   FOR_ACT(i) {

@@ -153,8 +153,7 @@ static inode *coerce_arith(cstate *cs, inode *n, const sl_type *rt) {
 }
 
 /* The type two operands are compared in. */
-static const sl_type *compare_type(cstate *cs, const inode *x,
-                                   const inode *y) {
+static const sl_type *compare_type(cstate *cs, const inode *x, const inode *y) {
   const sl_type *a = x->type, *b = y->type;
   if (a->kind == SL_TYPE_NULL)
     return b;
@@ -197,9 +196,9 @@ static int unit_of_fn(const char *name, sl_interval_unit *u) {
   static const struct {
     const char *name;
     sl_interval_unit unit;
-  } map[] = {{"YEAR", SL_UNIT_YEAR},     {"MONTH", SL_UNIT_MONTH},
+  } map[] = {{"YEAR", SL_UNIT_YEAR},      {"MONTH", SL_UNIT_MONTH},
              {"DAYOFMONTH", SL_UNIT_DAY}, {"HOUR", SL_UNIT_HOUR},
-             {"MINUTE", SL_UNIT_MINUTE}, {"SECOND", SL_UNIT_SECOND}};
+             {"MINUTE", SL_UNIT_MINUTE},  {"SECOND", SL_UNIT_SECOND}};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
     if (strcmp(name, map[i].name) == 0) {
       *u = map[i].unit;
@@ -285,8 +284,7 @@ static int precompile(cstate *cs, inode *n) {
   void *code =
       ix_regex_compile(cs->a, sl_str_data(&pat->cs), pat->cs.len, flavour, msg);
   if (!code)
-    return cerr(cs, pat->src, SL_EINVAL, "invalid regular expression: %s",
-                msg);
+    return cerr(cs, pat->src, SL_EINVAL, "invalid regular expression: %s", msg);
   /* Compiled into the program's arena: freed with it. */
   n->aux = code;
   return SL_OK;
@@ -368,8 +366,7 @@ static inode *compile_call(cstate *cs, const sl_bexpr *e) {
       break;
     case F_FLOOR:
     case F_CEIL:
-      if (x->rep == R_I64 && !sl_type_is_integer(x->type) &&
-          !is_null_type(x)) {
+      if (x->rep == R_I64 && !sl_type_is_integer(x->type) && !is_null_type(x)) {
         n->fn = F_FLOOR_TIME;
         n->op = fn == F_CEIL;
         if (x->type->kind == SL_TYPE_DATE)
@@ -679,9 +676,9 @@ static inode *compile(cstate *cs, const sl_bexpr *e) {
       inode *p = args[1], *esc = e->nargs > 2 ? args[2] : NULL;
       if (p->kind == N_CONST && !p->cnull &&
           (!esc || (esc->kind == N_CONST && !esc->cnull && esc->cs.len == 1)))
-        n->aux = ix_like_compile(cs->a, sl_str_data(&p->cs), p->cs.len,
-                                 esc ? (unsigned char)sl_str_data(&esc->cs)[0]
-                                     : -1);
+        n->aux =
+            ix_like_compile(cs->a, sl_str_data(&p->cs), p->cs.len,
+                            esc ? (unsigned char)sl_str_data(&esc->cs)[0] : -1);
     }
     if (!e->negated)
       return n;

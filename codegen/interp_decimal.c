@@ -10,14 +10,13 @@
  * BigDecimal would succeed there.
  */
 #include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "interp_int.h"
 
-
-/* 10^n for n in 0..38 without loops: two 64-bit table lookups. */
+/* 10^n for n in 0..38 without loops: 64-bit table lookups. */
 static const int64_t P10_64[19] = {1,
                                    10,
                                    100,
@@ -41,7 +40,9 @@ static const int64_t P10_64[19] = {1,
 static inline i128 p10(int n) {
   if (n <= 18)
     return P10_64[n];
-  return (i128)P10_64[18] * P10_64[n - 18];
+  if (n <= 36)
+    return (i128)P10_64[18] * P10_64[n - 18];
+  return (i128)P10_64[18] * P10_64[18] * P10_64[n - 36];
 }
 
 /* q = a / b rounded HALF_UP (b > 0 or < 0, b != 0). */

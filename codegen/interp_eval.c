@@ -104,7 +104,8 @@ void *ix_alloc(sl_expr_ctx *c, size_t size) {
   }
   /* a new block, kept for later vectors */
   size_t bs = size > 65536 ? size : 65536;
-  c->blocks = realloc(c->blocks, sizeof(scratch_block) * (size_t)(c->nblocks + 1));
+  c->blocks =
+      realloc(c->blocks, sizeof(scratch_block) * (size_t)(c->nblocks + 1));
   if (!c->blocks) {
     fprintf(stderr, "sluice: out of memory (expression scratch)\n");
     abort();
@@ -157,7 +158,9 @@ static void eval_load(sl_expr_ctx *c, const inode *n, const uint16_t *act,
   const uint8_t *const *rows = c->rows;
   const uint32_t off = n->offset;
   const int f = n->field;
-  FOR_ACT(i) { o->null[i] = sl_row_is_null(rows[i], f); }
+  FOR_ACT(i) {
+    o->null[i] = sl_row_is_null(rows[i], f);
+  }
 #define LOAD(member, ctype, conv)                                              \
   FOR_ACT(i) {                                                                 \
     ctype v_;                                                                  \
@@ -202,19 +205,29 @@ static void eval_load(sl_expr_ctx *c, const inode *n, const uint16_t *act,
 static void eval_const(sl_expr_ctx *c, const inode *n, const uint16_t *act,
                        uint32_t nact) {
   ivec *o = ix_vec(c, n);
-  FOR_ACT(i) { o->null[i] = n->cnull; }
+  FOR_ACT(i) {
+    o->null[i] = n->cnull;
+  }
   switch (n->rep) {
   case R_I64:
-    FOR_ACT(i) { o->v.i[i] = n->ci; }
+    FOR_ACT(i) {
+      o->v.i[i] = n->ci;
+    }
     break;
   case R_F64:
-    FOR_ACT(i) { o->v.f[i] = n->cf; }
+    FOR_ACT(i) {
+      o->v.f[i] = n->cf;
+    }
     break;
   case R_DEC:
-    FOR_ACT(i) { o->v.d[i] = n->cd; }
+    FOR_ACT(i) {
+      o->v.d[i] = n->cd;
+    }
     break;
   case R_STR:
-    FOR_ACT(i) { o->v.s[i] = n->cs; }
+    FOR_ACT(i) {
+      o->v.s[i] = n->cs;
+    }
     break;
   }
 }
@@ -251,13 +264,19 @@ int ix_eval_args_strict(sl_expr_ctx *c, const inode *n, const uint16_t *act,
       return rc;
     const uint8_t *an = ix_vec(c, n->args[k])->null;
     if (k == 0) {
-      FOR_ACT(i) { o->null[i] = an[i]; }
+      FOR_ACT(i) {
+        o->null[i] = an[i];
+      }
     } else {
-      FOR_ACT(i) { o->null[i] |= an[i]; }
+      FOR_ACT(i) {
+        o->null[i] |= an[i];
+      }
     }
   }
   if (n->nargs == 0)
-    FOR_ACT(i) { o->null[i] = 0; }
+    FOR_ACT(i) {
+      o->null[i] = 0;
+    }
   return SL_OK;
 }
 

@@ -100,11 +100,11 @@ struct inode {
   int slot; /* vector slot in the context */
   int op;   /* sl_op (ARITH, CMP, TIME_ADD, IV_SCALE), sl_is_what (IS) */
   ifn fn;
-  bool negated;           /* IN, LIKE, IS, CAST (try) */
-  sl_interval_unit unit;  /* EXTRACT, FLOOR(ts TO unit) */
-  int trim_side;          /* TRIM */
-  int64_t lo, hi;         /* R_I64 integer result range (overflow checks) */
-  int prec, scale;        /* R_DEC precision and scale */
+  bool negated;          /* IN, LIKE, IS, CAST (try) */
+  sl_interval_unit unit; /* EXTRACT, FLOOR(ts TO unit) */
+  int trim_side;         /* TRIM */
+  int64_t lo, hi;        /* R_I64 integer result range (overflow checks) */
+  int prec, scale;       /* R_DEC precision and scale */
   /* N_LOAD */
   sl_ptype ptype;
   uint32_t offset;
@@ -157,12 +157,12 @@ struct sl_expr_ctx {
   int nslots;
   ivec *vecs;
   void **vec_mem;
-  uint16_t ident[VEC]; /* 0, 1, ..., VEC-1 */
+  uint16_t ident[VEC];      /* 0, 1, ..., VEC-1 */
   const uint8_t *rows[VEC]; /* row pointers of the current vector */
   uint32_t n;               /* rows in the current vector */
   scratch_block *blocks;
   int nblocks, cur_block;
-  int64_t now_us; /* wall clock, read once per call */
+  int64_t now_us;   /* wall clock, read once per call */
   void *match_data; /* pcre2_match_data * */
   regex_entry regex[REGEX_CACHE];
   int regex_next;
@@ -175,8 +175,7 @@ void *ix_alloc(sl_expr_ctx *c, size_t size);
 /* Set an error at n's source position; "%s" in fmt gets the expression's
  * SQL text.  Returns code. */
 int ix_error(sl_expr_ctx *c, const inode *n, int code, const char *what);
-int ix_eval(sl_expr_ctx *c, const inode *n, const uint16_t *act,
-            uint32_t nact);
+int ix_eval(sl_expr_ctx *c, const inode *n, const uint16_t *act, uint32_t nact);
 /* Evaluate all arguments and set the output's null = OR of theirs. */
 int ix_eval_args_strict(sl_expr_ctx *c, const inode *n, const uint16_t *act,
                         uint32_t nact);

@@ -20,7 +20,8 @@
 #define FOR_ACT(i)                                                             \
   for (uint32_t j_ = 0, i; j_ < nact && ((i = act[j_]), 1); j_++)
 
-/* ---- UTF-8 helpers ------------------------------------------------------------
+/* ---- UTF-8 helpers
+ * ------------------------------------------------------------
  */
 
 static inline uint32_t u8_len(unsigned char b) {
@@ -43,7 +44,8 @@ static uint32_t u8_skip(const char *p, uint32_t len, uint32_t i, int64_t k) {
   return i < len ? i : len;
 }
 
-/* ---- LIKE ------------------------------------------------------------------------
+/* ---- LIKE
+ * ------------------------------------------------------------------------
  */
 
 enum { T_LIT, T_ONE, T_ANY };
@@ -197,7 +199,8 @@ int ix_eval_like(sl_expr_ctx *c, const inode *n, const uint16_t *act,
   return SL_OK;
 }
 
-/* ---- regular expressions ---------------------------------------------------------
+/* ---- regular expressions
+ * ---------------------------------------------------------
  */
 
 static void *arena_malloc(PCRE2_SIZE size, void *data) {
@@ -255,8 +258,8 @@ void *ix_regex_compile(sl_arena *a, const char *p, uint32_t len, int flavour,
   }
   int errcode;
   PCRE2_SIZE erroff;
-  pcre2_code *code = pcre2_compile((PCRE2_SPTR)p, len, PCRE2_UTF, &errcode,
-                                   &erroff, cc);
+  pcre2_code *code =
+      pcre2_compile((PCRE2_SPTR)p, len, PCRE2_UTF, &errcode, &erroff, cc);
   if (!code) {
     PCRE2_UCHAR buf[200];
     pcre2_get_error_message(errcode, buf, sizeof buf);
@@ -282,9 +285,8 @@ static pcre2_code *row_regex(sl_expr_ctx *c, const inode *n, const sl_str *pat,
   char *tr = NULL;
   if (flavour && esc) {
     tr = ix_alloc(c, (size_t)len * 2 + 32);
-    len = similar_to_regex(p, len, esc->len ? (unsigned char)sl_str_data(esc)[0]
-                                            : -1,
-                           tr);
+    len = similar_to_regex(
+        p, len, esc->len ? (unsigned char)sl_str_data(esc)[0] : -1, tr);
     p = tr;
     flavour = 0;
   }
@@ -316,7 +318,8 @@ static pcre2_code *row_regex(sl_expr_ctx *c, const inode *n, const sl_str *pat,
   return e->code;
 }
 
-/* ---- helpers -------------------------------------------------------------------
+/* ---- helpers
+ * -------------------------------------------------------------------
  */
 
 static sl_str concat2(sl_expr_ctx *c, const sl_str *x, const sl_str *y) {
@@ -494,7 +497,8 @@ static bool split_index(sl_expr_ctx *c, const sl_str *str, const sl_str *sep,
   }
 }
 
-/* ---- the functions ---------------------------------------------------------------
+/* ---- the functions
+ * ---------------------------------------------------------------
  */
 
 static int concat_ws(sl_expr_ctx *c, const inode *n, const uint16_t *act,
@@ -540,8 +544,8 @@ static int concat_ws(sl_expr_ctx *c, const inode *n, const uint16_t *act,
 static int regex_fn(sl_expr_ctx *c, const inode *n, uint32_t i, const ivec *a,
                     const ivec *b, const ivec *x, ivec *o) {
   const sl_str *s = &a->v.s[i];
-  pcre2_code *re = row_regex(c, n, &b->v.s[i],
-                             n->fn == F_SIMILAR && x ? &x->v.s[i] : NULL);
+  pcre2_code *re =
+      row_regex(c, n, &b->v.s[i], n->fn == F_SIMILAR && x ? &x->v.s[i] : NULL);
   if (!re) {
     o->null[i] = 1;
     return SL_OK;
@@ -553,12 +557,12 @@ static int regex_fn(sl_expr_ctx *c, const inode *n, uint32_t i, const ivec *a,
     for (int attempt = 0; attempt < 2; attempt++) {
       char *out = ix_alloc(c, cap);
       PCRE2_SIZE outlen = cap;
-      int rc = pcre2_substitute(
-          re, (PCRE2_SPTR)sl_str_data(s), s->len, 0,
-          PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH |
-              PCRE2_SUBSTITUTE_UNSET_EMPTY,
-          md, NULL, (PCRE2_SPTR)sl_str_data(r), r->len, (PCRE2_UCHAR *)out,
-          &outlen);
+      int rc = pcre2_substitute(re, (PCRE2_SPTR)sl_str_data(s), s->len, 0,
+                                PCRE2_SUBSTITUTE_GLOBAL |
+                                    PCRE2_SUBSTITUTE_OVERFLOW_LENGTH |
+                                    PCRE2_SUBSTITUTE_UNSET_EMPTY,
+                                md, NULL, (PCRE2_SPTR)sl_str_data(r), r->len,
+                                (PCRE2_UCHAR *)out, &outlen);
       if (rc >= 0) {
         o->v.s[i] = ix_str(c, out, (uint32_t)outlen);
         return SL_OK;
@@ -629,8 +633,7 @@ int ix_eval_string_fn(sl_expr_ctx *c, const inode *n, const uint16_t *act,
       o->v.i[i] = ix_utf8_chars(sp, s->len);
       break;
     case F_SUBSTRING:
-      if (!substring(c, s, b->v.i[i], x ? x->v.i[i] : 0, x != NULL,
-                     &o->v.s[i]))
+      if (!substring(c, s, b->v.i[i], x ? x->v.i[i] : 0, x != NULL, &o->v.s[i]))
         o->null[i] = 1;
       break;
     case F_TRIM:

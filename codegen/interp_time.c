@@ -59,7 +59,8 @@ static unsigned month_days(int64_t y, unsigned m) {
   return m == 2 && leap(y) ? 29 : md[m - 1];
 }
 
-/* ---- parsing -----------------------------------------------------------------
+/* ---- parsing
+ * -----------------------------------------------------------------
  */
 
 /* Read 1..max digits at s[*i]. */
@@ -150,7 +151,8 @@ bool ix_parse_timestamp(const char *s, size_t len, int64_t *us) {
   return true;
 }
 
-/* ---- formatting ----------------------------------------------------------------
+/* ---- formatting
+ * ----------------------------------------------------------------
  */
 
 int ix_format_date(int64_t days, char *buf) {
@@ -176,8 +178,8 @@ static int format_fraction(int64_t us_of_sec, int prec, char *buf) {
 int ix_format_time(int64_t ms, int prec, char *buf) {
   int len = sprintf(buf, "%02lld:%02lld:%02lld", (long long)(ms / 3600000),
                     (long long)(ms / 60000 % 60), (long long)(ms / 1000 % 60));
-  return len + format_fraction(ms % 1000 * 1000, prec > 3 ? 3 : prec,
-                               buf + len);
+  return len +
+         format_fraction(ms % 1000 * 1000, prec > 3 ? 3 : prec, buf + len);
 }
 
 int ix_format_timestamp(int64_t us, int prec, char *buf) {
@@ -189,7 +191,8 @@ int ix_format_timestamp(int64_t us, int prec, char *buf) {
   return len + format_fraction(tod % 1000000, prec, buf + len);
 }
 
-/* ---- Java date patterns ----------------------------------------------------------
+/* ---- Java date patterns
+ * ----------------------------------------------------------
  */
 
 typedef struct dtok {
@@ -258,8 +261,8 @@ void *ix_datefmt_compile(sl_arena *a, const char *p, uint32_t len) {
 static const char *const MONTHS[] = {
     "January", "February", "March",     "April",   "May",      "June",
     "July",    "August",   "September", "October", "November", "December"};
-static const char *const DAYS[] = {"Monday", "Tuesday",  "Wednesday",
-                                   "Thursday", "Friday", "Saturday",
+static const char *const DAYS[] = {"Monday",   "Tuesday", "Wednesday",
+                                   "Thursday", "Friday",  "Saturday",
                                    "Sunday"};
 
 /* Format us with f into buf (cap bytes); returns length. */
@@ -324,7 +327,8 @@ static int dfmt_format(const dfmt *f, int64_t us, char *buf, int cap) {
       len += sprintf(buf + len, "%s", h < 12 ? "AM" : "PM");
       continue;
     case 'E': {
-      int dow = (int)((floor_div(days, 1) % 7 + 7 + 3) % 7); /* 1970-01-01 Thu */
+      int dow =
+          (int)((floor_div(days, 1) % 7 + 7 + 3) % 7); /* 1970-01-01 Thu */
       len += sprintf(buf + len, "%.*s", w >= 4 ? 20 : 3, DAYS[dow]);
       continue;
     }
@@ -416,15 +420,16 @@ static bool dfmt_parse_value(const dfmt *f, const char *s, size_t len,
     return false;
   if (has_a && pm && (h12 || h < 12))
     h += 12;
-  if (mo < 1 || mo > 12 || d < 1 || d > month_days(y, (unsigned)mo) ||
-      h > 23 || mi > 59 || sec > 59)
+  if (mo < 1 || mo > 12 || d < 1 || d > month_days(y, (unsigned)mo) || h > 23 ||
+      mi > 59 || sec > 59)
     return false;
   *us = ix_days_from_civil(y, (unsigned)mo, (unsigned)d) * DAY_US +
         ((h * 60 + mi) * 60 + sec) * 1000000 + frac;
   return true;
 }
 
-/* ---- functions ---------------------------------------------------------------------
+/* ---- functions
+ * ---------------------------------------------------------------------
  */
 
 static const char DEFAULT_FMT[] = "yyyy-MM-dd HH:mm:ss";
@@ -579,8 +584,7 @@ int ix_eval_time_fn(sl_expr_ctx *c, const inode *n, const uint16_t *act,
     case F_DATE_FORMAT: {
       int64_t us;
       if (n->args[0]->rep == R_STR) {
-        if (!ix_parse_timestamp(sl_str_data(&a->v.s[i]), a->v.s[i].len,
-                                &us)) {
+        if (!ix_parse_timestamp(sl_str_data(&a->v.s[i]), a->v.s[i].len, &us)) {
           o->null[i] = 1;
           break;
         }

@@ -19,8 +19,23 @@ static const char INTERP_DDL[] =
     "ti TINYINT, dt DATE, event_type STRING, "
     "r ROW<x BIGINT, y STRING>) WITH ('connector' = 'datagen')";
 
-enum { C_I, C_B, C_D, C_PRICE, C_S, C_S2, C_TS, C_DC, C_FLAG, C_TI, C_DT,
-       C_ET, C_RX, C_RY, NCOLS };
+enum {
+  C_I,
+  C_B,
+  C_D,
+  C_PRICE,
+  C_S,
+  C_S2,
+  C_TS,
+  C_DC,
+  C_FLAG,
+  C_TI,
+  C_DT,
+  C_ET,
+  C_RX,
+  C_RY,
+  NCOLS
+};
 #define NROWS 4
 
 static sl_catalog *g_cat;
@@ -66,8 +81,8 @@ static void fill_rows(void) {
   SL_FIELD(r0, L, C_DC, int64_t) = 1234; /* 12.34 */
   SL_FIELD(r0, L, C_FLAG, uint8_t) = 1;
   SL_FIELD(r0, L, C_TI, int8_t) = 5;
-  SL_FIELD(r0, L, C_DT, int32_t) = (int32_t)(ts_us(2020, 2, 29, 0, 0, 0, 0) /
-                                             86400000000LL);
+  SL_FIELD(r0, L, C_DT, int32_t) =
+      (int32_t)(ts_us(2020, 2, 29, 0, 0, 0, 0) / 86400000000LL);
   put_str(r0, C_ET, "view");
   SL_FIELD(r0, L, C_RX, int64_t) = 42;
   put_str(r0, C_RY, "nested");

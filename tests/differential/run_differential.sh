@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# run_differential.sh - Sluice against sqlite3, an independent oracle.
+#
+# Generates a random CSV stream (keys, values with NULLs, event times that
+# arrive out of order but within the watermark bound, so no record is late),
+# runs windowed queries through Sluice at 1, 2 and 4 workers, computes the
+# same results with sqlite3 (GROUP BY on window bounds computed with integer
+# arithmetic), and compares the sorted rows.
+#
+#   run_differential.sh SLUICE SOURCE_DIR [ROWS] [SEED]
+set -euo pipefail
+SLUICE=$1
+SRC=$2
+ROWS=${3:-200000}
+SEED=${4:-42}
+command -v sqlite3 >/dev/null || { echo "sqlite3 is missing (apt-get install sqlite3)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The stream: key k in 0..49, value v in -100..899 (5% NULL), time in ms
+# after 2024-01-01 00:00:00, drifting forward with up to 1.5 s of disorder.
+awk -v n="$ROWS" -v seed="$SEED" 'BEGIN {
+  srand(seed); t = 2000;
+  for (i = 0; i < n; i++) {
+    t += int(rand() * 20);
+    ts = t - int(rand() * 1500);
+    k = int(rand() * 50);
+    v = (rand() < 0.05) ? "" : int(rand() * 1000) - 100;
+    printf "%d,%s,2024-01-01 %02d:%02d:%02d.%03d\n", k, v,
+           int(ts / 3600000), int(ts / 60000) % 60, int(ts / 1000) % 60, ts % 1000;
+  }
+}' > "$tmp/stream.csv"
+
+DDL="CREATE TABLE s (k INT, v INT, ts TIMESTAMP(3),
+       WATERMARK FOR ts AS ts - INTERVAL '2' SECOND)
+     WITH ('connector' = 'filesystem', 'path' = '$tmp/stream.csv', 'format' = 'csv');"
+
+# name|sluice query|sqlite query (over table s with ts_ms)
+QUERIES=(
+"tumble|SELECT k, window_start, window_end, COUNT(*), COUNT(v), SUM(v), MIN(v), MAX(v), AVG(v)
+  FROM TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), INTERVAL '5' SECOND))
+  GROUP BY k, window_start, window_end;|SELECT k, fmt(w), fmt(w + 5000), COUNT(*), COUNT(v), SUM(v), MIN(v), MAX(v),
+  CAST(SUM(v) / COUNT(v) AS INTEGER)
+  FROM (SELECT k, v, (ts_ms / 5000) * 5000 AS w FROM s) GROUP BY k, w;"
+"hop|SELECT window_start, window_end, COUNT(*), SUM(v), MAX(v)
+  FROM TABLE(HOP(TABLE s, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND))
+  GROUP BY window_start, window_end;|SELECT fmt(w), fmt(w + 10000), COUNT(*), SUM(v), MAX(v)
+  FROM (SELECT v, (ts_ms / 2000) * 2000 - j * 2000 AS w FROM s, offsets) GROUP BY w;"
+"legacy_tumble|SELECT k, TUMBLE_START(ts, INTERVAL '30' SECOND), COUNT(DISTINCT v), COUNT(*) FILTER (WHERE v > 500)
+  FROM s GROUP BY k, TUMBLE(ts, INTERVAL '30' SECOND);|SELECT k, fmt(w), COUNT(DISTINCT v), SUM(CASE WHEN v > 500 THEN 1 ELSE 0 END)
+  FROM (SELECT k, v, (ts_ms / 30000) * 30000 AS w FROM s) GROUP BY k, w;"
+"session|SELECT k, SESSION_START(ts, INTERVAL '1' SECOND), SESSION_END(ts, INTERVAL '1' SECOND), COUNT(*), SUM(v)
+  FROM s GROUP BY k, SESSION(ts, INTERVAL '1' SECOND);|WITH o AS (SELECT k, v, ts_ms,
+    CASE WHEN ts_ms - LAG(ts_ms) OVER (PARTITION BY k ORDER BY ts_ms) <= 1000 THEN 0 ELSE 1 END AS f FROM s),
+  g AS (SELECT k, v, ts_ms, SUM(f) OVER (PARTITION BY k ORDER BY ts_ms ROWS UNBOUNDED PRECEDING) AS sid FROM o)
+  SELECT k, fmt(MIN(ts_ms)), fmt(MAX(ts_ms) + 1000), COUNT(*), SUM(v) FROM g GROUP BY k, sid;"
+"global|SELECT k, COUNT(*), SUM(v), MIN(v) FROM s WHERE v IS NOT NULL AND v < 700 GROUP BY k;|SELECT k, COUNT(*), SUM(v), MIN(v) FROM s WHERE v IS NOT NULL AND v < 700 GROUP BY k;"
+"filter_project|SELECT k * 10 + 1, v - 5 FROM s WHERE k BETWEEN 10 AND 12 AND v > 850;|SELECT k * 10 + 1, v - 5 FROM s WHERE k BETWEEN 10 AND 12 AND v > 850;"
+)
+
+# The oracle's copy of the stream, with ts in ms and a fmt() for window
+# bounds (as a view over printf, since sqlite3 has no user functions here).
+sqlite3 "$tmp/oracle.db" <<SQL
+CREATE TABLE raw (k INTEGER, v, ts TEXT);
+.mode csv
+.import $tmp/stream.csv raw
+UPDATE raw SET v = NULL WHERE v = '';
+CREATE TABLE s AS SELECT k, CAST(v AS INTEGER) AS v, ts,
+  CAST(strftime('%s', substr(ts, 1, 19)) AS INTEGER) * 1000 + CAST(substr(ts, 21, 3) AS INTEGER) AS ts_ms
+  FROM raw;
+CREATE TABLE offsets (j INTEGER);
+INSERT INTO offsets VALUES (0), (1), (2), (3), (4);
+SQL
+
+fail=0 passed=0
+# run_case NAME DDL SLUICE_QUERY ORACLE_QUERY: the oracle's rows against
+# Sluice's at 1, 2 and 4 workers.
+run_case() {
+  local name=$1 ddl=$2 sq=$3 oq=$4
+  # fmt(x): a time in ms since the epoch -> 'yyyy-MM-dd HH:mm:ss.SSS'.
+  oq=$(printf '%s' "$oq" | sed -E "s/fmt\(([^()]*(\([^()]*\))?[^()]*)\)/(strftime('%Y-%m-%d %H:%M:%S', (\1) \/ 1000, 'unixepoch') || printf('.%03d', (\1) % 1000))/g")
+  # (sqlite3 quotes values with spaces; Sluice does not need to: compare
+  # without quotes, no value here contains one.)
+  sqlite3 -csv "$tmp/oracle.db" "$oq" | tr -d '"' | sort > "$tmp/$name.expected"
+  if [ ! -s "$tmp/$name.expected" ]; then
+    echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
+  fi
+  for w in 1 2 4; do
+    printf '%s\nSET parallelism.default = %s;\n%s\n' "$ddl" "$w" "$sq" > "$tmp/q.sql"
+    if ! "$SLUICE" -m csv --no-headers "$tmp/q.sql" 2>"$tmp/err" | sort > "$tmp/$name.$w"; then
+      echo "FAIL $name ($w workers): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); continue
+    fi
+    if cmp -s "$tmp/$name.expected" "$tmp/$name.$w"; then
+      passed=$((passed + 1))
+      echo "ok   $name ($w workers): $(wc -l < "$tmp/$name.expected") rows equal"
+    else
+      fail=$((fail + 1))
+      echo "FAIL $name ($w workers): results differ (< sqlite3, > sluice):"
+      diff "$tmp/$name.expected" "$tmp/$name.$w" | head -10 || true
+    fi
+  done
+}
+
+for entry in "${QUERIES[@]}"; do
+  name=${entry%%|*}; rest=${entry#*|}
+  run_case "$name" "$DDL" "${rest%%|*}" "${rest#*|}"
+done
+
+# NEXMark: the generator's bids, exported through the CSV sink, are the
+# oracle's input; Sluice computes the windowed queries from the generator
+# itself (through the datagen table, its computed dateTime and the bid view).
+NEXMARK_DDL=$(sed -e "s/'first-event.rate' = '[0-9]*'/'first-event.rate' = '10000'/" \
+                  -e "s/'next-event.rate' = '[0-9]*'/'next-event.rate' = '10000'/" \
+                  -e "s/'events.num' = '[0-9]*'/'events.num' = '$ROWS'/" "$SRC/examples/nexmark/ddl.sql")
+cat > "$tmp/export.sql" <<SQL
+$NEXMARK_DDL
+CREATE TABLE bids_csv (auction BIGINT, bidder BIGINT, price BIGINT, dateTime TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = '$tmp/bids.csv', 'format' = 'csv');
+INSERT INTO bids_csv SELECT auction, bidder, price, dateTime FROM bid;
+SQL
+"$SLUICE" "$tmp/export.sql" 2>"$tmp/err" >/dev/null || { echo "FAIL nexmark export:"; cat "$tmp/err"; exit 1; }
+sqlite3 "$tmp/oracle.db" <<SQL
+CREATE TABLE braw (auction INTEGER, bidder INTEGER, price INTEGER, ts TEXT);
+.mode csv
+.import $tmp/bids.csv braw
+CREATE TABLE bids AS SELECT auction, bidder, price,
+  CAST(strftime('%s', substr(ts, 1, 19)) AS INTEGER) * 1000 + CAST(substr(ts, 21, 3) AS INTEGER) AS ts_ms
+  FROM braw;
+SQL
+run_case nexmark_q7_window "$NEXMARK_DDL" \
+  "SELECT window_start, window_end, MAX(price), COUNT(*) FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND)) GROUP BY window_start, window_end;" \
+  "SELECT fmt(w), fmt(w + 10000), MAX(price), COUNT(*) FROM (SELECT price, (ts_ms / 10000) * 10000 AS w FROM bids) GROUP BY w;"
+run_case nexmark_q5_counts "$NEXMARK_DDL" \
+  "SELECT auction, window_start, window_end, COUNT(*) FROM TABLE(HOP(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '2' SECOND, INTERVAL '10' SECOND)) GROUP BY auction, window_start, window_end;" \
+  "SELECT auction, fmt(w), fmt(w + 10000), COUNT(*) FROM (SELECT auction, (ts_ms / 2000) * 2000 - j * 2000 AS w FROM bids, offsets) GROUP BY auction, w;"
+run_case nexmark_q11_sessions "$NEXMARK_DDL" \
+  "SELECT B.bidder, count(*), SESSION_START(B.dateTime, INTERVAL '10' SECOND), SESSION_END(B.dateTime, INTERVAL '10' SECOND) FROM bid B GROUP BY B.bidder, SESSION(B.dateTime, INTERVAL '10' SECOND);" \
+  "WITH o AS (SELECT bidder, ts_ms, CASE WHEN ts_ms - LAG(ts_ms) OVER (PARTITION BY bidder ORDER BY ts_ms) <= 10000 THEN 0 ELSE 1 END AS f FROM bids), g AS (SELECT bidder, ts_ms, SUM(f) OVER (PARTITION BY bidder ORDER BY ts_ms ROWS UNBOUNDED PRECEDING) AS sid FROM o) SELECT bidder, COUNT(*), fmt(MIN(ts_ms)), fmt(MAX(ts_ms) + 10000) FROM g GROUP BY bidder, sid;"
+echo "differential: $passed passed, $fail failed"
+[ "$fail" -eq 0 ]
