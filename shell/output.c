@@ -197,6 +197,8 @@ static void clear_result(sl_output *o) {
   o->cap = 0;
   o->nprinted = 0;
   o->in_result = false;
+  free(o->open_widths); /* normally closed by the final print already */
+  o->open_widths = NULL;
 }
 
 static char *dup_or_null(const char *s) {

@@ -120,13 +120,20 @@ static void data_row(sl_output *o, const frame *f, const int *widths,
 }
 
 void sl_out_print_boxed(sl_output *o, bool final) {
-  /* A result with no rows still shows its columns, once. */
-  if (o->nrows == 0 && !(final && o->nprinted == 0 && o->headers))
-    return;
   bool markdown = o->mode == SL_MODE_MARKDOWN;
   const frame *f = o->mode == SL_MODE_BOX ? &box_frame
                    : markdown             ? &markdown_frame
                                           : &ascii_frame;
+  /* A result with no rows still shows its columns, once. */
+  if (o->nrows == 0 && !(final && o->nprinted == 0 && o->headers)) {
+    if (final && o->open_widths) {
+      if (f->has_bottom)
+        rule(o, f, f->bottom, o->open_widths);
+      free(o->open_widths);
+      o->open_widths = NULL;
+    }
+    return;
+  }
   sl_strbuf b = SL_STRBUF_INIT;
   int *widths = calloc((size_t)o->ncols, sizeof *widths);
   if (!widths)
@@ -147,20 +154,40 @@ void sl_out_print_boxed(sl_output *o, bool final) {
     }
   }
 
-  if (f->has_top)
-    rule(o, f, f->top, widths);
-  if (o->headers) {
-    header_row(o, f, widths, &b, markdown);
-    if (markdown)
-      markdown_rule(o, widths);
-    else if (o->nrows > 0) /* no rows: the bottom rule closes the header */
-      rule(o, f, f->mid, widths);
+  /* Rows that fit the open table continue it; otherwise it is closed and a
+   * new one starts. */
+  bool fits = o->open_widths != NULL;
+  for (int i = 0; fits && i < o->ncols; i++)
+    fits = widths[i] <= o->open_widths[i];
+  if (fits) {
+    free(widths);
+    widths = o->open_widths;
+  } else {
+    if (o->open_widths) {
+      if (f->has_bottom)
+        rule(o, f, f->bottom, o->open_widths);
+      free(o->open_widths);
+    }
+    o->open_widths = NULL;
+    if (f->has_top)
+      rule(o, f, f->top, widths);
+    if (o->headers) {
+      header_row(o, f, widths, &b, markdown);
+      if (markdown)
+        markdown_rule(o, widths);
+      else if (o->nrows > 0) /* no rows: the bottom rule closes the header */
+        rule(o, f, f->mid, widths);
+    }
   }
   for (size_t r = 0; r < o->nrows; r++)
     data_row(o, f, widths, o->cells + r * (size_t)o->ncols, &b, markdown);
-  if (f->has_bottom)
-    rule(o, f, f->bottom, widths);
-
-  free(widths);
+  if (final) {
+    if (f->has_bottom)
+      rule(o, f, f->bottom, widths);
+    free(widths);
+    o->open_widths = NULL;
+  } else {
+    o->open_widths = widths;
+  }
   sl_strbuf_free(&b);
 }

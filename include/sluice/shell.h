@@ -54,6 +54,11 @@ typedef struct sl_output {
   char **cells;  /* buffered rows, nrows * ncols; NULL is SQL NULL */
   size_t nrows, cap;
   size_t nprinted; /* rows printed so far in this result set */
+  /* Boxed modes: a streaming result prints each flushed group of rows as
+   * it comes (a fired window).  The table stays open between flushes, with
+   * these column widths, as long as the new rows fit them; NULL when no
+   * table is open. */
+  int *open_widths;
 
   int write_errno; /* errno of the first failed write, 0 if none */
 } sl_output;

@@ -21,9 +21,11 @@
  * row per line.  `--set key=value` applies a setting before each file, so
  * CMake runs every file at several worker counts and with the JIT on and off.
  *
- * --explain-examples FILE...: runs the files in one session as a user would,
- * except that queries and INSERTs are run as EXPLAIN (parse + bind + plan),
- * so every example is checked even where running it would take long.
+ * --run-examples FILE...: runs the files in one session as a user would;
+ * every statement must succeed (results are not compared here: examples
+ * are checked against independent computations in tests/differential).
+ * --explain-examples FILE...: the same, except that queries and INSERTs run
+ * as EXPLAIN (parse + bind), for examples Sluice cannot run yet.
  *
  * Prints "N passed, N failed" at the end; exits non-zero on any failure.
  */
@@ -312,8 +314,9 @@ static void run_file(const char *path, int nsets, char **sets, stats *st) {
   free(data);
 }
 
-/* --explain-examples: every statement of every file, in one session. */
-static void explain_examples(int nfiles, char **files, stats *st) {
+/* --explain-examples / --run-examples: every statement of every file, in
+ * one session; with run false, queries and INSERTs run as EXPLAIN. */
+static void explain_examples(int nfiles, char **files, bool run, stats *st) {
   sl_session *s = sl_session_new();
   for (int f = 0; f < nfiles; f++) {
     size_t len;
@@ -348,8 +351,8 @@ static void explain_examples(int nfiles, char **files, stats *st) {
       sl_error err = {0};
       int rc = sl_parse_one(&a, stmt, stmt_len, stmt_line, &parsed, &err);
       sl_strbuf sql = SL_STRBUF_INIT;
-      if (rc == SL_OK && (parsed->kind == SL_STMT_QUERY ||
-                          parsed->kind == SL_STMT_INSERT))
+      if (rc == SL_OK && !run &&
+          (parsed->kind == SL_STMT_QUERY || parsed->kind == SL_STMT_INSERT))
         sl_strbuf_append(&sql, "EXPLAIN ");
       sl_strbuf_appendn(&sql, stmt, stmt_len);
       sl_arena_free(&a);
@@ -377,23 +380,25 @@ int main(int argc, char **argv) {
   char **sets = calloc((size_t)argc, sizeof(char *));
   char **files = calloc((size_t)argc, sizeof(char *));
   int nsets = 0, nfiles = 0;
-  bool examples = false;
+  bool examples = false, run = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--set") == 0 && i + 1 < argc)
       sets[nsets++] = argv[++i];
     else if (strcmp(argv[i], "--explain-examples") == 0)
       examples = true;
+    else if (strcmp(argv[i], "--run-examples") == 0)
+      examples = run = true;
     else
       files[nfiles++] = argv[i];
   }
   if (nfiles == 0) {
     fprintf(stderr, "usage: slt_runner [--set key=value]... FILE.test...\n"
-                    "       slt_runner --explain-examples FILE.sql...\n");
+                    "       slt_runner --explain-examples|--run-examples FILE.sql...\n");
     return 2;
   }
   stats st = {0, 0};
   if (examples)
-    explain_examples(nfiles, files, &st);
+    explain_examples(nfiles, files, run, &st);
   else
     for (int i = 0; i < nfiles; i++)
       run_file(files[i], nsets, sets, &st);

@@ -248,7 +248,9 @@ static void test_markdown_escapes_pipes(void **state) {
   free(got);
 }
 
-/* A streaming result: each flushed group is printed as its own table. */
+/* A streaming result: each flushed group (a fired window) is printed at
+ * once; rows that fit the open table continue it, a wider one closes it
+ * and starts a new table. */
 static void test_flush_groups(void **state) {
   (void)state;
   sl_arena a;
@@ -256,17 +258,21 @@ static void test_flush_groups(void **state) {
   const sl_type *types[] = {sl_type_new(&a, SL_TYPE_INT)};
   capture c;
   capture_open(&c, SL_MODE_TABLE, true);
-  const char *r1[] = {"7"}, *r2[] = {"12345"};
+  const char *r1[] = {"7"}, *r2[] = {"8"}, *r3[] = {"12345"};
   c.sink.begin(c.sink.ctx, 1, one_name, types);
   c.sink.row(c.sink.ctx, r1);
   c.sink.flush(c.sink.ctx);
   fflush(c.fp);
-  assert_string_equal(c.buf, "+---+\n| s |\n+---+\n| 7 |\n+---+\n");
+  assert_string_equal(c.buf, "+---+\n| s |\n+---+\n| 7 |\n");
   c.sink.flush(c.sink.ctx); /* nothing new: prints nothing */
   c.sink.row(c.sink.ctx, r2);
+  c.sink.flush(c.sink.ctx);
+  fflush(c.fp);
+  assert_string_equal(c.buf, "+---+\n| s |\n+---+\n| 7 |\n| 8 |\n");
+  c.sink.row(c.sink.ctx, r3);
   c.sink.end(c.sink.ctx);
   char *got = capture_close(&c);
-  assert_string_equal(got, "+---+\n| s |\n+---+\n| 7 |\n+---+\n"
+  assert_string_equal(got, "+---+\n| s |\n+---+\n| 7 |\n| 8 |\n+---+\n"
                            "+-------+\n|   s   |\n+-------+\n"
                            "| 12345 |\n+-------+\n");
   free(got);
