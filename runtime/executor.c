@@ -40,13 +40,24 @@ int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
   return 0;
 }
 
+void sl_exec_wait_ready(exec_shared *sh) {
+  pthread_mutex_lock(&sh->lock);
+  if (++sh->ready >= sh->expected) {
+    sh->start_time = sl_exec_now();
+    pthread_cond_broadcast(&sh->cond);
+  }
+  while (sh->ready < sh->expected)
+    pthread_cond_wait(&sh->cond, &sh->lock);
+  pthread_mutex_unlock(&sh->lock);
+}
+
 void sl_exec_signal(worker *w) {
   pthread_mutex_lock(&w->shared->lock);
   pthread_cond_broadcast(&w->shared->cond);
   pthread_mutex_unlock(&w->shared->lock);
 }
 
-static double now_s(void) {
+double sl_exec_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
@@ -829,11 +840,14 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   exec_shared shared;
   pthread_mutex_init(&shared.lock, NULL);
   pthread_cond_init(&shared.cond, NULL);
+  shared.ready = 0;
+  shared.expected = q.nworkers;
+  shared.start_time = 0;
   atomic_bool cancel = false;
   worker *ws = calloc((size_t)q.nworkers, sizeof(worker));
   if (!ws)
     abort();
-  double t0 = now_s();
+  double t0 = sl_exec_now();
   int started = 0;
   for (int i = 0; i < q.nworkers; i++) {
     ws[i].index = i;
@@ -849,6 +863,12 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
       break;
     }
     started++;
+  }
+  if (started < q.nworkers) { /* release the started ones */
+    pthread_mutex_lock(&shared.lock);
+    shared.expected = started;
+    pthread_cond_broadcast(&shared.cond);
+    pthread_mutex_unlock(&shared.lock);
   }
 
   /* Coordinate until every worker is done and everything is written. */
@@ -901,7 +921,7 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
     atomic_store(&cancel, true);
   for (int i = 0; i < started; i++)
     pthread_join(ws[i].thread, NULL);
-  double t1 = now_s();
+  double t1 = sl_exec_now();
 
   if (rc == SL_OK)
     rc = flush_out(&c);
@@ -916,7 +936,11 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   sl_error_clear(&close_err);
 
   stats->workers = q.nworkers;
-  stats->seconds = t1 - t0;
+  /* From the moment every source was open (pre-generated input ready). */
+  pthread_mutex_lock(&shared.lock);
+  double start = shared.start_time > 0 ? shared.start_time : t0;
+  pthread_mutex_unlock(&shared.lock);
+  stats->seconds = t1 - start;
   stats->rows_out = c.rows_out;
   stats->windows_fired = c.windows;
   for (int i = 0; i < started; i++) {

@@ -117,6 +117,10 @@ typedef struct worker {
 struct exec_shared {
   pthread_mutex_t lock; /* with cond: workers signal progress */
   pthread_cond_t cond;
+  /* Every worker opens its source (pre-generating its input if asked to)
+   * and then waits here, so the clock starts when all are ready. */
+  int ready, expected; /* under lock; cond broadcasts when they meet */
+  double start_time;   /* set when the last one is ready */
 };
 
 extern void *sl_worker_main(void *arg);
@@ -130,6 +134,10 @@ void sl_exec_signal(worker *w);
 int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
                       const sl_buffer *in, const uint32_t *sel, uint32_t n,
                       sl_buffer *out, sl_expr_ctx *ctx, sl_error *err);
+
+double sl_exec_now(void);
+/* A worker whose source is open waits for the others (executor.c). */
+void sl_exec_wait_ready(exec_shared *sh);
 
 /* Window arithmetic (worker.c), exposed for the coordinator. */
 int64_t sl_floor_div(int64_t a, int64_t b);

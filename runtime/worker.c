@@ -624,6 +624,7 @@ void *sl_worker_main(void *arg) {
   sl_source_spec spec = {plan->inputs[0].table, q->stream_layout,
                          q->stream_leaf, w->index, q->nworkers};
   int rc = plan->inputs[0].connector->open(&spec, &src, &w->err);
+  sl_exec_wait_ready(w->shared);
   bool done = false;
   while (rc == SL_OK && !done) {
     if (atomic_load(w->cancel))
