@@ -1,0 +1,167 @@
+/* ysb_throughput.c - YSB through the whole engine, over pre-generated input.
+ *
+ * The Yahoo Streaming Benchmark query (filter views, join ad -> campaign,
+ * count per campaign per 10 s tumbling window) over events the ysb source
+ * pre-generates into memory before the clock starts ('pregenerate'), at 1
+ * and 2 workers, 5 runs each; prints the median records/s with the spread,
+ * and the machine's memcpy bandwidth for scale (records/s x bytes per
+ * record read / memcpy bytes/s = the fraction of the memory bound).
+ *
+ *   build/bench/ysb_throughput [events] [runs]     (default 20000000 5)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sluice/binder.h"
+#include "sluice/executor.h"
+#include "sluice/parser.h"
+#include "sluice/plan.h"
+#include "sluice/row.h"
+#include "sluice/session.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* A result sink that only counts rows. */
+static int count_begin(void *c, int n, const char *const *names,
+                       const sl_type *const *t) {
+  (void)c, (void)n, (void)names, (void)t;
+  return SL_OK;
+}
+static int count_row(void *c, const char *const *cells) {
+  (void)cells;
+  (*(long *)c)++;
+  return SL_OK;
+}
+static int count_end(void *c) {
+  (void)c;
+  return SL_OK;
+}
+static int count_text(void *c, const char *t) {
+  (void)c, (void)t;
+  return SL_OK;
+}
+
+/* Single-thread memcpy bandwidth in bytes/s: median of 7 copies of 256 MiB. */
+static double memcpy_bandwidth(void) {
+  size_t n = (size_t)256 << 20;
+  char *a = malloc(n), *b = malloc(n);
+  if (!a || !b)
+    abort();
+  memset(a, 1, n);
+  memset(b, 2, n);
+  double bw[7];
+  for (int i = 0; i < 7; i++) {
+    double t0 = now();
+    memcpy(i % 2 ? a : b, i % 2 ? b : a, n);
+    bw[i] = (double)n / (now() - t0);
+  }
+  free(a);
+  free(b);
+  qsort(bw, 7, sizeof(double), cmp_double);
+  return bw[3];
+}
+
+static int exec(sl_session *s, const char *sql) {
+  long rows = 0;
+  sl_result_sink sink = {&rows, count_begin, count_row, NULL,
+                         count_end, count_text, count_text};
+  sl_error err = {0};
+  int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
+  if (rc != SL_OK)
+    fprintf(stderr, "ysb_throughput: %s\n", err.message);
+  sl_error_clear(&err);
+  return rc;
+}
+
+static const char *QUERY =
+    "SELECT c.campaign_id, window_start, window_end, COUNT(*) AS views "
+    "FROM TABLE(TUMBLE(TABLE ysb_events, DESCRIPTOR(event_time), "
+    "INTERVAL '10' SECOND)) AS e "
+    "JOIN campaigns AS c ON e.ad_id = c.ad_id "
+    "WHERE e.event_type = 'view' "
+    "GROUP BY c.campaign_id, window_start, window_end";
+
+int main(int argc, char **argv) {
+  long events = argc > 1 ? atol(argv[1]) : 20000000;
+  int runs = argc > 2 ? atoi(argv[2]) : 5;
+  if (runs < 1 || runs > 99 || events < 1000) {
+    fprintf(stderr, "usage: ysb_throughput [events >= 1000] [runs 1..99]\n");
+    return 2;
+  }
+  double bw = memcpy_bandwidth();
+  printf("memcpy bandwidth (1 thread, 256 MiB): %.2f GB/s\n", bw / 1e9);
+
+  sl_session *s = sl_session_new();
+  char ddl[1024];
+  snprintf(ddl, sizeof ddl,
+           "CREATE TABLE ysb_events (user_id STRING, page_id STRING, ad_id "
+           "STRING, ad_type STRING, event_type STRING, event_time "
+           "TIMESTAMP(3), ip_address STRING, WATERMARK FOR event_time AS "
+           "event_time - INTERVAL '1' SECOND) WITH ('connector' = 'ysb', "
+           "'events.num' = '%ld', 'pregenerate' = 'true', 'seed' = '7')",
+           events);
+  if (exec(s, ddl) || exec(s, "CREATE TABLE campaigns (ad_id STRING, "
+                              "campaign_id STRING) WITH ('connector' = "
+                              "'ysb', 'ysb.table' = 'campaigns')"))
+    return 1;
+
+  printf("YSB, %ld events pre-generated, %d runs per row\n", events, runs);
+  printf("| workers | median records/s | min | max | bytes/record read | "
+         "%% of 1-thread memcpy bound |\n");
+  printf("| --- | --- | --- | --- | --- | --- |\n");
+  for (int workers = 1; workers <= 2; workers++) {
+    char set[64];
+    snprintf(set, sizeof set, "SET 'parallelism.default' = '%d'", workers);
+    exec(s, set);
+    double rate[99];
+    int width = 0;
+    for (int r = 0; r < runs; r++) {
+      sl_arena a;
+      sl_arena_init(&a, 0);
+      sl_stmt *st;
+      sl_bound_stmt *b;
+      sl_plan *plan;
+      sl_error err = {0};
+      long rows = 0;
+      sl_result_sink sink = {&rows, count_begin, count_row, NULL,
+                             count_end, count_text, count_text};
+      char *text = sl_arena_strdup(&a, QUERY);
+      sl_query_stats qs;
+      if (sl_parse_one(&a, text, strlen(text), 1, &st, &err) ||
+          sl_bind(&a, sl_session_catalog(s), st, text, 1, &b, &err) ||
+          sl_plan_build(&a, b, &plan, &err) ||
+          sl_execute(plan, sl_session_settings(s), &sink, &qs, &err)) {
+        fprintf(stderr, "ysb_throughput: %s\n", err.message);
+        return 1;
+      }
+      rate[r] = (double)qs.events / qs.seconds;
+      /* Bytes per record the source hands the pipeline: the width of the
+       * row layout of the three leaves the query reads. */
+      const sl_type *types[3] = {sl_type_varchar(&a, -1),
+                                 sl_type_varchar(&a, -1),
+                                 sl_type_timestamp(&a, 3)};
+      width = (int)sl_row_layout_new(&a, 3, NULL, types)->width;
+      sl_bound_stmt_release(b);
+      sl_arena_free(&a);
+    }
+    qsort(rate, (size_t)runs, sizeof(double), cmp_double);
+    double med = rate[runs / 2];
+    printf("| %d | %.1f M | %.1f M | %.1f M | %d | %.0f%% |\n", workers,
+           med / 1e6, rate[0] / 1e6, rate[runs - 1] / 1e6, width,
+           100.0 * med * width / bw);
+    fflush(stdout);
+  }
+  sl_session_free(s);
+  return 0;
+}
