@@ -121,8 +121,8 @@ static char *nexmark_ddl(const char *dir) {
 }
 
 static int run_case(const bench_case *bc, const char *dir) {
-  sl_result_sink sink = {NULL,   ok_begin, ok_row, ok_ctx,
-                         ok_ctx, ok_text,  ok_text};
+  sl_result_sink sink = {NULL,   ok_begin, ok_row,  ok_ctx,
+                         ok_ctx, ok_text,  ok_text, NULL};
   sl_session *s = sl_session_new();
   sl_error err = {0};
   const char *sql = bc->sql ? bc->sql : nexmark_ddl(dir);

@@ -94,8 +94,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   sl_session *s = sl_session_new();
-  sl_result_sink sink = {NULL,       ignore_begin, ignore_row, NULL,
-                         ignore_ctx, ignore_text,  ignore_text};
+  sl_result_sink sink = {NULL,       ignore_begin, ignore_row,  NULL,
+                         ignore_ctx, ignore_text,  ignore_text, NULL};
   stmt_text stmts[64];
   int n = split(ddl, ddl_len, stmts, 64);
   for (int i = 0; i < n; i++) {
@@ -147,8 +147,8 @@ int main(int argc, char **argv) {
           sl_arena_init(&a, 0);
           sl_stmt *st;
           sl_error err = {0};
-          if (sl_parse_one(&a, queries[i].text, queries[i].len, 1, &st,
-                           &err) != SL_OK) {
+          if (sl_parse_one(&a, queries[i].text, queries[i].len, 1, &st, &err) !=
+              SL_OK) {
             fprintf(stderr, "parse_bind: %s\n", err.message);
             return 1;
           }
@@ -173,8 +173,7 @@ int main(int argc, char **argv) {
   }
   qsort(parse_us, 5, sizeof(double), cmp_double);
   qsort(bind_us, 5, sizeof(double), cmp_double);
-  printf("statements: %d NEXMark queries, %d iterations x 5 runs\n", nq,
-         iters);
+  printf("statements: %d NEXMark queries, %d iterations x 5 runs\n", nq, iters);
   printf("parse:        median %.1f us/statement (min %.1f, max %.1f)\n",
          parse_us[2], parse_us[0], parse_us[4]);
   printf("parse + bind: median %.1f us/statement (min %.1f, max %.1f)\n",

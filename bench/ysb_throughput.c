@@ -74,8 +74,8 @@ static double memcpy_bandwidth(void) {
 
 static int exec(sl_session *s, const char *sql) {
   long rows = 0;
-  sl_result_sink sink = {&rows, count_begin, count_row, NULL,
-                         count_end, count_text, count_text};
+  sl_result_sink sink = {&rows,     count_begin, count_row,  NULL,
+                         count_end, count_text,  count_text, NULL};
   sl_error err = {0};
   int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
   if (rc != SL_OK)
@@ -134,8 +134,8 @@ int main(int argc, char **argv) {
       sl_plan *plan;
       sl_error err = {0};
       long rows = 0;
-      sl_result_sink sink = {&rows, count_begin, count_row, NULL,
-                             count_end, count_text, count_text};
+      sl_result_sink sink = {&rows,     count_begin, count_row,  NULL,
+                             count_end, count_text,  count_text, NULL};
       char *text = sl_arena_strdup(&a, QUERY);
       sl_query_stats qs;
       if (sl_parse_one(&a, text, strlen(text), 1, &st, &err) ||

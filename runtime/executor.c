@@ -780,6 +780,37 @@ static int drain_batches(coordinator *c, worker *ws, int n, bool *progress) {
   return SL_OK;
 }
 
+/* The progress line: events so far and their rate, the watermark every
+ * worker has passed, windows fired. */
+static void report_progress(sl_result_sink *shell, worker *ws, int n,
+                            const coordinator *c, double start) {
+  uint64_t events = 0;
+  int64_t wm = WM_MAX;
+  for (int i = 0; i < n; i++) {
+    events += atomic_load_explicit(&ws[i].events, memory_order_relaxed);
+    pthread_mutex_lock(&ws[i].lock);
+    if (!ws[i].done && ws[i].published_wm < wm)
+      wm = ws[i].published_wm;
+    pthread_mutex_unlock(&ws[i].lock);
+  }
+  double secs = sl_exec_now() - start;
+  char when[64] = "none yet";
+  if (wm != WM_MIN && wm != WM_MAX) {
+    time_t t = (time_t)(wm / 1000000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+  }
+  char line[256];
+  snprintf(line, sizeof line,
+           "%llu events in %.1f s (%.0f events/s), watermark %s, %llu "
+           "windows fired, %llu rows (Ctrl-C cancels)",
+           (unsigned long long)events, secs,
+           secs > 0 ? (double)events / secs : 0.0, when,
+           (unsigned long long)c->windows, (unsigned long long)c->rows_out);
+  shell->progress(shell->ctx, line);
+}
+
 static void free_query(exec_query *q) {
   for (int i = 0; i < q->ntable_buffers; i++)
     sl_buffer_free(&q->table_buffers[i]);
@@ -872,6 +903,7 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   }
 
   /* Coordinate until every worker is done and everything is written. */
+  double start_clock = sl_exec_now(), next_progress = start_clock + 0.5;
   while (rc == SL_OK) {
     bool progress = false;
     rc = plan->kind == SL_PLAN_AGGREGATE
@@ -900,6 +932,10 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
                : drain_batches(&c, ws, started, &progress);
       break;
     }
+    if (shell && shell->progress && sl_exec_now() >= next_progress) {
+      report_progress(shell, ws, started, &c, start_clock);
+      next_progress = sl_exec_now() + 0.25;
+    }
     if (sl_interrupt_pending()) {
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       break;
@@ -917,6 +953,8 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
       pthread_mutex_unlock(&shared.lock);
     }
   }
+  if (shell && shell->progress)
+    shell->progress(shell->ctx, NULL);
   if (rc != SL_OK || c.limit_reached)
     atomic_store(&cancel, true);
   for (int i = 0; i < started; i++)
@@ -944,7 +982,7 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   stats->rows_out = c.rows_out;
   stats->windows_fired = c.windows;
   for (int i = 0; i < started; i++) {
-    stats->events += ws[i].events;
+    stats->events += atomic_load(&ws[i].events);
     stats->late_dropped += ws[i].late;
     stats->skipped_rows += ws[i].skipped;
     window_partial *p = ws[i].partials;

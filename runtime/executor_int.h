@@ -111,7 +111,8 @@ typedef struct worker {
   sl_error err;
 
   /* Statistics (read by the coordinator at the end). */
-  uint64_t events, late, skipped;
+  _Atomic uint64_t events; /* read by the coordinator for progress */
+  uint64_t late, skipped;
 } worker;
 
 struct exec_shared {

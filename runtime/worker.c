@@ -633,7 +633,7 @@ void *sl_worker_main(void *arg) {
     rc = plan->inputs[0].connector->next(src, &in, &done, &w->err);
     if (rc != SL_OK)
       break;
-    w->events += in.nrows;
+    atomic_fetch_add_explicit(&w->events, in.nrows, memory_order_relaxed);
     if (in.nrows > 0)
       rc = process_buffer(&s, &in);
     if (rc != SL_OK)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 #include "sluice/shell.h"
@@ -244,10 +245,13 @@ static int on_begin(void *ctx, int ncols, const char *const *names,
   return status(o);
 }
 
+static void clear_progress(sl_output *o);
+
 static int on_row(void *ctx, const char *const *cells) {
   sl_output *o = ctx;
   if (!o->in_result || o->ncols == 0)
     return status(o);
+  clear_progress(o); /* streaming modes print the row now */
   switch (o->mode) {
   case SL_MODE_CSV:
     sl_out_csv_row(o, cells);
@@ -286,6 +290,8 @@ static void print_buffered(sl_output *o, bool final) {
 
 static int on_flush(void *ctx) {
   sl_output *o = ctx;
+  if (o->nrows > 0)
+    clear_progress(o);
   if (!o->in_result)
     return status(o);
   if (o->nrows > 0)
@@ -297,6 +303,7 @@ static int on_flush(void *ctx) {
 
 static int on_end(void *ctx) {
   sl_output *o = ctx;
+  clear_progress(o);
   if (!o->in_result)
     return status(o);
   print_buffered(o, true);
@@ -319,10 +326,37 @@ static int on_text(void *ctx, const char *text) {
 
 /* Notices go to stderr; results printed so far go out first so that the
  * two streams interleave in the order things happened. */
+/* Erase the progress line before anything else is printed. */
+static void clear_progress(sl_output *o) {
+  if (!o->progress_shown || !o->notices)
+    return;
+  fputs("\r\033[K", o->notices);
+  fflush(o->notices);
+  o->progress_shown = false;
+}
+
+/* The progress line: only on a terminal, redrawn in place on stderr, so it
+ * never mixes into results or into output that is not a terminal. */
+static int on_progress(void *ctx, const char *line) {
+  sl_output *o = ctx;
+  if (!o->notices || !isatty(fileno(o->notices)))
+    return SL_OK;
+  if (!line) {
+    clear_progress(o);
+    return SL_OK;
+  }
+  fputs("\r\033[K", o->notices);
+  fputs(line, o->notices);
+  fflush(o->notices);
+  o->progress_shown = true;
+  return SL_OK;
+}
+
 static int on_notice(void *ctx, const char *text) {
   sl_output *o = ctx;
   if (!o->notices)
     return SL_OK;
+  clear_progress(o);
   if (!o->write_errno && fflush(o->fp) != 0)
     o->write_errno = errno ? errno : EIO;
   size_t n = strlen(text);
@@ -350,7 +384,7 @@ void sl_output_free(sl_output *o) {
 }
 
 sl_result_sink sl_output_sink(sl_output *o) {
-  sl_result_sink s = {o,      on_begin, on_row,   on_flush,
-                      on_end, on_text,  on_notice};
+  sl_result_sink s = {o,      on_begin, on_row,    on_flush,
+                      on_end, on_text,  on_notice, on_progress};
   return s;
 }

@@ -40,6 +40,10 @@ typedef struct sl_result_sink {
   /* A notice for the user (not a result): "[INFO] Table has been created.",
    * warnings.  The shell prints these on stderr. Optional. */
   int (*notice)(void *ctx, const char *text);
+  /* A one-line status of a running query (events/s, watermark, ...),
+   * called a few times a second; NULL clears it.  A terminal redraws it in
+   * place; it is never part of the results.  Optional. */
+  int (*progress)(void *ctx, const char *line);
 } sl_result_sink;
 
 typedef struct sl_session sl_session;

@@ -61,6 +61,8 @@ typedef struct sl_output {
   int *open_widths;
 
   int write_errno; /* errno of the first failed write, 0 if none */
+  /* The progress line on the notices terminal (only when it is a tty). */
+  bool progress_shown;
 } sl_output;
 
 void sl_output_init(sl_output *o, FILE *fp, sl_output_mode mode, bool headers);

@@ -176,6 +176,20 @@ if since_mark $S | grep -q '^Error'; then
   fail $S "no error: Ctrl-C should have discarded the 'SHOW' typed before"
 fi
 
+# A running query over an unbounded stream shows a progress line on the
+# terminal, and Ctrl-C cancels it: an error, then the prompt again, and the
+# shell goes on.
+type_line $S "CREATE TABLE endless (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'ro', 'key.range' = '1000');"
+wait_prompt $S 'sluice>'
+type_line $S "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE endless, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end HAVING COUNT(*) < 0;"
+wait_for $S 'events in [0-9.]+ s \([0-9]+ events/s\), watermark 2015-' "a progress line while the query runs"
+tm send-keys -t $S C-c
+wait_for $S '^Error: query cancelled' "Ctrl-C to cancel the running query"
+wait_prompt $S 'sluice>'
+type_line $S "SHOW TABLES;"
+wait_for $S '^\| endless +\|$' "the shell to go on after a cancelled query"
+wait_prompt $S 'sluice>'
+
 # A multi-line statement, to be recalled from history in session 2.
 type_line $S "SHOW"
 wait_prompt $S '   \.\.\.>'

@@ -75,8 +75,8 @@ static int on_row(void *ctx, const char *const *cells) {
   for (int i = 0; i < ((collected *)ctx)->ncols; i++) {
     if (i)
       sl_strbuf_appendc(&b, '\t');
-    sl_strbuf_append(&b, cells[i] ? (cells[i][0] ? cells[i] : "(empty)")
-                                  : "NULL");
+    sl_strbuf_append(&b,
+                     cells[i] ? (cells[i][0] ? cells[i] : "(empty)") : "NULL");
   }
   add_row(ctx, sl_strbuf_cstr(&b));
   sl_strbuf_free(&b);
@@ -162,7 +162,8 @@ static char *read_file(const char *path, size_t *len) {
 }
 
 static sl_result_sink make_sink(collected *c) {
-  sl_result_sink s = {c, on_begin, on_row, NULL, on_end, on_text, on_notice};
+  sl_result_sink s = {c,      on_begin, on_row,    NULL,
+                      on_end, on_text,  on_notice, NULL};
   return s;
 }
 
@@ -291,8 +292,8 @@ static void run_file(const char *path, int nsets, char **sets, stats *st) {
       for (int i = 0; same && i < got.nrows; i++)
         same = strcmp(got.rows[i], expected.rows[i]) == 0;
       if (!same) {
-        fprintf(stderr, "%s:%d: wrong result\n%s-- expected (%d rows):\n",
-                path, record_line, sl_strbuf_cstr(&sql), expected.nrows);
+        fprintf(stderr, "%s:%d: wrong result\n%s-- expected (%d rows):\n", path,
+                record_line, sl_strbuf_cstr(&sql), expected.nrows);
         for (int i = 0; i < expected.nrows; i++)
           fprintf(stderr, "%s\n", expected.rows[i]);
         fprintf(stderr, "-- got (%d rows):\n", got.nrows);
@@ -392,8 +393,10 @@ int main(int argc, char **argv) {
       files[nfiles++] = argv[i];
   }
   if (nfiles == 0) {
-    fprintf(stderr, "usage: slt_runner [--set key=value]... FILE.test...\n"
-                    "       slt_runner --explain-examples|--run-examples FILE.sql...\n");
+    fprintf(
+        stderr,
+        "usage: slt_runner [--set key=value]... FILE.test...\n"
+        "       slt_runner --explain-examples|--run-examples FILE.sql...\n");
     return 2;
   }
   stats st = {0, 0};

@@ -34,7 +34,7 @@ static inline int nop_text(void *c, const char *t) {
 /* Run one statement; fail the test with its message if it fails. */
 static inline void run_sql(sl_session *s, const char *sql) {
   sl_result_sink sink = {NULL,    nop_begin, nop_row, nop_ctx,
-                         nop_ctx, nop_text,  nop_text};
+                         nop_ctx, nop_text,  nop_text, NULL};
   sl_error err = {0};
   int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
   if (rc != SL_OK)

@@ -42,8 +42,8 @@ static int q_text(void *c, const char *t) {
   (void)c, (void)t;
   return SL_OK;
 }
-static sl_result_sink quiet = {NULL,  q_begin, q_row, q_ctx,
-                               q_ctx, q_text,  q_text};
+static sl_result_sink quiet = {NULL,  q_begin, q_row,  q_ctx,
+                               q_ctx, q_text,  q_text, NULL};
 
 /* A session holding one table created from sql. */
 static const sl_table_def *create(sl_session **s, const char *sql,

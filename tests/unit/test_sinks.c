@@ -261,7 +261,8 @@ static int rec_end(void *c) {
 static void test_shell_sink(void **state) {
   fixture *f = *state;
   recorder r = {SL_STRBUF_INIT};
-  sl_result_sink rs = {&r, rec_begin, rec_row, rec_flush, rec_end, NULL, NULL};
+  sl_result_sink rs = {&r,      rec_begin, rec_row, rec_flush,
+                       rec_end, NULL,      NULL,    NULL};
   const sl_sink_connector *c = sl_shell_sink_connector();
   sl_sink *s = open_sink(f, NULL, NULL, &rs);
   sl_buffer b;
