@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sluice/binder.h"
+#include "sluice/connector.h"
 #include "sluice/executor.h"
 #include "sluice/explain.h"
 #include "sluice/functions.h"
@@ -211,6 +212,51 @@ static int do_set(sl_session *s, const sl_stmt *stmt, sl_result_sink *sink,
 /* ---- DDL ------------------------------------------------------------------
  */
 
+/* A table must name a connector Sluice has, with options it understands,
+ * so that mistakes show at CREATE TABLE rather than at the first query.  A
+ * connector that is both a source and a sink (filesystem) accepts options
+ * either side understands. */
+static int check_connector(const sl_table_def *def, const sl_stmt *ast,
+                           sl_error *err) {
+  const char *name = sl_table_def_option(def, "connector");
+  if (!name)
+    name = sl_table_def_option(def, "connector.type");
+  const sl_source_connector *src = name ? sl_source_connector_find(name) : NULL;
+  const sl_sink_connector *snk = name ? sl_sink_connector_find(name) : NULL;
+  int rc = SL_OK;
+  if (!src && !snk) {
+    rc = sl_error_set(err, SL_EINVAL,
+                      "table '%s': unknown connector '%s'; sources are %s; "
+                      "sinks are %s",
+                      def->name, name ? name : "", sl_source_connector_names(),
+                      sl_sink_connector_names());
+  } else {
+    sl_error sink_err = {0};
+    rc = src && src->validate ? src->validate(def, err) : SL_OK;
+    if (rc != SL_OK || !src) {
+      int src_rc = rc;
+      int snk_rc = snk && snk->validate ? snk->validate(def, &sink_err) : SL_OK;
+      if (snk && snk_rc == SL_OK) {
+        rc = SL_OK;
+        sl_error_clear(err);
+      } else if (!src) {
+        sl_error_move(err, &sink_err);
+        rc = snk_rc;
+      } else {
+        rc = src_rc; /* the source's complaint is the likelier one */
+      }
+    }
+    sl_error_clear(&sink_err);
+  }
+  if (rc != SL_OK && err->line == 0) {
+    err->line = ast->span.line;
+    err->column = ast->span.column;
+    err->offset = ast->span.offset;
+    err->length = 6; /* CREATE */
+  }
+  return rc;
+}
+
 static int create(sl_session *s, sl_bound_stmt *b, sl_result_sink *sink,
                   sl_error *err) {
   sl_table_def *def = b->new_table;
@@ -222,6 +268,13 @@ static int create(sl_session *s, sl_bound_stmt *b, sl_result_sink *sink,
     return notice(sink, "[INFO] Already exists; nothing was changed.");
   }
   bool view = def->kind == SL_TABLE_VIEW;
+  if (!view) {
+    int rc = check_connector(def, b->ast, err);
+    if (rc != SL_OK) {
+      sl_table_def_free(def);
+      return rc;
+    }
+  }
   int rc = sl_catalog_add(s->catalog, def, false, err);
   if (rc != SL_OK)
     return rc;

@@ -33,7 +33,7 @@ static inline int nop_text(void *c, const char *t) {
 
 /* Run one statement; fail the test with its message if it fails. */
 static inline void run_sql(sl_session *s, const char *sql) {
-  sl_result_sink sink = {NULL,    nop_begin, nop_row, nop_ctx,
+  sl_result_sink sink = {NULL,    nop_begin, nop_row,  nop_ctx,
                          nop_ctx, nop_text,  nop_text, NULL};
   sl_error err = {0};
   int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
@@ -51,6 +51,25 @@ static inline const sl_table_def *make_table(sl_session *s, const char *name,
   const sl_table_def *t = sl_catalog_find(sl_session_catalog(s), name);
   assert_non_null(t);
   return t;
+}
+
+/* CREATE TABLE name (cols) WITH (opts) must fail with a message holding
+ * `expect`: options are checked when the table is created. */
+static inline void create_must_fail(sl_session *s, const char *name,
+                                    const char *cols, const char *opts,
+                                    const char *expect) {
+  char sql[4096];
+  snprintf(sql, sizeof sql, "CREATE TABLE %s (%s) WITH (%s)", name, cols, opts);
+  sl_result_sink sink = {NULL,    nop_begin, nop_row,  nop_ctx,
+                         nop_ctx, nop_text,  nop_text, NULL};
+  sl_error err = {0};
+  if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) == SL_OK)
+    fail_msg("accepted: %s", sql);
+  if (!err.message || !strstr(err.message, expect))
+    fail_msg("'%s': message '%s' lacks '%s'", sql,
+             err.message ? err.message : "", expect);
+  assert_null(sl_catalog_find(sl_session_catalog(s), name));
+  sl_error_clear(&err);
 }
 
 static inline int rm_one(const char *p, const struct stat *sb, int flag,
