@@ -29,10 +29,12 @@
  *
  * Prints "N passed, N failed" at the end; exits non-zero on any failure.
  */
+#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sluice/parser.h"
 #include "sluice/session.h"
@@ -174,11 +176,36 @@ static void print_error(const char *path, int line, const sl_error *err) {
   fprintf(stderr, "%s\n", err->message ? err->message : "(no message)");
 }
 
+/* The directory that __TMP__ stands for in test files (created per run, so
+ * that the same file run at several settings in parallel does not share
+ * output files). */
+static char tmp_dir[256];
+
+static int remove_entry(const char *path, const struct stat *sb, int flag,
+                        struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path);
+}
+
 /* Run one record's SQL; returns the session status. */
 static int run_sql(sl_session *s, const char *sql, int first_line,
                    collected *out, sl_error *err) {
   sl_result_sink sink = make_sink(out);
-  return sl_session_execute(s, sql, strlen(sql), first_line, &sink, err);
+  sl_strbuf text = SL_STRBUF_INIT;
+  for (const char *p = sql; *p;) {
+    const char *hit = strstr(p, "__TMP__");
+    if (!hit) {
+      sl_strbuf_append(&text, p);
+      break;
+    }
+    sl_strbuf_appendn(&text, p, (size_t)(hit - p));
+    sl_strbuf_append(&text, tmp_dir);
+    p = hit + 7;
+  }
+  int rc = sl_session_execute(s, sl_strbuf_cstr(&text), text.len, first_line,
+                              &sink, err);
+  sl_strbuf_free(&text);
+  return rc;
 }
 
 static void run_file(const char *path, int nsets, char **sets, stats *st) {
@@ -399,12 +426,21 @@ int main(int argc, char **argv) {
         "       slt_runner --explain-examples|--run-examples FILE.sql...\n");
     return 2;
   }
+  snprintf(tmp_dir, sizeof tmp_dir, "%s/slt-XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (!mkdtemp(tmp_dir)) {
+    perror("slt_runner: mkdtemp");
+    return 2;
+  }
   stats st = {0, 0};
   if (examples)
     explain_examples(nfiles, files, run, &st);
   else
     for (int i = 0; i < nfiles; i++)
       run_file(files[i], nsets, sets, &st);
+  /* Remove what the statements wrote there. */
+  if (nftw(tmp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+    fprintf(stderr, "slt_runner: could not remove %s\n", tmp_dir);
   printf("%d passed, %d failed\n", st.passed, st.failed);
   free(sets);
   free(files);

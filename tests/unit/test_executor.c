@@ -1,0 +1,161 @@
+/* test_executor.c - the executor's counters and limits (runtime/executor.c):
+ * late records are counted, events and rows are counted, LIMIT stops a
+ * query, and a query over a source that fails reports the error. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice/binder.h"
+#include "sluice/executor.h"
+#include "sluice/parser.h"
+#include "sluice/plan.h"
+#include "sluice/session.h"
+
+static int nop_begin(void *c, int n, const char *const *names,
+                     const sl_type *const *t) {
+  (void)c, (void)n, (void)names, (void)t;
+  return SL_OK;
+}
+static int count_row(void *c, const char *const *cells) {
+  (void)cells;
+  if (c)
+    (*(long *)c)++;
+  return SL_OK;
+}
+static int nop_ctx(void *c) {
+  (void)c;
+  return SL_OK;
+}
+static int nop_text(void *c, const char *t) {
+  (void)c, (void)t;
+  return SL_OK;
+}
+
+static void exec_ok(sl_session *s, const char *sql) {
+  sl_result_sink sink = {NULL,    nop_begin, count_row, nop_ctx,
+                         nop_ctx, nop_text,  nop_text,  NULL};
+  sl_error err = {0};
+  if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) != SL_OK)
+    fail_msg("%s: %s", sql, err.message);
+}
+
+/* Plan and run sql; returns the status, fills stats and the row count. */
+static int run(sl_session *s, const char *sql, sl_query_stats *st, long *rows,
+               sl_error *err) {
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  char *text = sl_arena_strdup(&a, sql);
+  sl_stmt *stmt;
+  sl_bound_stmt *b = NULL;
+  sl_plan *plan;
+  *rows = 0;
+  sl_result_sink sink = {rows,    nop_begin, count_row, nop_ctx,
+                         nop_ctx, nop_text,  nop_text,  NULL};
+  int rc = sl_parse_one(&a, text, strlen(text), 1, &stmt, err);
+  if (rc == SL_OK)
+    rc = sl_bind(&a, sl_session_catalog(s), stmt, text, 1, &b, err);
+  if (rc == SL_OK)
+    rc = sl_plan_build(&a, b, &plan, err);
+  if (rc == SL_OK)
+    rc = sl_execute(plan, sl_session_settings(s), &sink, st, err);
+  if (b)
+    sl_bound_stmt_release(b);
+  sl_arena_free(&a);
+  return rc;
+}
+
+static sl_session *clicks_session(int workers) {
+  const char *dir = getenv("SLUICE_SOURCE_DIR");
+  char sql[1024];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE clicks (user_name STRING, url STRING, price INT, ts "
+           "TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH "
+           "('connector' = 'filesystem', 'path' = "
+           "'%s/tests/sql/data/clicks.csv', 'format' = 'csv')",
+           dir ? dir : ".");
+  sl_session *s = sl_session_new();
+  exec_ok(s, sql);
+  snprintf(sql, sizeof sql, "SET 'parallelism.default' = '%d'", workers);
+  exec_ok(s, sql);
+  return s;
+}
+
+static void test_late_records_counted(void **state) {
+  (void)state;
+  for (int w = 1; w <= 4; w *= 2) {
+    sl_session *s = clicks_session(w);
+    sl_query_stats st;
+    long rows;
+    sl_error err = {0};
+    assert_int_equal(
+        run(s,
+            "SELECT user_name, COUNT(*) FROM TABLE(TUMBLE(TABLE clicks, "
+            "DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY user_name, "
+            "window_start, window_end",
+            &st, &rows, &err),
+        SL_OK);
+    assert_int_equal(st.events, 11);
+    assert_int_equal(st.late_dropped, 1); /* carol at 3.5 s after 12 s */
+    assert_int_equal(st.rows_out, 8);
+    assert_int_equal(rows, 8);
+    assert_int_equal(st.windows_fired, 4);
+    assert_int_equal(st.workers, w);
+    /* A stateless query has no windows: nothing is late. */
+    assert_int_equal(run(s, "SELECT user_name FROM clicks", &st, &rows, &err),
+                     SL_OK);
+    assert_int_equal(st.late_dropped, 0);
+    assert_int_equal(rows, 11);
+    sl_session_free(s);
+  }
+}
+
+static void test_limit_stops(void **state) {
+  (void)state;
+  sl_session *s = sl_session_new();
+  /* An unbounded source: only LIMIT ends the query. */
+  exec_ok(s, "CREATE TABLE r (key BIGINT, ts TIMESTAMP(3)) WITH "
+             "('connector' = 'ro', 'key.range' = '100')");
+  sl_query_stats st;
+  long rows;
+  sl_error err = {0};
+  assert_int_equal(run(s, "SELECT key FROM r LIMIT 1000", &st, &rows, &err),
+                   SL_OK);
+  assert_int_equal(rows, 1000);
+  assert_int_equal(st.rows_out, 1000);
+  assert_true(st.events >= 1000);
+  sl_session_free(s);
+}
+
+static void test_errors_stop_the_query(void **state) {
+  (void)state;
+  sl_session *s = sl_session_new();
+  exec_ok(s, "CREATE TABLE r (key BIGINT, ts TIMESTAMP(3)) WITH "
+             "('connector' = 'ro', 'key.range' = '100', 'events.num' = "
+             "'100000')");
+  sl_query_stats st;
+  long rows;
+  sl_error err = {0};
+  /* Integer overflow in SUM is an error, not a wrap. */
+  assert_int_equal(run(s,
+                       "SELECT SUM(key + 9223372036854775000) FROM r "
+                       "GROUP BY key",
+                       &st, &rows, &err),
+                   SL_EINVAL);
+  assert_non_null(strstr(err.message, "overflow"));
+  sl_error_clear(&err);
+  sl_session_free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_late_records_counted),
+      cmocka_unit_test(test_limit_stops),
+      cmocka_unit_test(test_errors_stop_the_query),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
