@@ -302,9 +302,9 @@ static int explain(sl_bound_stmt *b, sl_result_sink *sink, sl_error *err) {
     return sl_error_set_at(
         err, SL_EUNSUPPORTED, ast->span.line, ast->span.column,
         ast->span.offset, 7 /* EXPLAIN */ + 8 /* ANALYZE */,
-        "EXPLAIN ANALYZE runs the statement, and this build cannot run "
-        "queries yet (the streaming runtime is the next milestone); use "
-        "EXPLAIN without ANALYZE");
+        "not supported yet: EXPLAIN ANALYZE (measured rows and time per "
+        "operator); run the query itself for its summary of events, rows, "
+        "time and late records");
   sl_strbuf out = SL_STRBUF_INIT;
   sl_explain_bound(&out, b, ast->u.explain.format);
   int rc = sink->text(sink->ctx, sl_strbuf_cstr(&out));

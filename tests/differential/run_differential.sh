@@ -5,7 +5,10 @@
 # arrive out of order but within the watermark bound, so no record is late),
 # runs windowed queries through Sluice at 1, 2 and 4 workers, computes the
 # same results with sqlite3 (GROUP BY on window bounds computed with integer
-# arithmetic), and compares the sorted rows.
+# arithmetic, sessions with LAG), and compares the sorted rows.  Then the
+# same for NEXMark's windowed queries and for YSB (examples/ysb.sql), with
+# the generators' events exported through the CSV sink as the oracle's
+# input.
 #
 #   run_differential.sh SLUICE SOURCE_DIR [ROWS] [SEED]
 set -euo pipefail
@@ -136,5 +139,38 @@ run_case nexmark_q5_counts "$NEXMARK_DDL" \
 run_case nexmark_q11_sessions "$NEXMARK_DDL" \
   "SELECT B.bidder, count(*), SESSION_START(B.dateTime, INTERVAL '10' SECOND), SESSION_END(B.dateTime, INTERVAL '10' SECOND) FROM bid B GROUP BY B.bidder, SESSION(B.dateTime, INTERVAL '10' SECOND);" \
   "WITH o AS (SELECT bidder, ts_ms, CASE WHEN ts_ms - LAG(ts_ms) OVER (PARTITION BY bidder ORDER BY ts_ms) <= 10000 THEN 0 ELSE 1 END AS f FROM bids), g AS (SELECT bidder, ts_ms, SUM(f) OVER (PARTITION BY bidder ORDER BY ts_ms ROWS UNBOUNDED PRECEDING) AS sid FROM o) SELECT bidder, COUNT(*), fmt(MIN(ts_ms)), fmt(MAX(ts_ms) + 10000) FROM g GROUP BY bidder, sid;"
+# YSB: the query of examples/ysb.sql, against sqlite3 over the generator's
+# events and campaigns exported through the CSV sink.
+YSB_DDL="CREATE TABLE ysb_events (user_id STRING, page_id STRING, ad_id STRING,
+  ad_type STRING, event_type STRING, event_time TIMESTAMP(3), ip_address STRING,
+  WATERMARK FOR event_time AS event_time - INTERVAL '1' SECOND)
+  WITH ('connector' = 'ysb', 'events.num' = '$ROWS', 'events.per-second' = '10000',
+        'seed' = '$SEED');
+CREATE TABLE campaigns (ad_id STRING, campaign_id STRING)
+  WITH ('connector' = 'ysb', 'ysb.table' = 'campaigns');"
+cat > "$tmp/ysb_export.sql" <<SQL
+$YSB_DDL
+CREATE TABLE ev_csv (ad_id STRING, event_type STRING, event_time TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = '$tmp/ysb_events.csv', 'format' = 'csv');
+INSERT INTO ev_csv SELECT ad_id, event_type, event_time FROM ysb_events;
+CREATE TABLE camp_csv (ad_id STRING, campaign_id STRING)
+  WITH ('connector' = 'filesystem', 'path' = '$tmp/campaigns.csv', 'format' = 'csv');
+INSERT INTO camp_csv SELECT ad_id, campaign_id FROM campaigns;
+SQL
+"$SLUICE" "$tmp/ysb_export.sql" 2>"$tmp/err" >/dev/null || { echo "FAIL ysb export:"; cat "$tmp/err"; exit 1; }
+sqlite3 "$tmp/oracle.db" <<SQL
+CREATE TABLE yraw (ad_id TEXT, event_type TEXT, ts TEXT);
+CREATE TABLE camp (ad_id TEXT, campaign_id TEXT);
+.mode csv
+.import $tmp/ysb_events.csv yraw
+.import $tmp/campaigns.csv camp
+CREATE TABLE ysb AS SELECT ad_id, event_type,
+  CAST(strftime('%s', substr(ts, 1, 19)) AS INTEGER) * 1000 + CAST(substr(ts, 21, 3) AS INTEGER) AS ts_ms
+  FROM yraw;
+SQL
+YSB_QUERY=$(sed -n '/^SELECT/,$p' "$SRC/examples/ysb.sql")
+run_case ysb "$YSB_DDL" "$YSB_QUERY" \
+  "SELECT c.campaign_id, fmt(w), fmt(w + 10000), COUNT(*) FROM (SELECT ad_id, (ts_ms / 10000) * 10000 AS w FROM ysb WHERE event_type = 'view') e JOIN camp c ON e.ad_id = c.ad_id GROUP BY c.campaign_id, w;"
+
 echo "differential: $passed passed, $fail failed"
 [ "$fail" -eq 0 ]
