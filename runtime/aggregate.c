@@ -12,44 +12,6 @@ typedef __int128 i128;
 
 /* ---- reading argument values ------------------------------------------- */
 
-static int64_t read_int(const uint8_t *p, sl_ptype t) {
-  switch (t) {
-  case SL_P_BOOL:
-  case SL_P_I8:
-    return *(const int8_t *)p;
-  case SL_P_I16:
-    return *(const int16_t *)p;
-  case SL_P_I32:
-  case SL_P_DATE:
-  case SL_P_TIME:
-  case SL_P_IV_YM:
-    return *(const int32_t *)p;
-  default:
-    return *(const int64_t *)p;
-  }
-}
-
-static void write_int(uint8_t *p, sl_ptype t, int64_t v) {
-  switch (t) {
-  case SL_P_BOOL:
-  case SL_P_I8:
-    *(int8_t *)p = (int8_t)v;
-    break;
-  case SL_P_I16:
-    *(int16_t *)p = (int16_t)v;
-    break;
-  case SL_P_I32:
-  case SL_P_DATE:
-  case SL_P_TIME:
-  case SL_P_IV_YM:
-    *(int32_t *)p = (int32_t)v;
-    break;
-  default:
-    *(int64_t *)p = v;
-    break;
-  }
-}
-
 static bool is_float(sl_ptype t) {
   return t == SL_P_F32 || t == SL_P_F64;
 }
@@ -64,7 +26,7 @@ static i128 read_i128(const uint8_t *p, sl_ptype t) {
     memcpy(&v, p, sizeof v);
     return v;
   }
-  return read_int(p, t);
+  return sl_int_load(p, t);
 }
 
 static void write_i128(uint8_t *p, i128 v) {
@@ -90,7 +52,7 @@ static int compare_values(const uint8_t *a, const uint8_t *b, sl_ptype t) {
     i128 x = read_i128(a, t), y = read_i128(b, t);
     return (x > y) - (x < y);
   }
-  int64_t x = read_int(a, t), y = read_int(b, t);
+  int64_t x = sl_int_load(a, t), y = sl_int_load(b, t);
   return (x > y) - (x < y);
 }
 
@@ -278,7 +240,7 @@ static int add_value(const sl_agg_desc *d, uint8_t *st, const uint8_t *v,
     write_i128(st, sum);
   } else {
     int64_t *sum = (int64_t *)st;
-    if (__builtin_add_overflow(*sum, read_int(v, t), sum))
+    if (__builtin_add_overflow(*sum, sl_int_load(v, t), sum))
       return overflow(err, d->op == SL_AGG_SUM ? "SUM" : "AVG");
   }
   uint32_t count_off = (t == SL_P_DEC64 || t == SL_P_DEC128) ? 16 : 8;
@@ -434,7 +396,7 @@ static void write_number(uint8_t *dst, sl_ptype t, int out_scale, i128 ival,
       write_i128(dst, v);
     return;
   }
-  write_int(dst, t, (int64_t)rescale(v, is_double ? 0 : in_scale, 0));
+  sl_int_store(dst, t, (int64_t)rescale(v, is_double ? 0 : in_scale, 0));
 }
 
 /* Finalize a plain aggregate over a state. */
@@ -448,7 +410,7 @@ static int finalize_state(const sl_agg_desc *d, const uint8_t *st,
   switch (d->op) {
   case SL_AGG_COUNT_STAR:
   case SL_AGG_COUNT:
-    write_int(dst, d->out_ptype, *(const int64_t *)st);
+    sl_int_store(dst, d->out_ptype, *(const int64_t *)st);
     return SL_OK;
   case SL_AGG_SUM:
   case SL_AGG_AVG: {

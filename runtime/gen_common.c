@@ -66,26 +66,6 @@ uint64_t gen_zipf_sample(const gen_zipf *zf, gen_rng *r) {
 
 /* ---- typed stores ----------------------------------------------------- */
 
-static const int64_t pow10_tab[19] = {1,
-                                      10,
-                                      100,
-                                      1000,
-                                      10000,
-                                      100000,
-                                      1000000,
-                                      10000000,
-                                      100000000,
-                                      1000000000,
-                                      10000000000,
-                                      100000000000,
-                                      1000000000000,
-                                      10000000000000,
-                                      100000000000000,
-                                      1000000000000000,
-                                      10000000000000000,
-                                      100000000000000000,
-                                      1000000000000000000};
-
 bool gen_type_fits(gen_class cls, const sl_type *t) {
   if (t->kind == SL_TYPE_ROW || t->kind == SL_TYPE_NULL)
     return false;
@@ -112,24 +92,16 @@ void gen_put_int(uint8_t *row, const sl_field *f, int64_t v) {
   uint8_t *p = row + f->offset;
   switch (f->ptype) {
   case SL_P_BOOL:
-    *p = v != 0;
-    break;
   case SL_P_I8:
-    *(int8_t *)p = (int8_t)v;
-    break;
   case SL_P_I16:
-    *(int16_t *)p = (int16_t)v;
-    break;
   case SL_P_I32:
   case SL_P_DATE:
   case SL_P_TIME:
   case SL_P_IV_YM:
-    *(int32_t *)p = (int32_t)v;
-    break;
   case SL_P_I64:
   case SL_P_TS:
   case SL_P_IV_DT:
-    *(int64_t *)p = v;
+    sl_int_store(p, f->ptype, v);
     break;
   case SL_P_F32:
     *(float *)p = (float)v;
@@ -139,7 +111,7 @@ void gen_put_int(uint8_t *row, const sl_field *f, int64_t v) {
     break;
   case SL_P_DEC64: {
     int s = f->type->scale;
-    *(int64_t *)p = v * (s >= 0 && s <= 18 ? pow10_tab[s] : 1);
+    *(int64_t *)p = v * (s >= 0 && s <= 18 ? sl_pow10_i64[s] : 1);
     break;
   }
   case SL_P_DEC128: {
@@ -165,7 +137,8 @@ void gen_put_double(uint8_t *row, const sl_field *f, double v) {
     break;
   case SL_P_DEC64: {
     int s = f->type->scale;
-    *(int64_t *)p = llround(v * (double)(s >= 0 && s <= 18 ? pow10_tab[s] : 1));
+    *(int64_t *)p =
+        llround(v * (double)(s >= 0 && s <= 18 ? sl_pow10_i64[s] : 1));
     break;
   }
   case SL_P_DEC128: {
@@ -185,7 +158,7 @@ void gen_put_double(uint8_t *row, const sl_field *f, double v) {
 void gen_put_ts(uint8_t *row, const sl_field *f, int64_t us) {
   int prec = f->type->precision;
   if (prec >= 0 && prec < 6) {
-    int64_t unit = pow10_tab[6 - prec];
+    int64_t unit = sl_pow10_i64[6 - prec];
     /* floor, also for times before 1970 */
     int64_t q = us / unit;
     if (us % unit < 0)

@@ -148,13 +148,13 @@ static inline void sl_row_set_null(uint8_t *row, int i, bool null) {
   if (null)
     row[i >> 3] |= (uint8_t)(1u << (i & 7));
   else
-    row[i >> 3] &= (uint8_t)~(1u << (i & 7));
+    row[i >> 3] &= (uint8_t) ~(1u << (i & 7));
 }
 
 /* A buffer of rows of one layout. */
 typedef struct sl_buffer {
   uint8_t *data;
-  uint32_t cap;       /* bytes */
+  uint32_t cap; /* bytes */
   uint32_t nrows;
   uint32_t heap_used; /* long-string bytes at the end of data */
   bool owned;         /* data was allocated by sl_buffer_init */
@@ -188,8 +188,54 @@ char *sl_buffer_heap_copy(sl_buffer *b, const char *p, uint32_t len);
 /* A string whose long bytes are copied into b's heap; false if no room. */
 bool sl_buffer_put_str(sl_buffer *b, sl_str *dst, const char *p, uint32_t len);
 
+/* 10^0 .. 10^18, for DECIMAL scaling. */
+extern const int64_t sl_pow10_i64[19];
+
+/* A field stored as a two's-complement integer of its width (BOOLEAN,
+ * TINYINT..BIGINT, DATE, TIME, TIMESTAMP, intervals, DEC64's unscaled
+ * value), read as or written from an int64.  Writing narrows. */
+static inline int64_t sl_int_load(const uint8_t *p, sl_ptype t) {
+  switch (t) {
+  case SL_P_BOOL:
+  case SL_P_I8:
+    return *(const int8_t *)p;
+  case SL_P_I16:
+    return *(const int16_t *)p;
+  case SL_P_I32:
+  case SL_P_DATE:
+  case SL_P_TIME:
+  case SL_P_IV_YM:
+    return *(const int32_t *)p;
+  default:
+    return *(const int64_t *)p;
+  }
+}
+
+static inline void sl_int_store(uint8_t *p, sl_ptype t, int64_t v) {
+  switch (t) {
+  case SL_P_BOOL:
+    *p = v != 0;
+    break;
+  case SL_P_I8:
+    *(int8_t *)p = (int8_t)v;
+    break;
+  case SL_P_I16:
+    *(int16_t *)p = (int16_t)v;
+    break;
+  case SL_P_I32:
+  case SL_P_DATE:
+  case SL_P_TIME:
+  case SL_P_IV_YM:
+    *(int32_t *)p = (int32_t)v;
+    break;
+  default:
+    *(int64_t *)p = v;
+    break;
+  }
+}
+
 /* Typed field access (no checks: the layout says what is where). */
-#define SL_FIELD(row, layout, i, ctype)                                       \
+#define SL_FIELD(row, layout, i, ctype)                                        \
   (*(ctype *)((row) + (layout)->fields[(i)].offset))
 
 #endif
