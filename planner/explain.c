@@ -12,55 +12,10 @@
 
 #include "sluice/functions.h"
 
-typedef struct xattr {
-  const char *key;
-  const char *value;
-} xattr;
-
-typedef struct xnode xnode;
-struct xnode {
-  const char *name;   /* "Project", "Scan", ... */
-  const char *detail; /* the rest of the TEXT line */
-  int nattrs, attrs_cap;
-  xattr *attrs;
-  int nkids, kids_cap;
-  xnode **kids;
-};
+#include "explain_tree.h"
 
 /* ---- building -------------------------------------------------------------
  */
-
-static void *grow(sl_arena *a, void *items, int n, int *cap, size_t size) {
-  if (n < *cap)
-    return items;
-  int ncap = *cap ? *cap * 2 : 4;
-  void *p = sl_arena_zalloc(a, size * (size_t)ncap);
-  if (n)
-    memcpy(p, items, size * (size_t)n);
-  *cap = ncap;
-  return p;
-}
-
-static xnode *node(sl_arena *a, const char *name) {
-  xnode *n = SL_ANEW(a, xnode);
-  n->name = name;
-  n->detail = "";
-  return n;
-}
-
-static void attr(sl_arena *a, xnode *n, const char *k, const char *v) {
-  n->attrs = grow(a, n->attrs, n->nattrs, &n->attrs_cap, sizeof(xattr));
-  n->attrs[n->nattrs].key = k;
-  n->attrs[n->nattrs].value = v;
-  n->nattrs++;
-}
-
-static void kid(sl_arena *a, xnode *n, xnode *k) {
-  if (!k)
-    return;
-  n->kids = grow(a, n->kids, n->nkids, &n->kids_cap, sizeof(xnode *));
-  n->kids[n->nkids++] = k;
-}
 
 static const char *expr_str(sl_arena *a, const sl_bexpr *e) {
   sl_strbuf b = SL_STRBUF_INIT;
@@ -170,19 +125,19 @@ static xnode *build_from(sl_arena *a, const sl_bfrom *f) {
   switch (f->kind) {
   case SL_BFROM_SCAN: {
     const sl_table_def *t = f->u.scan.table;
-    n = node(a, "Scan");
+    n = sl_xnode(a, "Scan");
     const char *d = t->name;
     if (f->alias && strcmp(f->alias, t->name) != 0)
       d = sl_arena_printf(a, "%s AS %s", d, f->alias);
-    attr(a, n, "table", t->name);
+    sl_xnode_attr(a, n, "table", t->name);
     if (f->alias)
-      attr(a, n, "alias", f->alias);
+      sl_xnode_attr(a, n, "alias", f->alias);
     const char *conn = sl_table_def_option(t, "connector");
     if (!conn)
       conn = sl_table_def_option(t, "connector.type");
     const char *extra = "";
     if (conn) {
-      attr(a, n, "connector", conn);
+      sl_xnode_attr(a, n, "connector", conn);
       extra = sl_arena_printf(a, "connector=%s", conn);
     }
     const char *computed = "";
@@ -191,21 +146,21 @@ static xnode *build_from(sl_arena *a, const sl_bfrom *f) {
         computed = sl_arena_printf(a, "%s%s%s", computed, *computed ? ", " : "",
                                    f->cols[i].name);
     if (*computed) {
-      attr(a, n, "computed", computed);
+      sl_xnode_attr(a, n, "computed", computed);
       extra = sl_arena_printf(a, "%s%scomputed=[%s]", extra, *extra ? ", " : "",
                               computed);
     }
     if (f->u.scan.rowtime_column >= 0) {
       const char *rt = f->cols[f->u.scan.rowtime_column].name;
       const char *wm = expr_str(a, f->u.scan.watermark);
-      attr(a, n, "rowtime", rt);
-      attr(a, n, "watermark", wm);
+      sl_xnode_attr(a, n, "rowtime", rt);
+      sl_xnode_attr(a, n, "watermark", wm);
       extra = sl_arena_printf(a, "%s%srowtime=%s, watermark=%s", extra,
                               *extra ? ", " : "", rt, wm);
     }
     if (f->u.scan.system_time) {
       const char *st = expr_str(a, f->u.scan.system_time);
-      attr(a, n, "system_time", st);
+      sl_xnode_attr(a, n, "system_time", st);
       extra = sl_arena_printf(a, "%s%sFOR SYSTEM_TIME AS OF %s", extra,
                               *extra ? ", " : "", st);
     }
@@ -215,55 +170,55 @@ static xnode *build_from(sl_arena *a, const sl_bfrom *f) {
   case SL_BFROM_VIEW:
   case SL_BFROM_SUBQUERY: {
     bool view = f->kind == SL_BFROM_VIEW;
-    n = node(a, view ? "View" : "Subquery");
+    n = sl_xnode(a, view ? "View" : "Subquery");
     const char *d = f->u.sub.name ? f->u.sub.name : "";
     if (f->u.sub.name)
-      attr(a, n, "name", f->u.sub.name);
+      sl_xnode_attr(a, n, "name", f->u.sub.name);
     if (f->alias && (!f->u.sub.name || strcmp(f->alias, f->u.sub.name) != 0)) {
-      attr(a, n, "alias", f->alias);
+      sl_xnode_attr(a, n, "alias", f->alias);
       d = *d ? sl_arena_printf(a, "%s AS %s", d, f->alias)
              : sl_arena_printf(a, "AS %s", f->alias);
     }
     n->detail = d;
-    kid(a, n, build_query(a, f->u.sub.query));
+    sl_xnode_kid(a, n, build_query(a, f->u.sub.query));
     return n;
   }
   case SL_BFROM_WINDOW_TVF: {
     const sl_bwindow *w = &f->u.tvf.window;
-    n = node(a, "WindowTVF");
+    n = sl_xnode(a, "WindowTVF");
     const char *ws = window_str(a, w, f->u.tvf.input->cols);
     const sl_bcolumn *wt = &f->cols[f->ncols - 1];
     sl_strbuf tb = SL_STRBUF_INIT;
     sl_type_format(&tb, wt->type);
     const char *wtt = sl_arena_strdup(a, sl_strbuf_cstr(&tb));
     sl_strbuf_free(&tb);
-    attr(a, n, "window", ws);
-    attr(a, n, "window_time", wtt);
+    sl_xnode_attr(a, n, "window", ws);
+    sl_xnode_attr(a, n, "window_time", wtt);
     n->detail = sl_arena_printf(a, "%s [window_time %s]", ws, wtt);
     if (f->alias) {
-      attr(a, n, "alias", f->alias);
+      sl_xnode_attr(a, n, "alias", f->alias);
       n->detail = sl_arena_printf(a, "%s AS %s", n->detail, f->alias);
     }
-    kid(a, n, build_from(a, f->u.tvf.input));
+    sl_xnode_kid(a, n, build_from(a, f->u.tvf.input));
     return n;
   }
   case SL_BFROM_JOIN: {
-    n = node(a, f->u.join.lookup ? "LookupJoin" : "Join");
+    n = sl_xnode(a, f->u.join.lookup ? "LookupJoin" : "Join");
     const char *k = join_name(f->u.join.kind);
-    attr(a, n, "kind", k);
+    sl_xnode_attr(a, n, "kind", k);
     if (f->u.join.on) {
       const char *on = expr_str(a, f->u.join.on);
-      attr(a, n, "on", on);
+      sl_xnode_attr(a, n, "on", on);
       n->detail = sl_arena_printf(a, "%s ON %s", k, on);
     } else {
       n->detail = k;
     }
-    kid(a, n, build_from(a, f->u.join.left));
-    kid(a, n, build_from(a, f->u.join.right));
+    sl_xnode_kid(a, n, build_from(a, f->u.join.left));
+    sl_xnode_kid(a, n, build_from(a, f->u.join.right));
     return n;
   }
   }
-  return node(a, "?");
+  return sl_xnode(a, "?");
 }
 
 static const char *aggs_str(sl_arena *a, const sl_bselect *s) {
@@ -335,61 +290,61 @@ static const char *winfunc_str(sl_arena *a, const sl_bwinfunc *w) {
  * Filter, then the FROM tree. */
 static xnode *build_select(sl_arena *a, const sl_bquery *q) {
   const sl_bselect *s = q->select;
-  xnode *top = node(a, "Project");
+  xnode *top = sl_xnode(a, "Project");
   top->detail = schema(a, q->ncols, q->cols, s->exprs);
-  attr(a, top, "columns", top->detail);
+  sl_xnode_attr(a, top, "columns", top->detail);
   xnode *cur = top;
   if (s->nwindows) {
-    xnode *w = node(a, "Window");
+    xnode *w = sl_xnode(a, "Window");
     const char *list = "";
     for (int i = 0; i < s->nwindows; i++)
       list = sl_arena_printf(a, "%s%s%s", list, i ? ", " : "",
                              winfunc_str(a, &s->windows[i]));
     w->detail = sl_arena_printf(a, "[%s]", list);
-    attr(a, w, "functions", w->detail);
-    kid(a, cur, w);
+    sl_xnode_attr(a, w, "functions", w->detail);
+    sl_xnode_kid(a, cur, w);
     cur = w;
   }
   if (s->having) {
-    xnode *h = node(a, "Having");
+    xnode *h = sl_xnode(a, "Having");
     h->detail = expr_str(a, s->having);
-    attr(a, h, "condition", h->detail);
-    kid(a, cur, h);
+    sl_xnode_attr(a, h, "condition", h->detail);
+    sl_xnode_kid(a, cur, h);
     cur = h;
   }
   if (s->aggregate) {
     bool windowed = s->group_window || s->window_aggregate;
-    xnode *g = node(a, windowed ? "WindowAggregate" : "Aggregate");
+    xnode *g = sl_xnode(a, windowed ? "WindowAggregate" : "Aggregate");
     const char *keys = "";
     for (int i = 0; i < s->ngroups; i++)
       keys = sl_arena_printf(a, "%s%s%s", keys, i ? ", " : "",
                              expr_str(a, s->groups[i]));
     const char *d = sl_arena_printf(a, "groups=[%s]", keys);
-    attr(a, g, "groups", keys);
+    sl_xnode_attr(a, g, "groups", keys);
     if (s->group_window) {
       const char *ws =
           window_str(a, s->group_window, s->from ? s->from->cols : NULL);
-      attr(a, g, "window", ws);
+      sl_xnode_attr(a, g, "window", ws);
       d = sl_arena_printf(a, "%s, window=[%s]", d, ws);
     }
     const char *ag = aggs_str(a, s);
-    attr(a, g, "aggregates", ag);
+    sl_xnode_attr(a, g, "aggregates", ag);
     g->detail = sl_arena_printf(a, "%s, aggs=[%s]", d, ag);
-    kid(a, cur, g);
+    sl_xnode_kid(a, cur, g);
     cur = g;
   }
   if (s->where) {
-    xnode *f = node(a, "Filter");
+    xnode *f = sl_xnode(a, "Filter");
     f->detail = expr_str(a, s->where);
-    attr(a, f, "condition", f->detail);
-    kid(a, cur, f);
+    sl_xnode_attr(a, f, "condition", f->detail);
+    sl_xnode_kid(a, cur, f);
     cur = f;
   }
   if (s->from)
-    kid(a, cur, build_from(a, s->from));
+    sl_xnode_kid(a, cur, build_from(a, s->from));
   if (s->distinct) {
-    xnode *d = node(a, "Distinct");
-    kid(a, d, top);
+    xnode *d = sl_xnode(a, "Distinct");
+    sl_xnode_kid(a, d, top);
     return d;
   }
   return top;
@@ -402,47 +357,49 @@ static xnode *build_query(sl_arena *a, const sl_bquery *q) {
     n = build_select(a, q);
     break;
   case SL_BQUERY_VALUES:
-    n = node(a, "Values");
+    n = sl_xnode(a, "Values");
     n->detail =
         sl_arena_printf(a, "%d row%s %s", q->nrows, q->nrows == 1 ? "" : "s",
                         schema(a, q->ncols, q->cols, NULL));
-    attr(a, n, "rows", sl_arena_printf(a, "%d", q->nrows));
-    attr(a, n, "columns", schema(a, q->ncols, q->cols, NULL));
+    sl_xnode_attr(a, n, "rows", sl_arena_printf(a, "%d", q->nrows));
+    sl_xnode_attr(a, n, "columns", schema(a, q->ncols, q->cols, NULL));
     break;
   default: {
     const char *op = q->setop == SL_SETOP_UNION       ? "Union"
                      : q->setop == SL_SETOP_INTERSECT ? "Intersect"
                                                       : "Except";
-    n = node(a, op);
+    n = sl_xnode(a, op);
     n->detail = sl_arena_printf(a, "%s%s", q->all ? "ALL " : "",
                                 schema(a, q->ncols, q->cols, NULL));
-    attr(a, n, "all", q->all ? "true" : "false");
-    kid(a, n, build_query(a, q->left));
-    kid(a, n, build_query(a, q->right));
+    sl_xnode_attr(a, n, "all", q->all ? "true" : "false");
+    sl_xnode_kid(a, n, build_query(a, q->left));
+    sl_xnode_kid(a, n, build_query(a, q->right));
     break;
   }
   }
   if (q->norder) {
-    xnode *s = node(a, "Sort");
+    xnode *s = sl_xnode(a, "Sort");
     const char *keys = "";
     for (int i = 0; i < q->norder; i++)
       keys = sl_arena_printf(a, "%s%s%s%s", keys, i ? ", " : "",
                              q->cols[q->order[i].column].name,
                              q->order[i].desc ? " DESC" : "");
     s->detail = sl_arena_printf(a, "[%s]", keys);
-    attr(a, s, "keys", keys);
-    kid(a, s, n);
+    sl_xnode_attr(a, s, "keys", keys);
+    sl_xnode_kid(a, s, n);
     n = s;
   }
   if (q->limit >= 0 || q->offset > 0) {
-    xnode *l = node(a, "Limit");
+    xnode *l = sl_xnode(a, "Limit");
     l->detail = q->offset > 0
                     ? sl_arena_printf(a, "%lld OFFSET %lld",
                                       (long long)q->limit, (long long)q->offset)
                     : sl_arena_printf(a, "%lld", (long long)q->limit);
-    attr(a, l, "limit", sl_arena_printf(a, "%lld", (long long)q->limit));
-    attr(a, l, "offset", sl_arena_printf(a, "%lld", (long long)q->offset));
-    kid(a, l, n);
+    sl_xnode_attr(a, l, "limit",
+                  sl_arena_printf(a, "%lld", (long long)q->limit));
+    sl_xnode_attr(a, l, "offset",
+                  sl_arena_printf(a, "%lld", (long long)q->offset));
+    sl_xnode_kid(a, l, n);
     n = l;
   }
   return n;
@@ -465,7 +422,7 @@ static void squashed(sl_strbuf *b, const char *s) {
 
 static xnode *build_table_def(sl_arena *a, const char *what,
                               const sl_table_def *t) {
-  xnode *n = node(a, what);
+  xnode *n = sl_xnode(a, what);
   sl_strbuf b = SL_STRBUF_INIT;
   sl_strbuf_printf(&b, "%s [", t->name);
   for (int i = 0; i < t->ncolumns; i++) {
@@ -487,7 +444,7 @@ static xnode *build_table_def(sl_arena *a, const char *what,
     sl_strbuf_printf(&b, ", %s=%s", t->options[i].key, t->options[i].value);
   n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
   sl_strbuf_free(&b);
-  attr(a, n, "name", t->name);
+  sl_xnode_attr(a, n, "name", t->name);
   return n;
 }
 
@@ -496,16 +453,16 @@ static xnode *build_stmt(sl_arena *a, const sl_bound_stmt *s) {
   case SL_STMT_QUERY:
     return build_query(a, s->query);
   case SL_STMT_INSERT: {
-    xnode *n = node(a, "Insert");
+    xnode *n = sl_xnode(a, "Insert");
     const sl_table_def *t = s->table;
     const char *cols = "";
     for (int i = 0; i < s->query->ncols; i++)
       cols = sl_arena_printf(a, "%s%s%s", cols, i ? ", " : "",
                              t->columns[s->insert_columns[i]].name);
     n->detail = sl_arena_printf(a, "INTO %s [%s]", t->name, cols);
-    attr(a, n, "table", t->name);
-    attr(a, n, "columns", cols);
-    kid(a, n, build_query(a, s->query));
+    sl_xnode_attr(a, n, "table", t->name);
+    sl_xnode_attr(a, n, "columns", cols);
+    sl_xnode_kid(a, n, build_query(a, s->query));
     return n;
   }
   case SL_STMT_CREATE_TABLE:
@@ -515,7 +472,7 @@ static xnode *build_stmt(sl_arena *a, const sl_bound_stmt *s) {
   case SL_STMT_CREATE_VIEW:
     if (s->new_table) {
       xnode *n = build_table_def(a, "CreateView", s->new_table);
-      kid(a, n, build_query(a, s->query));
+      sl_xnode_kid(a, n, build_query(a, s->query));
       return n;
     }
     break;
@@ -524,10 +481,10 @@ static xnode *build_stmt(sl_arena *a, const sl_bound_stmt *s) {
   default:
     break;
   }
-  xnode *n = node(a, "Statement");
+  xnode *n = sl_xnode(a, "Statement");
   n->detail = sl_stmt_kind_name(s->kind);
   if (s->table) {
-    attr(a, n, "object", s->table->name);
+    sl_xnode_attr(a, n, "object", s->table->name);
     n->detail = sl_arena_printf(a, "%s %s", n->detail, s->table->name);
   }
   return n;
@@ -536,70 +493,6 @@ static xnode *build_stmt(sl_arena *a, const sl_bound_stmt *s) {
 /* ---- printing ---------------------------------------------------------------
  */
 
-static void print_text(sl_strbuf *b, const xnode *n, int depth) {
-  sl_strbuf_indent(b, depth * 2);
-  sl_strbuf_append(b, n->name);
-  if (n->detail && *n->detail)
-    sl_strbuf_printf(b, " %s", n->detail);
-  sl_strbuf_appendc(b, '\n');
-  for (int i = 0; i < n->nkids; i++)
-    print_text(b, n->kids[i], depth + 1);
-}
-
-static void json_str(sl_strbuf *b, const char *s) {
-  sl_strbuf_appendc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-    switch (*p) {
-    case '"':
-      sl_strbuf_append(b, "\\\"");
-      break;
-    case '\\':
-      sl_strbuf_append(b, "\\\\");
-      break;
-    case '\n':
-      sl_strbuf_append(b, "\\n");
-      break;
-    case '\r':
-      sl_strbuf_append(b, "\\r");
-      break;
-    case '\t':
-      sl_strbuf_append(b, "\\t");
-      break;
-    default:
-      if (*p < 0x20)
-        sl_strbuf_printf(b, "\\u%04x", *p);
-      else
-        sl_strbuf_appendc(b, (char)*p);
-    }
-  }
-  sl_strbuf_appendc(b, '"');
-}
-
-static void print_json(sl_strbuf *b, const xnode *n, int depth) {
-  sl_strbuf_append(b, "{");
-  sl_strbuf_append(b, "\"node\": ");
-  json_str(b, n->name);
-  sl_strbuf_append(b, ", \"detail\": ");
-  json_str(b, n->detail);
-  for (int i = 0; i < n->nattrs; i++) {
-    sl_strbuf_append(b, ", ");
-    json_str(b, n->attrs[i].key);
-    sl_strbuf_append(b, ": ");
-    json_str(b, n->attrs[i].value);
-  }
-  if (n->nkids) {
-    sl_strbuf_append(b, ", \"children\": [\n");
-    for (int i = 0; i < n->nkids; i++) {
-      sl_strbuf_indent(b, (depth + 1) * 2);
-      print_json(b, n->kids[i], depth + 1);
-      sl_strbuf_append(b, i + 1 < n->nkids ? ",\n" : "\n");
-    }
-    sl_strbuf_indent(b, depth * 2);
-    sl_strbuf_append(b, "]");
-  }
-  sl_strbuf_append(b, "}");
-}
-
 void sl_explain_bound(sl_strbuf *b, const sl_bound_stmt *s,
                       sl_explain_format fmt) {
   sl_arena a;
@@ -607,11 +500,11 @@ void sl_explain_bound(sl_strbuf *b, const sl_bound_stmt *s,
   xnode *root = build_stmt(&a, s);
   if (fmt == SL_EXPLAIN_JSON) {
     sl_strbuf_append(b, "{\"bound_tree\": ");
-    print_json(b, root, 0);
+    sl_xnode_print_json(b, root, 0);
     sl_strbuf_append(b, "}\n");
   } else {
     sl_strbuf_append(b, "== Bound tree ==\n");
-    print_text(b, root, 0);
+    sl_xnode_print_text(b, root, 0);
   }
   sl_arena_free(&a);
 }

@@ -12,6 +12,7 @@
  * so; the cost model and the choice between distribution strategies arrive
  * with the planner issue and will sit on top of this translation.
  */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -548,6 +549,99 @@ static int plan_aggregate(planner *p, const sl_bselect *s, const flat *f) {
   return SL_OK;
 }
 
+/* ---- which leaves a query reads (projection pruning) --------------------- */
+
+typedef struct leaf_need {
+  const sl_plan *plan;
+  bool *need[2]; /* per input, per leaf */
+} leaf_need;
+
+int sl_plan_input_of(const sl_plan *plan, int column) {
+  for (int j = 0; j < plan->ninputs; j++)
+    if (column >= plan->inputs[j].first_column &&
+        column < plan->inputs[j].first_column + plan->inputs[j].ncolumns)
+      return j;
+  return -1;
+}
+
+/* Mark the leaf called `name`, or every leaf below it ("name.x..."). */
+static void mark(leaf_need *ln, int j, const char *name) {
+  const sl_leaf_columns *lc = &ln->plan->inputs[j].leaves;
+  size_t n = strlen(name);
+  for (int i = 0; i < lc->n; i++)
+    if (strcmp(lc->names[i], name) == 0 ||
+        (strncmp(lc->names[i], name, n) == 0 && lc->names[i][n] == '.'))
+      ln->need[j][i] = true;
+}
+
+static void collect(leaf_need *ln, const sl_bexpr *e) {
+  if (!e)
+    return;
+  if (e->kind == SL_BEXPR_FIELD || e->kind == SL_BEXPR_COLUMN) {
+    /* A FIELD chain over a column names a leaf: "person.id". */
+    const sl_bexpr *chain[16];
+    int depth = 0;
+    const sl_bexpr *b = e;
+    while (b->kind == SL_BEXPR_FIELD && depth < 16) {
+      chain[depth++] = b;
+      b = b->args[0];
+    }
+    if (b->kind == SL_BEXPR_COLUMN && b->depth == 0) {
+      int j = sl_plan_input_of(ln->plan, b->index);
+      if (j >= 0) {
+        char name[512];
+        snprintf(name, sizeof name, "%s", ln->plan->base_names[b->index]);
+        for (int d = depth - 1; d >= 0; d--) {
+          size_t len = strlen(name);
+          snprintf(name + len, sizeof name - len, ".%s", chain[d]->name);
+        }
+        mark(ln, j, name);
+      }
+      return;
+    }
+    collect(ln, b);
+    return;
+  }
+  for (int i = 0; i < e->nargs; i++)
+    collect(ln, e->args[i]);
+}
+
+/* Fill each input's used_leaf: the leaves the plan's expressions read, in
+ * leaf order, so a source produces only those. */
+static void prune_leaves(sl_arena *a, sl_plan *plan) {
+  leaf_need ln = {plan, {NULL, NULL}};
+  for (int j = 0; j < plan->ninputs; j++)
+    ln.need[j] = SL_ANEW_N(a, bool, plan->inputs[j].leaves.n + 1);
+  collect(&ln, plan->filter);
+  collect(&ln, plan->post_join_filter);
+  for (int i = 0; i < plan->njoin_keys; i++) {
+    collect(&ln, plan->join_stream_keys[i]);
+    collect(&ln, plan->join_table_keys[i]);
+  }
+  if (plan->kind == SL_PLAN_AGGREGATE) {
+    if (plan->windowed)
+      collect(&ln, plan->window.time);
+    collect(&ln, plan->watermark);
+    for (int i = 0; i < plan->nkeys; i++)
+      collect(&ln, plan->keys[i]);
+    for (int i = 0; i < plan->naggs; i++) {
+      collect(&ln, plan->aggs[i].arg);
+      collect(&ln, plan->aggs[i].filter);
+    }
+  } else {
+    for (int i = 0; i < plan->nout; i++)
+      collect(&ln, plan->out[i]);
+  }
+  for (int j = 0; j < plan->ninputs; j++) {
+    sl_plan_input *in = &plan->inputs[j];
+    in->used_leaf = SL_ANEW_N(a, int, in->leaves.n + 1);
+    in->nused = 0;
+    for (int i = 0; i < in->leaves.n; i++)
+      if (ln.need[j][i])
+        in->used_leaf[in->nused++] = i;
+  }
+}
+
 int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
                   sl_error *err) {
   planner p = {a, SL_ANEW(a, sl_plan), err, NULL};
@@ -626,6 +720,7 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
     plan->out_types[i] = q->cols[i].type;
   }
   plan->limit = q->limit;
+  prune_leaves(a, plan);
   *out = plan;
   return SL_OK;
 }

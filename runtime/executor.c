@@ -63,84 +63,18 @@ double sl_exec_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* ---- which leaves a query reads --------------------------------------------
- */
-
-typedef struct leaf_need {
-  const sl_plan *plan;
-  bool *need[2]; /* per input, per leaf */
-} leaf_need;
-
-static int input_of(const sl_plan *plan, int column) {
-  for (int j = 0; j < plan->ninputs; j++)
-    if (column >= plan->inputs[j].first_column &&
-        column < plan->inputs[j].first_column + plan->inputs[j].ncolumns)
-      return j;
-  return -1;
-}
-
-/* Mark the leaf called `name`, or every leaf below it ("name.x..."). */
-static void mark(leaf_need *ln, int j, const char *name) {
-  const sl_leaf_columns *lc = &ln->plan->inputs[j].leaves;
-  size_t n = strlen(name);
-  for (int i = 0; i < lc->n; i++)
-    if (strcmp(lc->names[i], name) == 0 ||
-        (strncmp(lc->names[i], name, n) == 0 && lc->names[i][n] == '.'))
-      ln->need[j][i] = true;
-}
-
-static void collect(leaf_need *ln, const sl_bexpr *e) {
-  if (!e)
-    return;
-  if (e->kind == SL_BEXPR_FIELD || e->kind == SL_BEXPR_COLUMN) {
-    /* A FIELD chain over a column names a leaf: "person.id". */
-    const sl_bexpr *chain[16];
-    int depth = 0;
-    const sl_bexpr *b = e;
-    while (b->kind == SL_BEXPR_FIELD && depth < 16) {
-      chain[depth++] = b;
-      b = b->args[0];
-    }
-    if (b->kind == SL_BEXPR_COLUMN && b->depth == 0) {
-      int j = input_of(ln->plan, b->index);
-      if (j >= 0) {
-        char name[512];
-        snprintf(name, sizeof name, "%s", ln->plan->base_names[b->index]);
-        for (int d = depth - 1; d >= 0; d--) {
-          size_t len = strlen(name);
-          snprintf(name + len, sizeof name - len, ".%s", chain[d]->name);
-        }
-        mark(ln, j, name);
-      }
-      return;
-    }
-    collect(ln, b);
-    return;
-  }
-  for (int i = 0; i < e->nargs; i++)
-    collect(ln, e->args[i]);
-}
-
-/* The layout of input j's used leaves, and its spec leaf_index. */
+/* The layout of the leaves of input j the plan reads, in the plan's order
+ * (which is also the source spec's leaf_index). */
 static const sl_row_layout *input_layout(sl_arena *a, const sl_plan *plan,
-                                         int j, bool *need, int **leaf_index,
-                                         int *nused) {
-  const sl_leaf_columns *lc = &plan->inputs[j].leaves;
-  int n = 0;
-  for (int i = 0; i < lc->n; i++)
-    n += need[i];
-  const char **names = SL_ANEW_N(a, const char *, n + 1);
-  const sl_type **types = SL_ANEW_N(a, const sl_type *, n + 1);
-  *leaf_index = SL_ANEW_N(a, int, n + 1);
-  int k = 0;
-  for (int i = 0; i < lc->n; i++)
-    if (need[i]) {
-      names[k] = lc->names[i];
-      types[k] = lc->types[i];
-      (*leaf_index)[k++] = i;
-    }
-  *nused = n;
-  return sl_row_layout_new(a, n, names, types);
+                                         int j) {
+  const sl_plan_input *in = &plan->inputs[j];
+  const char **names = SL_ANEW_N(a, const char *, in->nused + 1);
+  const sl_type **types = SL_ANEW_N(a, const sl_type *, in->nused + 1);
+  for (int k = 0; k < in->nused; k++) {
+    names[k] = in->leaves.names[in->used_leaf[k]];
+    types[k] = in->leaves.types[in->used_leaf[k]];
+  }
+  return sl_row_layout_new(a, in->nused, names, types);
 }
 
 /* column_map over base columns for a layout made of input layouts
@@ -151,7 +85,7 @@ static int *column_map(sl_arena *a, const sl_plan *plan,
   int *map = SL_ANEW_N(a, int, plan->base_ncols + 1);
   for (int c = 0; c < plan->base_ncols; c++) {
     map[c] = -1;
-    int j = input_of(plan, c);
+    int j = sl_plan_input_of(plan, c);
     if (j < 0 || field_base[j] < 0 || plan->base_types[c]->kind == SL_TYPE_ROW)
       continue;
     const sl_row_layout *l = in_layouts[j];
@@ -274,34 +208,8 @@ static int prepare(exec_query *q, sl_error *err) {
   sl_arena *a = &q->arena;
   int rc;
 
-  /* Which leaves are read. */
-  leaf_need ln = {plan, {NULL, NULL}};
-  for (int j = 0; j < plan->ninputs; j++)
-    ln.need[j] = SL_ANEW_N(a, bool, plan->inputs[j].leaves.n + 1);
-  collect(&ln, plan->filter);
-  collect(&ln, plan->post_join_filter);
-  for (int i = 0; i < plan->njoin_keys; i++) {
-    collect(&ln, plan->join_stream_keys[i]);
-    collect(&ln, plan->join_table_keys[i]);
-  }
-  if (plan->kind == SL_PLAN_AGGREGATE) {
-    if (plan->windowed)
-      collect(&ln, plan->window.time);
-    collect(&ln, plan->watermark);
-    for (int i = 0; i < plan->nkeys; i++)
-      collect(&ln, plan->keys[i]);
-    for (int i = 0; i < plan->naggs; i++) {
-      collect(&ln, plan->aggs[i].arg);
-      collect(&ln, plan->aggs[i].filter);
-    }
-  } else {
-    for (int i = 0; i < plan->nout; i++)
-      collect(&ln, plan->out[i]);
-  }
-
-  int nused0;
-  q->stream_layout =
-      input_layout(a, plan, 0, ln.need[0], &q->stream_leaf, &nused0);
+  q->stream_layout = input_layout(a, plan, 0);
+  q->stream_leaf = plan->inputs[0].used_leaf;
   const sl_row_layout *ins[2] = {q->stream_layout, NULL};
   int base0[2] = {0, -1};
   int *map0 = column_map(a, plan, ins, base0);
@@ -313,9 +221,8 @@ static int prepare(exec_query *q, sl_error *err) {
 
   if (plan->join) {
     q->join = true;
-    int *table_leaf, nused1;
-    q->table_layout =
-        input_layout(a, plan, 1, ln.need[1], &table_leaf, &nused1);
+    int *table_leaf = plan->inputs[1].used_leaf;
+    q->table_layout = input_layout(a, plan, 1);
     ins[1] = q->table_layout;
     int base1[2] = {-1, 0};
     int *map1 = column_map(a, plan, ins, base1);

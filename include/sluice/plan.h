@@ -42,12 +42,13 @@ typedef enum sl_plan_kind {
 typedef struct sl_plan_input {
   const sl_table_def *table;
   const sl_source_connector *connector;
-  bool bounded;      /* ends by itself ('events.num', a file) */
+  bool bounded;           /* ends by itself ('events.num', a file) */
   sl_leaf_columns leaves; /* all leaves of the table */
   int nused;
-  int *used_leaf;    /* leaves read by the query, in layout order */
-  int first_column;  /* its columns' first index in the base row */
-  int ncolumns;      /* its table columns (ROW columns count once) */
+  int *used_leaf;   /* leaves read by the query, in leaf order (projection
+                     * pruning: the source produces only these) */
+  int first_column; /* its columns' first index in the base row */
+  int ncolumns;     /* its table columns (ROW columns count once) */
 } sl_plan_input;
 
 /* window_start / window_end / window_time of a window, as placeholders in
@@ -55,14 +56,14 @@ typedef struct sl_plan_input {
 
 typedef struct sl_plan_window {
   sl_window_kind kind;
-  int64_t size_us;   /* TUMBLE, HOP, CUMULATE (max) */
-  int64_t slide_us;  /* HOP slide, CUMULATE step, TUMBLE = size */
-  int64_t gap_us;    /* SESSION */
+  int64_t size_us;  /* TUMBLE, HOP, CUMULATE (max) */
+  int64_t slide_us; /* HOP slide, CUMULATE step, TUMBLE = size */
+  int64_t gap_us;   /* SESSION */
   int64_t offset_us;
-  int64_t unit_us;   /* time granularity of the time attribute (1000 for
-                      * TIMESTAMP(3)): a window [s, e) fires when the
-                      * watermark reaches e - unit, as in Flink */
-  sl_bexpr *time;    /* event time over the base row */
+  int64_t unit_us; /* time granularity of the time attribute (1000 for
+                    * TIMESTAMP(3)): a window [s, e) fires when the
+                    * watermark reaches e - unit, as in Flink */
+  sl_bexpr *time;  /* event time over the base row */
   bool proctime;
 } sl_plan_window;
 
@@ -126,6 +127,9 @@ typedef struct sl_plan {
  * two unbounded streams") for shapes the runtime cannot run. */
 int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
                   sl_error *err);
+
+/* The input (0 or 1) a base-row column belongs to, or -1. */
+int sl_plan_input_of(const sl_plan *plan, int column);
 
 /* The kind of aggregate, from a bound aggregate's function. */
 sl_agg_op sl_plan_agg_op(const sl_bagg *agg, bool *ok);
