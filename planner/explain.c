@@ -17,29 +17,6 @@
 /* ---- building -------------------------------------------------------------
  */
 
-static const char *expr_str(sl_arena *a, const sl_bexpr *e) {
-  sl_strbuf b = SL_STRBUF_INIT;
-  sl_bexpr_format(&b, e);
-  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
-  sl_strbuf_free(&b);
-  return s;
-}
-
-/* Flink's TimeUtils.formatWithHighestUnit: "10 s", "2 min", "500 ms". */
-static const char *duration(sl_arena *a, int64_t ms) {
-  if (ms != 0 && ms % 86400000 == 0)
-    return sl_arena_printf(a, "%lld d", (long long)(ms / 86400000));
-  if (ms != 0 && ms % 3600000 == 0)
-    return sl_arena_printf(a, "%lld h", (long long)(ms / 3600000));
-  if (ms != 0 && ms % 60000 == 0)
-    return sl_arena_printf(a, "%lld min", (long long)(ms / 60000));
-  if (ms != 0 && ms % 1000 == 0)
-    return sl_arena_printf(a, "%lld s", (long long)(ms / 1000));
-  return sl_arena_printf(a, "%lld ms", (long long)ms);
-}
-
-/* "name TYPE" for each column, or "name TYPE := expr" where the column is
- * computed by something other than a plain reference of the same name. */
 static const char *schema(sl_arena *a, int n, const sl_bcolumn *cols,
                           sl_bexpr *const *exprs) {
   sl_strbuf b = SL_STRBUF_INIT;
@@ -76,21 +53,22 @@ static const char *window_str(sl_arena *a, const sl_bwindow *w,
                               const sl_bcolumn *input_cols) {
   const char *tc = input_cols ? input_cols[w->time_column].name : "?";
   const char *k = sl_window_kind_name(w->kind);
-  const char *off = w->offset_ms ? sl_arena_printf(a, ", offset=[%s]",
-                                                   duration(a, w->offset_ms))
-                                 : "";
+  const char *off = w->offset_ms
+                        ? sl_arena_printf(a, ", offset=[%s]",
+                                          sl_explain_duration(a, w->offset_ms))
+                        : "";
   switch (w->kind) {
   case SL_WINDOW_TUMBLE:
     return sl_arena_printf(a, "%s(time_col=[%s], size=[%s]%s)", k, tc,
-                           duration(a, w->size_ms), off);
+                           sl_explain_duration(a, w->size_ms), off);
   case SL_WINDOW_HOP:
     return sl_arena_printf(a, "%s(time_col=[%s], size=[%s], slide=[%s]%s)", k,
-                           tc, duration(a, w->size_ms),
-                           duration(a, w->slide_ms), off);
+                           tc, sl_explain_duration(a, w->size_ms),
+                           sl_explain_duration(a, w->slide_ms), off);
   case SL_WINDOW_CUMULATE:
     return sl_arena_printf(a, "%s(time_col=[%s], max_size=[%s], step=[%s]%s)",
-                           k, tc, duration(a, w->size_ms),
-                           duration(a, w->slide_ms), off);
+                           k, tc, sl_explain_duration(a, w->size_ms),
+                           sl_explain_duration(a, w->slide_ms), off);
   default: {
     const char *part = "";
     for (int i = 0; i < w->npartition; i++)
@@ -98,7 +76,8 @@ static const char *window_str(sl_arena *a, const sl_bwindow *w,
                              input_cols[w->partition_columns[i]].name);
     return sl_arena_printf(a, "%s(time_col=[%s]%s%s%s, gap=[%s])", k, tc,
                            w->npartition ? ", partition_keys=[" : "", part,
-                           w->npartition ? "]" : "", duration(a, w->gap_ms));
+                           w->npartition ? "]" : "",
+                           sl_explain_duration(a, w->gap_ms));
   }
   }
 }
@@ -152,14 +131,14 @@ static xnode *build_from(sl_arena *a, const sl_bfrom *f) {
     }
     if (f->u.scan.rowtime_column >= 0) {
       const char *rt = f->cols[f->u.scan.rowtime_column].name;
-      const char *wm = expr_str(a, f->u.scan.watermark);
+      const char *wm = sl_explain_expr(a, f->u.scan.watermark);
       sl_xnode_attr(a, n, "rowtime", rt);
       sl_xnode_attr(a, n, "watermark", wm);
       extra = sl_arena_printf(a, "%s%srowtime=%s, watermark=%s", extra,
                               *extra ? ", " : "", rt, wm);
     }
     if (f->u.scan.system_time) {
-      const char *st = expr_str(a, f->u.scan.system_time);
+      const char *st = sl_explain_expr(a, f->u.scan.system_time);
       sl_xnode_attr(a, n, "system_time", st);
       extra = sl_arena_printf(a, "%s%sFOR SYSTEM_TIME AS OF %s", extra,
                               *extra ? ", " : "", st);
@@ -207,7 +186,7 @@ static xnode *build_from(sl_arena *a, const sl_bfrom *f) {
     const char *k = join_name(f->u.join.kind);
     sl_xnode_attr(a, n, "kind", k);
     if (f->u.join.on) {
-      const char *on = expr_str(a, f->u.join.on);
+      const char *on = sl_explain_expr(a, f->u.join.on);
       sl_xnode_attr(a, n, "on", on);
       n->detail = sl_arena_printf(a, "%s ON %s", k, on);
     } else {
@@ -307,7 +286,7 @@ static xnode *build_select(sl_arena *a, const sl_bquery *q) {
   }
   if (s->having) {
     xnode *h = sl_xnode(a, "Having");
-    h->detail = expr_str(a, s->having);
+    h->detail = sl_explain_expr(a, s->having);
     sl_xnode_attr(a, h, "condition", h->detail);
     sl_xnode_kid(a, cur, h);
     cur = h;
@@ -318,7 +297,7 @@ static xnode *build_select(sl_arena *a, const sl_bquery *q) {
     const char *keys = "";
     for (int i = 0; i < s->ngroups; i++)
       keys = sl_arena_printf(a, "%s%s%s", keys, i ? ", " : "",
-                             expr_str(a, s->groups[i]));
+                             sl_explain_expr(a, s->groups[i]));
     const char *d = sl_arena_printf(a, "groups=[%s]", keys);
     sl_xnode_attr(a, g, "groups", keys);
     if (s->group_window) {
@@ -335,7 +314,7 @@ static xnode *build_select(sl_arena *a, const sl_bquery *q) {
   }
   if (s->where) {
     xnode *f = sl_xnode(a, "Filter");
-    f->detail = expr_str(a, s->where);
+    f->detail = sl_explain_expr(a, s->where);
     sl_xnode_attr(a, f, "condition", f->detail);
     sl_xnode_kid(a, cur, f);
     cur = f;
@@ -448,7 +427,7 @@ static xnode *build_table_def(sl_arena *a, const char *what,
   return n;
 }
 
-static xnode *build_stmt(sl_arena *a, const sl_bound_stmt *s) {
+xnode *sl_explain_bound_tree(sl_arena *a, const sl_bound_stmt *s) {
   switch (s->kind) {
   case SL_STMT_QUERY:
     return build_query(a, s->query);
@@ -477,7 +456,7 @@ static xnode *build_stmt(sl_arena *a, const sl_bound_stmt *s) {
     }
     break;
   case SL_STMT_EXPLAIN:
-    return build_stmt(a, s->inner);
+    return sl_explain_bound_tree(a, s->inner);
   default:
     break;
   }
@@ -497,7 +476,7 @@ void sl_explain_bound(sl_strbuf *b, const sl_bound_stmt *s,
                       sl_explain_format fmt) {
   sl_arena a;
   sl_arena_init(&a, 0);
-  xnode *root = build_stmt(&a, s);
+  xnode *root = sl_explain_bound_tree(&a, s);
   if (fmt == SL_EXPLAIN_JSON) {
     sl_strbuf_append(b, "{\"bound_tree\": ");
     sl_xnode_print_json(b, root, 0);

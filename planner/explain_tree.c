@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "sluice/binder.h"
+
 static void *grow(sl_arena *a, void *items, int n, int *cap, size_t size) {
   if (n < *cap)
     return items;
@@ -45,7 +47,7 @@ void sl_xnode_print_text(sl_strbuf *b, const xnode *n, int depth) {
     sl_xnode_print_text(b, n->kids[i], depth + 1);
 }
 
-static void json_str(sl_strbuf *b, const char *s) {
+void sl_json_string(sl_strbuf *b, const char *s) {
   sl_strbuf_appendc(b, '"');
   for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
     switch (*p) {
@@ -77,14 +79,14 @@ static void json_str(sl_strbuf *b, const char *s) {
 void sl_xnode_print_json(sl_strbuf *b, const xnode *n, int depth) {
   sl_strbuf_append(b, "{");
   sl_strbuf_append(b, "\"node\": ");
-  json_str(b, n->name);
+  sl_json_string(b, n->name);
   sl_strbuf_append(b, ", \"detail\": ");
-  json_str(b, n->detail);
+  sl_json_string(b, n->detail);
   for (int i = 0; i < n->nattrs; i++) {
     sl_strbuf_append(b, ", ");
-    json_str(b, n->attrs[i].key);
+    sl_json_string(b, n->attrs[i].key);
     sl_strbuf_append(b, ": ");
-    json_str(b, n->attrs[i].value);
+    sl_json_string(b, n->attrs[i].value);
   }
   if (n->nkids) {
     sl_strbuf_append(b, ", \"children\": [\n");
@@ -98,3 +100,27 @@ void sl_xnode_print_json(sl_strbuf *b, const xnode *n, int depth) {
   }
   sl_strbuf_append(b, "}");
 }
+
+const char *sl_explain_expr(sl_arena *a, const sl_bexpr *e) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_bexpr_format(&b, e);
+  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return s;
+}
+
+/* Flink's TimeUtils.formatWithHighestUnit: "10 s", "2 min", "500 ms". */
+const char *sl_explain_duration(sl_arena *a, int64_t ms) {
+  if (ms != 0 && ms % 86400000 == 0)
+    return sl_arena_printf(a, "%lld d", (long long)(ms / 86400000));
+  if (ms != 0 && ms % 3600000 == 0)
+    return sl_arena_printf(a, "%lld h", (long long)(ms / 3600000));
+  if (ms != 0 && ms % 60000 == 0)
+    return sl_arena_printf(a, "%lld min", (long long)(ms / 60000));
+  if (ms != 0 && ms % 1000 == 0)
+    return sl_arena_printf(a, "%lld s", (long long)(ms / 1000));
+  return sl_arena_printf(a, "%lld ms", (long long)ms);
+}
+
+/* "name TYPE" for each column, or "name TYPE := expr" where the column is
+ * computed by something other than a plain reference of the same name. */

@@ -8,6 +8,8 @@
 #ifndef SLUICE_EXPLAIN_TREE_H
 #define SLUICE_EXPLAIN_TREE_H
 
+#include <stdint.h>
+
 #include "sluice/arena.h"
 #include "sluice/strbuf.h"
 
@@ -31,5 +33,21 @@ void sl_xnode_attr(sl_arena *a, xnode *n, const char *key, const char *value);
 void sl_xnode_kid(sl_arena *a, xnode *n, xnode *kid); /* kid may be NULL */
 void sl_xnode_print_text(sl_strbuf *b, const xnode *n, int depth);
 void sl_xnode_print_json(sl_strbuf *b, const xnode *n, int depth);
+/* s as a JSON string literal, escaped. */
+void sl_json_string(sl_strbuf *b, const char *s);
+
+/* The display trees of a bound statement (explain.c) and of a physical
+ * plan (explain_plan.c). */
+struct sl_bound_stmt;
+struct sl_plan;
+xnode *sl_explain_bound_tree(sl_arena *a, const struct sl_bound_stmt *s);
+xnode *sl_explain_plan_tree(sl_arena *a, const struct sl_plan *p, int workers,
+                            const char *strategy);
+
+/* An expression as SQL text, and a duration in milliseconds as Flink
+ * prints it ("10 s", "2 min"), both in arena a. */
+struct sl_bexpr;
+const char *sl_explain_expr(sl_arena *a, const struct sl_bexpr *e);
+const char *sl_explain_duration(sl_arena *a, int64_t ms);
 
 #endif

@@ -282,7 +282,9 @@ static int prepare(exec_query *q, sl_error *err) {
   sl_type *ts = sl_type_timestamp(a, 3);
   sl_type *boolean = sl_type_new(a, SL_TYPE_BOOLEAN);
   q->tmp_time = 0;
-  q->tmp_wm = plan->watermark && !plan->window.proctime ? 1 : -1;
+  /* The watermark only matters to windows of event time. */
+  q->tmp_wm =
+      plan->watermark && plan->windowed && !plan->window.proctime ? 1 : -1;
   q->tmp_keys = 2;
   q->tmp_args = 2 + plan->nkeys;
   q->tmp_filters = 2 + plan->nkeys + plan->naggs;

@@ -296,7 +296,28 @@ static int drop(sl_session *s, const sl_stmt *stmt, sl_bound_stmt *b,
 /* ---- queries --------------------------------------------------------------
  */
 
-static int explain(sl_bound_stmt *b, sl_result_sink *sink, sl_error *err) {
+/* The distribution strategy of stateful operators.  Late merge is the only
+ * one the runtime has so far; a forced other one is refused (the cost model
+ * and repartitioning arrive with the planner). */
+static const char *strategy_of(sl_session *s) {
+  (void)s;
+  return "late-merge";
+}
+
+static int check_strategy(sl_session *s, const sl_plan *plan, sl_error *err) {
+  const char *want = sl_settings_get(s->settings, "sluice.strategy");
+  if (plan->kind != SL_PLAN_AGGREGATE || !want || strcmp(want, "auto") == 0 ||
+      strcmp(want, "late-merge") == 0)
+    return SL_OK;
+  return sl_error_set(err, SL_EUNSUPPORTED,
+                      "not supported yet: SET 'sluice.strategy' = '%s' (this "
+                      "build runs aggregates with late merge only; set it "
+                      "to 'auto' or 'late-merge')",
+                      want);
+}
+
+static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
+                   sl_result_sink *sink, sl_error *err) {
   const sl_stmt *ast = b->ast;
   if (ast->u.explain.analyze)
     return sl_error_set_at(
@@ -306,7 +327,21 @@ static int explain(sl_bound_stmt *b, sl_result_sink *sink, sl_error *err) {
         "operator); run the query itself for its summary of events, rows, "
         "time and late records");
   sl_strbuf out = SL_STRBUF_INIT;
-  sl_explain_bound(&out, b, ast->u.explain.format);
+  const sl_bound_stmt *inner = b->inner;
+  if (inner &&
+      (inner->kind == SL_STMT_QUERY || inner->kind == SL_STMT_INSERT)) {
+    sl_plan *plan = NULL;
+    sl_error plan_err = {0};
+    if (sl_plan_build(arena, inner, &plan, &plan_err) != SL_OK)
+      plan = NULL;
+    sl_explain_statement(
+        &out, b, plan, plan_err.message,
+        (int)sl_settings_get_int(s->settings, "parallelism.default", 1),
+        strategy_of(s), ast->u.explain.format);
+    sl_error_clear(&plan_err);
+  } else {
+    sl_explain_bound(&out, b, ast->u.explain.format);
+  }
   int rc = sink->text(sink->ctx, sl_strbuf_cstr(&out));
   sl_strbuf_free(&out);
   return rc;
@@ -317,6 +352,9 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
                      sl_result_sink *sink, sl_error *err) {
   sl_plan *plan = NULL;
   int rc = sl_plan_build(arena, b, &plan, err);
+  if (rc != SL_OK)
+    return rc;
+  rc = check_strategy(s, plan, err);
   if (rc != SL_OK)
     return rc;
   sl_query_stats st;
@@ -405,7 +443,7 @@ int sl_session_execute(sl_session *s, const char *text, size_t len,
     break;
   }
   case SL_STMT_EXPLAIN:
-    rc = explain(b, sink, err);
+    rc = explain(s, b, &arena, sink, err);
     break;
   case SL_STMT_QUERY:
   case SL_STMT_INSERT:

@@ -20,4 +20,15 @@
 void sl_explain_bound(sl_strbuf *b, const sl_bound_stmt *s,
                       sl_explain_format fmt);
 
+/* EXPLAIN of a query or INSERT: the bound tree, then the physical plan the
+ * runtime would run (p), for `workers` worker threads and the distribution
+ * strategy of its stateful operator; when there is no plan, no_plan says
+ * why (e.g. "not supported yet: ...").  TEXT: two headed trees; JSON: one
+ * object {"bound_tree": ..., "physical_plan": ...}. */
+struct sl_plan;
+void sl_explain_statement(sl_strbuf *b, const sl_bound_stmt *s,
+                          const struct sl_plan *p, const char *no_plan,
+                          int workers, const char *strategy,
+                          sl_explain_format fmt);
+
 #endif

@@ -1,0 +1,271 @@
+/* explain_plan.c - EXPLAIN of the physical plan (plan.h): the pipeline as
+ * the runtime runs it, with the distribution strategy of the stateful
+ * operator, the state each aggregate keeps, the trigger, what each source
+ * reads, and whether pipelines are compiled or interpreted.  Printed after
+ * the bound tree, in the same indented TEXT / JSON forms. */
+#include <string.h>
+
+#include "explain_tree.h"
+#include "sluice/explain.h"
+#include "sluice/functions.h"
+#include "sluice/plan.h"
+
+/* Durations in the plan are microseconds. */
+static const char *duration(sl_arena *a, int64_t us) {
+  return sl_explain_duration(a, us / 1000);
+}
+
+static const char *window_str(sl_arena *a, const sl_plan_window *w) {
+  const char *time = w->proctime ? "PROCTIME()" : sl_explain_expr(a, w->time);
+  switch (w->kind) {
+  case SL_WINDOW_TUMBLE:
+    return sl_arena_printf(a, "TUMBLE(%s, size %s)", time,
+                           duration(a, w->size_us));
+  case SL_WINDOW_HOP:
+    return sl_arena_printf(a,
+                           "HOP(%s, slide %s, size %s; %lld slices per "
+                           "window)",
+                           time, duration(a, w->slide_us),
+                           duration(a, w->size_us),
+                           (long long)(w->size_us / w->slide_us));
+  case SL_WINDOW_CUMULATE:
+    return sl_arena_printf(a, "CUMULATE(%s, step %s, max %s)", time,
+                           duration(a, w->slide_us), duration(a, w->size_us));
+  case SL_WINDOW_SESSION:
+    return sl_arena_printf(a, "SESSION(%s, gap %s)", time,
+                           duration(a, w->gap_us));
+  }
+  return "?";
+}
+
+static const char *exprs_str(sl_arena *a, int n, sl_bexpr *const *e,
+                             const char *const *names) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_strbuf_append(&b, "[");
+  for (int i = 0; i < n; i++) {
+    if (i)
+      sl_strbuf_append(&b, ", ");
+    const char *text = sl_explain_expr(a, e[i]);
+    if (names && names[i] && strcmp(names[i], text) != 0)
+      sl_strbuf_printf(&b, "%s := %s", names[i], text);
+    else
+      sl_strbuf_append(&b, text);
+  }
+  sl_strbuf_append(&b, "]");
+  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return s;
+}
+
+static const char *agg_op_name(sl_agg_op op) {
+  switch (op) {
+  case SL_AGG_COUNT_STAR:
+  case SL_AGG_COUNT:
+    return "COUNT";
+  case SL_AGG_SUM:
+    return "SUM";
+  case SL_AGG_AVG:
+    return "AVG";
+  case SL_AGG_MIN:
+    return "MIN";
+  case SL_AGG_MAX:
+    return "MAX";
+  }
+  return "?";
+}
+
+/* The CRDT of an aggregate's partial state (see aggregate.h). */
+static const char *state_of(const sl_plan_agg *g) {
+  if (g->distinct)
+    return "grow-only set";
+  switch (g->op) {
+  case SL_AGG_COUNT_STAR:
+  case SL_AGG_COUNT:
+  case SL_AGG_SUM:
+    return "counter";
+  case SL_AGG_AVG:
+    return "(sum, count)";
+  case SL_AGG_MIN:
+  case SL_AGG_MAX:
+    return "semilattice";
+  }
+  return "?";
+}
+
+static const char *aggs_str(sl_arena *a, const sl_plan *p) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_strbuf_append(&b, "[");
+  for (int i = 0; i < p->naggs; i++) {
+    const sl_plan_agg *g = &p->aggs[i];
+    if (i)
+      sl_strbuf_append(&b, ", ");
+    sl_strbuf_printf(&b, "%s(%s%s)", agg_op_name(g->op),
+                     g->distinct ? "DISTINCT " : "",
+                     g->arg ? sl_explain_expr(a, g->arg) : "*");
+    if (g->filter)
+      sl_strbuf_printf(&b, " FILTER (WHERE %s)", sl_explain_expr(a, g->filter));
+    sl_strbuf_printf(&b, " {%s}", state_of(g));
+  }
+  sl_strbuf_append(&b, "]");
+  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return s;
+}
+
+static xnode *source_node(sl_arena *a, const sl_plan_input *in) {
+  xnode *n = sl_xnode(a, "Source");
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_strbuf_printf(&b, "%s [connector=%s, %s, reads=[", in->table->name,
+                   in->connector->name, in->bounded ? "bounded" : "unbounded");
+  for (int k = 0; k < in->nused; k++)
+    sl_strbuf_printf(&b, "%s%s", k ? ", " : "",
+                     in->leaves.names[in->used_leaf[k]]);
+  sl_strbuf_printf(&b, "] of %d leaves]", in->leaves.n);
+  n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  sl_xnode_attr(a, n, "table", in->table->name);
+  sl_xnode_attr(a, n, "connector", in->connector->name);
+  sl_xnode_attr(a, n, "bounded", in->bounded ? "true" : "false");
+  return n;
+}
+
+/* The per-worker pipeline below the stateful operator (or the sink). */
+static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top) {
+  xnode *pipe = sl_xnode(a, "Pipeline");
+  pipe->detail = sl_arena_printf(
+      a, "[interpreted, %d worker%s, each on its own share of the stream]",
+      workers, workers == 1 ? "" : "s");
+  sl_xnode_attr(a, pipe, "mode", "interpreted");
+  sl_xnode_attr(a, pipe, "workers", sl_arena_printf(a, "%d", workers));
+  xnode *cur = pipe;
+  if (top) {
+    sl_xnode_kid(a, cur, top);
+    cur = top;
+  }
+  if (p->post_join_filter) {
+    xnode *f = sl_xnode(a, "Filter");
+    f->detail = sl_explain_expr(a, p->post_join_filter);
+    sl_xnode_kid(a, cur, f);
+    cur = f;
+  }
+  if (p->join) {
+    xnode *j = sl_xnode(a, "LookupJoin");
+    j->detail = sl_arena_printf(
+        a,
+        "[hash on %s = %s; the bounded table %s is loaded once, shared by "
+        "every worker]",
+        exprs_str(a, p->njoin_keys, p->join_stream_keys, NULL),
+        exprs_str(a, p->njoin_keys, p->join_table_keys, NULL),
+        p->inputs[1].table->name);
+    sl_xnode_kid(a, cur, j);
+    sl_xnode_kid(a, j, source_node(a, &p->inputs[1]));
+    cur = j;
+  }
+  if (p->filter) {
+    xnode *f = sl_xnode(a, "Filter");
+    f->detail = sl_explain_expr(a, p->filter);
+    sl_xnode_kid(a, cur, f);
+    cur = f;
+  }
+  sl_xnode_kid(a, cur, source_node(a, &p->inputs[0]));
+  return pipe;
+}
+
+xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
+                            const char *strategy) {
+#define a (*arena)
+  xnode *sink = sl_xnode(&a, "Sink");
+  sink->detail = p->sink_table
+                     ? sl_arena_printf(&a, "%s [connector=%s]",
+                                       p->sink_table->name, p->sink->name)
+                     : "shell";
+  xnode *proj = sl_xnode(&a, "Project");
+  proj->detail = exprs_str(&a, p->nout, p->out, p->out_names);
+  sl_xnode_kid(&a, sink, proj);
+  if (p->limit >= 0)
+    sl_xnode_attr(&a, sink, "limit",
+                  sl_arena_printf(&a, "%lld", (long long)p->limit));
+  if (p->kind == SL_PLAN_STATELESS) {
+    sl_xnode_kid(&a, proj, pipeline(&a, p, workers, NULL));
+  } else {
+    xnode *cur = proj;
+    if (p->having) {
+      xnode *h = sl_xnode(&a, "Filter");
+      h->detail =
+          sl_arena_printf(&a, "%s [HAVING]", sl_explain_expr(&a, p->having));
+      sl_xnode_kid(&a, cur, h);
+      cur = h;
+    }
+    xnode *agg =
+        sl_xnode(&a, p->windowed ? "WindowAggregate" : "GroupAggregate");
+    const char *keys = exprs_str(&a, p->nkeys, p->keys, NULL);
+    const char *trigger =
+        p->windowed && !p->window.proctime
+            ? sl_arena_printf(&a,
+                              "watermark (vector clock over %d worker%s) "
+                              "passes the window end",
+                              workers, workers == 1 ? "" : "s")
+        : p->windowed ? "the processing-time clock passes the window end"
+                      : "end of input (bounded source)";
+    agg->detail = sl_arena_printf(
+        &a, "%s { strategy: %s, keys: %s, aggs: %s, trigger: %s }",
+        p->windowed ? window_str(&a, &p->window) : "global", strategy, keys,
+        aggs_str(&a, p), trigger);
+    sl_xnode_attr(&a, agg, "strategy", strategy);
+    sl_xnode_attr(&a, agg, "state",
+                  p->windowed && p->window.kind == SL_WINDOW_SESSION
+                      ? "per worker: sessions per key with partial states; "
+                        "the coordinator merges closed sessions per key"
+                      : "per worker: partial states per (slice, key); the "
+                        "coordinator merges them when the window fires");
+    sl_xnode_attr(&a, agg, "trigger", trigger);
+    sl_xnode_kid(&a, cur, agg);
+    /* What each record is reduced to before it meets the state. */
+    xnode *assign = sl_xnode(&a, "Compute");
+    sl_strbuf d = SL_STRBUF_INIT;
+    if (p->windowed && !p->window.proctime)
+      sl_strbuf_printf(&d, "event time %s",
+                       sl_explain_expr(&a, p->window.time));
+    if (p->watermark && p->windowed && !p->window.proctime)
+      sl_strbuf_printf(&d, "%swatermark max(%s)", d.len ? ", " : "",
+                       sl_explain_expr(&a, p->watermark));
+    sl_strbuf_printf(&d, "%skeys %s, aggregate arguments", d.len ? ", " : "",
+                     keys);
+    assign->detail = sl_arena_strdup(&a, sl_strbuf_cstr(&d));
+    sl_strbuf_free(&d);
+    sl_xnode_kid(&a, agg, pipeline(&a, p, workers, assign));
+  }
+  return sink;
+#undef a
+}
+
+void sl_explain_statement(sl_strbuf *b, const sl_bound_stmt *s,
+                          const sl_plan *p, const char *no_plan, int workers,
+                          const char *strategy, sl_explain_format fmt) {
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  xnode *bound = sl_explain_bound_tree(&a, s);
+  xnode *plan = p ? sl_explain_plan_tree(&a, p, workers, strategy) : NULL;
+  if (fmt == SL_EXPLAIN_JSON) {
+    sl_strbuf_append(b, "{\"bound_tree\": ");
+    sl_xnode_print_json(b, bound, 0);
+    if (plan) {
+      sl_strbuf_append(b, ",\n\"physical_plan\": ");
+      sl_xnode_print_json(b, plan, 0);
+    } else if (no_plan) {
+      sl_strbuf_append(b, ",\n\"physical_plan\": null, \"not_runnable\": ");
+      sl_json_string(b, no_plan);
+    }
+    sl_strbuf_append(b, "}\n");
+  } else {
+    sl_strbuf_append(b, "== Bound tree ==\n");
+    sl_xnode_print_text(b, bound, 0);
+    if (plan) {
+      sl_strbuf_append(b, "== Physical plan ==\n");
+      sl_xnode_print_text(b, plan, 0);
+    } else if (no_plan) {
+      sl_strbuf_printf(b, "== Physical plan ==\n(none: %s)\n", no_plan);
+    }
+  }
+  sl_arena_free(&a);
+}
