@@ -112,6 +112,27 @@ static const char *aggs_str(sl_arena *a, const sl_plan *p) {
   return s;
 }
 
+/* EXPLAIN ANALYZE: a measured figure on a node, in the TEXT line and as a
+ * JSON attribute. */
+static void actual(sl_arena *a, xnode *n, const char *key, const char *value) {
+  /* One "(actual: k=v, k=v)" group per node, appended to. */
+  size_t len = strlen(n->detail);
+  if (len > 0 && strstr(n->detail, " (actual: ") && n->detail[len - 1] == ')')
+    n->detail = sl_arena_printf(a, "%.*s, %s=%s)", (int)(len - 1), n->detail,
+                                key, value);
+  else
+    n->detail = sl_arena_printf(a, "%s (actual: %s=%s)", n->detail, key, value);
+  sl_xnode_attr(a, n, key, value);
+}
+
+static const char *count(sl_arena *a, uint64_t n) {
+  return sl_arena_printf(a, "%llu", (unsigned long long)n);
+}
+
+static const char *secs(sl_arena *a, double s) {
+  return sl_arena_printf(a, "%.3f s", s);
+}
+
 static xnode *source_node(sl_arena *a, const sl_plan_input *in) {
   xnode *n = sl_xnode(a, "Source");
   sl_strbuf b = SL_STRBUF_INIT;
@@ -130,13 +151,18 @@ static xnode *source_node(sl_arena *a, const sl_plan_input *in) {
 }
 
 /* The per-worker pipeline below the stateful operator (or the sink). */
-static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top) {
+static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
+                       const sl_query_stats *st) {
   xnode *pipe = sl_xnode(a, "Pipeline");
   pipe->detail = sl_arena_printf(
       a, "[interpreted, %d worker%s, each on its own share of the stream]",
       workers, workers == 1 ? "" : "s");
   sl_xnode_attr(a, pipe, "mode", "interpreted");
   sl_xnode_attr(a, pipe, "workers", sl_arena_printf(a, "%d", workers));
+  if (st) {
+    actual(a, pipe, "time in operators", secs(a, st->pipeline_seconds));
+    actual(a, pipe, "time in the source", secs(a, st->source_seconds));
+  }
   xnode *cur = pipe;
   if (top) {
     sl_xnode_kid(a, cur, top);
@@ -145,6 +171,8 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top) {
   if (p->post_join_filter) {
     xnode *f = sl_xnode(a, "Filter");
     f->detail = sl_explain_expr(a, p->post_join_filter);
+    if (st)
+      actual(a, f, "rows in", count(a, st->rows_joined));
     sl_xnode_kid(a, cur, f);
     cur = f;
   }
@@ -157,6 +185,10 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top) {
         exprs_str(a, p->njoin_keys, p->join_stream_keys, NULL),
         exprs_str(a, p->njoin_keys, p->join_table_keys, NULL),
         p->inputs[1].table->name);
+    if (st) {
+      actual(a, j, "rows out", count(a, st->rows_joined));
+      actual(a, j, "table rows", count(a, st->table_rows));
+    }
     sl_xnode_kid(a, cur, j);
     sl_xnode_kid(a, j, source_node(a, &p->inputs[1]));
     cur = j;
@@ -164,15 +196,23 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top) {
   if (p->filter) {
     xnode *f = sl_xnode(a, "Filter");
     f->detail = sl_explain_expr(a, p->filter);
+    if (st)
+      actual(a, f, "rows out", count(a, st->rows_filtered));
     sl_xnode_kid(a, cur, f);
     cur = f;
   }
-  sl_xnode_kid(a, cur, source_node(a, &p->inputs[0]));
+  xnode *src = source_node(a, &p->inputs[0]);
+  if (st) {
+    actual(a, src, "rows", count(a, st->events));
+    if (st->skipped_rows)
+      actual(a, src, "malformed rows skipped", count(a, st->skipped_rows));
+  }
+  sl_xnode_kid(a, cur, src);
   return pipe;
 }
 
 xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
-                            const char *strategy) {
+                            const char *strategy, const sl_query_stats *st) {
 #define a (*arena)
   xnode *sink = sl_xnode(&a, "Sink");
   sink->detail = p->sink_table
@@ -182,11 +222,19 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
   xnode *proj = sl_xnode(&a, "Project");
   proj->detail = exprs_str(&a, p->nout, p->out, p->out_names);
   sl_xnode_kid(&a, sink, proj);
+  if (st) {
+    actual(&a, sink, "rows", count(&a, st->rows_out));
+    actual(&a, sink, "wall time", secs(&a, st->seconds));
+    actual(&a, sink, "events/s",
+           sl_arena_printf(&a, "%.0f",
+                           st->seconds > 0 ? (double)st->events / st->seconds
+                                           : 0.0));
+  }
   if (p->limit >= 0)
     sl_xnode_attr(&a, sink, "limit",
                   sl_arena_printf(&a, "%lld", (long long)p->limit));
   if (p->kind == SL_PLAN_STATELESS) {
-    sl_xnode_kid(&a, proj, pipeline(&a, p, workers, NULL));
+    sl_xnode_kid(&a, proj, pipeline(&a, p, workers, NULL, st));
   } else {
     xnode *cur = proj;
     if (p->having) {
@@ -219,6 +267,17 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                       : "per worker: partial states per (slice, key); the "
                         "coordinator merges them when the window fires");
     sl_xnode_attr(&a, agg, "trigger", trigger);
+    if (st) {
+      actual(&a, agg, "rows in", count(&a, st->rows_state));
+      actual(&a, agg, "late records dropped", count(&a, st->late_dropped));
+      actual(&a, agg, "windows fired", count(&a, st->windows_fired));
+      actual(&a, agg, "groups out", count(&a, st->groups_emitted));
+      actual(&a, agg, "peak state of a worker",
+             sl_arena_printf(&a, "%llu bytes",
+                             (unsigned long long)st->state_bytes_peak));
+      actual(&a, agg, "merge time", secs(&a, st->merge_seconds));
+      actual(&a, agg, "finalize and sink time", secs(&a, st->emit_seconds));
+    }
     sl_xnode_kid(&a, cur, agg);
     /* What each record is reduced to before it meets the state. */
     xnode *assign = sl_xnode(&a, "Compute");
@@ -233,7 +292,7 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                      keys);
     assign->detail = sl_arena_strdup(&a, sl_strbuf_cstr(&d));
     sl_strbuf_free(&d);
-    sl_xnode_kid(&a, agg, pipeline(&a, p, workers, assign));
+    sl_xnode_kid(&a, agg, pipeline(&a, p, workers, assign, st));
   }
   return sink;
 #undef a
@@ -241,11 +300,12 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
 
 void sl_explain_statement(sl_strbuf *b, const sl_bound_stmt *s,
                           const sl_plan *p, const char *no_plan, int workers,
-                          const char *strategy, sl_explain_format fmt) {
+                          const char *strategy, const sl_query_stats *st,
+                          sl_explain_format fmt) {
   sl_arena a;
   sl_arena_init(&a, 0);
   xnode *bound = sl_explain_bound_tree(&a, s);
-  xnode *plan = p ? sl_explain_plan_tree(&a, p, workers, strategy) : NULL;
+  xnode *plan = p ? sl_explain_plan_tree(&a, p, workers, strategy, st) : NULL;
   if (fmt == SL_EXPLAIN_JSON) {
     sl_strbuf_append(b, "{\"bound_tree\": ");
     sl_xnode_print_json(b, bound, 0);

@@ -41,8 +41,10 @@ void sl_json_string(sl_strbuf *b, const char *s);
 struct sl_bound_stmt;
 struct sl_plan;
 xnode *sl_explain_bound_tree(sl_arena *a, const struct sl_bound_stmt *s);
+struct sl_query_stats;
 xnode *sl_explain_plan_tree(sl_arena *a, const struct sl_plan *p, int workers,
-                            const char *strategy);
+                            const char *strategy,
+                            const struct sl_query_stats *st);
 
 /* An expression as SQL text, and a duration in milliseconds as Flink
  * prints it ("10 s", "2 min"), both in arena a. */

@@ -367,6 +367,8 @@ typedef struct coordinator {
   uint32_t *sel;
   uint64_t rows_out;
   uint64_t windows;
+  uint64_t groups;
+  double merge_seconds, emit_seconds;
   bool limit_reached;
   sl_error *err;
 } coordinator;
@@ -439,6 +441,7 @@ static int emit_window(coordinator *c, int64_t start, int64_t end,
         return rc;
       row = sl_buffer_append(&c->agg_rows);
     }
+    c->groups++;
     const uint8_t *key = sl_group_table_key(t, i);
     for (int k = 0; k < nk; k++) {
       sl_row_set_null(row, k, sl_row_is_null(key, k));
@@ -511,6 +514,7 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
       return SL_OK;
     }
     /* Take every worker's partial for this window and merge them. */
+    double t0 = sl_exec_now();
     sl_group_table *merged = NULL;
     int64_t start = 0;
     int rc = SL_OK;
@@ -538,9 +542,12 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
       }
       free(p);
     }
+    double t1 = sl_exec_now();
+    c->merge_seconds += t1 - t0;
     if (merged) {
       if (rc == SL_OK && !c->limit_reached)
         rc = emit_window(c, start, next, merged);
+      c->emit_seconds += sl_exec_now() - t1;
       sl_group_table_free(merged);
       free(merged);
     }
@@ -563,6 +570,8 @@ static bool merged_session_fires(void *arg, const session *ss) {
 
 static int emit_session(void *arg, const uint8_t *key, const session *ss) {
   coordinator *c = arg;
+  c->groups++;
+  c->windows++; /* each session is a window */
   exec_query *q = c->q;
   const sl_plan *plan = q->plan;
   const sl_row_layout *al = q->agg_layout, *kl = q->key_layout;
@@ -622,6 +631,7 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
     pthread_mutex_unlock(&ws[i].lock);
   }
   int rc = SL_OK;
+  double t0 = sl_exec_now();
   while (all) {
     session_fragment *f = all;
     all = f->next;
@@ -633,6 +643,8 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
     free(f);
     *progress = true;
   }
+  double t1 = sl_exec_now();
+  c->merge_seconds += t1 - t0;
   if (rc != SL_OK)
     return rc;
   c->session_wm = global;
@@ -649,6 +661,7 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
     rc = flush_out(c);
   if (rc == SL_OK && c->sc->commit)
     rc = c->sc->commit(c->sink, c->err);
+  c->emit_seconds += sl_exec_now() - t1;
   return rc;
 }
 
@@ -890,8 +903,19 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   stats->seconds = t1 - start;
   stats->rows_out = c.rows_out;
   stats->windows_fired = c.windows;
+  stats->groups_emitted = c.groups;
+  stats->merge_seconds = c.merge_seconds;
+  stats->emit_seconds = c.emit_seconds;
+  stats->table_rows = q.table_nrows;
   for (int i = 0; i < started; i++) {
     stats->events += atomic_load(&ws[i].events);
+    stats->rows_filtered += ws[i].rows_filtered;
+    stats->rows_joined += ws[i].rows_joined;
+    stats->rows_state += ws[i].rows_state;
+    if (ws[i].state_bytes_peak > stats->state_bytes_peak)
+      stats->state_bytes_peak = ws[i].state_bytes_peak;
+    stats->source_seconds += ws[i].source_seconds;
+    stats->pipeline_seconds += ws[i].pipeline_seconds;
     stats->late_dropped += ws[i].late;
     stats->skipped_rows += ws[i].skipped;
     window_partial *p = ws[i].partials;

@@ -113,6 +113,8 @@ typedef struct worker {
   /* Statistics (read by the coordinator at the end). */
   _Atomic uint64_t events; /* read by the coordinator for progress */
   uint64_t late, skipped;
+  uint64_t rows_filtered, rows_joined, rows_state, state_bytes_peak;
+  double source_seconds, pipeline_seconds;
 } worker;
 
 struct exec_shared {

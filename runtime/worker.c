@@ -221,6 +221,12 @@ static int hand_over_sessions(worker_state *s) {
 static int hand_over_windows(worker_state *s) {
   const sl_plan *plan = s->plan;
   worker *w = s->w;
+  /* The partial state this worker holds now (before handing any over). */
+  uint64_t bytes = s->sessions ? sl_group_table_bytes(&s->sessions->keys) : 0;
+  for (int i = 0; i < s->nslices; i++)
+    bytes += sl_group_table_bytes(s->slices[i].table);
+  if (bytes > w->state_bytes_peak)
+    w->state_bytes_peak = bytes;
   if (plan->windowed && plan->window.kind == SL_WINDOW_SESSION)
     return hand_over_sessions(s);
   if (!plan->windowed) {
@@ -445,6 +451,7 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
         int rc = sl_agg_update(&q->aggs, st, row, arena, &s->w->err);
         if (rc != SL_OK)
           return rc;
+        s->w->rows_state++;
       }
     advance:
       if (q->tmp_wm >= 0 && !sl_row_is_null(row, q->tmp_wm)) {
@@ -560,6 +567,7 @@ static int process_buffer(worker_state *s, sl_buffer *in) {
     if (rc != SL_OK)
       return rc;
   }
+  s->w->rows_filtered += n;
   if (!q->join)
     return process_rows(s, in, s->sel, n);
   uint32_t done = 0;
@@ -579,6 +587,7 @@ static int process_buffer(worker_state *s, sl_buffer *in) {
       if (rc != SL_OK)
         return rc;
     }
+    s->w->rows_joined += nj;
     rc = process_rows(s, &s->joined, s->sel2, nj);
     if (rc != SL_OK)
       return rc;
@@ -630,12 +639,16 @@ void *sl_worker_main(void *arg) {
     if (atomic_load(w->cancel))
       break;
     sl_buffer_clear(&in);
+    double t0 = sl_exec_now();
     rc = plan->inputs[0].connector->next(src, &in, &done, &w->err);
+    double t1 = sl_exec_now();
+    w->source_seconds += t1 - t0;
     if (rc != SL_OK)
       break;
     atomic_fetch_add_explicit(&w->events, in.nrows, memory_order_relaxed);
     if (in.nrows > 0)
       rc = process_buffer(&s, &in);
+    w->pipeline_seconds += sl_exec_now() - t1;
     if (rc != SL_OK)
       break;
     if (done)

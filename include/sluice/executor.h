@@ -28,15 +28,7 @@
 #include "sluice/session.h"
 #include "sluice/settings.h"
 
-typedef struct sl_query_stats {
-  uint64_t events;        /* rows read from the stream source */
-  uint64_t rows_out;      /* rows written to the sink */
-  uint64_t late_dropped;  /* records dropped as late */
-  uint64_t windows_fired;
-  uint64_t skipped_rows;  /* malformed input rows skipped */
-  double seconds;         /* wall time from the first record to the end */
-  int workers;
-} sl_query_stats;
+/* sl_query_stats is defined in plan.h (EXPLAIN ANALYZE prints it). */
 
 /* Run plan to completion (a bounded source), cancellation or error.
  * shell: the result sink for SELECT (unused for INSERT). */

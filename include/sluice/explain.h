@@ -23,12 +23,15 @@ void sl_explain_bound(sl_strbuf *b, const sl_bound_stmt *s,
 /* EXPLAIN of a query or INSERT: the bound tree, then the physical plan the
  * runtime would run (p), for `workers` worker threads and the distribution
  * strategy of its stateful operator; when there is no plan, no_plan says
- * why (e.g. "not supported yet: ...").  TEXT: two headed trees; JSON: one
- * object {"bound_tree": ..., "physical_plan": ...}. */
+ * why (e.g. "not supported yet: ...").  With st (EXPLAIN ANALYZE: the plan
+ * was run), each operator also shows what was measured.  TEXT: two headed
+ * trees; JSON: one object {"bound_tree": ..., "physical_plan": ...}. */
 struct sl_plan;
+struct sl_query_stats;
 void sl_explain_statement(sl_strbuf *b, const sl_bound_stmt *s,
                           const struct sl_plan *p, const char *no_plan,
                           int workers, const char *strategy,
+                          const struct sl_query_stats *st,
                           sl_explain_format fmt);
 
 #endif

@@ -122,6 +122,29 @@ typedef struct sl_plan {
   int64_t limit; /* -1: none */
 } sl_plan;
 
+/* What running a plan measured (filled by the runtime; printed by
+ * EXPLAIN ANALYZE and the shell's summary line).  Row counts are summed
+ * over workers; *_seconds are summed thread time. */
+typedef struct sl_query_stats {
+  uint64_t events;        /* rows read from the stream source */
+  uint64_t rows_filtered; /* rows left after the filter (before the join) */
+  uint64_t rows_joined;   /* rows out of the lookup join */
+  uint64_t rows_state;    /* rows folded into aggregate state (not late) */
+  uint64_t rows_out;      /* rows written to the sink */
+  uint64_t late_dropped;  /* records dropped as late */
+  uint64_t windows_fired;
+  uint64_t groups_emitted; /* aggregate rows finalized (before HAVING) */
+  uint64_t skipped_rows;  /* malformed input rows skipped */
+  uint64_t state_bytes_peak; /* largest partial state one worker held */
+  uint64_t table_rows;    /* rows of the lookup join's bounded table */
+  double source_seconds;  /* workers' time in the source */
+  double pipeline_seconds; /* workers' time in filter, join, state updates */
+  double merge_seconds;   /* coordinator: merging partial states */
+  double emit_seconds;    /* coordinator: finalize, HAVING, project, sink */
+  double seconds;         /* wall time from the first record to the end */
+  int workers;
+} sl_query_stats;
+
 /* Build the plan of a bound query or INSERT.  SL_EUNSUPPORTED with a
  * message saying what is not supported yet ("not supported yet: a join of
  * two unbounded streams") for shapes the runtime cannot run. */

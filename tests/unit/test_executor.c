@@ -15,6 +15,7 @@
 #include "sluice/parser.h"
 #include "sluice/plan.h"
 #include "sluice/session.h"
+#include "sluice/strbuf.h"
 
 static int nop_begin(void *c, int n, const char *const *names,
                      const sl_type *const *t) {
@@ -151,11 +152,42 @@ static void test_errors_stop_the_query(void **state) {
   sl_session_free(s);
 }
 
+/* EXPLAIN ANALYZE runs the query and shows measured figures per operator. */
+static int keep_text(void *c, const char *t) {
+  sl_strbuf_append(c, t);
+  return SL_OK;
+}
+
+static void test_explain_analyze(void **state) {
+  (void)state;
+  sl_session *s = clicks_session(2);
+  sl_strbuf text = SL_STRBUF_INIT;
+  sl_result_sink sink = {&text,   nop_begin, count_row, nop_ctx,
+                         nop_ctx, keep_text, nop_text,  NULL};
+  const char *sql =
+      "EXPLAIN ANALYZE SELECT user_name, COUNT(*) FROM clicks GROUP BY "
+      "user_name, SESSION(ts, INTERVAL '3' SECOND)";
+  sl_error err = {0};
+  assert_int_equal(sl_session_execute(s, sql, strlen(sql), 1, &sink, &err),
+                   SL_OK);
+  const char *out = sl_strbuf_cstr(&text);
+  assert_non_null(strstr(out, "== Physical plan =="));
+  assert_non_null(strstr(out, "Sink shell (actual: rows=8,"));
+  assert_non_null(strstr(out, "late records dropped=1,"));
+  assert_non_null(strstr(out, "windows fired=8,"));
+  assert_non_null(strstr(out, "rows in=10,")); /* 11 events - 1 late */
+  assert_non_null(strstr(out, "reads=[user_name, ts] of 4 leaves] "
+                              "(actual: rows=11)"));
+  sl_strbuf_free(&text);
+  sl_session_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_late_records_counted),
       cmocka_unit_test(test_limit_stops),
       cmocka_unit_test(test_errors_stop_the_query),
+      cmocka_unit_test(test_explain_analyze),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
