@@ -720,6 +720,7 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
     plan->out_types[i] = q->cols[i].type;
   }
   plan->limit = q->limit;
+  sl_plan_propagate_constants(a, plan);
   prune_leaves(a, plan);
   *out = plan;
   return SL_OK;

@@ -282,9 +282,15 @@ static int prepare(exec_query *q, sl_error *err) {
   sl_type *ts = sl_type_timestamp(a, 3);
   sl_type *boolean = sl_type_new(a, SL_TYPE_BOOLEAN);
   q->tmp_time = 0;
-  /* The watermark only matters to windows of event time. */
-  q->tmp_wm =
-      plan->watermark && plan->windowed && !plan->window.proctime ? 1 : -1;
+  /* The watermark only matters to windows of event time; it is computed
+   * over the source's rows before the filter (see worker.c). */
+  if (plan->watermark && plan->windowed && !plan->window.proctime) {
+    rc = compile(q, plan->watermark, q->stream_layout, map0, &q->wm_prog, err);
+    if (rc != SL_OK)
+      return rc;
+    const sl_type *wt[1] = {plan->watermark->type};
+    q->wm_layout = layout_of(a, 1, NULL, wt);
+  }
   q->tmp_keys = 2;
   q->tmp_args = 2 + plan->nkeys;
   q->tmp_filters = 2 + plan->nkeys + plan->naggs;
@@ -292,7 +298,7 @@ static int prepare(exec_query *q, sl_error *err) {
   tt[0] = event_time ? plan->window.time->type : ts;
   te[0] = event_time ? plan->window.time : NULL;
   tt[1] = plan->watermark ? plan->watermark->type : ts;
-  te[1] = q->tmp_wm >= 0 ? plan->watermark : NULL;
+  te[1] = NULL; /* unused slot (the watermark is computed before the filter) */
   for (int i = 0; i < plan->nkeys; i++) {
     tt[2 + i] = plan->keys[i]->type;
     te[2 + i] = plan->keys[i];

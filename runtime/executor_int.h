@@ -54,7 +54,11 @@ typedef struct exec_query {
   /* Aggregate: the per-record values, evaluated into one "tmp" row per
    * record: [time][watermark][keys...][agg args...][agg filters...]. */
   const sl_row_layout *tmp_layout;
-  int tmp_time, tmp_wm, tmp_keys, tmp_args, tmp_filters;
+  int tmp_time, tmp_keys, tmp_args, tmp_filters;
+  /* The table's WATERMARK expression, over every input row (before the
+   * filter), into a one-field buffer; NULL when windows do not need it. */
+  sl_expr_prog *wm_prog;
+  const sl_row_layout *wm_layout;
   sl_expr_prog **tmp_progs; /* one per tmp field (NULL: not evaluated) */
   const sl_row_layout *key_layout;
   sl_agg_set aggs;          /* over tmp_layout */

@@ -45,6 +45,14 @@ typedef struct worker_state {
   slice *slices;           /* sorted by start */
   int last;                /* index of the slice used last (a cache) */
   session_store *sessions; /* session windows */
+  /* The table's WATERMARK is computed over every row the source produced,
+   * before any filter (as Flink computes it at the source): wm_values holds
+   * it per input row, wm_next is the first input row not yet folded into
+   * wm, and origin maps the rows given to aggregate() to input rows. */
+  sl_buffer wm_values;
+  uint32_t wm_next;
+  const uint32_t *origin; /* NULL: rows are input rows */
+  uint32_t *joined_origin;
   sl_buffer joined, tmp;
   uint32_t *sel, *sel2;
   uint8_t *keyrow;
@@ -355,6 +363,20 @@ static int project(worker_state *s, const sl_buffer *in, const uint32_t *sel,
   return SL_OK;
 }
 
+/* Fold the watermark of input rows [wm_next, upto) into the worker's. */
+static void advance_watermark(worker_state *s, uint32_t upto) {
+  if (!s->wm_values.data)
+    return;
+  const sl_row_layout *l = s->wm_values.layout;
+  for (uint32_t i = s->wm_next; i < upto && i < s->wm_values.nrows; i++) {
+    const uint8_t *row = sl_buffer_row(&s->wm_values, i);
+    if (!sl_row_is_null(row, 0) && SL_FIELD(row, l, 0, int64_t) > s->wm)
+      s->wm = SL_FIELD(row, l, 0, int64_t);
+  }
+  if (upto > s->wm_next)
+    s->wm_next = upto;
+}
+
 static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
                      uint32_t n) {
   exec_query *q = s->q;
@@ -373,10 +395,14 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
       return sl_error_set(&s->w->err, SL_EINVAL,
                           "a record's keys and arguments are larger than a "
                           "buffer; raise SET 'sluice.buffer-size'");
+    uint32_t first = done;
     done += (uint32_t)k;
     int64_t proc_now = pw->proctime ? now_us() : 0;
     for (uint32_t r = 0; r < s->tmp.nrows; r++) {
       const uint8_t *row = sl_buffer_row(&s->tmp, r);
+      uint32_t at = sel[first + r];
+      uint32_t input_row = s->origin ? s->origin[at] : at;
+      advance_watermark(s, input_row); /* the rows before this one */
       /* The group key: copy the key fields of the tmp row. */
       memset(s->keyrow, 0, kl->width);
       for (int i = 0; i < kl->nfields; i++) {
@@ -454,11 +480,7 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
         s->w->rows_state++;
       }
     advance:
-      if (q->tmp_wm >= 0 && !sl_row_is_null(row, q->tmp_wm)) {
-        int64_t v = SL_FIELD(row, tl, q->tmp_wm, int64_t);
-        if (v > s->wm)
-          s->wm = v;
-      }
+      advance_watermark(s, input_row + 1); /* and this one */
     }
   }
   if (plan->windowed && pw->proctime)
@@ -534,6 +556,7 @@ static int probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
         memcpy(jr + jl->fields[jf].offset, trow + tl->fields[f].offset,
                tl->fields[f].size);
       }
+      s->joined_origin[s->joined.nrows - 1] = sel[i];
       s->sel2[out++] = s->joined.nrows - 1;
     }
   }
@@ -556,11 +579,30 @@ static int process_rows(worker_state *s, const sl_buffer *buf,
                                             : aggregate(s, buf, sel, n);
 }
 
+static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n);
+
 static int process_buffer(worker_state *s, sl_buffer *in) {
   exec_query *q = s->q;
   uint32_t n = in->nrows;
   for (uint32_t i = 0; i < n; i++)
     s->sel[i] = i;
+  int rc;
+  if (q->wm_prog) {
+    sl_buffer_clear(&s->wm_values);
+    int k = sl_exec_eval_rows(&q->wm_prog, 1, in, s->sel, n, &s->wm_values,
+                              s->ctx, &s->w->err);
+    if (k < 0)
+      return k;
+    s->wm_next = 0;
+  }
+  rc = process_filtered(s, in, n);
+  /* Rows after the last one aggregated count for the watermark too. */
+  advance_watermark(s, n);
+  return rc;
+}
+
+static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
+  exec_query *q = s->q;
   int rc;
   if (q->filter) {
     rc = sl_expr_filter(q->filter, in, s->sel, &n, s->ctx, &s->w->err);
@@ -568,8 +610,11 @@ static int process_buffer(worker_state *s, sl_buffer *in) {
       return rc;
   }
   s->w->rows_filtered += n;
-  if (!q->join)
+  if (!q->join) {
+    s->origin = NULL;
     return process_rows(s, in, s->sel, n);
+  }
+  s->origin = s->joined_origin;
   uint32_t done = 0;
   while (done < n) {
     uint32_t consumed, nj;
@@ -615,9 +660,16 @@ void *sl_worker_main(void *arg) {
   uint32_t max_joined = q->buffer_size / jl->width + 1;
   s.sel2 = malloc(sizeof(uint32_t) *
                   (max_joined > max_rows ? max_joined : max_rows));
-  if (q->join)
+  if (q->join) {
     sl_buffer_init(&s.joined, q->joined_layout,
                    max_rows * q->joined_layout->width);
+    s.joined_origin = malloc(sizeof(uint32_t) * (max_joined + 1));
+    if (!s.joined_origin)
+      abort();
+  }
+  if (q->wm_prog)
+    sl_buffer_init(&s.wm_values, q->wm_layout,
+                   max_rows * q->wm_layout->width + 64);
   /* tmp holds one row per input row plus room for long strings. */
   const sl_row_layout *tl = q->tmp_layout ? q->tmp_layout : q->stream_layout;
   uint32_t tmp_rows = max_joined > max_rows ? max_joined : max_rows;
@@ -683,6 +735,9 @@ void *sl_worker_main(void *arg) {
   sl_buffer_free(&s.tmp);
   if (q->join)
     sl_buffer_free(&s.joined);
+  free(s.joined_origin);
+  if (q->wm_prog)
+    sl_buffer_free(&s.wm_values);
   sl_expr_ctx_free(s.ctx);
   pthread_mutex_lock(&w->lock);
   w->rc = rc;

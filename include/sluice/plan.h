@@ -151,6 +151,11 @@ typedef struct sl_query_stats {
 int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
                   sl_error *err);
 
+/* Rewrites (planner/rewrite.c): replace columns the filter pins to a
+ * constant (`event_type = 2`) in everything evaluated after the filter, and
+ * fold what becomes constant (NEXMark's CASE over event_type). */
+void sl_plan_propagate_constants(sl_arena *a, sl_plan *p);
+
 /* The input (0 or 1) a base-row column belongs to, or -1. */
 int sl_plan_input_of(const sl_plan *plan, int column);
 

@@ -1,0 +1,204 @@
+/* rewrite.c - plan rewrites that need no statistics.
+ *
+ * Constant propagation from the filter: a conjunct `column = constant` in
+ * the filter of the stream holds for every row that reaches the rest of the
+ * plan, so the column can be replaced by the constant in every expression
+ * evaluated after the filter, and the result folded.  The case that
+ * matters: NEXMark's `bid` view filters `event_type = 2` over a table whose
+ * event time is `CASE WHEN event_type = 0 THEN person.dateTime WHEN
+ * event_type = 1 THEN auction.dateTime ELSE bid.dateTime END`; after the
+ * rewrite the event time is just `bid.dateTime`, so the source no longer
+ * produces the person and auction leaves and no CASE runs per record.
+ *
+ * Folding is deliberately small: comparisons of two integer or boolean
+ * literals, NOT, AND, OR with a constant side, and CASE branches whose
+ * condition became constant.  Everything else is left as it was.
+ */
+#include <string.h>
+
+#include "sluice/plan.h"
+
+typedef struct fact {
+  int column;
+  const sl_bexpr *value; /* an integer or boolean literal */
+} fact;
+
+typedef struct rewriter {
+  sl_arena *a;
+  int nfacts;
+  fact facts[16];
+} rewriter;
+
+static bool is_int_lit(const sl_bexpr *e) {
+  return e && e->kind == SL_BEXPR_LITERAL &&
+         (e->lit.kind == SL_LIT_INTEGER || e->lit.kind == SL_LIT_BOOL);
+}
+
+static sl_bexpr *bool_lit(rewriter *r, bool v, const sl_bexpr *like) {
+  sl_bexpr *e = SL_ANEW(r->a, sl_bexpr);
+  e->kind = SL_BEXPR_LITERAL;
+  e->type = sl_type_new(r->a, SL_TYPE_BOOLEAN);
+  e->span = like->span;
+  e->lit.kind = SL_LIT_BOOL;
+  e->lit.i64 = v;
+  return e;
+}
+
+static bool is_bool_lit(const sl_bexpr *e, bool v) {
+  return e && e->kind == SL_BEXPR_LITERAL && e->lit.kind == SL_LIT_BOOL &&
+         (e->lit.i64 != 0) == v;
+}
+
+/* Collect `column = literal` conjuncts of a filter. */
+static void collect_facts(rewriter *r, const sl_bexpr *e) {
+  if (!e || e->kind != SL_BEXPR_BINARY)
+    return;
+  if (e->op == SL_OP_AND) {
+    collect_facts(r, e->args[0]);
+    collect_facts(r, e->args[1]);
+    return;
+  }
+  if (e->op != SL_OP_EQ || r->nfacts == 16)
+    return;
+  const sl_bexpr *x = e->args[0], *y = e->args[1];
+  if (is_int_lit(x)) {
+    const sl_bexpr *t = x;
+    x = y;
+    y = t;
+  }
+  if (x->kind == SL_BEXPR_COLUMN && x->depth == 0 && is_int_lit(y) &&
+      sl_type_is_integer(x->type)) {
+    r->facts[r->nfacts].column = x->index;
+    r->facts[r->nfacts].value = y;
+    r->nfacts++;
+  }
+}
+
+static int compare(int64_t x, int64_t y) {
+  return (x > y) - (x < y);
+}
+
+/* Fold a comparison of two integer literals; NULL if it is not one. */
+static sl_bexpr *fold_compare(rewriter *r, const sl_bexpr *e) {
+  if (!is_int_lit(e->args[0]) || !is_int_lit(e->args[1]))
+    return NULL;
+  int c = compare(e->args[0]->lit.i64, e->args[1]->lit.i64);
+  switch (e->op) {
+  case SL_OP_EQ:
+    return bool_lit(r, c == 0, e);
+  case SL_OP_NE:
+    return bool_lit(r, c != 0, e);
+  case SL_OP_LT:
+    return bool_lit(r, c < 0, e);
+  case SL_OP_LE:
+    return bool_lit(r, c <= 0, e);
+  case SL_OP_GT:
+    return bool_lit(r, c > 0, e);
+  case SL_OP_GE:
+    return bool_lit(r, c >= 0, e);
+  default:
+    return NULL;
+  }
+}
+
+static sl_bexpr *rewrite(rewriter *r, sl_bexpr *e) {
+  if (!e)
+    return NULL;
+  if (e->kind == SL_BEXPR_COLUMN && e->depth == 0) {
+    for (int i = 0; i < r->nfacts; i++)
+      if (r->facts[i].column == e->index)
+        return (sl_bexpr *)r->facts[i].value;
+    return e;
+  }
+  if (e->nargs == 0)
+    return e;
+  sl_bexpr *c = SL_ANEW(r->a, sl_bexpr);
+  *c = *e;
+  c->args = SL_ANEW_N(r->a, sl_bexpr *, e->nargs);
+  for (int i = 0; i < e->nargs; i++)
+    c->args[i] = rewrite(r, e->args[i]);
+  switch (c->kind) {
+  case SL_BEXPR_BINARY:
+    if (c->op == SL_OP_AND) {
+      if (is_bool_lit(c->args[0], false) || is_bool_lit(c->args[1], false))
+        return bool_lit(r, false, c);
+      if (is_bool_lit(c->args[0], true))
+        return c->args[1];
+      if (is_bool_lit(c->args[1], true))
+        return c->args[0];
+    } else if (c->op == SL_OP_OR) {
+      if (is_bool_lit(c->args[0], true) || is_bool_lit(c->args[1], true))
+        return bool_lit(r, true, c);
+      if (is_bool_lit(c->args[0], false))
+        return c->args[1];
+      if (is_bool_lit(c->args[1], false))
+        return c->args[0];
+    } else {
+      sl_bexpr *f = fold_compare(r, c);
+      if (f)
+        return f;
+    }
+    return c;
+  case SL_BEXPR_UNARY:
+    if (c->op == SL_OP_NOT && c->args[0]->kind == SL_BEXPR_LITERAL &&
+        c->args[0]->lit.kind == SL_LIT_BOOL)
+      return bool_lit(r, c->args[0]->lit.i64 == 0, c);
+    return c;
+  case SL_BEXPR_CASE: {
+    /* args: when0, then0, ..., else.  Drop FALSE branches; a TRUE branch
+     * ends the CASE. */
+    int n = 0;
+    sl_bexpr **kept = SL_ANEW_N(r->a, sl_bexpr *, c->nargs);
+    for (int i = 0; i + 1 < c->nargs; i += 2) {
+      if (is_bool_lit(c->args[i], false))
+        continue;
+      if (is_bool_lit(c->args[i], true)) {
+        if (n == 0)
+          return c->args[i + 1];
+        kept[n++] = c->args[i + 1]; /* becomes the ELSE */
+        c->args = kept;
+        c->nargs = n;
+        return c;
+      }
+      kept[n++] = c->args[i];
+      kept[n++] = c->args[i + 1];
+    }
+    if (n == 0) /* only the ELSE is left; keep the CASE's type */
+      return c->args[c->nargs - 1]->type->kind == c->type->kind
+                 ? c->args[c->nargs - 1]
+                 : c;
+    kept[n++] = c->args[c->nargs - 1];
+    c->args = kept;
+    c->nargs = n;
+    return c;
+  }
+  default:
+    return c;
+  }
+}
+
+void sl_plan_propagate_constants(sl_arena *a, sl_plan *p) {
+  rewriter r = {a, 0, {{0, NULL}}};
+  collect_facts(&r, p->filter);
+  if (r.nfacts == 0)
+    return;
+  /* Everything evaluated after the stream's filter. */
+  p->post_join_filter = rewrite(&r, p->post_join_filter);
+  for (int i = 0; i < p->njoin_keys; i++)
+    p->join_stream_keys[i] = rewrite(&r, p->join_stream_keys[i]);
+  if (p->kind == SL_PLAN_AGGREGATE) {
+    if (p->windowed && p->window.time)
+      p->window.time = rewrite(&r, p->window.time);
+    for (int i = 0; i < p->nkeys; i++)
+      p->keys[i] = rewrite(&r, p->keys[i]);
+    for (int i = 0; i < p->naggs; i++) {
+      p->aggs[i].arg = rewrite(&r, p->aggs[i].arg);
+      p->aggs[i].filter = rewrite(&r, p->aggs[i].filter);
+    }
+  } else {
+    for (int i = 0; i < p->nout; i++)
+      p->out[i] = rewrite(&r, p->out[i]);
+  }
+  /* Not the watermark: it is computed over every row of the source, before
+   * the filter, as the table declares it. */
+}
