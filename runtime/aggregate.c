@@ -81,36 +81,18 @@ typedef struct value_set {
   uint8_t *slots;
 } value_set;
 
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
-static uint64_t hash_bytes(const void *p, size_t n) {
-  /* FNV-1a folded through mix64: good enough for group keys, and simple. */
-  const uint8_t *s = p;
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ s[i]) * 1099511628211ULL;
-  return mix64(h);
-}
-
 static uint64_t hash_value(const uint8_t *v, sl_ptype t) {
   if (t == SL_P_STR) {
     const sl_str *s = (const sl_str *)v;
-    return hash_bytes(sl_str_data(s), s->len);
+    return sl_hash_bytes(sl_str_data(s), s->len);
   }
   if (is_float(t)) {
     double d = read_double(v, t);
     if (d == 0)
       d = 0; /* -0.0 and 0.0 are one value */
-    return hash_bytes(&d, sizeof d);
+    return sl_hash_bytes(&d, sizeof d);
   }
-  return hash_bytes(v, (size_t)sl_ptype_size(t));
+  return sl_hash_bytes(v, (size_t)sl_ptype_size(t));
 }
 
 static value_set *set_new(sl_arena *a, sl_ptype t, uint32_t cap) {

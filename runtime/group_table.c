@@ -11,15 +11,6 @@
 
 #include "sluice/aggregate.h"
 
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
 uint64_t sl_key_hash(const sl_row_layout *l, const uint8_t *key) {
   uint64_t h = 0x9e3779b97f4a7c15ULL ^ key[0]; /* first null-bitmap byte */
   for (int i = 0; i < l->nfields; i++) {
@@ -29,20 +20,16 @@ uint64_t sl_key_hash(const sl_row_layout *l, const uint8_t *key) {
     const uint8_t *p = key + f->offset;
     if (f->ptype == SL_P_STR) {
       const sl_str *s = (const sl_str *)p;
-      const uint8_t *d = (const uint8_t *)sl_str_data(s);
-      uint64_t x = 1469598103934665603ULL;
-      for (uint32_t k = 0; k < s->len; k++)
-        x = (x ^ d[k]) * 1099511628211ULL;
-      h = mix64(h ^ x);
+      h = sl_mix64(h ^ sl_hash_bytes(sl_str_data(s), s->len));
     } else {
       uint64_t x = 0;
       memcpy(&x, p, f->size < 8 ? f->size : 8);
       if (f->size == 16) {
         uint64_t hi;
         memcpy(&hi, p + 8, 8);
-        x ^= mix64(hi);
+        x ^= sl_mix64(hi);
       }
-      h = mix64(h ^ x);
+      h = sl_mix64(h ^ x);
     }
   }
   return h ? h : 1; /* 0 marks an empty slot */

@@ -24,6 +24,25 @@ const int64_t sl_pow10_i64[19] = {1,
                                   100000000000000000,
                                   1000000000000000000};
 
+uint64_t sl_hash_bytes(const void *p, size_t n) {
+  const uint8_t *d = p;
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n;
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, d, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 31;
+    d += 8;
+    n -= 8;
+  }
+  if (n > 0) {
+    uint64_t w = 0;
+    memcpy(&w, d, n);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+  }
+  return sl_mix64(h);
+}
+
 sl_ptype sl_ptype_of(const sl_type *t) {
   switch (t->kind) {
   case SL_TYPE_BOOLEAN:

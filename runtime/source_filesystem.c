@@ -27,10 +27,10 @@
  * columns is malformed.
  *
  * Workers.  A file smaller than 'csv.split-min-bytes' (default 1 MiB) is
- * read whole by worker 0.  Otherwise worker w of n owns the records whose first byte lies in
- * [size*w/n, size*(w+1)/n).  Its first record is found by walking records
- * with the same scanner the parser uses, from the start of the line that
- * holds the split point when no quote character occurs before it (the
+ * read whole by worker 0.  Otherwise worker w of n owns the records whose first
+ * byte lies in [size*w/n, size*(w+1)/n).  Its first record is found by walking
+ * records with the same scanner the parser uses, from the start of the line
+ * that holds the split point when no quote character occurs before it (the
  * common case: a memchr over the prefix), else from the start of the file,
  * so a quoted newline can never be mistaken for a record boundary.  Every
  * worker computes the boundaries the same way, so the ranges partition the

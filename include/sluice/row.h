@@ -188,6 +188,20 @@ char *sl_buffer_heap_copy(sl_buffer *b, const char *p, uint32_t len);
 /* A string whose long bytes are copied into b's heap; false if no room. */
 bool sl_buffer_put_str(sl_buffer *b, sl_str *dst, const char *p, uint32_t len);
 
+/* A 64-bit hash of n bytes (8 at a time; never 0 for the caller's
+ * convenience is NOT guaranteed).  Used for group keys, join keys and
+ * DISTINCT sets, so equal strings hash alike everywhere. */
+uint64_t sl_hash_bytes(const void *p, size_t n);
+/* A strong 64-bit finalizer (murmur3's fmix64). */
+static inline uint64_t sl_mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
 /* 10^0 .. 10^18, for DECIMAL scaling. */
 extern const int64_t sl_pow10_i64[19];
 

@@ -1,0 +1,253 @@
+/* channel.h - one-producer, one-consumer FIFO of buffers (the brief's
+ * "Channels": one protocol, several transports).
+ *
+ * PROTOCOL.  A channel is a ring of `c` slots of `m` bytes each, contiguous
+ * in the consumer's memory (heap for the in-process transport, a shared
+ * mapping for shm, registered memory for verbs).  Every slot ends with a
+ * 32-byte footer (sl_channel_footer) whose LAST byte is the "full" flag:
+ *
+ *   slot i:  [ payload: m - 32 bytes ......... | seq wm len rows flags . F ]
+ *
+ * - The producer owns `c` credits.  To send it takes the next slot
+ *   (sl_channel_acquire: a pointer into the ring, so operators write records
+ *   straight into it), fills it, and sl_channel_publish writes the footer and
+ *   then the full flag with a release store (RDMA WRITEs land in increasing
+ *   address order, which gives the same guarantee remotely).  That spends a
+ *   credit.
+ * - The consumer polls the full flag of the next slot in its own memory
+ *   (acquire load), so it never sees a partial buffer.  After processing it
+ *   calls sl_channel_release: the flag is cleared and a credit goes back by
+ *   writing a counter in the producer's memory.
+ * - A producer without credit gets NULL from sl_channel_acquire (never
+ *   blocks: the worker's scheduler runs other tasks); sl_channel_wait_credit
+ *   waits with a timeout for callers with nothing else to do.  Unread slots
+ *   are never overwritten.
+ * - End of stream: sl_channel_close (or a publish with SL_CHANNEL_F_EOS)
+ *   writes "closed after N slots" into the consumer's memory; the consumer
+ *   sees SL_CHANNEL_END once it has received all N.
+ * - Errors: sl_channel_abort (either side; later transports also call it
+ *   when a peer dies) makes every later call on both sides fail with the
+ *   abort code instead of waiting forever.
+ *
+ * THREADING.  Exactly one producer thread (acquire, publish, wait_credit,
+ * close) and one consumer thread (poll, wait_slot, release).  Either side
+ * may call sl_channel_abort, sl_channel_status and sl_channel_stats at any
+ * time.  The data path takes no locks and allocates nothing.
+ *
+ * OWNERSHIP.  Whoever opens a channel (the executor) owns it and destroys it
+ * with sl_channel_destroy once both sides are done with it (their threads
+ * joined).  Payload pointers from acquire stay valid until publish; slot
+ * views from poll stay valid until release.
+ *
+ * RETURN CODES.  SL_OK, the positive SL_CHANNEL_END / SL_CHANNEL_TIMEOUT, or
+ * a negative SL_E* code (error.h): SL_EINVAL for misuse, the abort code
+ * (SL_EIO when a peer died) once the channel is broken. */
+#ifndef SLUICE_CHANNEL_H
+#define SLUICE_CHANNEL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sluice/error.h"
+
+enum {
+  SL_CHANNEL_DEFAULT_CREDITS = 8,
+  SL_CHANNEL_DEFAULT_SLOT_SIZE = 64 * 1024,
+  SL_CHANNEL_MIN_SLOT_SIZE = 128,                /* multiple of 64 */
+  SL_CHANNEL_MAX_SLOT_SIZE = 1024 * 1024 * 1024, /* 1 GiB */
+  SL_CHANNEL_MAX_CREDITS = 65536,
+};
+
+/* Positive results (negative ones are SL_E* errors). */
+enum {
+  SL_CHANNEL_END = 1,     /* consumer: every slot received, stream ended */
+  SL_CHANNEL_TIMEOUT = 2, /* a wait ran out of time; nothing changed */
+};
+
+/* Header flags.  Bit 0 belongs to the channel; bits 8..31 to the runtime. */
+enum {
+  SL_CHANNEL_F_EOS = 1u << 0, /* last slot of the stream (publish closes) */
+  SL_CHANNEL_F_USER = 1u << 8 /* first bit free for the runtime */
+};
+
+/* What the runtime sends along with a payload (stored in the footer). */
+typedef struct sl_channel_header {
+  uint32_t rows;     /* records in the payload */
+  uint32_t flags;    /* SL_CHANNEL_F_* and runtime bits */
+  int64_t watermark; /* the producer's watermark after this buffer */
+} sl_channel_header;
+
+/* The wire footer: the last 32 bytes of every slot, identical for every
+ * transport.  `full` is the slot's last byte and is written last. */
+typedef struct sl_channel_footer {
+  uint64_t seq;      /* 0, 1, 2, ... per channel: checks FIFO order */
+  int64_t watermark; /* sl_channel_header.watermark */
+  uint32_t len;      /* payload bytes used */
+  uint32_t rows;     /* sl_channel_header.rows */
+  uint32_t flags;    /* sl_channel_header.flags */
+  uint8_t reserved[3];
+  _Atomic uint8_t full; /* 1 = published, 0 = free; the slot's last byte */
+} sl_channel_footer;
+
+#define SL_CHANNEL_FOOTER_SIZE 32u
+
+/* Payload bytes available in a slot of slot_size bytes. */
+static inline uint32_t sl_channel_payload_size_for(uint32_t slot_size) {
+  return slot_size - SL_CHANNEL_FOOTER_SIZE;
+}
+
+/* A received slot, as the consumer sees it (valid until release). */
+typedef struct sl_channel_slot {
+  void *payload;   /* len bytes written by the producer */
+  uint32_t len;
+  sl_channel_header hdr;
+  uint64_t seq;
+} sl_channel_slot;
+
+/* Per-channel counters for EXPLAIN ANALYZE; readable from any thread. */
+typedef struct sl_channel_stats {
+  uint64_t buffers;  /* slots published */
+  uint64_t bytes;    /* payload bytes published */
+  uint64_t stalls;   /* times the producer found no credit (episodes) */
+  uint64_t stall_ns; /* time spent in sl_channel_wait_credit */
+  uint64_t received; /* slots released by the consumer */
+} sl_channel_stats;
+
+/* Shape of a channel; 0 means the default. */
+typedef struct sl_channel_config {
+  uint32_t credits;   /* c: slots in the ring (1..SL_CHANNEL_MAX_CREDITS) */
+  uint32_t slot_size; /* m: bytes per slot incl. footer, a multiple of 64 */
+} sl_channel_config;
+
+typedef struct sl_channel sl_channel;
+
+/* A transport: how slots move.  Every function has the meaning of the
+ * sl_channel_* function of the same name below. */
+typedef struct sl_channel_transport {
+  const char *name; /* "local", "shm", "tcp", "verbs" */
+  int (*open)(const sl_channel_config *cfg, sl_channel **out, sl_error *err);
+  void *(*acquire)(sl_channel *ch);
+  int (*publish)(sl_channel *ch, uint32_t len, const sl_channel_header *hdr);
+  int (*wait_credit)(sl_channel *ch, int64_t timeout_ns);
+  const sl_channel_slot *(*poll)(sl_channel *ch);
+  int (*wait_slot)(sl_channel *ch, int64_t timeout_ns);
+  int (*release)(sl_channel *ch);
+  int (*close)(sl_channel *ch);
+  void (*abort)(sl_channel *ch, int code);
+  int (*status)(const sl_channel *ch);
+  void (*stats)(const sl_channel *ch, sl_channel_stats *out);
+  void (*destroy)(sl_channel *ch);
+} sl_channel_transport;
+
+/* The part of every channel the generic layer sees; a transport's channel
+ * struct starts with it.  Users treat sl_channel as opaque. */
+struct sl_channel {
+  const sl_channel_transport *transport;
+  uint32_t credits;
+  uint32_t slot_size;
+  uint32_t payload_size;
+};
+
+/* The in-process transport (threads of one process). */
+extern const sl_channel_transport sl_channel_local;
+
+/* Open a channel on a transport.  cfg may be NULL (defaults). */
+int sl_channel_open(const sl_channel_transport *t,
+                    const sl_channel_config *cfg, sl_channel **out,
+                    sl_error *err);
+
+/* Open an in-process channel of `credits` slots of `slot_size` bytes (0 =
+ * default).  SL_EINVAL for a bad shape, SL_ENOMEM. */
+int sl_channel_open_local(uint32_t credits, uint32_t slot_size,
+                          sl_channel **out, sl_error *err);
+
+/* Free everything; both sides must be done with the channel.  NULL is ok. */
+void sl_channel_destroy(sl_channel *ch);
+
+static inline uint32_t sl_channel_credits(const sl_channel *ch) {
+  return ch->credits;
+}
+static inline uint32_t sl_channel_slot_size(const sl_channel *ch) {
+  return ch->slot_size;
+}
+/* Usable payload bytes per slot: slot size minus the footer. */
+static inline uint32_t sl_channel_payload_size(const sl_channel *ch) {
+  return ch->payload_size;
+}
+static inline const char *sl_channel_transport_name(const sl_channel *ch) {
+  return ch->transport->name;
+}
+
+/* --- producer side --- */
+
+/* The payload area of the next slot (payload_size bytes, 64-byte aligned),
+ * or NULL when there is no credit, or the channel is closed or broken
+ * (sl_channel_status tells which).  Never blocks.  Calling it again before
+ * publish returns the same slot. */
+static inline void *sl_channel_acquire(sl_channel *ch) {
+  return ch->transport->acquire(ch);
+}
+
+/* Send the acquired slot: len payload bytes (<= payload_size) and hdr (NULL
+ * = zeros).  SL_CHANNEL_F_EOS in hdr->flags also closes the channel.
+ * SL_EINVAL if no slot is acquired or len is too large. */
+static inline int sl_channel_publish(sl_channel *ch, uint32_t len,
+                                     const sl_channel_header *hdr) {
+  return ch->transport->publish(ch, len, hdr);
+}
+
+/* Wait until acquire can succeed.  SL_OK, SL_CHANNEL_TIMEOUT, or the abort
+ * code.  timeout_ns < 0 waits without limit. */
+static inline int sl_channel_wait_credit(sl_channel *ch, int64_t timeout_ns) {
+  return ch->transport->wait_credit(ch, timeout_ns);
+}
+
+/* End of stream after the slots published so far.  Never blocks (needs no
+ * credit).  An acquired, unpublished slot is dropped.  Idempotent. */
+static inline int sl_channel_close(sl_channel *ch) {
+  return ch->transport->close(ch);
+}
+
+/* --- consumer side --- */
+
+/* The next published slot, or NULL when none is ready yet, the stream has
+ * ended, or the channel is broken (sl_channel_status tells which).  Never
+ * blocks.  Calling it again before release returns the same slot. */
+static inline const sl_channel_slot *sl_channel_poll(sl_channel *ch) {
+  return ch->transport->poll(ch);
+}
+
+/* Wait until poll has a slot.  SL_OK, SL_CHANNEL_END, SL_CHANNEL_TIMEOUT,
+ * or the abort code.  timeout_ns < 0 waits without limit. */
+static inline int sl_channel_wait_slot(sl_channel *ch, int64_t timeout_ns) {
+  return ch->transport->wait_slot(ch, timeout_ns);
+}
+
+/* Done with the polled slot: free it and return its credit.  SL_EINVAL if
+ * no slot is polled. */
+static inline int sl_channel_release(sl_channel *ch) {
+  return ch->transport->release(ch);
+}
+
+/* --- either side --- */
+
+/* Break the channel: every later call on both sides fails with `code` (a
+ * negative SL_E* code; anything else becomes SL_EIO).  The first abort
+ * wins.  Slots not yet consumed are discarded. */
+static inline void sl_channel_abort(sl_channel *ch, int code) {
+  ch->transport->abort(ch, code);
+}
+
+/* SL_OK while the stream runs, SL_CHANNEL_END once the consumer has
+ * received everything, or the abort code. */
+static inline int sl_channel_status(const sl_channel *ch) {
+  return ch->transport->status(ch);
+}
+
+static inline void sl_channel_get_stats(const sl_channel *ch,
+                                        sl_channel_stats *out) {
+  ch->transport->stats(ch, out);
+}
+
+#endif
