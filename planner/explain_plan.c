@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "explain_tree.h"
+#include "sluice/channel.h"
 #include "sluice/explain.h"
 #include "sluice/functions.h"
 #include "sluice/plan.h"
@@ -264,6 +265,9 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                   p->windowed && p->window.kind == SL_WINDOW_SESSION
                       ? "per worker: sessions per key with partial states; "
                         "the coordinator merges closed sessions per key"
+                  : p->strategy == SL_STRATEGY_REPARTITION
+                      ? "per owning worker: complete states per (slice, key) "
+                        "for the keys it owns"
                       : "per worker: partial states per (slice, key); the "
                         "coordinator merges them when the window fires");
     sl_xnode_attr(&a, agg, "trigger", trigger);
@@ -292,7 +296,21 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                      keys);
     assign->detail = sl_arena_strdup(&a, sl_strbuf_cstr(&d));
     sl_strbuf_free(&d);
-    sl_xnode_kid(&a, agg, pipeline(&a, p, workers, assign, st));
+    xnode *below = agg;
+    if (p->strategy == SL_STRATEGY_REPARTITION && workers > 1) {
+      /* Records travel to the worker that owns their key. */
+      xnode *ex = sl_xnode(&a, "Exchange");
+      ex->detail = sl_arena_printf(
+          &a,
+          "{ dist: hash(%s) to the owning worker, transport: local ring of %d "
+          "buffer-sized slots, %d channels }",
+          keys, SL_CHANNEL_DEFAULT_CREDITS, workers * (workers - 1));
+      sl_xnode_attr(&a, ex, "dist", sl_arena_printf(&a, "hash(%s)", keys));
+      sl_xnode_attr(&a, ex, "transport", "local");
+      sl_xnode_kid(&a, agg, ex);
+      below = ex;
+    }
+    sl_xnode_kid(&a, below, pipeline(&a, p, workers, assign, st));
   }
   return sink;
 #undef a

@@ -15,8 +15,8 @@ _Static_assert(offsetof(sl_channel_footer, full) == SL_CHANNEL_FOOTER_SIZE - 1,
                "the full flag is the footer's (and the slot's) last byte");
 _Static_assert(sizeof(_Atomic uint8_t) == 1, "the full flag is one byte");
 
-int sl_channel_check_config(const sl_channel_config *in,
-                            sl_channel_config *out, sl_error *err) {
+int sl_channel_check_config(const sl_channel_config *in, sl_channel_config *out,
+                            sl_error *err) {
   sl_channel_config c = {0, 0};
   if (in)
     c = *in;
@@ -36,15 +36,16 @@ int sl_channel_check_config(const sl_channel_config *in,
                         SL_CHANNEL_MIN_SLOT_SIZE, SL_CHANNEL_MAX_SLOT_SIZE,
                         c.slot_size);
   if ((uint64_t)c.credits * c.slot_size > (uint64_t)SIZE_MAX / 2)
-    return sl_error_set(err, SL_EINVAL, "channel ring of %u x %u bytes is "
-                        "too large", c.credits, c.slot_size);
+    return sl_error_set(err, SL_EINVAL,
+                        "channel ring of %u x %u bytes is "
+                        "too large",
+                        c.credits, c.slot_size);
   *out = c;
   return SL_OK;
 }
 
-int sl_channel_open(const sl_channel_transport *t,
-                    const sl_channel_config *cfg, sl_channel **out,
-                    sl_error *err) {
+int sl_channel_open(const sl_channel_transport *t, const sl_channel_config *cfg,
+                    sl_channel **out, sl_error *err) {
   *out = NULL;
   if (!t || !t->open)
     return sl_error_set(err, SL_EINVAL, "no channel transport");

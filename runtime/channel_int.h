@@ -8,8 +8,8 @@
 #include "sluice/channel.h"
 
 /* Fill in defaults and check a channel shape.  SL_OK or SL_EINVAL. */
-int sl_channel_check_config(const sl_channel_config *in,
-                            sl_channel_config *out, sl_error *err);
+int sl_channel_check_config(const sl_channel_config *in, sl_channel_config *out,
+                            sl_error *err);
 
 /* A wait that spins briefly, then yields, then sleeps with growing naps:
  * a short wait stays cheap and a long one does not burn a shared core. */

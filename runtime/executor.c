@@ -298,7 +298,10 @@ static int prepare(exec_query *q, sl_error *err) {
   tt[0] = event_time ? plan->window.time->type : ts;
   te[0] = event_time ? plan->window.time : NULL;
   tt[1] = plan->watermark ? plan->watermark->type : ts;
-  te[1] = NULL; /* unused slot (the watermark is computed before the filter) */
+  /* Field 1 is not evaluated: under repartitioning the sending worker
+   * stores its watermark there (the owner judges lateness by it). */
+  te[1] = NULL;
+  q->tmp_wm_tag = 1;
   for (int i = 0; i < plan->nkeys; i++) {
     tt[2 + i] = plan->keys[i]->type;
     te[2 + i] = plan->keys[i];
@@ -739,7 +742,31 @@ static void report_progress(sl_result_sink *shell, worker *ws, int n,
   shell->progress(shell->ctx, line);
 }
 
+/* Repartition: one channel from every worker to every other one. */
+static int open_exchange(exec_query *q, sl_error *err) {
+  int n = q->nworkers;
+  q->channels = calloc((size_t)n * (size_t)n, sizeof(sl_channel *));
+  if (!q->channels)
+    abort();
+  for (int p = 0; p < n; p++)
+    for (int c = 0; c < n; c++) {
+      if (p == c)
+        continue;
+      int rc = sl_channel_open_local(0, (q->buffer_size + 63u) & ~63u,
+                                     &q->channels[p * n + c], err);
+      if (rc != SL_OK)
+        return rc;
+    }
+  return SL_OK;
+}
+
 static void free_query(exec_query *q) {
+  if (q->channels) {
+    for (int i = 0; i < q->nworkers * q->nworkers; i++)
+      if (q->channels[i])
+        sl_channel_destroy(q->channels[i]);
+    free(q->channels);
+  }
   for (int i = 0; i < q->ntable_buffers; i++)
     sl_buffer_free(&q->table_buffers[i]);
   free(q->table_buffers);
@@ -761,6 +788,9 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   if (q.nworkers < 1)
     q.nworkers = 1;
   int rc = prepare(&q, err);
+  if (rc == SL_OK && plan->kind == SL_PLAN_AGGREGATE &&
+      plan->strategy == SL_STRATEGY_REPARTITION && q.nworkers > 1)
+    rc = open_exchange(&q, err);
   if (rc != SL_OK) {
     free_query(&q);
     return rc;
@@ -883,8 +913,13 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   }
   if (shell && shell->progress)
     shell->progress(shell->ctx, NULL);
-  if (rc != SL_OK || c.limit_reached)
+  if (rc != SL_OK || c.limit_reached) {
     atomic_store(&cancel, true);
+    if (q.channels)
+      for (int i = 0; i < q.nworkers * q.nworkers; i++)
+        if (q.channels[i])
+          sl_channel_abort(q.channels[i], SL_ECANCELLED);
+  }
   for (int i = 0; i < started; i++)
     pthread_join(ws[i].thread, NULL);
   double t1 = sl_exec_now();

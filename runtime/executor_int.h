@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "sluice/aggregate.h"
+#include "sluice/channel.h"
 #include "sluice/executor.h"
 #include "sluice/interpreter.h"
 #include "sluice/plan.h"
@@ -54,7 +55,7 @@ typedef struct exec_query {
   /* Aggregate: the per-record values, evaluated into one "tmp" row per
    * record: [time][watermark][keys...][agg args...][agg filters...]. */
   const sl_row_layout *tmp_layout;
-  int tmp_time, tmp_keys, tmp_args, tmp_filters;
+  int tmp_time, tmp_wm_tag, tmp_keys, tmp_args, tmp_filters;
   /* The table's WATERMARK expression, over every input row (before the
    * filter), into a one-field buffer; NULL when windows do not need it. */
   sl_expr_prog *wm_prog;
@@ -64,6 +65,9 @@ typedef struct exec_query {
   sl_agg_set aggs;          /* over tmp_layout */
   const sl_row_layout *agg_layout; /* keys, aggs, window_start/end/time */
   sl_expr_prog *having;     /* over agg_layout */
+  /* Repartition: channels[p * nworkers + c] carries tmp rows from worker p
+   * to the worker c that owns their keys (NULL when p == c). */
+  sl_channel **channels;
   sl_expr_prog **final_progs; /* over agg_layout -> out_layout */
 } exec_query;
 

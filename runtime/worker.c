@@ -53,6 +53,15 @@ typedef struct worker_state {
   uint32_t wm_next;
   const uint32_t *origin; /* NULL: rows are input rows */
   uint32_t *joined_origin;
+  /* Late merge: wm is this worker's watermark over its own input.
+   * Repartition: local_wm is that, and wm (the operator's) is the minimum
+   * of input_wm[], the latest watermark seen from each worker (itself
+   * included), as a Flink operator takes the minimum over its inputs. */
+  int64_t local_wm;
+  int64_t *input_wm;
+  bool *input_done;
+  sl_buffer *out_slots; /* per destination: the slot being filled */
+  bool *out_active;
   sl_buffer joined, tmp;
   uint32_t *sel, *sel2;
   uint8_t *keyrow;
@@ -370,11 +379,249 @@ static void advance_watermark(worker_state *s, uint32_t upto) {
   const sl_row_layout *l = s->wm_values.layout;
   for (uint32_t i = s->wm_next; i < upto && i < s->wm_values.nrows; i++) {
     const uint8_t *row = sl_buffer_row(&s->wm_values, i);
-    if (!sl_row_is_null(row, 0) && SL_FIELD(row, l, 0, int64_t) > s->wm)
-      s->wm = SL_FIELD(row, l, 0, int64_t);
+    if (!sl_row_is_null(row, 0) && SL_FIELD(row, l, 0, int64_t) > s->local_wm)
+      s->local_wm = SL_FIELD(row, l, 0, int64_t);
   }
   if (upto > s->wm_next)
     s->wm_next = upto;
+  if (!s->input_wm)
+    s->wm = s->local_wm; /* late merge: the operator's is its own */
+}
+
+/* Repartition: the operator's watermark, the minimum over its inputs. */
+static int64_t operator_wm(const worker_state *s) {
+  int64_t m = WM_MAX;
+  for (int p = 0; p < s->q->nworkers; p++)
+    if (!s->input_done[p] && s->input_wm[p] < m)
+      m = s->input_wm[p];
+  return m;
+}
+
+/* Fold one tmp row into state.  late_wm decides whether the record is late
+ * (the watermark of the worker that read it, just before it: under late
+ * merge this worker's, under repartition the sender's, so both strategies
+ * drop the same records); wm is this worker's operator watermark, which
+ * says which windows and sessions have already been handed over. */
+static int fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
+                    int64_t proc_now) {
+  const int64_t wm = s->wm;
+  exec_query *q = s->q;
+  const sl_plan *plan = q->plan;
+  const sl_plan_window *pw = &plan->window;
+  const sl_row_layout *tl = q->tmp_layout;
+  const sl_row_layout *kl = q->key_layout;
+  /* The group key: copy the key fields of the tmp row. */
+  memset(s->keyrow, 0, kl->width);
+  for (int i = 0; i < kl->nfields; i++) {
+    int tf = q->tmp_keys + i;
+    if (sl_row_is_null(row, tf))
+      sl_row_set_null(s->keyrow, i, true);
+    else
+      memcpy(s->keyrow + kl->fields[i].offset, row + tl->fields[tf].offset,
+             kl->fields[i].size);
+  }
+  uint64_t hash = sl_key_hash(kl, s->keyrow);
+  int64_t start = 0;
+  uint8_t *st = NULL;
+  sl_arena *arena = NULL;
+  if (plan->windowed) {
+    int64_t ts;
+    if (pw->proctime) {
+      ts = proc_now;
+    } else {
+      if (sl_row_is_null(row, q->tmp_time))
+        return sl_error_set(&s->w->err, SL_EINVAL,
+                            "a record has a NULL event time; the time "
+                            "attribute of a window must not be NULL");
+      ts = SL_FIELD(row, tl, q->tmp_time, int64_t);
+    }
+    if (pw->kind == SL_WINDOW_SESSION) {
+      /* [ts, ts + gap) joins the key's sessions it touches; alone and
+       * already behind the watermark, it is late. */
+      int64_t end = ts + pw->gap_us;
+      if (!s->sessions) {
+        s->sessions = malloc(sizeof *s->sessions);
+        if (!s->sessions)
+          abort();
+        session_store_init(s->sessions, kl, &q->aggs);
+      }
+      /* Sessions the watermark has passed are closed, whichever of the two
+       * watermarks passed them (under repartition the sender's may be
+       * ahead of this worker's). */
+      int64_t cw = late_wm > wm ? late_wm : wm;
+      int64_t closed_end = cw == WM_MIN ? WM_MIN : cw + pw->unit_us;
+      int64_t late_end = late_wm == WM_MIN ? WM_MIN : late_wm + pw->unit_us;
+      if (end <= late_end &&
+          !session_store_overlaps(s->sessions, hash, s->keyrow, ts, end,
+                                  closed_end)) {
+        s->w->late++;
+        return SL_OK;
+      }
+      session *ss = session_store_add(s->sessions, hash, s->keyrow, ts, end,
+                                      NULL, closed_end, &s->w->err);
+      if (!ss)
+        return s->w->err.code ? s->w->err.code : SL_EINTERNAL;
+      st = ss->states;
+      arena = &s->sessions->keys.arena;
+    } else {
+      start = slice_of(pw, ts);
+      if (last_end(pw, start) - pw->unit_us <= late_wm) {
+        s->w->late++; /* every window of this record has fired */
+        return SL_OK;
+      }
+      int64_t fe = first_end(pw, start);
+      if (fe - pw->unit_us <= wm) {
+        /* Partly late (hopping, cumulating): its first windows have
+         * fired, the later ones still count it. */
+        fe += (sl_floor_div(wm + pw->unit_us - fe, pw->slide_us) + 1) *
+              pw->slide_us;
+      }
+      if (fe < s->next_end)
+        s->next_end = fe;
+    }
+  }
+  if (!st) {
+    sl_group_table *t = slice_table(s, start);
+    st = sl_group_table_upsert(t, hash, s->keyrow);
+    arena = &t->arena;
+  }
+  int rc = sl_agg_update(&q->aggs, st, row, arena, &s->w->err);
+  if (rc != SL_OK)
+    return rc;
+  s->w->rows_state++;
+  return SL_OK;
+}
+
+/* ---- repartition: the exchange between workers ----------------------------
+ */
+
+static int drain_inbound(worker_state *s, bool *got);
+
+/* Publish the slot being filled for dest (if any). */
+static int flush_out(worker_state *s, int dest) {
+  if (!s->out_active[dest])
+    return SL_OK;
+  sl_channel *ch = s->q->channels[s->w->index * s->q->nworkers + dest];
+  sl_channel_header hdr = {s->out_slots[dest].nrows, 0, s->local_wm};
+  s->out_active[dest] = false;
+  return sl_channel_publish(ch, sl_channel_payload_size(ch), &hdr);
+}
+
+/* A slot to append rows for dest to; waits for credit while draining this
+ * worker's own inputs, so two workers sending to each other never block
+ * each other. */
+static int out_slot(worker_state *s, int dest, sl_buffer **out) {
+  if (s->out_active[dest]) {
+    *out = &s->out_slots[dest];
+    return SL_OK;
+  }
+  sl_channel *ch = s->q->channels[s->w->index * s->q->nworkers + dest];
+  for (;;) {
+    void *p = sl_channel_acquire(ch);
+    if (p) {
+      sl_buffer_wrap(&s->out_slots[dest], s->q->tmp_layout, p,
+                     sl_channel_payload_size(ch));
+      s->out_active[dest] = true;
+      *out = &s->out_slots[dest];
+      return SL_OK;
+    }
+    int st = sl_channel_status(ch);
+    if (st < 0)
+      return sl_error_set(&s->w->err, st, "the exchange to worker %d broke",
+                          dest);
+    if (atomic_load(s->w->cancel))
+      return SL_ECANCELLED;
+    bool got = false;
+    int rc = drain_inbound(s, &got);
+    if (rc != SL_OK)
+      return rc;
+    if (!got)
+      sl_channel_wait_credit(ch, 1000000); /* 1 ms, then drain again */
+  }
+}
+
+/* Copy a tmp row into dest's slot, long strings included. */
+static int send_row(worker_state *s, int dest, const uint8_t *row) {
+  const sl_row_layout *tl = s->q->tmp_layout;
+  uint32_t heap = 0;
+  for (int f = 0; f < tl->nfields; f++)
+    if (tl->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
+      const sl_str *x = (const sl_str *)(row + tl->fields[f].offset);
+      if (x->len > SL_STR_INLINE)
+        heap += x->len;
+    }
+  for (int attempt = 0; attempt < 2; attempt++) {
+    sl_buffer *b = NULL;
+    int rc = out_slot(s, dest, &b);
+    if (rc != SL_OK)
+      return rc;
+    if (!sl_buffer_has_room(b, heap)) {
+      if (b->nrows == 0)
+        break; /* the row alone does not fit a slot */
+      rc = flush_out(s, dest);
+      if (rc != SL_OK)
+        return rc;
+      continue;
+    }
+    uint8_t *dst = sl_buffer_append(b);
+    memcpy(dst, row, tl->width);
+    for (int f = 0; f < tl->nfields; f++)
+      if (tl->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
+        sl_str *x = (sl_str *)(dst + tl->fields[f].offset);
+        if (x->len > SL_STR_INLINE)
+          sl_buffer_put_str(b, x, x->u.ptr, x->len);
+      }
+    return SL_OK;
+  }
+  return sl_error_set(&s->w->err, SL_EINVAL,
+                      "a record is larger than an exchange slot (%u bytes); "
+                      "raise SET 'sluice.buffer-size'",
+                      s->q->buffer_size);
+}
+
+/* Fold every row other workers have sent here so far. */
+static int drain_inbound(worker_state *s, bool *got) {
+  exec_query *q = s->q;
+  int n = q->nworkers, me = s->w->index;
+  const sl_row_layout *tl = q->tmp_layout;
+  int64_t proc_now = q->plan->window.proctime ? now_us() : 0;
+  for (int p = 0; p < n; p++) {
+    if (p == me || s->input_done[p])
+      continue;
+    sl_channel *ch = q->channels[p * n + me];
+    const sl_channel_slot *slot;
+    while ((slot = sl_channel_poll(ch)) != NULL) {
+      *got = true;
+      sl_buffer view;
+      sl_buffer_wrap(&view, tl, slot->payload, slot->len);
+      view.nrows = slot->hdr.rows;
+      for (uint32_t r = 0; r < view.nrows; r++) {
+        const uint8_t *row = sl_buffer_row(&view, r);
+        /* The sender's watermark just before this record. */
+        int64_t tag = SL_FIELD(row, tl, q->tmp_wm_tag, int64_t);
+        if (tag > s->input_wm[p])
+          s->input_wm[p] = tag;
+        int rc = fold_row(s, row, tag, proc_now);
+        if (rc != SL_OK)
+          return rc;
+      }
+      if (slot->hdr.watermark > s->input_wm[p])
+        s->input_wm[p] = slot->hdr.watermark;
+      int rc = sl_channel_release(ch);
+      if (rc != SL_OK)
+        return rc;
+    }
+    int st = sl_channel_status(ch);
+    if (st == SL_CHANNEL_END) {
+      s->input_done[p] = true;
+      *got = true;
+    } else if (st < 0) {
+      return sl_error_set(&s->w->err, st, "the exchange from worker %d broke",
+                          p);
+    }
+  }
+  s->wm = operator_wm(s);
+  return SL_OK;
 }
 
 static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
@@ -384,6 +631,8 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
   const sl_plan_window *pw = &plan->window;
   const sl_row_layout *tl = q->tmp_layout;
   const sl_row_layout *kl = q->key_layout;
+  bool exchange = q->channels != NULL;
+  int me = s->w->index;
   uint32_t done = 0;
   while (done < n) {
     sl_buffer_clear(&s->tmp);
@@ -399,92 +648,46 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
     done += (uint32_t)k;
     int64_t proc_now = pw->proctime ? now_us() : 0;
     for (uint32_t r = 0; r < s->tmp.nrows; r++) {
-      const uint8_t *row = sl_buffer_row(&s->tmp, r);
+      uint8_t *row = sl_buffer_row(&s->tmp, r);
       uint32_t at = sel[first + r];
       uint32_t input_row = s->origin ? s->origin[at] : at;
       advance_watermark(s, input_row); /* the rows before this one */
-      /* The group key: copy the key fields of the tmp row. */
-      memset(s->keyrow, 0, kl->width);
-      for (int i = 0; i < kl->nfields; i++) {
-        int tf = q->tmp_keys + i;
-        if (sl_row_is_null(row, tf))
-          sl_row_set_null(s->keyrow, i, true);
-        else
-          memcpy(s->keyrow + kl->fields[i].offset, row + tl->fields[tf].offset,
-                 kl->fields[i].size);
-      }
-      uint64_t hash = sl_key_hash(kl, s->keyrow);
-      int64_t start = 0;
-      uint8_t *st = NULL;
-      sl_arena *arena = NULL;
-      if (plan->windowed) {
-        int64_t ts;
-        if (pw->proctime) {
-          ts = proc_now;
-        } else {
-          if (sl_row_is_null(row, q->tmp_time))
-            return sl_error_set(&s->w->err, SL_EINVAL,
-                                "a record has a NULL event time; the time "
-                                "attribute of a window must not be NULL");
-          ts = SL_FIELD(row, tl, q->tmp_time, int64_t);
+      int rc;
+      if (!exchange) {
+        rc = fold_row(s, row, s->wm, proc_now);
+      } else {
+        /* The owner of the key folds it, judging lateness by its own
+         * watermark; the record carries ours. */
+        SL_FIELD(row, tl, q->tmp_wm_tag, int64_t) = s->local_wm;
+        memset(s->keyrow, 0, kl->width);
+        for (int i = 0; i < kl->nfields; i++) {
+          int tf = q->tmp_keys + i;
+          if (sl_row_is_null(row, tf))
+            sl_row_set_null(s->keyrow, i, true);
+          else
+            memcpy(s->keyrow + kl->fields[i].offset,
+                   row + tl->fields[tf].offset, kl->fields[i].size);
         }
-        if (pw->kind == SL_WINDOW_SESSION) {
-          /* [ts, ts + gap) joins the key's sessions it touches; alone and
-           * already behind the watermark, it is late. */
-          int64_t end = ts + pw->gap_us;
-          if (!s->sessions) {
-            s->sessions = malloc(sizeof *s->sessions);
-            if (!s->sessions)
-              abort();
-            session_store_init(s->sessions, kl, &q->aggs);
-          }
-          int64_t closed_end = s->wm == WM_MIN ? WM_MIN : s->wm + pw->unit_us;
-          if (end <= closed_end &&
-              !session_store_overlaps(s->sessions, hash, s->keyrow, ts, end,
-                                      closed_end)) {
-            s->w->late++;
-            goto advance;
-          }
-          session *ss = session_store_add(s->sessions, hash, s->keyrow, ts, end,
-                                          NULL, closed_end, &s->w->err);
-          if (!ss)
-            return s->w->err.code ? s->w->err.code : SL_EINTERNAL;
-          st = ss->states;
-          arena = &s->sessions->keys.arena;
+        /* The owner from the hash's high bits: group tables index by the
+         * low bits, and an owner's keys must not all share them. */
+        int dest = (int)((sl_key_hash(kl, s->keyrow) >> 32) %
+                         (uint64_t)q->nworkers);
+        if (dest == me) {
+          rc = fold_row(s, row, s->local_wm, proc_now);
         } else {
-          start = slice_of(pw, ts);
-          if (last_end(pw, start) - pw->unit_us <= s->wm) {
-            s->w->late++; /* every window of this record has fired */
-            goto advance;
-          }
-          int64_t fe = first_end(pw, start);
-          if (fe - pw->unit_us <= s->wm) {
-            /* Partly late (hopping, cumulating): its first windows have
-             * fired, the later ones still count it. */
-            fe += (sl_floor_div(s->wm + pw->unit_us - fe, pw->slide_us) + 1) *
-                  pw->slide_us;
-          }
-          if (fe < s->next_end)
-            s->next_end = fe;
+          rc = send_row(s, dest, row);
         }
       }
-      if (!st) {
-        sl_group_table *t = slice_table(s, start);
-        st = sl_group_table_upsert(t, hash, s->keyrow);
-        arena = &t->arena;
-      }
-      {
-        int rc = sl_agg_update(&q->aggs, st, row, arena, &s->w->err);
-        if (rc != SL_OK)
-          return rc;
-        s->w->rows_state++;
-      }
-    advance:
+      if (rc != SL_OK)
+        return rc;
       advance_watermark(s, input_row + 1); /* and this one */
     }
   }
-  if (plan->windowed && pw->proctime)
-    s->wm = now_us(); /* processing-time windows close by the clock */
+  if (plan->windowed && pw->proctime) {
+    s->local_wm = now_us(); /* processing-time windows close by the clock */
+    if (!exchange)
+      s->wm = s->local_wm;
+  }
   return SL_OK;
 }
 
@@ -651,7 +854,19 @@ void *sl_worker_main(void *arg) {
   s.plan = plan;
   s.ctx = sl_expr_ctx_new();
   s.wm = WM_MIN;
+  s.local_wm = WM_MIN;
   s.next_end = WM_MAX;
+  int n = q->nworkers, me = w->index;
+  if (q->channels) {
+    s.input_wm = malloc(sizeof(int64_t) * (size_t)n);
+    s.input_done = calloc((size_t)n, sizeof(bool));
+    s.out_slots = calloc((size_t)n, sizeof(sl_buffer));
+    s.out_active = calloc((size_t)n, sizeof(bool));
+    if (!s.input_wm || !s.input_done || !s.out_slots || !s.out_active)
+      abort();
+    for (int p = 0; p < n; p++)
+      s.input_wm[p] = WM_MIN;
+  }
   sl_buffer in;
   sl_buffer_init(&in, q->stream_layout, q->buffer_size);
   uint32_t max_rows = q->buffer_size / q->stream_layout->width + 1;
@@ -703,8 +918,24 @@ void *sl_worker_main(void *arg) {
     w->pipeline_seconds += sl_exec_now() - t1;
     if (rc != SL_OK)
       break;
-    if (done)
-      s.wm = WM_MAX; /* the end of a bounded source fires every window */
+    if (done) { /* the end of a bounded source fires every window */
+      s.local_wm = WM_MAX;
+      if (!q->channels)
+        s.wm = WM_MAX;
+    }
+    if (q->channels) {
+      /* Send what this buffer produced for other workers, then fold what
+       * they sent here. */
+      s.input_wm[me] = s.local_wm;
+      for (int d = 0; d < n && rc == SL_OK; d++)
+        if (d != me)
+          rc = flush_out(&s, d);
+      bool got = false;
+      if (rc == SL_OK)
+        rc = drain_inbound(&s, &got);
+      if (rc != SL_OK)
+        break;
+    }
     if (plan->kind == SL_PLAN_AGGREGATE)
       rc = hand_over_windows(&s);
     else {
@@ -713,6 +944,39 @@ void *sl_worker_main(void *arg) {
       pthread_mutex_unlock(&w->lock);
     }
     sl_exec_signal(w);
+  }
+  if (q->channels) {
+    /* This worker's input is done: tell the others, then keep folding what
+     * they send until every one of them has finished too. */
+    s.input_done[me] = true;
+    for (int d = 0; d < n; d++)
+      if (d != me) {
+        if (rc == SL_OK)
+          rc = flush_out(&s, d);
+        sl_channel_close(q->channels[me * n + d]);
+      }
+    while (rc == SL_OK && !atomic_load(w->cancel)) {
+      bool got = false;
+      rc = drain_inbound(&s, &got);
+      if (rc != SL_OK)
+        break;
+      rc = hand_over_windows(&s);
+      sl_exec_signal(w);
+      int waiting = -1;
+      for (int p = 0; p < n; p++)
+        if (!s.input_done[p])
+          waiting = p;
+      if (waiting < 0)
+        break;
+      if (!got)
+        sl_channel_wait_slot(q->channels[waiting * n + me], 1000000);
+    }
+    if (rc != SL_OK) /* the others must not wait for this one */
+      for (int d = 0; d < n; d++)
+        if (d != me) {
+          sl_channel_abort(q->channels[me * n + d], rc);
+          sl_channel_abort(q->channels[d * n + me], rc);
+        }
   }
   if (src) {
     sl_source_stats st;
@@ -731,6 +995,10 @@ void *sl_worker_main(void *arg) {
   free(s.sel);
   free(s.sel2);
   free(s.keyrow);
+  free(s.input_wm);
+  free(s.input_done);
+  free(s.out_slots);
+  free(s.out_active);
   sl_buffer_free(&in);
   sl_buffer_free(&s.tmp);
   if (q->join)

@@ -296,24 +296,29 @@ static int drop(sl_session *s, const sl_stmt *stmt, sl_bound_stmt *b,
 /* ---- queries --------------------------------------------------------------
  */
 
-/* The distribution strategy of stateful operators.  Late merge is the only
- * one the runtime has so far; a forced other one is refused (the cost model
- * and repartitioning arrive with the planner). */
-static const char *strategy_of(sl_session *s) {
-  (void)s;
-  return "late-merge";
-}
-
-static int check_strategy(sl_session *s, const sl_plan *plan, sl_error *err) {
+/* The distribution strategy of a plan's stateful operator, from SET
+ * 'sluice.strategy'.  auto is late merge until the cost model arrives;
+ * broadcast is for joins, which the runtime does not distribute yet. */
+static int choose_strategy(sl_session *s, sl_plan *plan, sl_error *err) {
   const char *want = sl_settings_get(s->settings, "sluice.strategy");
+  plan->strategy = SL_STRATEGY_LATE_MERGE;
   if (plan->kind != SL_PLAN_AGGREGATE || !want || strcmp(want, "auto") == 0 ||
       strcmp(want, "late-merge") == 0)
     return SL_OK;
+  if (strcmp(want, "repartition") == 0) {
+    plan->strategy = SL_STRATEGY_REPARTITION;
+    return SL_OK;
+  }
   return sl_error_set(err, SL_EUNSUPPORTED,
-                      "not supported yet: SET 'sluice.strategy' = '%s' (this "
-                      "build runs aggregates with late merge only; set it "
-                      "to 'auto' or 'late-merge')",
+                      "not supported yet: SET 'sluice.strategy' = '%s' for "
+                      "an aggregate (use 'auto', 'late-merge' or "
+                      "'repartition')",
                       want);
+}
+
+static const char *strategy_name(const sl_plan *plan) {
+  return plan->strategy == SL_STRATEGY_REPARTITION ? "repartition"
+                                                   : "late-merge";
 }
 
 /* EXPLAIN ANALYZE runs the query: its rows are counted, not shown. */
@@ -364,10 +369,13 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   }
   sl_query_stats st;
   bool analyzed = false;
-  if (plan && ast->u.explain.analyze) {
-    int rc = check_strategy(s, plan, err);
+  if (plan) {
+    int rc = choose_strategy(s, plan, err);
     if (rc != SL_OK)
       return rc;
+  }
+  if (plan && ast->u.explain.analyze) {
+    int rc;
     /* Results are discarded (an INSERT still writes its table); progress
      * and notices still reach the shell. */
     sl_result_sink quiet = {NULL,         discard_begin, discard_row,
@@ -380,7 +388,8 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
     analyzed = true;
   }
   sl_strbuf out = SL_STRBUF_INIT;
-  sl_explain_statement(&out, b, plan, plan_err.message, workers, strategy_of(s),
+  sl_explain_statement(&out, b, plan, plan_err.message, workers,
+                       plan ? strategy_name(plan) : "late-merge",
                        analyzed ? &st : NULL, ast->u.explain.format);
   sl_error_clear(&plan_err);
   int rc = sink->text(sink->ctx, sl_strbuf_cstr(&out));
@@ -395,7 +404,7 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   int rc = sl_plan_build(arena, b, &plan, err);
   if (rc != SL_OK)
     return rc;
-  rc = check_strategy(s, plan, err);
+  rc = choose_strategy(s, plan, err);
   if (rc != SL_OK)
     return rc;
   sl_query_stats st;

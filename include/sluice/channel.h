@@ -99,7 +99,7 @@ static inline uint32_t sl_channel_payload_size_for(uint32_t slot_size) {
 
 /* A received slot, as the consumer sees it (valid until release). */
 typedef struct sl_channel_slot {
-  void *payload;   /* len bytes written by the producer */
+  void *payload; /* len bytes written by the producer */
   uint32_t len;
   sl_channel_header hdr;
   uint64_t seq;
@@ -153,9 +153,8 @@ struct sl_channel {
 extern const sl_channel_transport sl_channel_local;
 
 /* Open a channel on a transport.  cfg may be NULL (defaults). */
-int sl_channel_open(const sl_channel_transport *t,
-                    const sl_channel_config *cfg, sl_channel **out,
-                    sl_error *err);
+int sl_channel_open(const sl_channel_transport *t, const sl_channel_config *cfg,
+                    sl_channel **out, sl_error *err);
 
 /* Open an in-process channel of `credits` slots of `slot_size` bytes (0 =
  * default).  SL_EINVAL for a bad shape, SL_ENOMEM. */

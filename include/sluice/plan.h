@@ -75,8 +75,19 @@ typedef struct sl_plan_agg {
   const sl_type *type;
 } sl_plan_agg;
 
+/* How a stateful operator is spread over workers (and later nodes). */
+typedef enum sl_strategy {
+  SL_STRATEGY_LATE_MERGE,  /* every worker keeps partial CRDT state for all
+                            * keys; partials merge when a window fires */
+  SL_STRATEGY_REPARTITION, /* records are hashed on the key to the worker
+                            * that owns it (through channels); the owner
+                            * keeps complete state for its keys */
+} sl_strategy;
+
 typedef struct sl_plan {
   sl_plan_kind kind;
+  sl_strategy strategy; /* of the aggregate; set by whoever runs the plan
+                         * (the session, from SET 'sluice.strategy') */
   /* The base row: input 0 (the stream), then optionally input 1 (the
    * bounded table of a lookup join).  base_ncols columns in all, with
    * names and types (ROW columns included; their leaves are read by FIELD

@@ -3,7 +3,8 @@
 #
 # Generates a random CSV stream (keys, values with NULLs, event times that
 # arrive out of order but within the watermark bound, so no record is late),
-# runs windowed queries through Sluice at 1, 2 and 4 workers, computes the
+# runs windowed queries through Sluice at 1, 2 and 4 workers (late merge)
+# and at 2 and 4 workers repartitioning by key, computes the
 # same results with sqlite3 (GROUP BY on window bounds computed with integer
 # arithmetic, sessions with LAG), and compares the sorted rows.  Then the
 # same for NEXMark's windowed queries and for YSB (examples/ysb.sql), with
@@ -88,17 +89,20 @@ run_case() {
   if [ ! -s "$tmp/$name.expected" ]; then
     echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
   fi
-  for w in 1 2 4; do
-    printf '%s\nSET parallelism.default = %s;\n%s\n' "$ddl" "$w" "$sq" > "$tmp/q.sql"
+  for w in 1 2 4 2r 4r; do
+    strategy=late-merge
+    case $w in *r) strategy=repartition; w=${w%r} ;; esac
+    printf "%s\nSET parallelism.default = %s;\nSET 'sluice.strategy' = '%s';\n%s\n" \
+      "$ddl" "$w" "$strategy" "$sq" > "$tmp/q.sql"
     if ! "$SLUICE" -m csv --no-headers "$tmp/q.sql" 2>"$tmp/err" | sort > "$tmp/$name.$w"; then
-      echo "FAIL $name ($w workers): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); continue
+      echo "FAIL $name ($w workers, $strategy): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); continue
     fi
     if cmp -s "$tmp/$name.expected" "$tmp/$name.$w"; then
       passed=$((passed + 1))
-      echo "ok   $name ($w workers): $(wc -l < "$tmp/$name.expected") rows equal"
+      echo "ok   $name ($w workers, $strategy): $(wc -l < "$tmp/$name.expected") rows equal"
     else
       fail=$((fail + 1))
-      echo "FAIL $name ($w workers): results differ (< sqlite3, > sluice):"
+      echo "FAIL $name ($w workers, $strategy): results differ (< sqlite3, > sluice):"
       diff "$tmp/$name.expected" "$tmp/$name.$w" | head -10 || true
     fi
   done

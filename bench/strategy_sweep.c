@@ -1,0 +1,127 @@
+/* strategy_sweep.c - late merge against repartitioning, side by side.
+ *
+ * The Read-Only workload (COUNT(*) per key per 1 s tumbling window over
+ * (key, ts) pairs from the `ro` generator, pre-generated) for key ranges
+ * from 1K to 64M and zipf exponents 0 (uniform) to 2.0, with both
+ * strategies forced, 2 workers, median of 3 runs each.  Prints a markdown
+ * table with the faster strategy per cell and the ratio.
+ *
+ *   build/bench/strategy_sweep [events] [runs]     (default 10000000 3)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice/binder.h"
+#include "sluice/executor.h"
+#include "sluice/parser.h"
+#include "sluice/plan.h"
+#include "sluice/session.h"
+
+static int nop_begin(void *c, int n, const char *const *names,
+                     const sl_type *const *t) {
+  (void)c, (void)n, (void)names, (void)t;
+  return SL_OK;
+}
+static int nop_row(void *c, const char *const *cells) {
+  (void)c, (void)cells;
+  return SL_OK;
+}
+static int nop_ctx(void *c) {
+  (void)c;
+  return SL_OK;
+}
+static int nop_text(void *c, const char *t) {
+  (void)c, (void)t;
+  return SL_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int exec(sl_session *s, const char *sql) {
+  sl_result_sink sink = {NULL,    nop_begin, nop_row,  nop_ctx,
+                         nop_ctx, nop_text,  nop_text, NULL};
+  sl_error err = {0};
+  int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
+  if (rc != SL_OK)
+    fprintf(stderr, "strategy_sweep: %s: %s\n", sql, err.message);
+  sl_error_clear(&err);
+  return rc;
+}
+
+/* Records/s of the RO query with a forced strategy: median of runs. */
+static double measure(sl_session *s, sl_strategy strategy, int runs) {
+  const char *query = "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro, "
+                      "DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, "
+                      "window_start, window_end";
+  double rate[16];
+  for (int r = 0; r < runs; r++) {
+    sl_arena a;
+    sl_arena_init(&a, 0);
+    char *text = sl_arena_strdup(&a, query);
+    sl_stmt *st;
+    sl_bound_stmt *b;
+    sl_plan *plan;
+    sl_error err = {0};
+    sl_result_sink sink = {NULL,    nop_begin, nop_row,  nop_ctx,
+                           nop_ctx, nop_text,  nop_text, NULL};
+    sl_query_stats qs;
+    if (sl_parse_one(&a, text, strlen(text), 1, &st, &err) ||
+        sl_bind(&a, sl_session_catalog(s), st, text, 1, &b, &err) ||
+        sl_plan_build(&a, b, &plan, &err)) {
+      fprintf(stderr, "strategy_sweep: %s\n", err.message);
+      exit(1);
+    }
+    plan->strategy = strategy;
+    if (sl_execute(plan, sl_session_settings(s), &sink, &qs, &err)) {
+      fprintf(stderr, "strategy_sweep: %s\n", err.message);
+      exit(1);
+    }
+    rate[r] = (double)qs.events / qs.seconds;
+    sl_bound_stmt_release(b);
+    sl_arena_free(&a);
+  }
+  qsort(rate, (size_t)runs, sizeof(double), cmp_double);
+  return rate[runs / 2];
+}
+
+int main(int argc, char **argv) {
+  long events = argc > 1 ? atol(argv[1]) : 10000000;
+  int runs = argc > 2 ? atoi(argv[2]) : 3;
+  if (runs < 1 || runs > 16 || events < 1000) {
+    fprintf(stderr, "usage: strategy_sweep [events >= 1000] [runs 1..16]\n");
+    return 2;
+  }
+  static const long ranges[] = {1000, 65536, 1048576, 67108864};
+  static const char *const zs[] = {"0", "1.0", "1.5", "2.0"};
+  printf("RO, %ld events (1M per second of event time: 1 s windows of 1M "
+         "events), 2 workers, median of %d runs, records/s\n\n",
+         events, runs);
+  printf("| key range | zipf z | late merge | repartition | faster | ratio "
+         "|\n| --- | --- | --- | --- | --- | --- |\n");
+  for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+    for (size_t j = 0; j < sizeof zs / sizeof zs[0]; j++) {
+      sl_session *s = sl_session_new();
+      char ddl[512];
+      snprintf(ddl, sizeof ddl,
+               "CREATE TABLE ro (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts "
+               "AS ts) WITH ('connector' = 'ro', 'events.num' = '%ld', "
+               "'key.range' = '%ld', 'key.distribution' = '%s', 'zipf.z' = "
+               "'%s', 'pregenerate' = 'true', 'seed' = '3')",
+               events, ranges[i], strcmp(zs[j], "0") ? "zipf" : "uniform",
+               strcmp(zs[j], "0") ? zs[j] : "1.0");
+      if (exec(s, ddl) || exec(s, "SET 'parallelism.default' = '2'"))
+        return 1;
+      double lm = measure(s, SL_STRATEGY_LATE_MERGE, runs);
+      double rp = measure(s, SL_STRATEGY_REPARTITION, runs);
+      printf("| %ld | %s | %.1f M | %.1f M | %s | %.2fx |\n", ranges[i], zs[j],
+             lm / 1e6, rp / 1e6, lm >= rp ? "late merge" : "repartition",
+             lm >= rp ? lm / rp : rp / lm);
+      fflush(stdout);
+      sl_session_free(s);
+    }
+  return 0;
+}
