@@ -564,42 +564,15 @@ int sl_plan_input_of(const sl_plan *plan, int column) {
   return -1;
 }
 
-/* Mark the leaf called `name`, or every leaf below it ("name.x..."). */
-static void mark(leaf_need *ln, int j, const char *name) {
-  const sl_leaf_columns *lc = &ln->plan->inputs[j].leaves;
-  size_t n = strlen(name);
-  for (int i = 0; i < lc->n; i++)
-    if (strcmp(lc->names[i], name) == 0 ||
-        (strncmp(lc->names[i], name, n) == 0 && lc->names[i][n] == '.'))
-      ln->need[j][i] = true;
-}
-
 static void collect(leaf_need *ln, const sl_bexpr *e) {
   if (!e)
     return;
-  if (e->kind == SL_BEXPR_FIELD || e->kind == SL_BEXPR_COLUMN) {
-    /* A FIELD chain over a column names a leaf: "person.id". */
-    const sl_bexpr *chain[16];
-    int depth = 0;
-    const sl_bexpr *b = e;
-    while (b->kind == SL_BEXPR_FIELD && depth < 16) {
-      chain[depth++] = b;
-      b = b->args[0];
-    }
-    if (b->kind == SL_BEXPR_COLUMN && b->depth == 0) {
-      int j = sl_plan_input_of(ln->plan, b->index);
-      if (j >= 0) {
-        char name[512];
-        snprintf(name, sizeof name, "%s", ln->plan->base_names[b->index]);
-        for (int d = depth - 1; d >= 0; d--) {
-          size_t len = strlen(name);
-          snprintf(name + len, sizeof name - len, ".%s", chain[d]->name);
-        }
-        mark(ln, j, name);
-      }
-      return;
-    }
-    collect(ln, b);
+  char name[512];
+  int c = sl_leaf_of(e, ln->plan->base_names, name, sizeof name);
+  if (c >= 0) {
+    int j = sl_plan_input_of(ln->plan, c);
+    if (j >= 0)
+      sl_leaf_mark(&ln->plan->inputs[j].leaves, ln->need[j], name);
     return;
   }
   for (int i = 0; i < e->nargs; i++)

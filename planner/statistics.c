@@ -77,45 +77,21 @@ static int inline_computed(sl_arena *a, const sl_table_def *t,
   return SL_OK;
 }
 
-/* Mark the leaf called `name`, or every leaf below it ("name.x..."). */
-static void mark(const sl_leaf_columns *lc, bool *need, const char *name) {
-  size_t n = strlen(name);
-  for (int i = 0; i < lc->n; i++)
-    if (strcmp(lc->names[i], name) == 0 ||
-        (strncmp(lc->names[i], name, n) == 0 && lc->names[i][n] == '.'))
-      need[i] = true;
-}
-
 /* The leaves e reads: a COLUMN, or a FIELD chain over one, names a leaf
  * ("bid.auction"), as the interpreter resolves it. */
 static void collect(const sl_table_def *t, const sl_leaf_columns *lc,
-                    bool *need, const sl_bexpr *e) {
+                    bool *need, const sl_bexpr *e, const char *const *names) {
   if (!e)
     return;
-  if (e->kind == SL_BEXPR_FIELD || e->kind == SL_BEXPR_COLUMN) {
-    const sl_bexpr *chain[16];
-    int depth = 0;
-    const sl_bexpr *b = e;
-    while (b->kind == SL_BEXPR_FIELD && depth < 16) {
-      chain[depth++] = b;
-      b = b->args[0];
-    }
-    if (b->kind == SL_BEXPR_COLUMN && b->depth == 0 && b->index >= 0 &&
-        b->index < t->ncolumns) {
-      char name[512];
-      snprintf(name, sizeof name, "%s", t->columns[b->index].name);
-      for (int d = depth - 1; d >= 0; d--) {
-        size_t len = strlen(name);
-        snprintf(name + len, sizeof name - len, ".%s", chain[d]->name);
-      }
-      mark(lc, need, name);
-      return;
-    }
-    collect(t, lc, need, b);
+  char name[512];
+  int c = sl_leaf_of(e, names, name, sizeof name);
+  if (c >= 0) {
+    if (c < t->ncolumns)
+      sl_leaf_mark(lc, need, name);
     return;
   }
   for (int i = 0; i < e->nargs; i++)
-    collect(t, lc, need, e->args[i]);
+    collect(t, lc, need, e->args[i], names);
 }
 
 static char *expr_text(sl_arena *a, const sl_bexpr *e) {
@@ -549,9 +525,12 @@ static int prepare(sampler *s, const sl_table_def *t, int nkeys,
     return sl_error_set(err, SL_EINVAL, "statistics: table '%s' has no columns",
                         t->name);
   bool *need = SL_ANEW_N(sa, bool, lc.n);
+  const char **colnames = SL_ANEW_N(sa, const char *, t->ncolumns + 1);
+  for (int c = 0; c < t->ncolumns; c++)
+    colnames[c] = t->columns[c].name;
   for (int j = 0; j < nprogs; j++)
-    collect(t, &lc, need, exprs[j]);
-  collect(t, &lc, need, fexpr);
+    collect(t, &lc, need, exprs[j], colnames);
+  collect(t, &lc, need, fexpr, colnames);
   int nused = 0;
   for (int i = 0; i < lc.n; i++)
     nused += need[i];

@@ -14,6 +14,7 @@
 
 #include "generators.h"
 #include "io_connectors.h"
+#include "sluice/binder.h"
 #include "sluice/connector.h"
 
 /* ---- the registry ------------------------------------------------------ */
@@ -186,4 +187,30 @@ int sl_check_options(const sl_table_def *t, const char *connector,
                         t->name, key, connector, list);
   }
   return SL_OK;
+}
+
+int sl_leaf_of(const sl_bexpr *e, const char *const *column_names, char *buf,
+               size_t cap) {
+  const sl_bexpr *chain[16];
+  int depth = 0;
+  while (e && e->kind == SL_BEXPR_FIELD && depth < 16) {
+    chain[depth++] = e;
+    e = e->args[0];
+  }
+  if (!e || e->kind != SL_BEXPR_COLUMN || e->depth != 0 || e->index < 0)
+    return -1;
+  snprintf(buf, cap, "%s", column_names[e->index]);
+  for (int d = depth - 1; d >= 0; d--) {
+    size_t len = strlen(buf);
+    snprintf(buf + len, cap - len, ".%s", chain[d]->name);
+  }
+  return e->index;
+}
+
+void sl_leaf_mark(const sl_leaf_columns *lc, bool *need, const char *name) {
+  size_t n = strlen(name);
+  for (int i = 0; i < lc->n; i++)
+    if (strcmp(lc->names[i], name) == 0 ||
+        (strncmp(lc->names[i], name, n) == 0 && lc->names[i][n] == '.'))
+      need[i] = true;
 }

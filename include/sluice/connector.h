@@ -44,6 +44,19 @@ typedef struct sl_leaf_columns {
 void sl_table_leaf_columns(sl_arena *a, const sl_table_def *t,
                            sl_leaf_columns *out);
 
+struct sl_bexpr;
+
+/* The leaf an expression reads when it is a column or a FIELD chain over
+ * one (`bid.price`, `person.address.city`): writes the leaf's name (the
+ * column's name from column_names, then ".field" per step) into buf and
+ * returns the column index; -1 when e is neither.  The interpreter resolves
+ * FIELD chains by the same names. */
+int sl_leaf_of(const struct sl_bexpr *e, const char *const *column_names,
+               char *buf, size_t cap);
+
+/* Mark in need[] the leaf called name, or every leaf below it ("name.x"). */
+void sl_leaf_mark(const sl_leaf_columns *lc, bool *need, const char *name);
+
 /* ---- sources ---------------------------------------------------------- */
 
 typedef struct sl_source_spec {
@@ -52,7 +65,7 @@ typedef struct sl_source_spec {
    * leaf_index[i] (an index into sl_table_leaf_columns of table). */
   const sl_row_layout *layout;
   const int *leaf_index;
-  int worker;   /* 0 .. nworkers-1 */
+  int worker; /* 0 .. nworkers-1 */
   int nworkers;
 } sl_source_spec;
 
