@@ -318,8 +318,8 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
 
 void sl_explain_statement(sl_strbuf *b, const sl_bound_stmt *s,
                           const sl_plan *p, const char *no_plan, int workers,
-                          const char *strategy, const sl_query_stats *st,
-                          sl_explain_format fmt) {
+                          const char *strategy, const char *why,
+                          const sl_query_stats *st, sl_explain_format fmt) {
   sl_arena a;
   sl_arena_init(&a, 0);
   xnode *bound = sl_explain_bound_tree(&a, s);
@@ -330,6 +330,10 @@ void sl_explain_statement(sl_strbuf *b, const sl_bound_stmt *s,
     if (plan) {
       sl_strbuf_append(b, ",\n\"physical_plan\": ");
       sl_xnode_print_json(b, plan, 0);
+      if (why) {
+        sl_strbuf_append(b, ",\n\"why\": ");
+        sl_json_string(b, why);
+      }
     } else if (no_plan) {
       sl_strbuf_append(b, ",\n\"physical_plan\": null, \"not_runnable\": ");
       sl_json_string(b, no_plan);
@@ -341,6 +345,8 @@ void sl_explain_statement(sl_strbuf *b, const sl_bound_stmt *s,
     if (plan) {
       sl_strbuf_append(b, "== Physical plan ==\n");
       sl_xnode_print_text(b, plan, 0);
+      if (why)
+        sl_strbuf_printf(b, "== Why %s ==\n%s\n", strategy, why);
     } else if (no_plan) {
       sl_strbuf_printf(b, "== Physical plan ==\n(none: %s)\n", no_plan);
     }

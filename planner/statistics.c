@@ -361,6 +361,7 @@ typedef struct sampler {
   sl_expr_ctx *ctx;
   uint32_t *sel;
   uint32_t sel_cap;
+  sl_source_spec spec; /* must outlive the source instance */
 } sampler;
 
 static void sampler_done(sampler *s) {
@@ -575,8 +576,9 @@ static int prepare(sampler *s, const sl_table_def *t, int nkeys,
                         "TIMESTAMP");
   *tmp_layout = sl_row_layout_new(sa, nprogs, NULL, ktypes);
 
-  sl_source_spec spec = {t, layout, leaf_index, 0, 1};
-  rc = s->conn->open(&spec, &s->src, err);
+  sl_source_spec spec0 = {t, layout, leaf_index, 0, 1};
+  s->spec = spec0;
+  rc = s->conn->open(&s->spec, &s->src, err);
   if (rc != SL_OK) {
     s->src = NULL;
     return rc;

@@ -15,6 +15,7 @@
 
 #include "sluice/binder.h"
 #include "sluice/connector.h"
+#include "sluice/cost_model.h"
 #include "sluice/executor.h"
 #include "sluice/explain.h"
 #include "sluice/functions.h"
@@ -25,6 +26,8 @@
 struct sl_session {
   sl_catalog *catalog;
   sl_settings *settings;
+  sl_stats_cache *stats;   /* samples of sources, for the cost model */
+  sl_cost_constants costs; /* measured once, at the first choice */
 };
 
 sl_session *sl_session_new(void) {
@@ -33,6 +36,7 @@ sl_session *sl_session_new(void) {
     abort();
   s->catalog = sl_catalog_new();
   s->settings = sl_settings_new();
+  s->stats = sl_stats_cache_new();
   return s;
 }
 
@@ -41,6 +45,7 @@ void sl_session_free(sl_session *s) {
     return;
   sl_catalog_free(s->catalog);
   sl_settings_free(s->settings);
+  sl_stats_cache_free(s->stats);
   free(s);
 }
 
@@ -296,17 +301,91 @@ static int drop(sl_session *s, const sl_stmt *stmt, sl_bound_stmt *b,
 /* ---- queries --------------------------------------------------------------
  */
 
+/* auto: sample the stream's group keys (cached per session), measure the
+ * machine once, and let the cost model choose.  *why (arena text) says
+ * what it saw; NULL when no choice was needed. */
+static void auto_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
+                          const char **why) {
+  int workers = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
+  if (workers <= 1) {
+    *why = "one worker: nothing to distribute";
+    return;
+  }
+  if (plan->join) {
+    *why = "the group key may come from the joined table, which is not "
+           "sampled yet: late merge";
+    return;
+  }
+  const sl_plan_input *in = &plan->inputs[0];
+  sl_stats_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.filter = plan->filter;
+  const sl_bexpr *rowtime =
+      plan->windowed && !plan->window.proctime ? plan->window.time : NULL;
+  /* The group key, and for DISTINCT aggregates the key with the values. */
+  int nk = plan->nkeys, np = nk;
+  const sl_bexpr **pk =
+      SL_ANEW_N(arena, const sl_bexpr *, nk + plan->naggs + 1);
+  for (int i = 0; i < nk; i++)
+    pk[i] = plan->keys[i];
+  for (int i = 0; i < plan->naggs; i++)
+    if (plan->aggs[i].distinct && plan->aggs[i].arg)
+      pk[np++] = plan->aggs[i].arg;
+  if (nk == 0) {
+    *why = "no group key to partition on: late merge";
+    return;
+  }
+  const sl_table_stats *st = NULL, *pst = NULL;
+  bool hit;
+  sl_error err = {0};
+  if ((nk > 0 && sl_stats_cache_sample(s->stats, in->table, nk, pk, rowtime,
+                                       &opt, &st, &hit, &err) != SL_OK) ||
+      (np > nk && sl_stats_cache_sample(s->stats, in->table, np, pk, rowtime,
+                                        &opt, &pst, &hit, &err) != SL_OK)) {
+    *why = sl_arena_printf(arena, "statistics unavailable (%s): late merge",
+                           err.message ? err.message : "?");
+    sl_error_clear(&err);
+    return;
+  }
+  if (!s->costs.calibrated)
+    sl_cost_calibrate(&s->costs);
+  const sl_key_stats *groups =
+      st ? (nk == 1 ? &st->keys[0] : st->combined) : NULL;
+  const sl_key_stats *pairs =
+      pst ? (np == 1 ? &pst->keys[0] : pst->combined) : NULL;
+  sl_strategy_choice c;
+  sl_cost_choose(plan, st ? st : pst, groups, pairs, workers, &s->costs, &c);
+  plan->strategy = c.strategy;
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_cost_format(&b, &c, &s->costs);
+  sl_strbuf_printf(&b, "; sample: %llu records of %s",
+                   (unsigned long long)(st ? st : pst)->records,
+                   in->table->name);
+  *why = sl_arena_strdup(arena, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+}
+
 /* The distribution strategy of a plan's stateful operator, from SET
- * 'sluice.strategy'.  auto is late merge until the cost model arrives;
- * broadcast is for joins, which the runtime does not distribute yet. */
-static int choose_strategy(sl_session *s, sl_plan *plan, sl_error *err) {
+ * 'sluice.strategy': auto asks the cost model; broadcast is for joins,
+ * which the runtime does not distribute yet. */
+static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
+                           const char **why, sl_error *err) {
   const char *want = sl_settings_get(s->settings, "sluice.strategy");
   plan->strategy = SL_STRATEGY_LATE_MERGE;
-  if (plan->kind != SL_PLAN_AGGREGATE || !want || strcmp(want, "auto") == 0 ||
-      strcmp(want, "late-merge") == 0)
+  *why = NULL;
+  if (plan->kind != SL_PLAN_AGGREGATE)
     return SL_OK;
+  if (!want || strcmp(want, "auto") == 0) {
+    auto_strategy(s, plan, arena, why);
+    return SL_OK;
+  }
+  if (strcmp(want, "late-merge") == 0) {
+    *why = "forced by SET 'sluice.strategy'";
+    return SL_OK;
+  }
   if (strcmp(want, "repartition") == 0) {
     plan->strategy = SL_STRATEGY_REPARTITION;
+    *why = "forced by SET 'sluice.strategy'";
     return SL_OK;
   }
   return sl_error_set(err, SL_EUNSUPPORTED,
@@ -369,8 +448,9 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   }
   sl_query_stats st;
   bool analyzed = false;
+  const char *why = NULL;
   if (plan) {
-    int rc = choose_strategy(s, plan, err);
+    int rc = choose_strategy(s, plan, arena, &why, err);
     if (rc != SL_OK)
       return rc;
   }
@@ -389,7 +469,7 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   }
   sl_strbuf out = SL_STRBUF_INIT;
   sl_explain_statement(&out, b, plan, plan_err.message, workers,
-                       plan ? strategy_name(plan) : "late-merge",
+                       plan ? strategy_name(plan) : "late-merge", why,
                        analyzed ? &st : NULL, ast->u.explain.format);
   sl_error_clear(&plan_err);
   int rc = sink->text(sink->ctx, sl_strbuf_cstr(&out));
@@ -404,7 +484,8 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   int rc = sl_plan_build(arena, b, &plan, err);
   if (rc != SL_OK)
     return rc;
-  rc = choose_strategy(s, plan, err);
+  const char *why;
+  rc = choose_strategy(s, plan, arena, &why, err);
   if (rc != SL_OK)
     return rc;
   sl_query_stats st;

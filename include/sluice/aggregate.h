@@ -49,7 +49,7 @@ typedef struct sl_agg_desc {
   const sl_type *out_type;
   /* Derived by sl_agg_set_init: */
   sl_ptype in_ptype;
-  int in_scale;  /* DECIMAL argument scale */
+  int in_scale; /* DECIMAL argument scale */
   sl_ptype out_ptype;
   int out_scale; /* DECIMAL result scale */
   uint32_t state_offset;
@@ -119,14 +119,14 @@ uint64_t sl_key_hash(const sl_row_layout *key_layout, const uint8_t *key);
 uint8_t *sl_group_table_upsert(sl_group_table *t, uint64_t hash,
                                const uint8_t *key);
 
-/* Iterate: for (uint32_t i = 0; i < t->cap; i++) if (sl_group_table_slot_used(t, i)) ... */
+/* Iterate: for (uint32_t i = 0; i < t->cap; i++) if
+ * (sl_group_table_slot_used(t, i)) ... */
 static inline bool sl_group_table_slot_used(const sl_group_table *t,
                                             uint32_t i) {
   /* hash 0 marks an empty slot; real hashes are forced non-zero */
   return *(const uint64_t *)(t->slots + (size_t)i * t->entry_width) != 0;
 }
-static inline uint8_t *sl_group_table_key(const sl_group_table *t,
-                                          uint32_t i) {
+static inline uint8_t *sl_group_table_key(const sl_group_table *t, uint32_t i) {
   return t->slots + (size_t)i * t->entry_width + 8;
 }
 static inline uint8_t *sl_group_table_states(const sl_group_table *t,

@@ -24,13 +24,14 @@ void sl_explain_bound(sl_strbuf *b, const sl_bound_stmt *s,
  * runtime would run (p), for `workers` worker threads and the distribution
  * strategy of its stateful operator; when there is no plan, no_plan says
  * why (e.g. "not supported yet: ...").  With st (EXPLAIN ANALYZE: the plan
- * was run), each operator also shows what was measured.  TEXT: two headed
+ * was run), each operator also shows what was measured.  why (may be
+ * NULL): how the strategy was chosen (estimates and costs).  TEXT: two headed
  * trees; JSON: one object {"bound_tree": ..., "physical_plan": ...}. */
 struct sl_plan;
 struct sl_query_stats;
 void sl_explain_statement(sl_strbuf *b, const sl_bound_stmt *s,
                           const struct sl_plan *p, const char *no_plan,
-                          int workers, const char *strategy,
+                          int workers, const char *strategy, const char *why,
                           const struct sl_query_stats *st,
                           sl_explain_format fmt);
 

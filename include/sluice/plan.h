@@ -144,15 +144,15 @@ typedef struct sl_query_stats {
   uint64_t rows_out;      /* rows written to the sink */
   uint64_t late_dropped;  /* records dropped as late */
   uint64_t windows_fired;
-  uint64_t groups_emitted; /* aggregate rows finalized (before HAVING) */
-  uint64_t skipped_rows;  /* malformed input rows skipped */
+  uint64_t groups_emitted;   /* aggregate rows finalized (before HAVING) */
+  uint64_t skipped_rows;     /* malformed input rows skipped */
   uint64_t state_bytes_peak; /* largest partial state one worker held */
-  uint64_t table_rows;    /* rows of the lookup join's bounded table */
-  double source_seconds;  /* workers' time in the source */
-  double pipeline_seconds; /* workers' time in filter, join, state updates */
-  double merge_seconds;   /* coordinator: merging partial states */
-  double emit_seconds;    /* coordinator: finalize, HAVING, project, sink */
-  double seconds;         /* wall time from the first record to the end */
+  uint64_t table_rows;       /* rows of the lookup join's bounded table */
+  double source_seconds;     /* workers' time in the source */
+  double pipeline_seconds;   /* workers' time in filter, join, state updates */
+  double merge_seconds;      /* coordinator: merging partial states */
+  double emit_seconds;       /* coordinator: finalize, HAVING, project, sink */
+  double seconds;            /* wall time from the first record to the end */
   int workers;
 } sl_query_stats;
 
