@@ -36,6 +36,28 @@ static int nop_text(void *c, const char *t) {
   return SL_OK;
 }
 
+static int keep_text(void *c, const char *t) {
+  size_t n = strlen((char *)c);
+  snprintf((char *)c + n, 65536 - n, "%s", t);
+  return SL_OK;
+}
+
+/* What SET 'sluice.strategy' = 'auto' chooses (EXPLAIN's "== Why"). */
+static const char *auto_choice(sl_session *s, const char *query) {
+  static char text[65536];
+  text[0] = '\0';
+  char sql[1024];
+  snprintf(sql, sizeof sql, "EXPLAIN %s", query);
+  sl_result_sink sink = {text,    nop_begin, nop_row,  nop_ctx,
+                         nop_ctx, keep_text, nop_text, NULL};
+  sl_error err = {0};
+  if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) != SL_OK) {
+    fprintf(stderr, "strategy_sweep: %s\n", err.message);
+    exit(1);
+  }
+  return strstr(text, "== Why repartition ==") ? "repartition" : "late merge";
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -53,10 +75,12 @@ static int exec(sl_session *s, const char *sql) {
 }
 
 /* Records/s of the RO query with a forced strategy: median of runs. */
+static const char *QUERY =
+    "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro, DESCRIPTOR(ts), "
+    "INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end";
+
 static double measure(sl_session *s, sl_strategy strategy, int runs) {
-  const char *query = "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro, "
-                      "DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, "
-                      "window_start, window_end";
+  const char *query = QUERY;
   double rate[16];
   for (int r = 0; r < runs; r++) {
     sl_arena a;
@@ -100,8 +124,9 @@ int main(int argc, char **argv) {
   printf("RO, %ld events (1M per second of event time: 1 s windows of 1M "
          "events), 2 workers, median of %d runs, records/s\n\n",
          events, runs);
-  printf("| key range | zipf z | late merge | repartition | faster | ratio "
-         "|\n| --- | --- | --- | --- | --- | --- |\n");
+  printf("| key range | zipf z | late merge | repartition | faster | ratio | "
+         "auto chose | right? |\n| --- | --- | --- | --- | --- | --- | --- | "
+         "--- |\n");
   for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
     for (size_t j = 0; j < sizeof zs / sizeof zs[0]; j++) {
       sl_session *s = sl_session_new();
@@ -115,11 +140,16 @@ int main(int argc, char **argv) {
                strcmp(zs[j], "0") ? zs[j] : "1.0");
       if (exec(s, ddl) || exec(s, "SET 'parallelism.default' = '2'"))
         return 1;
+      const char *choice = auto_choice(s, QUERY);
       double lm = measure(s, SL_STRATEGY_LATE_MERGE, runs);
       double rp = measure(s, SL_STRATEGY_REPARTITION, runs);
-      printf("| %ld | %s | %.1f M | %.1f M | %s | %.2fx |\n", ranges[i], zs[j],
-             lm / 1e6, rp / 1e6, lm >= rp ? "late merge" : "repartition",
-             lm >= rp ? lm / rp : rp / lm);
+      const char *faster = lm >= rp ? "late merge" : "repartition";
+      double ratio = lm >= rp ? lm / rp : rp / lm;
+      printf("| %ld | %s | %.1f M | %.1f M | %s | %.2fx | %s | %s |\n",
+             ranges[i], zs[j], lm / 1e6, rp / 1e6, faster, ratio, choice,
+             ratio <= 1.2                  ? "(within 20%)"
+             : strcmp(choice, faster) == 0 ? "yes"
+                                           : "NO");
       fflush(stdout);
       sl_session_free(s);
     }
