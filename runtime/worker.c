@@ -20,6 +20,7 @@
 
 #include "executor_int.h"
 #include "session_store.h"
+#include "worker_int.h"
 
 int64_t sl_floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -28,50 +29,7 @@ int64_t sl_floor_div(int64_t a, int64_t b) {
   return q;
 }
 
-typedef struct slice {
-  int64_t start;
-  sl_group_table *table;
-} slice;
-
-typedef struct worker_state {
-  worker *w;
-  exec_query *q;
-  const sl_plan *plan;
-  sl_expr_ctx *ctx;
-  int64_t wm;       /* this worker's watermark */
-  int64_t next_end; /* smallest window end not yet handed over (WM_MAX:
-                     * none) */
-  int nslices, cap;
-  slice *slices;           /* sorted by start */
-  int last;                /* index of the slice used last (a cache) */
-  session_store *sessions; /* session windows */
-  /* The table's WATERMARK is computed over every row the source produced,
-   * before any filter (as Flink computes it at the source): wm_values holds
-   * it per input row, wm_next is the first input row not yet folded into
-   * wm, and origin maps the rows given to aggregate() to input rows. */
-  sl_buffer wm_values;
-  uint32_t wm_next;
-  const uint32_t *origin; /* NULL: rows are input rows */
-  uint32_t *joined_origin;
-  /* Late merge: wm is this worker's watermark over its own input.
-   * Repartition: local_wm is that, and wm (the operator's) is the minimum
-   * of input_wm[], the latest watermark seen from each worker (itself
-   * included), as a Flink operator takes the minimum over its inputs. */
-  int64_t local_wm;
-  int64_t *input_wm;
-  bool *input_done;
-  sl_buffer *out_slots; /* per destination: the slot being filled */
-  bool *out_active;
-  sl_buffer joined, tmp;
-  uint32_t *sel, *sel2;
-  uint8_t *keyrow;
-} worker_state;
-
-static int64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
+/* worker_state and slice: worker_int.h */
 
 /* ---- slices ----------------------------------------------------------------
  */
@@ -388,22 +346,13 @@ static void advance_watermark(worker_state *s, uint32_t upto) {
     s->wm = s->local_wm; /* late merge: the operator's is its own */
 }
 
-/* Repartition: the operator's watermark, the minimum over its inputs. */
-static int64_t operator_wm(const worker_state *s) {
-  int64_t m = WM_MAX;
-  for (int p = 0; p < s->q->nworkers; p++)
-    if (!s->input_done[p] && s->input_wm[p] < m)
-      m = s->input_wm[p];
-  return m;
-}
-
 /* Fold one tmp row into state.  late_wm decides whether the record is late
  * (the watermark of the worker that read it, just before it: under late
  * merge this worker's, under repartition the sender's, so both strategies
  * drop the same records); wm is this worker's operator watermark, which
  * says which windows and sessions have already been handed over. */
-static int fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
-                    int64_t proc_now) {
+int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
+                       int64_t proc_now) {
   const int64_t wm = s->wm;
   exec_query *q = s->q;
   const sl_plan *plan = q->plan;
@@ -492,138 +441,6 @@ static int fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
   return SL_OK;
 }
 
-/* ---- repartition: the exchange between workers ----------------------------
- */
-
-static int drain_inbound(worker_state *s, bool *got);
-
-/* Publish the slot being filled for dest (if any). */
-static int flush_out(worker_state *s, int dest) {
-  if (!s->out_active[dest])
-    return SL_OK;
-  sl_channel *ch = s->q->channels[s->w->index * s->q->nworkers + dest];
-  sl_channel_header hdr = {s->out_slots[dest].nrows, 0, s->local_wm};
-  s->out_active[dest] = false;
-  return sl_channel_publish(ch, sl_channel_payload_size(ch), &hdr);
-}
-
-/* A slot to append rows for dest to; waits for credit while draining this
- * worker's own inputs, so two workers sending to each other never block
- * each other. */
-static int out_slot(worker_state *s, int dest, sl_buffer **out) {
-  if (s->out_active[dest]) {
-    *out = &s->out_slots[dest];
-    return SL_OK;
-  }
-  sl_channel *ch = s->q->channels[s->w->index * s->q->nworkers + dest];
-  for (;;) {
-    void *p = sl_channel_acquire(ch);
-    if (p) {
-      sl_buffer_wrap(&s->out_slots[dest], s->q->tmp_layout, p,
-                     sl_channel_payload_size(ch));
-      s->out_active[dest] = true;
-      *out = &s->out_slots[dest];
-      return SL_OK;
-    }
-    int st = sl_channel_status(ch);
-    if (st < 0)
-      return sl_error_set(&s->w->err, st, "the exchange to worker %d broke",
-                          dest);
-    if (atomic_load(s->w->cancel))
-      return SL_ECANCELLED;
-    bool got = false;
-    int rc = drain_inbound(s, &got);
-    if (rc != SL_OK)
-      return rc;
-    if (!got)
-      sl_channel_wait_credit(ch, 1000000); /* 1 ms, then drain again */
-  }
-}
-
-/* Copy a tmp row into dest's slot, long strings included. */
-static int send_row(worker_state *s, int dest, const uint8_t *row) {
-  const sl_row_layout *tl = s->q->tmp_layout;
-  uint32_t heap = 0;
-  for (int f = 0; f < tl->nfields; f++)
-    if (tl->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
-      const sl_str *x = (const sl_str *)(row + tl->fields[f].offset);
-      if (x->len > SL_STR_INLINE)
-        heap += x->len;
-    }
-  for (int attempt = 0; attempt < 2; attempt++) {
-    sl_buffer *b = NULL;
-    int rc = out_slot(s, dest, &b);
-    if (rc != SL_OK)
-      return rc;
-    if (!sl_buffer_has_room(b, heap)) {
-      if (b->nrows == 0)
-        break; /* the row alone does not fit a slot */
-      rc = flush_out(s, dest);
-      if (rc != SL_OK)
-        return rc;
-      continue;
-    }
-    uint8_t *dst = sl_buffer_append(b);
-    memcpy(dst, row, tl->width);
-    for (int f = 0; f < tl->nfields; f++)
-      if (tl->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
-        sl_str *x = (sl_str *)(dst + tl->fields[f].offset);
-        if (x->len > SL_STR_INLINE)
-          sl_buffer_put_str(b, x, x->u.ptr, x->len);
-      }
-    return SL_OK;
-  }
-  return sl_error_set(&s->w->err, SL_EINVAL,
-                      "a record is larger than an exchange slot (%u bytes); "
-                      "raise SET 'sluice.buffer-size'",
-                      s->q->buffer_size);
-}
-
-/* Fold every row other workers have sent here so far. */
-static int drain_inbound(worker_state *s, bool *got) {
-  exec_query *q = s->q;
-  int n = q->nworkers, me = s->w->index;
-  const sl_row_layout *tl = q->tmp_layout;
-  int64_t proc_now = q->plan->window.proctime ? now_us() : 0;
-  for (int p = 0; p < n; p++) {
-    if (p == me || s->input_done[p])
-      continue;
-    sl_channel *ch = q->channels[p * n + me];
-    const sl_channel_slot *slot;
-    while ((slot = sl_channel_poll(ch)) != NULL) {
-      *got = true;
-      sl_buffer view;
-      sl_buffer_wrap(&view, tl, slot->payload, slot->len);
-      view.nrows = slot->hdr.rows;
-      for (uint32_t r = 0; r < view.nrows; r++) {
-        const uint8_t *row = sl_buffer_row(&view, r);
-        /* The sender's watermark just before this record. */
-        int64_t tag = SL_FIELD(row, tl, q->tmp_wm_tag, int64_t);
-        if (tag > s->input_wm[p])
-          s->input_wm[p] = tag;
-        int rc = fold_row(s, row, tag, proc_now);
-        if (rc != SL_OK)
-          return rc;
-      }
-      if (slot->hdr.watermark > s->input_wm[p])
-        s->input_wm[p] = slot->hdr.watermark;
-      int rc = sl_channel_release(ch);
-      if (rc != SL_OK)
-        return rc;
-    }
-    int st = sl_channel_status(ch);
-    if (st == SL_CHANNEL_END) {
-      s->input_done[p] = true;
-      *got = true;
-    } else if (st < 0) {
-      return sl_error_set(&s->w->err, st, "the exchange from worker %d broke",
-                          p);
-    }
-  }
-  s->wm = operator_wm(s);
-  return SL_OK;
-}
-
 static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
                      uint32_t n) {
   exec_query *q = s->q;
@@ -646,7 +463,7 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
                           "buffer; raise SET 'sluice.buffer-size'");
     uint32_t first = done;
     done += (uint32_t)k;
-    int64_t proc_now = pw->proctime ? now_us() : 0;
+    int64_t proc_now = pw->proctime ? sl_now_us() : 0;
     for (uint32_t r = 0; r < s->tmp.nrows; r++) {
       uint8_t *row = sl_buffer_row(&s->tmp, r);
       uint32_t at = sel[first + r];
@@ -654,7 +471,7 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
       advance_watermark(s, input_row); /* the rows before this one */
       int rc;
       if (!exchange) {
-        rc = fold_row(s, row, s->wm, proc_now);
+        rc = sl_worker_fold_row(s, row, s->wm, proc_now);
       } else {
         /* The owner of the key folds it, judging lateness by its own
          * watermark; the record carries ours. */
@@ -670,12 +487,12 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
         }
         /* The owner from the hash's high bits: group tables index by the
          * low bits, and an owner's keys must not all share them. */
-        int dest = (int)((sl_key_hash(kl, s->keyrow) >> 32) %
-                         (uint64_t)q->nworkers);
+        int dest =
+            (int)((sl_key_hash(kl, s->keyrow) >> 32) % (uint64_t)q->nworkers);
         if (dest == me) {
-          rc = fold_row(s, row, s->local_wm, proc_now);
+          rc = sl_worker_fold_row(s, row, s->local_wm, proc_now);
         } else {
-          rc = send_row(s, dest, row);
+          rc = sl_exchange_send(s, dest, row);
         }
       }
       if (rc != SL_OK)
@@ -684,7 +501,7 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
     }
   }
   if (plan->windowed && pw->proctime) {
-    s->local_wm = now_us(); /* processing-time windows close by the clock */
+    s->local_wm = sl_now_us(); /* processing-time windows close by the clock */
     if (!exchange)
       s->wm = s->local_wm;
   }
@@ -929,10 +746,10 @@ void *sl_worker_main(void *arg) {
       s.input_wm[me] = s.local_wm;
       for (int d = 0; d < n && rc == SL_OK; d++)
         if (d != me)
-          rc = flush_out(&s, d);
+          rc = sl_exchange_flush(&s, d);
       bool got = false;
       if (rc == SL_OK)
-        rc = drain_inbound(&s, &got);
+        rc = sl_exchange_drain(&s, &got);
       if (rc != SL_OK)
         break;
     }
@@ -952,12 +769,12 @@ void *sl_worker_main(void *arg) {
     for (int d = 0; d < n; d++)
       if (d != me) {
         if (rc == SL_OK)
-          rc = flush_out(&s, d);
+          rc = sl_exchange_flush(&s, d);
         sl_channel_close(q->channels[me * n + d]);
       }
     while (rc == SL_OK && !atomic_load(w->cancel)) {
       bool got = false;
-      rc = drain_inbound(&s, &got);
+      rc = sl_exchange_drain(&s, &got);
       if (rc != SL_OK)
         break;
       rc = hand_over_windows(&s);

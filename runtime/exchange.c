@@ -1,0 +1,148 @@
+/* exchange.c - repartitioning between worker threads: each record goes to
+ * the worker that owns its key, over one channel per (sender, owner) pair
+ * (channel.h: slots in the owner's memory, credits back to the sender).
+ * A worker waiting for credit folds what others sent it meanwhile, so two
+ * workers sending to each other never block each other. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker_int.h"
+
+/* Repartition: the operator's watermark, the minimum over its inputs. */
+static int64_t operator_wm(const worker_state *s) {
+  int64_t m = WM_MAX;
+  for (int p = 0; p < s->q->nworkers; p++)
+    if (!s->input_done[p] && s->input_wm[p] < m)
+      m = s->input_wm[p];
+  return m;
+}
+
+/* ---- repartition: the exchange between workers ----------------------------
+ */
+
+/* Publish the slot being filled for dest (if any). */
+int sl_exchange_flush(worker_state *s, int dest) {
+  if (!s->out_active[dest])
+    return SL_OK;
+  sl_channel *ch = s->q->channels[s->w->index * s->q->nworkers + dest];
+  sl_channel_header hdr = {s->out_slots[dest].nrows, 0, s->local_wm};
+  s->out_active[dest] = false;
+  return sl_channel_publish(ch, sl_channel_payload_size(ch), &hdr);
+}
+
+/* A slot to append rows for dest to; waits for credit while draining this
+ * worker's own inputs, so two workers sending to each other never block
+ * each other. */
+static int out_slot(worker_state *s, int dest, sl_buffer **out) {
+  if (s->out_active[dest]) {
+    *out = &s->out_slots[dest];
+    return SL_OK;
+  }
+  sl_channel *ch = s->q->channels[s->w->index * s->q->nworkers + dest];
+  for (;;) {
+    void *p = sl_channel_acquire(ch);
+    if (p) {
+      sl_buffer_wrap(&s->out_slots[dest], s->q->tmp_layout, p,
+                     sl_channel_payload_size(ch));
+      s->out_active[dest] = true;
+      *out = &s->out_slots[dest];
+      return SL_OK;
+    }
+    int st = sl_channel_status(ch);
+    if (st < 0)
+      return sl_error_set(&s->w->err, st, "the exchange to worker %d broke",
+                          dest);
+    if (atomic_load(s->w->cancel))
+      return SL_ECANCELLED;
+    bool got = false;
+    int rc = sl_exchange_drain(s, &got);
+    if (rc != SL_OK)
+      return rc;
+    if (!got)
+      sl_channel_wait_credit(ch, 1000000); /* 1 ms, then drain again */
+  }
+}
+
+/* Copy a tmp row into dest's slot, long strings included. */
+int sl_exchange_send(worker_state *s, int dest, const uint8_t *row) {
+  const sl_row_layout *tl = s->q->tmp_layout;
+  uint32_t heap = 0;
+  for (int f = 0; f < tl->nfields; f++)
+    if (tl->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
+      const sl_str *x = (const sl_str *)(row + tl->fields[f].offset);
+      if (x->len > SL_STR_INLINE)
+        heap += x->len;
+    }
+  for (int attempt = 0; attempt < 2; attempt++) {
+    sl_buffer *b = NULL;
+    int rc = out_slot(s, dest, &b);
+    if (rc != SL_OK)
+      return rc;
+    if (!sl_buffer_has_room(b, heap)) {
+      if (b->nrows == 0)
+        break; /* the row alone does not fit a slot */
+      rc = sl_exchange_flush(s, dest);
+      if (rc != SL_OK)
+        return rc;
+      continue;
+    }
+    uint8_t *dst = sl_buffer_append(b);
+    memcpy(dst, row, tl->width);
+    for (int f = 0; f < tl->nfields; f++)
+      if (tl->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
+        sl_str *x = (sl_str *)(dst + tl->fields[f].offset);
+        if (x->len > SL_STR_INLINE)
+          sl_buffer_put_str(b, x, x->u.ptr, x->len);
+      }
+    return SL_OK;
+  }
+  return sl_error_set(&s->w->err, SL_EINVAL,
+                      "a record is larger than an exchange slot (%u bytes); "
+                      "raise SET 'sluice.buffer-size'",
+                      s->q->buffer_size);
+}
+
+/* Fold every row other workers have sent here so far. */
+int sl_exchange_drain(worker_state *s, bool *got) {
+  exec_query *q = s->q;
+  int n = q->nworkers, me = s->w->index;
+  const sl_row_layout *tl = q->tmp_layout;
+  int64_t proc_now = q->plan->window.proctime ? sl_now_us() : 0;
+  for (int p = 0; p < n; p++) {
+    if (p == me || s->input_done[p])
+      continue;
+    sl_channel *ch = q->channels[p * n + me];
+    const sl_channel_slot *slot;
+    while ((slot = sl_channel_poll(ch)) != NULL) {
+      *got = true;
+      sl_buffer view;
+      sl_buffer_wrap(&view, tl, slot->payload, slot->len);
+      view.nrows = slot->hdr.rows;
+      for (uint32_t r = 0; r < view.nrows; r++) {
+        const uint8_t *row = sl_buffer_row(&view, r);
+        /* The sender's watermark just before this record. */
+        int64_t tag = SL_FIELD(row, tl, q->tmp_wm_tag, int64_t);
+        if (tag > s->input_wm[p])
+          s->input_wm[p] = tag;
+        int rc = sl_worker_fold_row(s, row, tag, proc_now);
+        if (rc != SL_OK)
+          return rc;
+      }
+      if (slot->hdr.watermark > s->input_wm[p])
+        s->input_wm[p] = slot->hdr.watermark;
+      int rc = sl_channel_release(ch);
+      if (rc != SL_OK)
+        return rc;
+    }
+    int st = sl_channel_status(ch);
+    if (st == SL_CHANNEL_END) {
+      s->input_done[p] = true;
+      *got = true;
+    } else if (st < 0) {
+      return sl_error_set(&s->w->err, st, "the exchange from worker %d broke",
+                          p);
+    }
+  }
+  s->wm = operator_wm(s);
+  return SL_OK;
+}

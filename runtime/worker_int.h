@@ -1,0 +1,69 @@
+/* worker_int.h - a worker thread's private state, shared by worker.c (the
+ * pipeline and window state) and exchange.c (repartitioning between
+ * workers).  Internal to runtime/. */
+#ifndef SLUICE_WORKER_INT_H
+#define SLUICE_WORKER_INT_H
+
+#include <time.h>
+
+#include "executor_int.h"
+#include "session_store.h"
+
+typedef struct slice {
+  int64_t start;
+  sl_group_table *table;
+} slice;
+
+typedef struct worker_state {
+  worker *w;
+  exec_query *q;
+  const sl_plan *plan;
+  sl_expr_ctx *ctx;
+  int64_t wm;       /* this worker's watermark */
+  int64_t next_end; /* smallest window end not yet handed over (WM_MAX:
+                     * none) */
+  int nslices, cap;
+  slice *slices;           /* sorted by start */
+  int last;                /* index of the slice used last (a cache) */
+  session_store *sessions; /* session windows */
+  /* The table's WATERMARK is computed over every row the source produced,
+   * before any filter (as Flink computes it at the source): wm_values holds
+   * it per input row, wm_next is the first input row not yet folded into
+   * wm, and origin maps the rows given to aggregate() to input rows. */
+  sl_buffer wm_values;
+  uint32_t wm_next;
+  const uint32_t *origin; /* NULL: rows are input rows */
+  uint32_t *joined_origin;
+  /* Late merge: wm is this worker's watermark over its own input.
+   * Repartition: local_wm is that, and wm (the operator's) is the minimum
+   * of input_wm[], the latest watermark seen from each worker (itself
+   * included), as a Flink operator takes the minimum over its inputs. */
+  int64_t local_wm;
+  int64_t *input_wm;
+  bool *input_done;
+  sl_buffer *out_slots; /* per destination: the slot being filled */
+  bool *out_active;
+  sl_buffer joined, tmp;
+  uint32_t *sel, *sel2;
+  uint8_t *keyrow;
+} worker_state;
+
+static inline int64_t sl_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Fold one tmp row into this worker's state (worker.c). */
+int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
+                       int64_t proc_now);
+
+/* Repartition (exchange.c): send a tmp row to the worker owning its key;
+ * publish the slot being filled for dest; fold what other workers sent
+ * here (*got: anything arrived or an input ended) and update s->wm, the
+ * minimum of the inputs' watermarks. */
+int sl_exchange_send(worker_state *s, int dest, const uint8_t *row);
+int sl_exchange_flush(worker_state *s, int dest);
+int sl_exchange_drain(worker_state *s, bool *got);
+
+#endif
