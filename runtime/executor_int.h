@@ -33,18 +33,18 @@ typedef struct exec_query {
   bool join;
   const sl_row_layout *joined_layout; /* stream fields, then table fields */
   int nkey_progs;
-  sl_expr_prog **stream_key_progs;    /* over stream_layout */
+  sl_expr_prog **stream_key_progs; /* over stream_layout */
   const sl_row_layout *join_key_layout;
   uint32_t table_nrows;
-  uint8_t **table_rows;               /* rows of the table's layout */
+  uint8_t **table_rows; /* rows of the table's layout */
   const sl_row_layout *table_layout;
-  uint64_t *table_hash;               /* open addressing: hash, row + 1 */
+  uint64_t *table_hash; /* open addressing: hash, row + 1 */
   uint32_t *table_slot_row;
   uint32_t table_cap;
-  uint8_t **table_keys;               /* key row per table row */
+  uint8_t **table_keys; /* key row per table row */
   sl_buffer *table_buffers;
   int ntable_buffers;
-  sl_expr_prog *post_join_filter;     /* over joined_layout, or NULL */
+  sl_expr_prog *post_join_filter; /* over joined_layout, or NULL */
 
   const sl_row_layout *row_layout; /* the layout the rest runs over */
 
@@ -62,9 +62,9 @@ typedef struct exec_query {
   const sl_row_layout *wm_layout;
   sl_expr_prog **tmp_progs; /* one per tmp field (NULL: not evaluated) */
   const sl_row_layout *key_layout;
-  sl_agg_set aggs;          /* over tmp_layout */
+  sl_agg_set aggs;                 /* over tmp_layout */
   const sl_row_layout *agg_layout; /* keys, aggs, window_start/end/time */
-  sl_expr_prog *having;     /* over agg_layout */
+  sl_expr_prog *having;            /* over agg_layout */
   /* Repartition: channels[p * nworkers + c] carries tmp rows from worker p
    * to the worker c that owns their keys (NULL when p == c). */
   sl_channel **channels;
@@ -110,10 +110,10 @@ typedef struct worker {
   int64_t published_wm;    /* every window ending at or before it is in
                             * partials */
   session_fragment *fragments, *fragments_tail;
-  int64_t min_open_start;  /* no open session of this worker starts
-                            * earlier (session windows) */
-  void *sessions;          /* the worker's session store, freed by the
-                            * coordinator after the query */
+  int64_t min_open_start; /* no open session of this worker starts
+                           * earlier (session windows) */
+  void *sessions;         /* the worker's session store, freed by the
+                           * coordinator after the query */
   bool done;
   int rc;
   sl_error err;

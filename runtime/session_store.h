@@ -23,9 +23,9 @@ typedef struct session_store {
   sl_agg_set head_set; /* no aggregates, 8 bytes per key: the list head */
   const sl_agg_set *aggs;
   session *free_list;
-  int64_t min_start;   /* lower bound of every open session's start */
-  int64_t min_end;     /* lower bound of every open session's end */
-  uint64_t open;       /* sessions held */
+  int64_t min_start; /* lower bound of every open session's start */
+  int64_t min_end;   /* lower bound of every open session's end */
+  uint64_t open;     /* sessions held */
 } session_store;
 
 void session_store_init(session_store *s, const sl_row_layout *key_layout,
@@ -36,18 +36,16 @@ void session_store_free(session_store *s);
  * of that key it intersects or touches.  If states is not NULL it is
  * merged into the result (a fragment from a worker).  Returns the merged
  * session (for the caller to fold a record into), or NULL on error. */
-session *session_store_add(session_store *s, uint64_t hash,
-                           const uint8_t *key, int64_t start, int64_t end,
-                           const uint8_t *states, int64_t closed_end,
-                           sl_error *err);
+session *session_store_add(session_store *s, uint64_t hash, const uint8_t *key,
+                           int64_t start, int64_t end, const uint8_t *states,
+                           int64_t closed_end, sl_error *err);
 
 /* Does key have a session that intersects or touches [start, end)?
  * Sessions ending at or before closed_end are closed (the watermark has
  * passed them, they only wait to be handed over): they are ignored here and
  * by session_store_add, as if already gone. */
-bool session_store_overlaps(session_store *s, uint64_t hash,
-                            const uint8_t *key, int64_t start, int64_t end,
-                            int64_t closed_end);
+bool session_store_overlaps(session_store *s, uint64_t hash, const uint8_t *key,
+                            int64_t start, int64_t end, int64_t closed_end);
 
 /* Call fn for every session that may close (can_close true), then remove
  * it.  Recomputes min_start/min_end.  fn gets the key row and session; its
@@ -55,7 +53,7 @@ bool session_store_overlaps(session_store *s, uint64_t hash,
  * sets live in the store's arena). */
 typedef int (*session_fn)(void *arg, const uint8_t *key, const session *ss);
 typedef bool (*session_pred)(void *arg, const session *ss);
-int session_store_close(session_store *s, session_pred can_close,
-                        session_fn fn, void *arg, sl_error *err);
+int session_store_close(session_store *s, session_pred can_close, session_fn fn,
+                        void *arg, sl_error *err);
 
 #endif

@@ -6,7 +6,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -16,14 +18,25 @@ enum { F_KEY, F_PRICE, F_NAME, F_DEC, F_X, NF };
 
 typedef struct fixture {
   sl_arena a;
-  sl_row_layout *in;  /* key BIGINT, price BIGINT, name STRING, d DECIMAL(10,2), x DOUBLE */
+  sl_row_layout *
+      in; /* key BIGINT, price BIGINT, name STRING, d DECIMAL(10,2), x DOUBLE */
   sl_row_layout *key; /* name STRING */
   sl_row_layout *out;
   sl_agg_set set;
 } fixture;
 
-enum { A_COUNT_STAR, A_SUM, A_AVG, A_MIN_NAME, A_MAX_DEC, A_COUNT_DISTINCT,
-       A_SUM_DEC, A_AVG_X, A_COUNT_FILTERED, NA };
+enum {
+  A_COUNT_STAR,
+  A_SUM,
+  A_AVG,
+  A_MIN_NAME,
+  A_MAX_DEC,
+  A_COUNT_DISTINCT,
+  A_SUM_DEC,
+  A_AVG_X,
+  A_COUNT_FILTERED,
+  NA
+};
 
 static void setup_fixture(fixture *fx) {
   sl_arena_init(&fx->a, 0);
@@ -49,18 +62,47 @@ static void setup_fixture(fixture *fx) {
    * key column's NULL-ness trick below instead; filter_field must be a
    * BOOLEAN, so give it its own layout in test_filter. */
   sl_agg_desc d[NA] = {
-      {.op = SL_AGG_COUNT_STAR, .in_field = -1, .filter_field = -1, .out_type = ot[0]},
-      {.op = SL_AGG_SUM, .in_field = F_PRICE, .filter_field = -1, .out_type = ot[1]},
-      {.op = SL_AGG_AVG, .in_field = F_PRICE, .filter_field = -1, .out_type = ot[2]},
-      {.op = SL_AGG_MIN, .in_field = F_NAME, .filter_field = -1, .out_type = ot[3]},
-      {.op = SL_AGG_MAX, .in_field = F_DEC, .filter_field = -1, .out_type = ot[4]},
-      {.op = SL_AGG_COUNT, .distinct = true, .in_field = F_PRICE, .filter_field = -1, .out_type = ot[5]},
-      {.op = SL_AGG_SUM, .in_field = F_DEC, .filter_field = -1, .out_type = ot[6]},
-      {.op = SL_AGG_AVG, .in_field = F_X, .filter_field = -1, .out_type = ot[7]},
-      {.op = SL_AGG_COUNT, .in_field = F_KEY, .filter_field = -1, .out_type = ot[8]},
+      {.op = SL_AGG_COUNT_STAR,
+       .in_field = -1,
+       .filter_field = -1,
+       .out_type = ot[0]},
+      {.op = SL_AGG_SUM,
+       .in_field = F_PRICE,
+       .filter_field = -1,
+       .out_type = ot[1]},
+      {.op = SL_AGG_AVG,
+       .in_field = F_PRICE,
+       .filter_field = -1,
+       .out_type = ot[2]},
+      {.op = SL_AGG_MIN,
+       .in_field = F_NAME,
+       .filter_field = -1,
+       .out_type = ot[3]},
+      {.op = SL_AGG_MAX,
+       .in_field = F_DEC,
+       .filter_field = -1,
+       .out_type = ot[4]},
+      {.op = SL_AGG_COUNT,
+       .distinct = true,
+       .in_field = F_PRICE,
+       .filter_field = -1,
+       .out_type = ot[5]},
+      {.op = SL_AGG_SUM,
+       .in_field = F_DEC,
+       .filter_field = -1,
+       .out_type = ot[6]},
+      {.op = SL_AGG_AVG,
+       .in_field = F_X,
+       .filter_field = -1,
+       .out_type = ot[7]},
+      {.op = SL_AGG_COUNT,
+       .in_field = F_KEY,
+       .filter_field = -1,
+       .out_type = ot[8]},
   };
   sl_error err = {0};
-  assert_int_equal(sl_agg_set_init(&fx->a, &fx->set, NA, d, fx->in, &err), SL_OK);
+  assert_int_equal(sl_agg_set_init(&fx->a, &fx->set, NA, d, fx->in, &err),
+                   SL_OK);
 }
 
 static const char *NAMES[] = {"alpha", "a-rather-long-group-name-one",
@@ -92,8 +134,8 @@ static void feed(fixture *fx, sl_group_table *t, int from, int to) {
     fill_row(fx, &b, i);
     const uint8_t *row = sl_buffer_row(&b, 0);
     memset(key, 0, sizeof key);
-    memcpy(key + fx->key->fields[0].offset,
-           row + fx->in->fields[F_NAME].offset, sizeof(sl_str));
+    memcpy(key + fx->key->fields[0].offset, row + fx->in->fields[F_NAME].offset,
+           sizeof(sl_str));
     uint8_t *st = sl_group_table_upsert(t, sl_key_hash(fx->key, key), key);
     assert_int_equal(sl_agg_update(&fx->set, st, row, &t->arena, &err), SL_OK);
   }
@@ -116,15 +158,17 @@ static void dump(fixture *fx, const sl_group_table *t, char *out, size_t cap) {
       assert_int_equal(sl_agg_finalize(&fx->set, k, sl_group_table_states(t, i),
                                        &ob, row, k, &err),
                        SL_OK);
-    const sl_str *name = (const sl_str *)(sl_group_table_key(t, i) +
-                                          fx->key->fields[0].offset);
+    const sl_str *name =
+        (const sl_str *)(sl_group_table_key(t, i) + fx->key->fields[0].offset);
     const sl_str *mn = &SL_FIELD(row, fx->out, A_MIN_NAME, sl_str);
     snprintf(lines[n++], sizeof lines[0],
-             "%.*s|%lld|%lld|%lld|%.*s|%lld|%lld|%lld|%.3f|%lld", (int)name->len,
-             sl_str_data(name), (long long)SL_FIELD(row, fx->out, A_COUNT_STAR, int64_t),
+             "%.*s|%lld|%lld|%lld|%.*s|%lld|%lld|%lld|%.3f|%lld",
+             (int)name->len, sl_str_data(name),
+             (long long)SL_FIELD(row, fx->out, A_COUNT_STAR, int64_t),
              (long long)SL_FIELD(row, fx->out, A_SUM, int64_t),
              (long long)SL_FIELD(row, fx->out, A_AVG, int64_t), (int)mn->len,
-             sl_str_data(mn), (long long)SL_FIELD(row, fx->out, A_MAX_DEC, int64_t),
+             sl_str_data(mn),
+             (long long)SL_FIELD(row, fx->out, A_MAX_DEC, int64_t),
              (long long)SL_FIELD(row, fx->out, A_COUNT_DISTINCT, int64_t),
              (long long)SL_FIELD(row, fx->out, A_SUM_DEC, __int128),
              SL_FIELD(row, fx->out, A_AVG_X, double),
@@ -161,11 +205,12 @@ static void test_single_table_values(void **state) {
    * key NULL for i = 0.  Group "alpha" = rows 0, 4: count 2, sum 12, avg 6,
    * min "alpha", max dec 4, distinct prices {0,12} = 2, sum dec 4, avg x
    * (0 + 1) / 2 = 0.5, count(key) = 1 (row 0's key is NULL). */
-  assert_string_equal(out,
-                      "a-rather-long-group-name-one|2|18|9|a-rather-long-group-name-one|5|2|6|0.750|2\n"
-                      "a-rather-long-group-name-two|2|24|12|a-rather-long-group-name-two|6|2|8|1.000|2\n"
-                      "alpha|2|12|6|alpha|4|2|4|0.500|1\n"
-                      "z|2|30|15|z|7|2|10|1.250|2\n");
+  assert_string_equal(out, "a-rather-long-group-name-one|2|18|9|a-rather-long-"
+                           "group-name-one|5|2|6|0.750|2\n"
+                           "a-rather-long-group-name-two|2|24|12|a-rather-long-"
+                           "group-name-two|6|2|8|1.000|2\n"
+                           "alpha|2|12|6|alpha|4|2|4|0.500|1\n"
+                           "z|2|30|15|z|7|2|10|1.250|2\n");
   sl_group_table_free(&t);
   sl_arena_free(&fx.a);
 }
@@ -211,7 +256,8 @@ static void test_sum_overflow_is_error(void **state) {
   sl_arena_init(&a, 0);
   const sl_type *t[1] = {sl_type_new(&a, SL_TYPE_BIGINT)};
   sl_row_layout *in = sl_row_layout_new(&a, 1, NULL, t);
-  sl_agg_desc d = {.op = SL_AGG_SUM, .in_field = 0, .filter_field = -1, .out_type = t[0]};
+  sl_agg_desc d = {
+      .op = SL_AGG_SUM, .in_field = 0, .filter_field = -1, .out_type = t[0]};
   sl_agg_set set;
   sl_error err = {0};
   assert_int_equal(sl_agg_set_init(&a, &set, 1, &d, in, &err), SL_OK);
@@ -236,7 +282,10 @@ static void test_filter_and_empty(void **state) {
   const sl_type *ot[2] = {t[0], t[0]};
   sl_row_layout *out = sl_row_layout_new(&a, 2, NULL, ot);
   sl_agg_desc d[2] = {
-      {.op = SL_AGG_COUNT_STAR, .in_field = -1, .filter_field = 1, .out_type = t[0]},
+      {.op = SL_AGG_COUNT_STAR,
+       .in_field = -1,
+       .filter_field = 1,
+       .out_type = t[0]},
       {.op = SL_AGG_MAX, .in_field = 0, .filter_field = 1, .out_type = t[0]}};
   sl_agg_set set;
   sl_error err = {0};
@@ -274,7 +323,10 @@ static void test_table_growth(void **state) {
   sl_arena_init(&a, 0);
   const sl_type *t[1] = {sl_type_new(&a, SL_TYPE_BIGINT)};
   sl_row_layout *key = sl_row_layout_new(&a, 1, NULL, t);
-  sl_agg_desc d = {.op = SL_AGG_COUNT_STAR, .in_field = -1, .filter_field = -1, .out_type = t[0]};
+  sl_agg_desc d = {.op = SL_AGG_COUNT_STAR,
+                   .in_field = -1,
+                   .filter_field = -1,
+                   .out_type = t[0]};
   sl_agg_set set;
   sl_error err = {0};
   assert_int_equal(sl_agg_set_init(&a, &set, 1, &d, key, &err), SL_OK);

@@ -6,7 +6,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -58,8 +60,7 @@ static const char *chosen(sl_session *s, const char *table, sl_strbuf *out) {
   const char *w = strstr(sl_strbuf_cstr(out), "== Why ");
   assert_non_null(w);
   assert_non_null(strstr(w, "estimates per state slice"));
-  return strstr(w, "== Why repartition ==") == w ? "repartition"
-                                                  : "late-merge";
+  return strstr(w, "== Why repartition ==") == w ? "repartition" : "late-merge";
 }
 
 static void test_few_groups_and_skew_choose_late_merge(void **state) {

@@ -3,7 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
+
 #include <string.h>
 
 #include "sluice/settings.h"
@@ -43,11 +45,11 @@ static void test_validation(void **state) {
   assert_non_null(strstr(err.message, "late-merge"));
   sl_error_clear(&err);
 
-  assert_int_equal(
-      sl_settings_set(s, "parallelism.default", "0", NULL, &err), SL_EINVAL);
+  assert_int_equal(sl_settings_set(s, "parallelism.default", "0", NULL, &err),
+                   SL_EINVAL);
   sl_error_clear(&err);
-  assert_int_equal(
-      sl_settings_set(s, "parallelism.default", "3", NULL, &err), SL_OK);
+  assert_int_equal(sl_settings_set(s, "parallelism.default", "3", NULL, &err),
+                   SL_OK);
   assert_int_equal(sl_settings_get_int(s, "parallelism.default", 0), 3);
 
   assert_int_equal(
