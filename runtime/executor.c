@@ -761,6 +761,8 @@ static int open_exchange(exec_query *q, sl_error *err) {
 }
 
 static void free_query(exec_query *q) {
+  /* Called after every group table of the query is freed. */
+  sl_slot_pool_free(q->slot_pool);
   if (q->channels) {
     for (int i = 0; i < q->nworkers * q->nworkers; i++)
       if (q->channels[i])
@@ -787,6 +789,8 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   q.nworkers = (int)sl_settings_get_int(settings, "parallelism.default", 1);
   if (q.nworkers < 1)
     q.nworkers = 1;
+  /* Up to 256 MiB of freed group-table slots stay for the next windows. */
+  q.slot_pool = sl_slot_pool_new((size_t)256 << 20);
   int rc = prepare(&q, err);
   if (rc == SL_OK && plan->kind == SL_PLAN_AGGREGATE &&
       plan->strategy == SL_STRATEGY_REPARTITION && q.nworkers > 1)

@@ -68,6 +68,8 @@ typedef struct exec_query {
   /* Repartition: channels[p * nworkers + c] carries tmp rows from worker p
    * to the worker c that owns their keys (NULL when p == c). */
   sl_channel **channels;
+  /* Group-table slot arrays recycled across windows (aggregate.h). */
+  sl_slot_pool *slot_pool;
   sl_expr_prog **final_progs; /* over agg_layout -> out_layout */
 } exec_query;
 

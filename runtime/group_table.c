@@ -5,6 +5,8 @@
  * long strings keeps its bytes in the table's arena, so the input buffer
  * may be reused as soon as the row has been folded in.
  */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +59,74 @@ static bool keys_equal(const sl_group_table *t, const uint8_t *a,
   return true;
 }
 
-static uint8_t *alloc_slots(uint32_t cap, uint32_t width) {
+/* ---- the slot pool ------------------------------------------------------- */
+
+#define POOL_MAX_ARRAYS 32
+
+struct sl_slot_pool {
+  pthread_mutex_t lock;
+  size_t max_bytes, held;
+  int n;
+  size_t size[POOL_MAX_ARRAYS];
+  uint8_t *array[POOL_MAX_ARRAYS];
+};
+
+sl_slot_pool *sl_slot_pool_new(size_t max_bytes) {
+  sl_slot_pool *p = calloc(1, sizeof *p);
+  if (!p)
+    abort();
+  pthread_mutex_init(&p->lock, NULL);
+  p->max_bytes = max_bytes;
+  return p;
+}
+
+void sl_slot_pool_free(sl_slot_pool *p) {
+  if (!p)
+    return;
+  for (int i = 0; i < p->n; i++)
+    free(p->array[i]);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+/* A zeroed array of exactly `bytes` from the pool, or NULL. */
+static uint8_t *pool_take(sl_slot_pool *p, size_t bytes) {
+  uint8_t *a = NULL;
+  pthread_mutex_lock(&p->lock);
+  for (int i = 0; i < p->n; i++)
+    if (p->size[i] == bytes) {
+      a = p->array[i];
+      p->held -= bytes;
+      p->n--;
+      p->array[i] = p->array[p->n];
+      p->size[i] = p->size[p->n];
+      break;
+    }
+  pthread_mutex_unlock(&p->lock);
+  if (a)
+    memset(a, 0, bytes);
+  return a;
+}
+
+/* Keep `a` for reuse if the budget allows; else free it. */
+static void pool_give(sl_slot_pool *p, uint8_t *a, size_t bytes) {
+  pthread_mutex_lock(&p->lock);
+  bool kept = p->n < POOL_MAX_ARRAYS && p->held + bytes <= p->max_bytes;
+  if (kept) {
+    p->array[p->n] = a;
+    p->size[p->n] = bytes;
+    p->n++;
+    p->held += bytes;
+  }
+  pthread_mutex_unlock(&p->lock);
+  if (!kept)
+    free(a);
+}
+
+/* ---- the table ------------------------------------------------------------
+ */
+
+static uint8_t *alloc_slots_raw(uint32_t cap, uint32_t width) {
   uint8_t *p = calloc(cap, width);
   if (!p) {
     fprintf(stderr, "sluice: out of memory (group table of %u slots)\n", cap);
@@ -66,8 +135,30 @@ static uint8_t *alloc_slots(uint32_t cap, uint32_t width) {
   return p;
 }
 
+static uint8_t *alloc_slots(sl_group_table *t, uint32_t cap) {
+  size_t bytes = (size_t)cap * t->entry_width;
+  uint8_t *a = t->pool ? pool_take(t->pool, bytes) : NULL;
+  return a ? a : alloc_slots_raw(cap, t->entry_width);
+}
+
+static void free_slots(sl_group_table *t, uint8_t *a, uint32_t cap) {
+  if (!a)
+    return;
+  if (t->pool)
+    pool_give(t->pool, a, (size_t)cap * t->entry_width);
+  else
+    free(a);
+}
+
 void sl_group_table_init(sl_group_table *t, const sl_row_layout *key_layout,
                          const sl_agg_set *aggs, uint32_t initial_cap) {
+  sl_group_table_init_pooled(t, key_layout, aggs, initial_cap, NULL);
+}
+
+void sl_group_table_init_pooled(sl_group_table *t,
+                                const sl_row_layout *key_layout,
+                                const sl_agg_set *aggs, uint32_t initial_cap,
+                                sl_slot_pool *pool) {
   memset(t, 0, sizeof *t);
   t->key_layout = key_layout;
   t->aggs = aggs;
@@ -79,12 +170,13 @@ void sl_group_table_init(sl_group_table *t, const sl_row_layout *key_layout,
   while (cap < initial_cap)
     cap *= 2;
   t->cap = cap;
-  t->slots = alloc_slots(cap, t->entry_width);
+  t->pool = pool;
+  t->slots = alloc_slots(t, cap);
   sl_arena_init(&t->arena, 16 * 1024);
 }
 
 void sl_group_table_free(sl_group_table *t) {
-  free(t->slots);
+  free_slots(t, t->slots, t->cap);
   t->slots = NULL;
   sl_arena_free(&t->arena);
   t->cap = t->count = 0;
@@ -94,7 +186,7 @@ static void grow(sl_group_table *t) {
   uint32_t old_cap = t->cap;
   uint8_t *old = t->slots;
   t->cap *= 2;
-  t->slots = alloc_slots(t->cap, t->entry_width);
+  t->slots = alloc_slots(t, t->cap);
   uint32_t mask = t->cap - 1;
   for (uint32_t i = 0; i < old_cap; i++) {
     uint8_t *e = old + (size_t)i * t->entry_width;
@@ -106,7 +198,7 @@ static void grow(sl_group_table *t) {
       j = (j + 1) & mask;
     memcpy(t->slots + (size_t)j * t->entry_width, e, t->entry_width);
   }
-  free(old);
+  free_slots(t, old, old_cap);
 }
 
 uint8_t *sl_group_table_upsert(sl_group_table *t, uint64_t hash,

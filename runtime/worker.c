@@ -60,7 +60,8 @@ static sl_group_table *slice_table(worker_state *s, int64_t start) {
   sl_group_table *t = malloc(sizeof *t);
   if (!t)
     abort();
-  sl_group_table_init(t, s->q->key_layout, &s->q->aggs, 64);
+  sl_group_table_init_pooled(t, s->q->key_layout, &s->q->aggs, 64,
+                             s->q->slot_pool);
   s->slices[lo].start = start;
   s->slices[lo].table = t;
   s->nslices++;
@@ -234,8 +235,9 @@ static int hand_over_windows(worker_state *s) {
             merged = malloc(sizeof *merged);
             if (!merged)
               abort();
-            sl_group_table_init(merged, s->q->key_layout, &s->q->aggs,
-                                s->slices[i].table->count);
+            sl_group_table_init_pooled(merged, s->q->key_layout, &s->q->aggs,
+                                       s->slices[i].table->count,
+                                       s->q->slot_pool);
           }
           int rc = sl_group_table_merge(merged, s->slices[i].table, &w->err);
           if (rc != SL_OK)
