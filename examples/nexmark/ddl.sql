@@ -38,8 +38,8 @@ CREATE TABLE datagen (
     WATERMARK FOR dateTime AS dateTime - INTERVAL '4' SECOND
 ) WITH (
     'connector' = 'nexmark',
-    'first-event.rate' = '10000000',
-    'next-event.rate' = '10000000',
+    'first-event.rate' = '10000',
+    'next-event.rate' = '10000',
     'events.num' = '100000',
     'person.proportion' = '1',
     'auction.proportion' = '3',

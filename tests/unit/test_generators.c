@@ -309,9 +309,10 @@ static void test_nexmark_ddl(void **state) {
   assert_int_equal(c.kinds[2], 92000);
   assert_int_equal(c.null_violations, 0);
   assert_false(c.decreasing);
-  /* first-event.rate 10M/s: 100000 events span 10 ms; TIMESTAMP(3) */
+  /* first-event.rate 10000/s: event i at i * 100 us; the last (99999, a
+   * bid: 46 of every 50 are) at 9.9999 s, cut to TIMESTAMP(3) */
   assert_int_equal(c.first_ts, BASE_US);
-  assert_int_equal(c.last_ts, BASE_US + 9000);
+  assert_int_equal(c.last_ts, BASE_US + 9999000);
 
   check_split(&sl_source_nexmark, t, &r, &one, 2);
   check_split(&sl_source_nexmark, t, &r, &one, 3);

@@ -402,7 +402,8 @@ static void test_nexmark_bid_keys(void **state) {
   assert_non_null(st->combined);
   assert_true(st->combined->distinct >= st->keys[0].distinct * 0.9);
   assert_true(st->has_event_rate);
-  assert_true(st->event_rate > 1e6 && st->event_rate < 1e8);
+  /* 10000 events per second of event time, 92% of them bids */
+  assert_true(st->event_rate > 8500 && st->event_rate < 10000);
   /* The whole stream was seen: no window has more distinct keys. */
   assert_true(sl_key_stats_distinct_for(&st->keys[0], 1e9) <=
               st->keys[0].distinct + 1e-9);
