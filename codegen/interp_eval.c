@@ -633,10 +633,14 @@ static int store(sl_expr_ctx *c, const sl_expr_prog *p, const ivec *v,
     STORE(int64_t, d)
   case SL_P_DEC128:
     STORE(i128, d)
-  case SL_P_STR:
+  case SL_P_STR: {
+    /* A column copied unchanged into a borrowing buffer keeps pointing at
+     * the input's bytes (row.h); computed strings live in the context's
+     * per-call scratch and must be copied. */
+    bool borrow = out->borrow_strings && p->root->kind == N_LOAD;
     for (uint32_t i = 0; i < n; i++) {
       sl_str s = v->null[i] ? sl_str_make("", 0) : v->v.s[i];
-      if (s.len > SL_STR_INLINE) {
+      if (s.len > SL_STR_INLINE && !borrow) {
         char *copy = sl_buffer_heap_copy(out, s.u.ptr, s.len);
         if (!copy)
           return SL_EXPR_HEAP_FULL;
@@ -645,6 +649,7 @@ static int store(sl_expr_ctx *c, const sl_expr_prog *p, const ivec *v,
       memcpy(base + (size_t)i * w, &s, sizeof s);
     }
     break;
+  }
   }
 #undef STORE
   return SL_OK;

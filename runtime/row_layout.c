@@ -160,6 +160,7 @@ void sl_buffer_init(sl_buffer *b, const sl_row_layout *layout, uint32_t cap) {
   b->nrows = 0;
   b->heap_used = 0;
   b->owned = true;
+  b->borrow_strings = false;
   b->layout = layout;
 }
 
@@ -170,6 +171,7 @@ void sl_buffer_wrap(sl_buffer *b, const sl_row_layout *layout, void *mem,
   b->nrows = 0;
   b->heap_used = 0;
   b->owned = false;
+  b->borrow_strings = false;
   b->layout = layout;
 }
 

@@ -527,6 +527,7 @@ static int probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
    * key layout's fields in order). */
   sl_buffer keys;
   sl_buffer_wrap(&keys, kl, s->tmp.data, s->tmp.cap);
+  keys.borrow_strings = true; /* stream keys: the input outlives them */
   int k = eval_rows(s, q->stream_key_progs, q->nkey_progs, in, sel, n, &keys);
   if (k < 0)
     return k;
@@ -710,6 +711,9 @@ void *sl_worker_main(void *arg) {
   uint32_t kw = q->join_key_layout ? q->join_key_layout->width : 0;
   uint32_t tw = tl->width > kw ? tl->width : kw;
   sl_buffer_init(&s.tmp, tl, tmp_rows * tw + q->buffer_size);
+  /* tmp rows (keys, arguments, join keys) live only while the input buffer
+   * they come from does. */
+  s.tmp.borrow_strings = true;
   if (q->key_layout)
     s.keyrow = calloc(1, q->key_layout->width + 8);
   if (!s.sel || !s.sel2 || (q->key_layout && !s.keyrow))

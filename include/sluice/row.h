@@ -158,6 +158,11 @@ typedef struct sl_buffer {
   uint32_t nrows;
   uint32_t heap_used; /* long-string bytes at the end of data */
   bool owned;         /* data was allocated by sl_buffer_init */
+  /* A transient buffer whose rows never outlive the buffer they were
+   * computed from (the runtime's per-batch key and argument rows): a
+   * string copied unchanged from an input column may keep pointing at the
+   * input's bytes instead of being copied into this buffer's heap. */
+  bool borrow_strings;
   const sl_row_layout *layout;
 } sl_buffer;
 
