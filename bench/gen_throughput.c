@@ -15,24 +15,6 @@
 #include "../runtime/generators.h"
 #include "sluice/session.h"
 
-static int ok_begin(void *c, int n, const char *const *a,
-                    const sl_type *const *t) {
-  (void)c, (void)n, (void)a, (void)t;
-  return SL_OK;
-}
-static int ok_row(void *c, const char *const *r) {
-  (void)c, (void)r;
-  return SL_OK;
-}
-static int ok_ctx(void *c) {
-  (void)c;
-  return SL_OK;
-}
-static int ok_text(void *c, const char *t) {
-  (void)c, (void)t;
-  return SL_OK;
-}
-
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -121,8 +103,7 @@ static char *nexmark_ddl(const char *dir) {
 }
 
 static int run_case(const bench_case *bc, const char *dir) {
-  sl_result_sink sink = {NULL,   ok_begin, ok_row,  ok_ctx,
-                         ok_ctx, ok_text,  ok_text, NULL};
+  sl_result_sink sink = sl_result_sink_discard(NULL);
   sl_session *s = sl_session_new();
   sl_error err = {0};
   const char *sql = bc->sql ? bc->sql : nexmark_ddl(dir);

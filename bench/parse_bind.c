@@ -43,24 +43,6 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int ignore_begin(void *c, int n, const char *const *a,
-                        const sl_type *const *t) {
-  (void)c, (void)n, (void)a, (void)t;
-  return SL_OK;
-}
-static int ignore_row(void *c, const char *const *r) {
-  (void)c, (void)r;
-  return SL_OK;
-}
-static int ignore_ctx(void *c) {
-  (void)c;
-  return SL_OK;
-}
-static int ignore_text(void *c, const char *t) {
-  (void)c, (void)t;
-  return SL_OK;
-}
-
 /* Every statement of a file, one after the other. */
 typedef struct stmt_text {
   const char *text;
@@ -94,8 +76,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   sl_session *s = sl_session_new();
-  sl_result_sink sink = {NULL,       ignore_begin, ignore_row,  NULL,
-                         ignore_ctx, ignore_text,  ignore_text, NULL};
+  sl_result_sink sink = sl_result_sink_discard(NULL);
   stmt_text stmts[64];
   int n = split(ddl, ddl_len, stmts, 64);
   for (int i = 0; i < n; i++) {

@@ -18,24 +18,6 @@
 #include "sluice/plan.h"
 #include "sluice/session.h"
 
-static int nop_begin(void *c, int n, const char *const *names,
-                     const sl_type *const *t) {
-  (void)c, (void)n, (void)names, (void)t;
-  return SL_OK;
-}
-static int nop_row(void *c, const char *const *cells) {
-  (void)c, (void)cells;
-  return SL_OK;
-}
-static int nop_ctx(void *c) {
-  (void)c;
-  return SL_OK;
-}
-static int nop_text(void *c, const char *t) {
-  (void)c, (void)t;
-  return SL_OK;
-}
-
 static int keep_text(void *c, const char *t) {
   size_t n = strlen((char *)c);
   snprintf((char *)c + n, 65536 - n, "%s", t);
@@ -48,8 +30,9 @@ static const char *auto_choice(sl_session *s, const char *query) {
   text[0] = '\0';
   char sql[1024];
   snprintf(sql, sizeof sql, "EXPLAIN %s", query);
-  sl_result_sink sink = {text,    nop_begin, nop_row,  nop_ctx,
-                         nop_ctx, keep_text, nop_text, NULL};
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sink.ctx = text; /* EXPLAIN prints text, no rows */
+  sink.text = keep_text;
   sl_error err = {0};
   if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) != SL_OK) {
     fprintf(stderr, "strategy_sweep: %s\n", err.message);
@@ -64,8 +47,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static int exec(sl_session *s, const char *sql) {
-  sl_result_sink sink = {NULL,    nop_begin, nop_row,  nop_ctx,
-                         nop_ctx, nop_text,  nop_text, NULL};
+  sl_result_sink sink = sl_result_sink_discard(NULL);
   sl_error err = {0};
   int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
   if (rc != SL_OK)
@@ -90,8 +72,7 @@ static double measure(sl_session *s, sl_strategy strategy, int runs) {
     sl_bound_stmt *b;
     sl_plan *plan;
     sl_error err = {0};
-    sl_result_sink sink = {NULL,    nop_begin, nop_row,  nop_ctx,
-                           nop_ctx, nop_text,  nop_text, NULL};
+    sl_result_sink sink = sl_result_sink_discard(NULL);
     sl_query_stats qs;
     if (sl_parse_one(&a, text, strlen(text), 1, &st, &err) ||
         sl_bind(&a, sl_session_catalog(s), st, text, 1, &b, &err) ||

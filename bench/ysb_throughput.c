@@ -32,26 +32,6 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* A result sink that only counts rows. */
-static int count_begin(void *c, int n, const char *const *names,
-                       const sl_type *const *t) {
-  (void)c, (void)n, (void)names, (void)t;
-  return SL_OK;
-}
-static int count_row(void *c, const char *const *cells) {
-  (void)cells;
-  (*(long *)c)++;
-  return SL_OK;
-}
-static int count_end(void *c) {
-  (void)c;
-  return SL_OK;
-}
-static int count_text(void *c, const char *t) {
-  (void)c, (void)t;
-  return SL_OK;
-}
-
 /* Single-thread memcpy bandwidth in bytes/s: median of 7 copies of 256 MiB. */
 static double memcpy_bandwidth(void) {
   size_t n = (size_t)256 << 20;
@@ -73,9 +53,8 @@ static double memcpy_bandwidth(void) {
 }
 
 static int exec(sl_session *s, const char *sql) {
-  long rows = 0;
-  sl_result_sink sink = {&rows,     count_begin, count_row,  NULL,
-                         count_end, count_text,  count_text, NULL};
+  uint64_t rows = 0;
+  sl_result_sink sink = sl_result_sink_discard(&rows);
   sl_error err = {0};
   int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
   if (rc != SL_OK)
@@ -133,9 +112,8 @@ int main(int argc, char **argv) {
       sl_bound_stmt *b;
       sl_plan *plan;
       sl_error err = {0};
-      long rows = 0;
-      sl_result_sink sink = {&rows,     count_begin, count_row,  NULL,
-                             count_end, count_text,  count_text, NULL};
+      uint64_t rows = 0;
+      sl_result_sink sink = sl_result_sink_discard(&rows);
       char *text = sl_arena_strdup(&a, QUERY);
       sl_query_stats qs;
       if (sl_parse_one(&a, text, strlen(text), 1, &st, &err) ||

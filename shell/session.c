@@ -410,6 +410,12 @@ static int discard_row(void *c, const char *const *cells) {
   (void)c, (void)cells;
   return SL_OK;
 }
+static int count_row(void *c, const char *const *cells) {
+  (void)cells;
+  if (c)
+    (*(uint64_t *)c)++;
+  return SL_OK;
+}
 static int discard_end(void *c) {
   (void)c;
   return SL_OK;
@@ -417,6 +423,12 @@ static int discard_end(void *c) {
 static int discard_text(void *c, const char *t) {
   (void)c, (void)t;
   return SL_OK;
+}
+
+sl_result_sink sl_result_sink_discard(uint64_t *rows) {
+  sl_result_sink sink = {rows,        discard_begin, count_row, NULL,
+                         discard_end, discard_text,  NULL,      NULL};
+  return sink;
 }
 
 static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,

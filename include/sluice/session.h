@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sluice/catalog.h"
 #include "sluice/error.h"
@@ -45,6 +46,10 @@ typedef struct sl_result_sink {
    * place; it is never part of the results.  Optional. */
   int (*progress)(void *ctx, const char *line);
 } sl_result_sink;
+
+/* A sink that drops results (benchmarks, tests, EXPLAIN ANALYZE), counting
+ * rows into *rows when rows is not NULL; no notices or progress. */
+sl_result_sink sl_result_sink_discard(uint64_t *rows);
 
 typedef struct sl_session sl_session;
 

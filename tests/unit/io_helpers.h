@@ -13,28 +13,9 @@
 #include "sluice/session.h"
 #include "sluice/value_text.h"
 
-static inline int nop_begin(void *c, int n, const char *const *names,
-                            const sl_type *const *types) {
-  (void)c, (void)n, (void)names, (void)types;
-  return SL_OK;
-}
-static inline int nop_row(void *c, const char *const *cells) {
-  (void)c, (void)cells;
-  return SL_OK;
-}
-static inline int nop_ctx(void *c) {
-  (void)c;
-  return SL_OK;
-}
-static inline int nop_text(void *c, const char *t) {
-  (void)c, (void)t;
-  return SL_OK;
-}
-
 /* Run one statement; fail the test with its message if it fails. */
 static inline void run_sql(sl_session *s, const char *sql) {
-  sl_result_sink sink = {NULL,    nop_begin, nop_row,  nop_ctx,
-                         nop_ctx, nop_text,  nop_text, NULL};
+  sl_result_sink sink = sl_result_sink_discard(NULL);
   sl_error err = {0};
   int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
   if (rc != SL_OK)
@@ -60,8 +41,7 @@ static inline void create_must_fail(sl_session *s, const char *name,
                                     const char *expect) {
   char sql[4096];
   snprintf(sql, sizeof sql, "CREATE TABLE %s (%s) WITH (%s)", name, cols, opts);
-  sl_result_sink sink = {NULL,    nop_begin, nop_row,  nop_ctx,
-                         nop_ctx, nop_text,  nop_text, NULL};
+  sl_result_sink sink = sl_result_sink_discard(NULL);
   sl_error err = {0};
   if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) == SL_OK)
     fail_msg("accepted: %s", sql);

@@ -15,32 +15,16 @@
 #include "sluice/session.h"
 #include "sluice/strbuf.h"
 
-static int nop_begin(void *c, int n, const char *const *names,
-                     const sl_type *const *t) {
-  (void)c, (void)n, (void)names, (void)t;
-  return SL_OK;
-}
-static int nop_row(void *c, const char *const *cells) {
-  (void)c, (void)cells;
-  return SL_OK;
-}
-static int nop_ctx(void *c) {
-  (void)c;
-  return SL_OK;
-}
 static int keep_text(void *c, const char *t) {
   if (c)
     sl_strbuf_append(c, t);
   return SL_OK;
 }
-static int nop_text(void *c, const char *t) {
-  (void)c, (void)t;
-  return SL_OK;
-}
 
 static void run(sl_session *s, const char *sql, sl_strbuf *out) {
-  sl_result_sink sink = {out,     nop_begin, nop_row,  nop_ctx,
-                         nop_ctx, keep_text, nop_text, NULL};
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sink.ctx = out; /* statements here print text, no rows */
+  sink.text = keep_text;
   sl_error err = {0};
   if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) != SL_OK)
     fail_msg("%s: %s", sql, err.message);

@@ -25,32 +25,13 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static int q_begin(void *c, int n, const char *const *a,
-                   const sl_type *const *t) {
-  (void)c, (void)n, (void)a, (void)t;
-  return SL_OK;
-}
-static int q_row(void *c, const char *const *r) {
-  (void)c, (void)r;
-  return SL_OK;
-}
-static int q_ctx(void *c) {
-  (void)c;
-  return SL_OK;
-}
-static int q_text(void *c, const char *t) {
-  (void)c, (void)t;
-  return SL_OK;
-}
-static sl_result_sink quiet = {NULL,  q_begin, q_row,  q_ctx,
-                               q_ctx, q_text,  q_text, NULL};
-
 /* A session holding one table created from sql. */
 static const sl_table_def *create(sl_session **s, const char *sql,
                                   const char *name) {
   *s = sl_session_new();
   sl_error err = {0};
-  int rc = sl_session_execute(*s, sql, strlen(sql), 1, &quiet, &err);
+  sl_result_sink quiet_sink = sl_result_sink_discard(NULL);
+  int rc = sl_session_execute(*s, sql, strlen(sql), 1, &quiet_sink, &err);
   if (rc != SL_OK)
     fail_msg("CREATE failed: %s", err.message);
   const sl_table_def *t = sl_catalog_find(sl_session_catalog(*s), name);
@@ -218,7 +199,8 @@ static int validate_error(const sl_source_connector *c, const char *sql,
   assert_non_null(c->validate);
   sl_session *s = sl_session_new();
   sl_error err = {0};
-  int rc = sl_session_execute(s, sql, strlen(sql), 1, &quiet, &err);
+  sl_result_sink quiet_sink = sl_result_sink_discard(NULL);
+  int rc = sl_session_execute(s, sql, strlen(sql), 1, &quiet_sink, &err);
   if (rc == SL_OK)
     fail_msg("CREATE accepted: %s", sql);
   if (!err.message || !strstr(err.message, needle))

@@ -25,27 +25,8 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static int q_begin(void *c, int n, const char *const *a,
-                   const sl_type *const *t) {
-  (void)c, (void)n, (void)a, (void)t;
-  return SL_OK;
-}
-static int q_row(void *c, const char *const *r) {
-  (void)c, (void)r;
-  return SL_OK;
-}
-static int q_ctx(void *c) {
-  (void)c;
-  return SL_OK;
-}
-static int q_text(void *c, const char *t) {
-  (void)c, (void)t;
-  return SL_OK;
-}
-
 static void exec_sql(sl_session *s, const char *sql) {
-  sl_result_sink sink = {NULL,  q_begin, q_row,  q_ctx,
-                         q_ctx, q_text,  q_text, NULL};
+  sl_result_sink sink = sl_result_sink_discard(NULL);
   sl_error err = {0};
   int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
   if (rc != SL_OK)
