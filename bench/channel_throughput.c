@@ -17,15 +17,10 @@
 #include <time.h>
 
 #include "sluice/channel.h"
+#include "sluice/clock.h"
 
 enum { RUNS = 5, CREDITS = 8 };
 #define POOL_BYTES ((size_t)64 << 20)
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -105,12 +100,12 @@ static double channel_run(const unsigned char *pool, uint32_t slot_size,
   r.len = sl_channel_payload_size(r.ch) & ~7u;
   r.slots = total / r.len;
   pthread_t p, c;
-  double t0 = now();
+  double t0 = sl_clock_seconds();
   pthread_create(&c, NULL, consumer, &r);
   pthread_create(&p, NULL, producer, &r);
   pthread_join(p, NULL);
   pthread_join(c, NULL);
-  double dt = now() - t0;
+  double dt = sl_clock_seconds() - t0;
   sl_channel_stats st;
   sl_channel_get_stats(r.ch, &st);
   *stalls = st.stalls;
@@ -128,7 +123,7 @@ static double memcpy_run(const unsigned char *pool, unsigned char *ring,
   uint32_t len = (slot_size - 32) & ~7u;
   uint64_t slots = total / len, sum = 0;
   size_t off = 0;
-  double t0 = now();
+  double t0 = sl_clock_seconds();
   for (uint64_t i = 0; i < slots; i++) {
     unsigned char *dst = ring + (i % CREDITS) * (size_t)slot_size;
     memcpy(dst, pool + off, len);
@@ -136,7 +131,7 @@ static double memcpy_run(const unsigned char *pool, unsigned char *ring,
     if (check)
       sum += checksum(dst, len);
   }
-  double dt = now() - t0;
+  double dt = sl_clock_seconds() - t0;
   *sink += sum;
   return (double)slots * len / dt / 1e9;
 }

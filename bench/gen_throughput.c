@@ -13,13 +13,8 @@
 #include <time.h>
 
 #include "../runtime/generators.h"
+#include "sluice/clock.h"
 #include "sluice/session.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -143,7 +138,7 @@ static int run_case(const bench_case *bc, const char *dir) {
     sl_buffer buf;
     sl_buffer_init(&buf, l, 64 * 1024);
     bool done = false;
-    double t0 = now();
+    double t0 = sl_clock_seconds();
     while (!done) {
       sl_buffer_clear(&buf);
       if (bc->conn->next(src, &buf, &done, &err)) {
@@ -151,7 +146,7 @@ static int run_case(const bench_case *bc, const char *dir) {
         return 1;
       }
     }
-    double secs = now() - t0;
+    double secs = sl_clock_seconds() - t0;
     sl_source_stats st;
     bc->conn->stats(src, &st);
     rate[run] = st.rows / secs;

@@ -15,18 +15,13 @@
 
 #include "sluice/binder.h"
 #include "sluice/catalog.h"
+#include "sluice/clock.h"
 #include "sluice/interpreter.h"
 #include "sluice/parser.h"
 #include "sluice/row.h"
 
 #define DISTINCT_ROWS 1000000u
 #define BUF_SIZE 65536u
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -129,7 +124,7 @@ int main(int argc, char **argv) {
   uint64_t kept_total = 0;
   for (int run = 0; run < 5; run++) {
     uint64_t done = 0, kept = 0;
-    double t0 = now_s();
+    double t0 = sl_clock_seconds();
     for (uint32_t bi = 0; done < per_run; bi = (bi + 1) % nbufs) {
       const sl_buffer *b = &bufs[bi];
       uint32_t n = b->nrows;
@@ -164,7 +159,7 @@ int main(int argc, char **argv) {
       kept += n;
       done += b->nrows;
     }
-    double dt = now_s() - t0;
+    double dt = sl_clock_seconds() - t0;
     rates[run] = (double)done / dt;
     kept_total = kept;
     fprintf(stderr, "run %d: %.0f rows/s (%llu of %llu kept)\n", run + 1,

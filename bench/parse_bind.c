@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "sluice/binder.h"
+#include "sluice/clock.h"
 #include "sluice/parser.h"
 #include "sluice/session.h"
 #include "sluice/strbuf.h"
@@ -31,12 +32,6 @@ static char *read_file(const char *path, size_t *len) {
   fclose(f);
   *len = b.len;
   return sl_strbuf_detach(&b);
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -133,7 +128,7 @@ int main(int argc, char **argv) {
   double parse_us[5], bind_us[5];
   for (int run = 0; run < 5; run++) {
     for (int phase = 0; phase < 2; phase++) {
-      double t0 = now();
+      double t0 = sl_clock_seconds();
       for (int it = 0; it < iters; it++) {
         for (int i = 0; i < nq; i++) {
           sl_arena a;
@@ -157,7 +152,7 @@ int main(int argc, char **argv) {
           sl_arena_free(&a);
         }
       }
-      double us = (now() - t0) * 1e6 / ((double)iters * nq);
+      double us = (sl_clock_seconds() - t0) * 1e6 / ((double)iters * nq);
       if (phase == 0)
         parse_us[run] = us;
       else

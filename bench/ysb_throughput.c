@@ -15,17 +15,12 @@
 #include <time.h>
 
 #include "sluice/binder.h"
+#include "sluice/clock.h"
 #include "sluice/executor.h"
 #include "sluice/parser.h"
 #include "sluice/plan.h"
 #include "sluice/row.h"
 #include "sluice/session.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -42,9 +37,9 @@ static double memcpy_bandwidth(void) {
   memset(b, 2, n);
   double bw[7];
   for (int i = 0; i < 7; i++) {
-    double t0 = now();
+    double t0 = sl_clock_seconds();
     memcpy(i % 2 ? a : b, i % 2 ? b : a, n);
-    bw[i] = (double)n / (now() - t0);
+    bw[i] = (double)n / (sl_clock_seconds() - t0);
   }
   free(a);
   free(b);

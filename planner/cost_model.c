@@ -35,13 +35,8 @@
 #include <time.h>
 
 #include "sluice/aggregate.h"
+#include "sluice/clock.h"
 #include "sluice/cost_model.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static uint64_t rnd(uint64_t *s) {
   *s += 0x9e3779b97f4a7c15ULL;
@@ -63,13 +58,13 @@ static double time_updates(sl_arena *a, uint64_t keys, uint64_t updates,
   sl_group_table_init(keep, kl, set, 16);
   uint8_t key[16] = {0};
   uint64_t seed = 1;
-  double t0 = now();
+  double t0 = sl_clock_seconds();
   for (uint64_t i = 0; i < updates; i++) {
     SL_FIELD(key, kl, 0, int64_t) = (int64_t)(rnd(&seed) % keys);
     uint8_t *st = sl_group_table_upsert(keep, sl_key_hash(kl, key), key);
     (*(int64_t *)st)++;
   }
-  return (now() - t0) * 1e9 / (double)updates;
+  return (sl_clock_seconds() - t0) * 1e9 / (double)updates;
 }
 
 void sl_cost_calibrate(sl_cost_constants *k) {
@@ -81,14 +76,15 @@ void sl_cost_calibrate(sl_cost_constants *k) {
   /* Merging: big (about 870K groups) into an empty table. */
   sl_group_table_init(&merged, big.key_layout, big.aggs, 16);
   sl_error err = {0};
-  double t0 = now();
+  double t0 = sl_clock_seconds();
   sl_group_table_merge(&merged, &big, &err);
-  k->merge_ns = (now() - t0) * 1e9 / (double)(big.count ? big.count : 1);
+  k->merge_ns =
+      (sl_clock_seconds() - t0) * 1e9 / (double)(big.count ? big.count : 1);
   /* Routing: hash a 48-byte record and copy it into an outgoing buffer. */
   static uint8_t src[48 * 4096], dst[48 * 4096];
   memset(src, 7, sizeof src);
   uint64_t h = 0;
-  t0 = now();
+  t0 = sl_clock_seconds();
   for (int rep = 0; rep < 500; rep++)
     for (int i = 0; i < 4096; i++) {
       h += sl_hash_bytes(src + i * 48, 16);
@@ -100,7 +96,8 @@ void sl_cost_calibrate(sl_cost_constants *k) {
    * sender did so to route it) before its own table update, which the
    * model counts separately.  Measured end to end on the RO sweep, the
    * extra per-record cost of repartitioning was about copy + one update. */
-  k->route_ns = (now() - t0) * 1e9 / (500.0 * 4096) + k->update_hot_ns;
+  k->route_ns =
+      (sl_clock_seconds() - t0) * 1e9 / (500.0 * 4096) + k->update_hot_ns;
   /* Not measured: the group count up to which a table's slots (tens of
    * bytes each) stay in a 2-core machine's caches, about 64K groups; the
    * hot and cold update costs above are measured on either side of it. */

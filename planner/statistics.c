@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "sluice/clock.h"
 #include "sluice/connector.h"
 #include "sluice/interpreter.h"
 #include "sluice/statistics.h"
@@ -27,12 +28,6 @@
 #define DEFAULT_BUFFER (64 * 1024)
 #define FIRST_CHECKPOINT 1024
 #define MAX_CURVE 64
-
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---- expressions over the table's row ------------------------------------ */
 
@@ -632,10 +627,10 @@ int sl_stats_sample(sl_arena *a, const sl_table_def *t, int nkeys,
     acc_init(a, comb, &o);
   }
 
-  double t0 = now_seconds();
+  double t0 = sl_clock_seconds();
   bool done = false, cut = false;
   while (rc == SL_OK && !done && st->records < o.max_records) {
-    if (now_seconds() - t0 >= o.max_seconds) {
+    if (sl_clock_seconds() - t0 >= o.max_seconds) {
       st->stopped_by_time = true;
       break;
     }
@@ -673,7 +668,7 @@ int sl_stats_sample(sl_arena *a, const sl_table_def *t, int nkeys,
                  rowtime ? nkeys : -1);
     st->records += nsel;
   }
-  st->seconds = now_seconds() - t0;
+  st->seconds = sl_clock_seconds() - t0;
   /* Ended only if the last read reported the end and nothing was cut off
    * by max_records. */
   st->source_ended = rc == SL_OK && done && !cut;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "channel_int.h"
+#include "sluice/clock.h"
 
 /* The footer is a wire format: every transport and both ends agree on it. */
 _Static_assert(sizeof(sl_channel_footer) == SL_CHANNEL_FOOTER_SIZE,
@@ -65,12 +66,6 @@ void sl_channel_destroy(sl_channel *ch) {
 
 /* --- back-off --- */
 
-int64_t sl_channel_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -97,7 +92,7 @@ int sl_backoff_pause(sl_backoff *b) {
       cpu_relax();
     return 1;
   }
-  int64_t now = sl_channel_now_ns();
+  int64_t now = sl_clock_ns();
   if (b->start_ns == 0) {
     b->start_ns = now;
     if (b->timeout_ns >= 0)
@@ -125,5 +120,5 @@ int sl_backoff_pause(sl_backoff *b) {
 }
 
 int64_t sl_backoff_elapsed_ns(const sl_backoff *b) {
-  return b->start_ns ? sl_channel_now_ns() - b->start_ns : 0;
+  return b->start_ns ? sl_clock_ns() - b->start_ns : 0;
 }

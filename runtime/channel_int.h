@@ -28,6 +28,4 @@ int sl_backoff_pause(sl_backoff *b);
 /* Nanoseconds since the first pause (0 if it never slept). */
 int64_t sl_backoff_elapsed_ns(const sl_backoff *b);
 
-int64_t sl_channel_now_ns(void);
-
 #endif

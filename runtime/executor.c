@@ -9,6 +9,7 @@
 
 #include "executor_int.h"
 #include "session_store.h"
+#include "sluice/clock.h"
 #include "sluice/interrupt.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
@@ -43,7 +44,7 @@ int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
 void sl_exec_wait_ready(exec_shared *sh) {
   pthread_mutex_lock(&sh->lock);
   if (++sh->ready >= sh->expected) {
-    sh->start_time = sl_exec_now();
+    sh->start_time = sl_clock_seconds();
     pthread_cond_broadcast(&sh->cond);
   }
   while (sh->ready < sh->expected)
@@ -55,12 +56,6 @@ void sl_exec_signal(worker *w) {
   pthread_mutex_lock(&w->shared->lock);
   pthread_cond_broadcast(&w->shared->cond);
   pthread_mutex_unlock(&w->shared->lock);
-}
-
-double sl_exec_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* The layout of the leaves of input j the plan reads, in the plan's order
@@ -523,7 +518,7 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
       return SL_OK;
     }
     /* Take every worker's partial for this window and merge them. */
-    double t0 = sl_exec_now();
+    double t0 = sl_clock_seconds();
     sl_group_table *merged = NULL;
     int64_t start = 0;
     int rc = SL_OK;
@@ -551,12 +546,12 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
       }
       free(p);
     }
-    double t1 = sl_exec_now();
+    double t1 = sl_clock_seconds();
     c->merge_seconds += t1 - t0;
     if (merged) {
       if (rc == SL_OK && !c->limit_reached)
         rc = emit_window(c, start, next, merged);
-      c->emit_seconds += sl_exec_now() - t1;
+      c->emit_seconds += sl_clock_seconds() - t1;
       sl_group_table_free(merged);
       free(merged);
     }
@@ -640,7 +635,7 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
     pthread_mutex_unlock(&ws[i].lock);
   }
   int rc = SL_OK;
-  double t0 = sl_exec_now();
+  double t0 = sl_clock_seconds();
   while (all) {
     session_fragment *f = all;
     all = f->next;
@@ -652,7 +647,7 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
     free(f);
     *progress = true;
   }
-  double t1 = sl_exec_now();
+  double t1 = sl_clock_seconds();
   c->merge_seconds += t1 - t0;
   if (rc != SL_OK)
     return rc;
@@ -670,7 +665,7 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
     rc = flush_out(c);
   if (rc == SL_OK && c->sc->commit)
     rc = c->sc->commit(c->sink, c->err);
-  c->emit_seconds += sl_exec_now() - t1;
+  c->emit_seconds += sl_clock_seconds() - t1;
   return rc;
 }
 
@@ -724,7 +719,7 @@ static void report_progress(sl_result_sink *shell, worker *ws, int n,
       wm = ws[i].published_wm;
     pthread_mutex_unlock(&ws[i].lock);
   }
-  double secs = sl_exec_now() - start;
+  double secs = sl_clock_seconds() - start;
   char when[64] = "none yet";
   if (wm != WM_MIN && wm != WM_MAX) {
     time_t t = (time_t)(wm / 1000000);
@@ -840,7 +835,7 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   worker *ws = calloc((size_t)q.nworkers, sizeof(worker));
   if (!ws)
     abort();
-  double t0 = sl_exec_now();
+  double t0 = sl_clock_seconds();
   int started = 0;
   for (int i = 0; i < q.nworkers; i++) {
     ws[i].index = i;
@@ -865,7 +860,7 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   }
 
   /* Coordinate until every worker is done and everything is written. */
-  double start_clock = sl_exec_now(), next_progress = start_clock + 0.5;
+  double start_clock = sl_clock_seconds(), next_progress = start_clock + 0.5;
   while (rc == SL_OK) {
     bool progress = false;
     rc = plan->kind == SL_PLAN_AGGREGATE
@@ -894,9 +889,9 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
                : drain_batches(&c, ws, started, &progress);
       break;
     }
-    if (shell && shell->progress && sl_exec_now() >= next_progress) {
+    if (shell && shell->progress && sl_clock_seconds() >= next_progress) {
       report_progress(shell, ws, started, &c, start_clock);
-      next_progress = sl_exec_now() + 0.25;
+      next_progress = sl_clock_seconds() + 0.25;
     }
     if (sl_interrupt_pending()) {
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
@@ -926,7 +921,7 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   }
   for (int i = 0; i < started; i++)
     pthread_join(ws[i].thread, NULL);
-  double t1 = sl_exec_now();
+  double t1 = sl_clock_seconds();
 
   if (rc == SL_OK)
     rc = flush_out(&c);

@@ -148,7 +148,6 @@ int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
                       const sl_buffer *in, const uint32_t *sel, uint32_t n,
                       sl_buffer *out, sl_expr_ctx *ctx, sl_error *err);
 
-double sl_exec_now(void);
 /* A worker whose source is open waits for the others (executor.c). */
 void sl_exec_wait_ready(exec_shared *sh);
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "gen_common.h"
+#include "sluice/clock.h"
 #include "sluice/strbuf.h"
 
 /* ---- zipf by rejection-inversion ----------------------------------------- */
@@ -310,12 +311,6 @@ int gen_check_columns(const sl_table_def *t, const char *connector,
 /* ---- the driver ------------------------------------------------------------
  */
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int gen_begin(gen_source **out, const sl_source_spec *spec,
               const char *connector, const gen_column *cols, int ncols,
               const gen_options *o, sl_error *err) {
@@ -467,7 +462,7 @@ int gen_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
     /* Pacing: the k-th event of this instance is due k / rate seconds
      * after the first call.  When nothing is due, sleep (at most 50 ms,
      * so a cancelled query is noticed) and return what is ready. */
-    uint64_t t = now_ns();
+    uint64_t t = (uint64_t)sl_clock_ns();
     if (g->start_ns == 0)
       g->start_ns = t;
     double due = (double)(t - g->start_ns) * 1e-9 * g->rate + 1.0;
@@ -477,7 +472,7 @@ int gen_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
         wait_s = 0.05;
       struct timespec ts = {0, (long)(wait_s * 1e9)};
       nanosleep(&ts, NULL);
-      t = now_ns();
+      t = (uint64_t)sl_clock_ns();
       due = (double)(t - g->start_ns) * 1e-9 * g->rate + 1.0;
     }
     if ((double)g->emitted < due) {

@@ -20,6 +20,7 @@
 
 #include "executor_int.h"
 #include "session_store.h"
+#include "sluice/clock.h"
 #include "worker_int.h"
 
 int64_t sl_floor_div(int64_t a, int64_t b) {
@@ -729,16 +730,16 @@ void *sl_worker_main(void *arg) {
     if (atomic_load(w->cancel))
       break;
     sl_buffer_clear(&in);
-    double t0 = sl_exec_now();
+    double t0 = sl_clock_seconds();
     rc = plan->inputs[0].connector->next(src, &in, &done, &w->err);
-    double t1 = sl_exec_now();
+    double t1 = sl_clock_seconds();
     w->source_seconds += t1 - t0;
     if (rc != SL_OK)
       break;
     atomic_fetch_add_explicit(&w->events, in.nrows, memory_order_relaxed);
     if (in.nrows > 0)
       rc = process_buffer(&s, &in);
-    w->pipeline_seconds += sl_exec_now() - t1;
+    w->pipeline_seconds += sl_clock_seconds() - t1;
     if (rc != SL_OK)
       break;
     if (done) { /* the end of a bounded source fires every window */

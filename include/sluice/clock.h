@@ -1,0 +1,23 @@
+/* clock.h - the monotonic clock, for measuring durations (query times,
+ * benchmarks, sampling budgets, channel waits).  Header-only. */
+#ifndef SLUICE_CLOCK_H
+#define SLUICE_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* Seconds since an arbitrary fixed point. */
+static inline double sl_clock_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Nanoseconds since an arbitrary fixed point. */
+static inline int64_t sl_clock_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+#endif
