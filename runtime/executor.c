@@ -428,9 +428,10 @@ static int finish_agg_rows(coordinator *c) {
   return SL_OK;
 }
 
-/* Finalize every group of a merged window into aggregate rows. */
-static int emit_window(coordinator *c, int64_t start, int64_t end,
-                       sl_group_table *t) {
+/* Finalize every group of table t (a merged window, or under
+ * repartitioning one owner's complete share of it) into aggregate rows. */
+static int emit_groups(coordinator *c, int64_t start, int64_t end,
+                       const sl_group_table *t) {
   exec_query *q = c->q;
   const sl_plan *plan = q->plan;
   const sl_row_layout *al = q->agg_layout, *kl = q->key_layout;
@@ -476,6 +477,11 @@ static int emit_window(coordinator *c, int64_t start, int64_t end,
     }
   next:;
   }
+  return SL_OK;
+}
+
+/* A window's groups are all emitted: write the rest, commit the window. */
+static int finish_window(coordinator *c) {
   int rc = finish_agg_rows(c);
   if (rc == SL_OK)
     rc = flush_out(c);
@@ -517,11 +523,17 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
     } else if (global != WM_MAX && next - unit > global) {
       return SL_OK;
     }
-    /* Take every worker's partial for this window and merge them. */
+    /* Take every worker's partial for this window.  Late merge: the
+     * partials share keys, so they are merged into one table.
+     * Repartitioning: each owner's partial holds all of its keys and no
+     * other worker has them, so each is emitted as it is; merging them
+     * would only rehash every group on this one thread. */
+    bool disjoint = c->q->plan->strategy == SL_STRATEGY_REPARTITION;
     double t0 = sl_clock_seconds();
     sl_group_table *merged = NULL;
     int64_t start = 0;
     int rc = SL_OK;
+    bool any = false, limited = c->limit_reached;
     for (int i = 0; i < n; i++) {
       pthread_mutex_lock(&ws[i].lock);
       window_partial *p = ws[i].partials;
@@ -536,7 +548,16 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
       if (!p)
         continue;
       start = p->start;
-      if (!merged) {
+      any = true;
+      if (disjoint) {
+        double e0 = sl_clock_seconds();
+        if (rc == SL_OK && !c->limit_reached)
+          rc = emit_groups(c, start, next, p->table);
+        c->emit_seconds += sl_clock_seconds() - e0;
+        t0 += sl_clock_seconds() - e0; /* not merge time */
+        sl_group_table_free(p->table);
+        free(p->table);
+      } else if (!merged) {
         merged = p->table;
       } else {
         if (rc == SL_OK)
@@ -548,10 +569,12 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
     }
     double t1 = sl_clock_seconds();
     c->merge_seconds += t1 - t0;
+    if (merged && rc == SL_OK && !c->limit_reached)
+      rc = emit_groups(c, start, next, merged);
+    if (any && rc == SL_OK && !limited)
+      rc = finish_window(c);
+    c->emit_seconds += sl_clock_seconds() - t1;
     if (merged) {
-      if (rc == SL_OK && !c->limit_reached)
-        rc = emit_window(c, start, next, merged);
-      c->emit_seconds += sl_clock_seconds() - t1;
       sl_group_table_free(merged);
       free(merged);
     }

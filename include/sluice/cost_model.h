@@ -17,7 +17,8 @@ typedef struct sl_cost_constants {
   bool calibrated;
   double update_hot_ns;  /* group-table update, table in cache */
   double update_cold_ns; /* group-table update, 1M groups */
-  double merge_ns;       /* merging one group into another table */
+  double merge_hot_ns;   /* merging one group into a table, in cache */
+  double merge_ns;       /* the same, about 1M groups */
   double route_ns;       /* hashing and copying a record to its owner */
   double cache_groups;   /* groups up to which updates stay hot */
 } sl_cost_constants;
