@@ -164,8 +164,8 @@ void sl_cost_choose(const sl_plan *p, const sl_table_stats *st,
   double lm = (W / n) * update_ns(k, out->groups_per_worker) +
               (n - 1) * merge_units_w * merge_ns(k, merge_units_w);
   double busiest = fmax(1.0 / n, out->top_share);
-  double rp = (W / n) * k->route_ns +
-              W * busiest * update_ns(k, out->groups / n);
+  double rp =
+      (W / n) * k->route_ns + W * busiest * update_ns(k, out->groups / n);
   if (n <= 1)
     rp = lm * 2; /* nothing to repartition over */
   out->cost_late_merge_s = lm / 1e9;

@@ -330,6 +330,13 @@ void sl_explain_statement(sl_strbuf *b, const sl_bound_stmt *s,
     if (plan) {
       sl_strbuf_append(b, ",\n\"physical_plan\": ");
       sl_xnode_print_json(b, plan, 0);
+      sl_strbuf_append(b, ",\n\"rewrites\": [");
+      for (int i = 0; i < p->nrewrites; i++) {
+        if (i)
+          sl_strbuf_append(b, ", ");
+        sl_json_string(b, p->rewrites[i]);
+      }
+      sl_strbuf_append(b, "]");
       if (why) {
         sl_strbuf_append(b, ",\n\"why\": ");
         sl_json_string(b, why);
@@ -343,6 +350,11 @@ void sl_explain_statement(sl_strbuf *b, const sl_bound_stmt *s,
     sl_strbuf_append(b, "== Bound tree ==\n");
     sl_xnode_print_text(b, bound, 0);
     if (plan) {
+      if (p->nrewrites) {
+        sl_strbuf_append(b, "== Rewrites ==\n");
+        for (int i = 0; i < p->nrewrites; i++)
+          sl_strbuf_printf(b, "%s\n", p->rewrites[i]);
+      }
       sl_strbuf_append(b, "== Physical plan ==\n");
       sl_xnode_print_text(b, plan, 0);
       if (why)

@@ -693,8 +693,16 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
     plan->out_types[i] = q->cols[i].type;
   }
   plan->limit = q->limit;
+  sl_plan_push_having(a, plan);
   sl_plan_propagate_constants(a, plan);
+  sl_plan_fold_constants(a, plan);
   prune_leaves(a, plan);
+  for (int j = 0; j < plan->ninputs; j++)
+    if (plan->inputs[j].nused < plan->inputs[j].leaves.n)
+      sl_plan_note(a, plan,
+                   "projection pruning: %s produces %d of its %d leaves",
+                   plan->inputs[j].table->name, plan->inputs[j].nused,
+                   plan->inputs[j].leaves.n);
   *out = plan;
   return SL_OK;
 }

@@ -14,9 +14,11 @@
  * literals, NOT, AND, OR with a constant side, and CASE branches whose
  * condition became constant.  Everything else is left as it was.
  */
+#include <stdarg.h>
 #include <string.h>
 
 #include "sluice/plan.h"
+#include "sluice/strbuf.h"
 
 typedef struct fact {
   int column;
@@ -177,11 +179,38 @@ static sl_bexpr *rewrite(rewriter *r, sl_bexpr *e) {
   }
 }
 
+void sl_plan_note(sl_arena *a, sl_plan *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_strbuf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  const char **grown = SL_ANEW_N(a, const char *, p->nrewrites + 1);
+  if (p->nrewrites)
+    memcpy(grown, p->rewrites, sizeof *grown * (size_t)p->nrewrites);
+  grown[p->nrewrites++] = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  p->rewrites = grown;
+  sl_strbuf_free(&b);
+}
+
+static const char *sql_of(sl_arena *a, const sl_bexpr *e) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_bexpr_format(&b, e);
+  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return s;
+}
+
 void sl_plan_propagate_constants(sl_arena *a, sl_plan *p) {
   rewriter r = {a, 0, {{0, NULL}}};
   collect_facts(&r, p->filter);
   if (r.nfacts == 0)
     return;
+  for (int i = 0; i < r.nfacts; i++)
+    sl_plan_note(a, p,
+                 "constant propagation: %s = %s holds after the filter; "
+                 "substituted in what is evaluated after it",
+                 p->base_names[r.facts[i].column], sql_of(a, r.facts[i].value));
   /* Everything evaluated after the stream's filter. */
   p->post_join_filter = rewrite(&r, p->post_join_filter);
   for (int i = 0; i < p->njoin_keys; i++)
@@ -201,4 +230,105 @@ void sl_plan_propagate_constants(sl_arena *a, sl_plan *p) {
   }
   /* Not the watermark: it is computed over every row of the source, before
    * the filter, as the table declares it. */
+}
+
+/* ---- HAVING on group keys below the aggregate ---------------------------- */
+
+/* Whether e reads only the first nkeys fields of the aggregate row and
+ * nothing that changes between a record's arrival and the window's firing
+ * (functions without arguments read the clock). */
+static bool over_keys_only(const sl_bexpr *e, int nkeys) {
+  if (!e)
+    return true;
+  switch (e->kind) {
+  case SL_BEXPR_COLUMN:
+    return e->depth == 0 && e->index < nkeys;
+  case SL_BEXPR_LITERAL:
+    return true;
+  case SL_BEXPR_CALL:
+    if (e->nargs == 0)
+      return false;
+    break;
+  case SL_BEXPR_GROUP_REF:
+  case SL_BEXPR_AGG_REF:
+  case SL_BEXPR_WINDOW_REF:
+  case SL_BEXPR_WINDOW_PROP:
+  case SL_BEXPR_SUBQUERY:
+    return false;
+  default:
+    break;
+  }
+  for (int i = 0; i < e->nargs; i++)
+    if (!over_keys_only(e->args[i], nkeys))
+      return false;
+  return true;
+}
+
+/* e over the aggregate row -> the same over the base row. */
+static sl_bexpr *keys_to_base(sl_arena *a, const sl_bexpr *e,
+                              sl_bexpr *const *keys) {
+  if (e->kind == SL_BEXPR_COLUMN)
+    return keys[e->index];
+  sl_bexpr *c = SL_ANEW(a, sl_bexpr);
+  *c = *e;
+  if (e->nargs) {
+    c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
+    for (int i = 0; i < e->nargs; i++)
+      c->args[i] = keys_to_base(a, e->args[i], keys);
+  }
+  return c;
+}
+
+static bool reads_input1(const sl_plan *p, const sl_bexpr *e) {
+  if (!e)
+    return false;
+  if (e->kind == SL_BEXPR_COLUMN && e->depth == 0)
+    return sl_plan_input_of(p, e->index) == 1;
+  for (int i = 0; i < e->nargs; i++)
+    if (reads_input1(p, e->args[i]))
+      return true;
+  return false;
+}
+
+static sl_bexpr *and_of(sl_arena *a, sl_bexpr *x, sl_bexpr *y) {
+  if (!x)
+    return y;
+  sl_bexpr *e = SL_ANEW(a, sl_bexpr);
+  e->kind = SL_BEXPR_BINARY;
+  e->op = SL_OP_AND;
+  e->type = sl_type_new(a, SL_TYPE_BOOLEAN);
+  e->span = y->span;
+  e->nargs = 2;
+  e->args = SL_ANEW_N(a, sl_bexpr *, 2);
+  e->args[0] = x;
+  e->args[1] = y;
+  return e;
+}
+
+static sl_bexpr *push(sl_arena *a, sl_plan *p, sl_bexpr *e) {
+  if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_AND) {
+    sl_bexpr *x = push(a, p, e->args[0]);
+    sl_bexpr *y = push(a, p, e->args[1]);
+    if (!x || !y)
+      return x ? x : y;
+    return and_of(a, x, y);
+  }
+  if (!over_keys_only(e, p->nkeys))
+    return e; /* stays in HAVING */
+  sl_bexpr *below = keys_to_base(a, e, p->keys);
+  if (p->join && reads_input1(p, below))
+    p->post_join_filter = and_of(a, p->post_join_filter, below);
+  else
+    p->filter = and_of(a, p->filter, below);
+  sl_plan_note(a, p,
+               "filter pushdown: HAVING %s is over group keys only; "
+               "evaluated before the aggregate as %s",
+               sql_of(a, e), sql_of(a, below));
+  return NULL;
+}
+
+void sl_plan_push_having(sl_arena *a, sl_plan *p) {
+  if (p->kind != SL_PLAN_AGGREGATE || !p->having || p->nkeys == 0)
+    return;
+  p->having = push(a, p, p->having);
 }

@@ -131,6 +131,10 @@ typedef struct sl_plan {
   const sl_table_def *sink_table;
   const sl_sink_connector *sink;
   int64_t limit; /* -1: none */
+
+  /* What the planner's rewrites did, one line each, for EXPLAIN. */
+  int nrewrites;
+  const char **rewrites;
 } sl_plan;
 
 /* What running a plan measured (filled by the runtime; printed by
@@ -166,6 +170,19 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
  * constant (`event_type = 2`) in everything evaluated after the filter, and
  * fold what becomes constant (NEXMark's CASE over event_type). */
 void sl_plan_propagate_constants(sl_arena *a, sl_plan *p);
+
+/* Move HAVING conditions over group keys alone below the aggregate, into
+ * the filter (planner/rewrite.c): a group whose key fails them is dropped
+ * either way, and its records need not be aggregated. */
+void sl_plan_push_having(sl_arena *a, sl_plan *p);
+
+/* Evaluate constant subexpressions once (planner/constant_fold.c);
+ * returns how many were replaced by literals. */
+int sl_plan_fold_constants(sl_arena *a, sl_plan *p);
+
+/* Append a line to the plan's rewrite log (printf-style). */
+void sl_plan_note(sl_arena *a, sl_plan *p, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The input (0 or 1) a base-row column belongs to, or -1. */
 int sl_plan_input_of(const sl_plan *plan, int column);

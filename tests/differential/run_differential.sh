@@ -60,6 +60,11 @@ QUERIES=(
   SELECT k, fmt(MIN(ts_ms)), fmt(MAX(ts_ms) + 1000), COUNT(*), SUM(v) FROM g GROUP BY k, sid;"
 "global|SELECT k, COUNT(*), SUM(v), MIN(v) FROM s WHERE v IS NOT NULL AND v < 700 GROUP BY k;|SELECT k, COUNT(*), SUM(v), MIN(v) FROM s WHERE v IS NOT NULL AND v < 700 GROUP BY k;"
 "filter_project|SELECT k * 10 + 1, v - 5 FROM s WHERE k BETWEEN 10 AND 12 AND v > 850;|SELECT k * 10 + 1, v - 5 FROM s WHERE k BETWEEN 10 AND 12 AND v > 850;"
+"having_on_keys|SELECT k, window_start, COUNT(*), SUM(v)
+  FROM TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), INTERVAL '5' SECOND))
+  GROUP BY k, window_start, window_end HAVING MOD(k, 3) = 1 AND COUNT(*) > 12 AND k < 2 * 20;|SELECT k, fmt(w), COUNT(*), SUM(v)
+  FROM (SELECT k, v, (ts_ms / 5000) * 5000 AS w FROM s) GROUP BY k, w HAVING k % 3 = 1 AND COUNT(*) > 12 AND k < 40;"
+"folded_constants|SELECT k + 10 * 100, v * (2 + 3), CHAR_LENGTH(CONCAT(UPPER('abc'), 'de')) FROM s WHERE v > 400 + 4 * 100 AND k = 7;|SELECT k + 1000, v * 5, 5 FROM s WHERE v > 800 AND k = 7;"
 )
 
 # The oracle's copy of the stream, with ts in ms and a fmt() for window

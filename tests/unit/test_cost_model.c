@@ -113,8 +113,8 @@ static void test_many_distinct_keys_choose_repartition(void **state) {
  * worker's grow-only sets hold almost every value, and merging them costs
  * as much as building them; repartitioning on the group key builds each
  * set once. */
-static void test_count_distinct_high_cardinality_chooses_repartition(
-    void **state) {
+static void
+test_count_distinct_high_cardinality_chooses_repartition(void **state) {
   (void)state;
   sl_session *s = sl_session_new();
   sl_strbuf out = SL_STRBUF_INIT;
