@@ -142,7 +142,10 @@ static xnode *source_node(sl_arena *a, const sl_plan_input *in) {
   for (int k = 0; k < in->nused; k++)
     sl_strbuf_printf(&b, "%s%s", k ? ", " : "",
                      in->leaves.names[in->used_leaf[k]]);
-  sl_strbuf_printf(&b, "] of %d leaves]", in->leaves.n);
+  sl_strbuf_printf(&b, "] of %d leaves", in->leaves.n);
+  for (int k = 0; k < in->nfilters; k++)
+    sl_strbuf_printf(&b, "%s%s", k ? " AND " : ", filter=", in->filter_sql[k]);
+  sl_strbuf_append(&b, "]");
   n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
   sl_strbuf_free(&b);
   sl_xnode_attr(a, n, "table", in->table->name);

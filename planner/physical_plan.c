@@ -696,6 +696,7 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
   sl_plan_push_having(a, plan);
   sl_plan_propagate_constants(a, plan);
   sl_plan_fold_constants(a, plan);
+  sl_plan_push_into_sources(a, plan);
   prune_leaves(a, plan);
   for (int j = 0; j < plan->ninputs; j++)
     if (plan->inputs[j].nused < plan->inputs[j].leaves.n)

@@ -332,3 +332,88 @@ void sl_plan_push_having(sl_arena *a, sl_plan *p) {
     return;
   p->having = push(a, p, p->having);
 }
+
+/* ---- filters into sources ------------------------------------------------ */
+
+static bool int_literal(const sl_bexpr *e, int64_t *v) {
+  if (!e || e->kind != SL_BEXPR_LITERAL || e->lit.kind != SL_LIT_INTEGER)
+    return false;
+  *v = e->lit.i64;
+  return true;
+}
+
+/* The source filter for conjunct e over input in, if it is one. */
+static bool as_source_filter(const sl_plan *p, const sl_plan_input *in,
+                             const sl_bexpr *e, sl_source_filter *f) {
+  const sl_bexpr *col = NULL;
+  memset(f, 0, sizeof *f);
+  if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_EQ) {
+    const sl_bexpr *x = e->args[0], *y = e->args[1];
+    if (x->kind != SL_BEXPR_COLUMN) {
+      const sl_bexpr *t = x;
+      x = y;
+      y = t;
+    }
+    if (x->kind != SL_BEXPR_COLUMN || !int_literal(y, &f->values[0]))
+      return false;
+    col = x;
+    f->nvalues = 1;
+  } else if (e->kind == SL_BEXPR_IN_LIST && !e->negated &&
+             e->args[0]->kind == SL_BEXPR_COLUMN &&
+             e->nargs - 1 <= SL_SOURCE_FILTER_VALUES) {
+    col = e->args[0];
+    for (int i = 1; i < e->nargs; i++)
+      if (!int_literal(e->args[i], &f->values[f->nvalues++]))
+        return false;
+  } else {
+    return false;
+  }
+  if (col->depth != 0 || !sl_type_is_integer(col->type) ||
+      sl_plan_input_of(p, col->index) != 0)
+    return false;
+  const char *name = p->base_names[col->index];
+  f->leaf = -1;
+  for (int i = 0; i < in->leaves.n; i++)
+    if (strcmp(in->leaves.names[i], name) == 0)
+      f->leaf = i;
+  return f->leaf >= 0 && in->connector->can_filter &&
+         in->connector->can_filter(in->table, name);
+}
+
+static sl_bexpr *push_source(sl_arena *a, sl_plan *p, sl_bexpr *e) {
+  if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_AND) {
+    sl_bexpr *x = push_source(a, p, e->args[0]);
+    sl_bexpr *y = push_source(a, p, e->args[1]);
+    if (!x || !y)
+      return x ? x : y;
+    return and_of(a, x, y);
+  }
+  sl_plan_input *in = &p->inputs[0];
+  sl_source_filter f;
+  if (!as_source_filter(p, in, e, &f))
+    return e;
+  sl_source_filter *fs = SL_ANEW_N(a, sl_source_filter, in->nfilters + 1);
+  const char **sql = SL_ANEW_N(a, const char *, in->nfilters + 1);
+  if (in->nfilters) {
+    memcpy(fs, in->filters, sizeof *fs * (size_t)in->nfilters);
+    memcpy(sql, in->filter_sql, sizeof *sql * (size_t)in->nfilters);
+  }
+  fs[in->nfilters] = f;
+  sql[in->nfilters] = sql_of(a, e);
+  in->filters = fs;
+  in->filter_sql = sql;
+  in->nfilters++;
+  sl_plan_note(a, p,
+               "filter pushdown: %s is applied by the %s source of %s, which "
+               "then never produces the other rows",
+               sql_of(a, e), in->connector->name, in->table->name);
+  return NULL;
+}
+
+void sl_plan_push_into_sources(sl_arena *a, sl_plan *p) {
+  /* Windows (and so watermarks) matter only to aggregates; a stateless
+   * plan may lose rows at the source. */
+  if (p->kind != SL_PLAN_STATELESS || !p->filter)
+    return;
+  p->filter = push_source(a, p, p->filter);
+}

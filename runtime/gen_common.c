@@ -361,9 +361,18 @@ int gen_begin(gen_source **out, const sl_source_spec *spec,
  * ends, or event number `limit` is reached. */
 static void produce(gen_source *g, sl_buffer *buf, uint64_t limit) {
   uint64_t end = g->end < limit ? g->end : limit;
-  while (g->next < end && sl_buffer_has_room(buf, g->max_heap)) {
-    uint8_t *row = sl_buffer_append(buf);
-    g->fill(g, g->next, buf, row);
+  /* Skipped events still take their place in the sequence (and in
+   * pacing); a call returns after this many, so that a filter nothing
+   * passes does not keep the worker from noticing a cancel. */
+  uint32_t skipped = 0;
+  while (g->next < end && sl_buffer_has_room(buf, g->max_heap) &&
+         skipped < 1u << 16) {
+    if (!g->keep || g->keep(g, g->next)) {
+      uint8_t *row = sl_buffer_append(buf);
+      g->fill(g, g->next, buf, row);
+    } else {
+      skipped++;
+    }
     g->next += g->step;
     g->emitted++;
     if (g->next < g->step) { /* wrapped around: nothing more to give */
@@ -400,7 +409,9 @@ int gen_ready(gen_source *g, const gen_options *o, sl_error *err) {
     }
     sl_buffer *b = &g->chunks[g->nchunks++];
     sl_buffer_init(b, g->layout, GEN_CHUNK_BYTES);
-    produce(g, b, UINT64_MAX);
+    do
+      produce(g, b, UINT64_MAX);
+    while (g->next < g->end && sl_buffer_has_room(b, g->max_heap));
   }
   g->emitted = 0;
   return SL_OK;

@@ -179,6 +179,9 @@ struct gen_source {
   const sl_row_layout *layout;
   int *col; /* per layout field: the generator column id */
   gen_fill_fn fill;
+  /* Pushed-down filter (connector.h): events for which keep() is false
+   * are skipped without being generated.  NULL: keep all. */
+  bool (*keep)(const gen_source *g, uint64_t i);
   const void *impl; /* the generator's state, in arena */
   gen_clock clock;
   uint64_t seed;

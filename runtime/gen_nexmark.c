@@ -155,7 +155,15 @@ typedef struct nx_state {
   uint8_t name_len[NFIRST * NLAST];
   char hot_urls[4][96];
   uint8_t hot_url_len[4];
+  unsigned kinds; /* bit k: generate events of kind k (pushdown) */
 } nx_state;
+
+/* Event i's kind: 0 person, 1 auction, 2 bid, by its place in the
+ * proportions' cycle. */
+static int kind_of(const nx_config *c, uint64_t i) {
+  int64_t off = (int64_t)(i % (uint64_t)c->total);
+  return off < c->pp ? 0 : off < c->pp + c->ap ? 1 : 2;
+}
 
 static int nx_int(const sl_table_def *t, const char *key, int64_t fallback,
                   int64_t lo, int64_t hi, int64_t *out, sl_error *err) {
@@ -360,8 +368,7 @@ static void nx_fill(const gen_source *g, uint64_t i, sl_buffer *buf,
   const nx_state *s = g->impl;
   const nx_config *c = &s->c;
   const sl_row_layout *l = g->layout;
-  int64_t off = (int64_t)(i % (uint64_t)c->total);
-  int kind = off < c->pp ? 0 : off < c->pp + c->ap ? 1 : 2;
+  int kind = kind_of(c, i);
   int64_t ts = gen_time_of(&g->clock, i);
   uint64_t key = gen_event_key(g->seed, i);
   int64_t ei = (int64_t)i;
@@ -512,6 +519,18 @@ static void build_state(nx_state *s, uint64_t seed) {
   }
 }
 
+/* Pushdown of `event_type = n` / `IN (...)`: the kind of event i follows
+ * from i alone, so the events of other kinds are never generated. */
+static bool nx_can_filter(const sl_table_def *t, const char *leaf_name) {
+  (void)t;
+  return strcmp(leaf_name, "event_type") == 0;
+}
+
+static bool nx_keep(const gen_source *g, uint64_t i) {
+  const nx_state *s = g->impl;
+  return (s->kinds >> kind_of(&s->c, i)) & 1;
+}
+
 static int nx_open(const sl_source_spec *spec, sl_source **out, sl_error *err) {
   nx_config c;
   gen_source *g;
@@ -525,6 +544,16 @@ static int nx_open(const sl_source_spec *spec, sl_source **out, sl_error *err) {
   build_state(s, c.common.seed);
   g->impl = s;
   g->fill = nx_fill;
+  s->kinds = 7; /* person, auction, bid */
+  for (int k = 0; k < spec->nfilters; k++) {
+    /* Only event_type is ever pushed here (nx_can_filter). */
+    unsigned keep = 0;
+    for (int v = 0; v < spec->filters[k].nvalues; v++)
+      if (spec->filters[k].values[v] >= 0 && spec->filters[k].values[v] <= 2)
+        keep |= 1u << spec->filters[k].values[v];
+    s->kinds &= keep;
+    g->keep = nx_keep;
+  }
   g->clock.per_second = c.rate;
   int64_t most = c.avg[0];
   for (int k = 1; k < 3; k++)
@@ -542,6 +571,7 @@ const sl_source_connector sl_source_nexmark = {
                    "table with ROW columns)",
     .validate = nx_validate,
     .open = nx_open,
+    .can_filter = nx_can_filter,
     .next = gen_next,
     .stats = gen_stats,
     .close = gen_close,

@@ -699,7 +699,8 @@ void *sl_worker_main(void *arg) {
   if (q->join) {
     sl_buffer_init(&s.joined, q->joined_layout,
                    max_rows * q->joined_layout->width);
-    s.joined_origin = malloc(sizeof(uint32_t) * (max_joined + 1));
+    /* One per joined row: the joined buffer holds up to max_rows. */
+    s.joined_origin = malloc(sizeof(uint32_t) * (max_rows + 1));
     if (!s.joined_origin)
       abort();
   }
@@ -721,8 +722,13 @@ void *sl_worker_main(void *arg) {
     abort();
 
   sl_source *src = NULL;
-  sl_source_spec spec = {plan->inputs[0].table, q->stream_layout,
-                         q->stream_leaf, w->index, q->nworkers};
+  sl_source_spec spec = {plan->inputs[0].table,
+                         q->stream_layout,
+                         q->stream_leaf,
+                         w->index,
+                         q->nworkers,
+                         plan->inputs[0].nfilters,
+                         plan->inputs[0].filters};
   int rc = plan->inputs[0].connector->open(&spec, &src, &w->err);
   sl_exec_wait_ready(w->shared);
   bool done = false;

@@ -59,6 +59,16 @@ void sl_leaf_mark(const sl_leaf_columns *lc, bool *need, const char *name);
 
 /* ---- sources ---------------------------------------------------------- */
 
+/* A condition a source applies itself (predicate pushdown): keep only the
+ * rows whose integer leaf `leaf` (an index into sl_table_leaf_columns) is
+ * one of values[0..nvalues).  The leaf need not be among those produced. */
+#define SL_SOURCE_FILTER_VALUES 8
+typedef struct sl_source_filter {
+  int leaf;
+  int nvalues;
+  int64_t values[SL_SOURCE_FILTER_VALUES];
+} sl_source_filter;
+
 typedef struct sl_source_spec {
   const sl_table_def *table; /* options via sl_table_def_option */
   /* The rows to produce: layout->fields[i] is the table leaf
@@ -67,6 +77,10 @@ typedef struct sl_source_spec {
   const int *leaf_index;
   int worker; /* 0 .. nworkers-1 */
   int nworkers;
+  /* Pushed-down conditions (all must hold), only ever on leaves for which
+   * the connector's can_filter said yes; the source must apply them. */
+  int nfilters;
+  const sl_source_filter *filters;
 } sl_source_spec;
 
 typedef struct sl_source sl_source; /* an instance, connector-defined */
@@ -84,6 +98,10 @@ typedef struct sl_source_connector {
    * naming the option (or column) otherwise.  May be NULL. */
   int (*validate)(const sl_table_def *t, sl_error *err);
   int (*open)(const sl_source_spec *spec, sl_source **out, sl_error *err);
+  /* Whether the source can apply a sl_source_filter on the leaf called
+   * leaf_name itself, more cheaply than producing the rows (a generator
+   * that need not generate them).  May be NULL: no pushdown. */
+  bool (*can_filter)(const sl_table_def *t, const char *leaf_name);
   /* Append rows to buf (already cleared by the caller) until it is full or
    * the input ends.  Sets *done when no row will ever come again (a
    * bounded source reached its end).  Rows must be produced in

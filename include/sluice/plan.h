@@ -49,6 +49,10 @@ typedef struct sl_plan_input {
                      * pruning: the source produces only these) */
   int first_column; /* its columns' first index in the base row */
   int ncolumns;     /* its table columns (ROW columns count once) */
+  /* Conditions the source applies itself (sl_plan_push_into_sources). */
+  int nfilters;
+  sl_source_filter *filters;
+  const char **filter_sql; /* each as SQL, for EXPLAIN */
 } sl_plan_input;
 
 /* window_start / window_end / window_time of a window, as placeholders in
@@ -179,6 +183,13 @@ void sl_plan_push_having(sl_arena *a, sl_plan *p);
 /* Evaluate constant subexpressions once (planner/constant_fold.c);
  * returns how many were replaced by literals. */
 int sl_plan_fold_constants(sl_arena *a, sl_plan *p);
+
+/* Hand filter conjuncts `leaf = integer` / `leaf IN (integers...)` on the
+ * stream to its source when the source can apply them (a generator then
+ * never generates the rows).  Only for plans without windows: a table's
+ * watermark is computed over every row the source produces, so dropping
+ * rows in the source would change it. */
+void sl_plan_push_into_sources(sl_arena *a, sl_plan *p);
 
 /* Append a line to the plan's rewrite log (printf-style). */
 void sl_plan_note(sl_arena *a, sl_plan *p, const char *fmt, ...)
