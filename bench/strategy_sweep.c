@@ -3,8 +3,10 @@
  * The Read-Only workload (COUNT(*) per key per 1 s tumbling window over
  * (key, ts) pairs from the `ro` generator, pre-generated) for key ranges
  * from 1K to 64M and zipf exponents 0 (uniform) to 2.0, with both
- * strategies forced, 2 workers, median of 3 runs each.  Prints a markdown
- * table with the faster strategy per cell and the ratio.
+ * strategies forced, 2 workers, median of 3 runs each; then YSB (views per
+ * campaign after the lookup join, and views per ad) the same way.  Prints
+ * markdown tables with the faster strategy per cell, the ratio and what
+ * SET 'sluice.strategy' = 'auto' chose.
  *
  *   build/bench/strategy_sweep [events] [runs]     (default 10000000 3)
  */
@@ -61,8 +63,8 @@ static const char *QUERY =
     "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro, DESCRIPTOR(ts), "
     "INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end";
 
-static double measure(sl_session *s, sl_strategy strategy, int runs) {
-  const char *query = QUERY;
+static double measure(sl_session *s, const char *query, sl_strategy strategy,
+                      int runs) {
   double rate[16];
   for (int r = 0; r < runs; r++) {
     sl_arena a;
@@ -93,6 +95,22 @@ static double measure(sl_session *s, sl_strategy strategy, int runs) {
   return rate[runs / 2];
 }
 
+/* One table row: both strategies measured side by side, and auto's
+ * choice. */
+static void row(sl_session *s, const char *cell, const char *query, int runs) {
+  const char *choice = auto_choice(s, query);
+  double lm = measure(s, query, SL_STRATEGY_LATE_MERGE, runs);
+  double rp = measure(s, query, SL_STRATEGY_REPARTITION, runs);
+  const char *faster = lm >= rp ? "late merge" : "repartition";
+  double ratio = lm >= rp ? lm / rp : rp / lm;
+  printf("| %s | %.1f M | %.1f M | %s | %.2fx | %s | %s |\n", cell, lm / 1e6,
+         rp / 1e6, faster, ratio, choice,
+         ratio <= 1.2                  ? "(within 20%)"
+         : strcmp(choice, faster) == 0 ? "yes"
+                                       : "NO");
+  fflush(stdout);
+}
+
 int main(int argc, char **argv) {
   long events = argc > 1 ? atol(argv[1]) : 10000000;
   int runs = argc > 2 ? atoi(argv[2]) : 3;
@@ -121,18 +139,48 @@ int main(int argc, char **argv) {
                strcmp(zs[j], "0") ? zs[j] : "1.0");
       if (exec(s, ddl) || exec(s, "SET 'parallelism.default' = '2'"))
         return 1;
-      const char *choice = auto_choice(s, QUERY);
-      double lm = measure(s, SL_STRATEGY_LATE_MERGE, runs);
-      double rp = measure(s, SL_STRATEGY_REPARTITION, runs);
-      const char *faster = lm >= rp ? "late merge" : "repartition";
-      double ratio = lm >= rp ? lm / rp : rp / lm;
-      printf("| %ld | %s | %.1f M | %.1f M | %s | %.2fx | %s | %s |\n",
-             ranges[i], zs[j], lm / 1e6, rp / 1e6, faster, ratio, choice,
-             ratio <= 1.2                  ? "(within 20%)"
-             : strcmp(choice, faster) == 0 ? "yes"
-                                           : "NO");
-      fflush(stdout);
+      char cell[64];
+      snprintf(cell, sizeof cell, "%ld | %s", ranges[i], zs[j]);
+      row(s, cell, QUERY, runs);
       sl_session_free(s);
     }
+  /* YSB (examples/ysb.sql): views per campaign (100 keys) per 10 s
+   * window, after a lookup join with the campaigns table; and the same
+   * per ad (1000 keys). */
+  printf("\nYSB, %ld events (pre-generated, 100K per second of event time), "
+         "2 workers, median of %d runs, records/s\n\n",
+         events, runs);
+  printf("| key | groups | late merge | repartition | faster | ratio | auto "
+         "chose | right? |\n| --- | --- | --- | --- | --- | --- | --- | --- "
+         "|\n");
+  sl_session *s = sl_session_new();
+  char ddl[1024];
+  snprintf(ddl, sizeof ddl,
+           "CREATE TABLE ysb_events (user_id STRING, page_id STRING, ad_id "
+           "STRING, ad_type STRING, event_type STRING, event_time "
+           "TIMESTAMP(3), ip_address STRING, WATERMARK FOR event_time AS "
+           "event_time - INTERVAL '1' SECOND) WITH ('connector' = 'ysb', "
+           "'events.num' = '%ld', 'events.per-second' = '100000', 'seed' = "
+           "'1', 'pregenerate' = 'true')",
+           events);
+  if (exec(s, ddl) ||
+      exec(s, "CREATE TABLE campaigns (ad_id STRING, campaign_id STRING) "
+              "WITH ('connector' = 'ysb', 'ysb.table' = 'campaigns')") ||
+      exec(s, "SET 'parallelism.default' = '2'"))
+    return 1;
+  row(s, "campaign_id | 100",
+      "SELECT c.campaign_id, window_start, window_end, COUNT(*) AS views "
+      "FROM TABLE(TUMBLE(TABLE ysb_events, DESCRIPTOR(event_time), "
+      "INTERVAL '10' SECOND)) AS e JOIN campaigns AS c ON e.ad_id = c.ad_id "
+      "WHERE e.event_type = 'view' GROUP BY c.campaign_id, window_start, "
+      "window_end",
+      runs);
+  row(s, "ad_id | 1000",
+      "SELECT ad_id, window_start, window_end, COUNT(*) AS views FROM "
+      "TABLE(TUMBLE(TABLE ysb_events, DESCRIPTOR(event_time), INTERVAL "
+      "'10' SECOND)) WHERE event_type = 'view' GROUP BY ad_id, "
+      "window_start, window_end",
+      runs);
+  sl_session_free(s);
   return 0;
 }

@@ -43,6 +43,11 @@ static const known_setting KNOWN[] = {
       "size of the record buffers that operators and channels move"},
      V_SIZE,
      NULL},
+    {{"sluice.calibration", "cached",
+      "cost-model constants: cached (measured once per machine, kept in "
+      "~/.cache/sluice) or fresh (measured again now)"},
+     V_ENUM,
+     "cached|fresh"},
     {{"sluice.epoch-size", "64mb",
       "input per node between two merges of shared state (late merge)"},
      V_SIZE,

@@ -27,7 +27,8 @@ struct sl_session {
   sl_catalog *catalog;
   sl_settings *settings;
   sl_stats_cache *stats;   /* samples of sources, for the cost model */
-  sl_cost_constants costs; /* measured once, at the first choice */
+  sl_cost_constants costs; /* loaded or measured at the first choice */
+  bool costs_fresh;        /* measured by this session ('fresh') */
 };
 
 sl_session *sl_session_new(void) {
@@ -347,8 +348,14 @@ static void auto_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
     sl_error_clear(&err);
     return;
   }
-  if (!s->costs.calibrated)
-    sl_cost_calibrate(&s->costs);
+  /* 'cached': the machine's calibration file (measured once per
+   * machine); 'fresh': measured again by this session, and saved. */
+  const char *cal = sl_settings_get(s->settings, "sluice.calibration");
+  bool fresh = cal && strcmp(cal, "fresh") == 0;
+  if (!s->costs.calibrated || (fresh && !s->costs_fresh)) {
+    sl_cost_calibrate_cached(&s->costs, fresh);
+    s->costs_fresh = fresh;
+  }
   const sl_key_stats *groups =
       st ? (nk == 1 ? &st->keys[0] : st->combined) : NULL;
   const sl_key_stats *pairs =

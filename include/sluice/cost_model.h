@@ -6,7 +6,9 @@
 #define SLUICE_COST_MODEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
+#include "sluice/error.h"
 #include "sluice/plan.h"
 #include "sluice/statistics.h"
 #include "sluice/strbuf.h"
@@ -24,6 +26,23 @@ typedef struct sl_cost_constants {
 } sl_cost_constants;
 
 void sl_cost_calibrate(sl_cost_constants *k);
+
+/* The calibration cache: a small text file per machine user, by default
+ * $SLUICE_CACHE_DIR, else $XDG_CACHE_HOME/sluice, else ~/.cache/sluice,
+ * file "calibration".  It records the machine it was measured on (CPU
+ * model and count); a file from another machine, another format version
+ * or with a missing value is ignored.  sl_cost_cache_path writes the path
+ * into buf (false when no directory is known). */
+bool sl_cost_cache_path(char *buf, size_t cap);
+bool sl_cost_load(sl_cost_constants *k, const char *path);
+/* Writes atomically (a temporary file renamed), creating the directory;
+ * SL_EIO with a message on failure. */
+int sl_cost_save(const sl_cost_constants *k, const char *path, sl_error *err);
+
+/* Load the cached constants, or calibrate and save them (fresh: always
+ * calibrate, then save).  A cache that cannot be written is not an error:
+ * the constants are still measured. */
+void sl_cost_calibrate_cached(sl_cost_constants *k, bool fresh);
 
 typedef struct sl_strategy_choice {
   sl_strategy strategy;
