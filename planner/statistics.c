@@ -712,7 +712,14 @@ int sl_stats_sample(sl_arena *a, const sl_table_def *t, int nkeys,
 
 /* ---- extrapolation ------------------------------------------------------- */
 
+static double distinct_uncapped(const sl_key_stats *k, double n_records);
+
 double sl_key_stats_distinct_for(const sl_key_stats *k, double n_records) {
+  double d = distinct_uncapped(k, n_records);
+  return k->max_distinct > 0 && d > k->max_distinct ? k->max_distinct : d;
+}
+
+static double distinct_uncapped(const sl_key_stats *k, double n_records) {
   double n = n_records * (1 - k->null_fraction);
   if (!(n > 0) || k->ncurve == 0)
     return 0;

@@ -302,104 +302,11 @@ static int drop(sl_session *s, const sl_stmt *stmt, sl_bound_stmt *b,
 /* ---- queries --------------------------------------------------------------
  */
 
-/* auto: sample the stream's group keys (cached per session), measure the
- * machine once, and let the cost model choose.  *why (arena text) says
- * what it saw; NULL when no choice was needed. */
-static void auto_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
-                          const char **why) {
-  int workers = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
-  if (workers <= 1) {
-    *why = "one worker: nothing to distribute";
-    return;
-  }
-  if (plan->join) {
-    *why = "the group key may come from the joined table, which is not "
-           "sampled yet: late merge";
-    return;
-  }
-  const sl_plan_input *in = &plan->inputs[0];
-  sl_stats_options opt;
-  memset(&opt, 0, sizeof opt);
-  opt.filter = plan->filter;
-  const sl_bexpr *rowtime =
-      plan->windowed && !plan->window.proctime ? plan->window.time : NULL;
-  /* The group key, and for DISTINCT aggregates the key with the values. */
-  int nk = plan->nkeys, np = nk;
-  const sl_bexpr **pk =
-      SL_ANEW_N(arena, const sl_bexpr *, nk + plan->naggs + 1);
-  for (int i = 0; i < nk; i++)
-    pk[i] = plan->keys[i];
-  for (int i = 0; i < plan->naggs; i++)
-    if (plan->aggs[i].distinct && plan->aggs[i].arg)
-      pk[np++] = plan->aggs[i].arg;
-  if (nk == 0) {
-    *why = "no group key to partition on: late merge";
-    return;
-  }
-  const sl_table_stats *st = NULL, *pst = NULL;
-  bool hit;
-  sl_error err = {0};
-  if ((nk > 0 && sl_stats_cache_sample(s->stats, in->table, nk, pk, rowtime,
-                                       &opt, &st, &hit, &err) != SL_OK) ||
-      (np > nk && sl_stats_cache_sample(s->stats, in->table, np, pk, rowtime,
-                                        &opt, &pst, &hit, &err) != SL_OK)) {
-    *why = sl_arena_printf(arena, "statistics unavailable (%s): late merge",
-                           err.message ? err.message : "?");
-    sl_error_clear(&err);
-    return;
-  }
-  /* 'cached': the machine's calibration file (measured once per
-   * machine); 'fresh': measured again by this session, and saved. */
-  const char *cal = sl_settings_get(s->settings, "sluice.calibration");
-  bool fresh = cal && strcmp(cal, "fresh") == 0;
-  if (!s->costs.calibrated || (fresh && !s->costs_fresh)) {
-    sl_cost_calibrate_cached(&s->costs, fresh);
-    s->costs_fresh = fresh;
-  }
-  const sl_key_stats *groups =
-      st ? (nk == 1 ? &st->keys[0] : st->combined) : NULL;
-  const sl_key_stats *pairs =
-      pst ? (np == 1 ? &pst->keys[0] : pst->combined) : NULL;
-  sl_strategy_choice c;
-  sl_cost_choose(plan, st ? st : pst, groups, pairs, workers, &s->costs, &c);
-  plan->strategy = c.strategy;
-  sl_strbuf b = SL_STRBUF_INIT;
-  sl_cost_format(&b, &c, &s->costs);
-  sl_strbuf_printf(&b, "; sample: %llu records of %s",
-                   (unsigned long long)(st ? st : pst)->records,
-                   in->table->name);
-  *why = sl_arena_strdup(arena, sl_strbuf_cstr(&b));
-  sl_strbuf_free(&b);
-}
-
-/* The distribution strategy of a plan's stateful operator, from SET
- * 'sluice.strategy': auto asks the cost model; broadcast is for joins,
- * which the runtime does not distribute yet. */
+/* The distribution strategy (planner/choose_strategy.c). */
 static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
                            const char **why, sl_error *err) {
-  const char *want = sl_settings_get(s->settings, "sluice.strategy");
-  plan->strategy = SL_STRATEGY_LATE_MERGE;
-  *why = NULL;
-  if (plan->kind != SL_PLAN_AGGREGATE)
-    return SL_OK;
-  if (!want || strcmp(want, "auto") == 0) {
-    auto_strategy(s, plan, arena, why);
-    return SL_OK;
-  }
-  if (strcmp(want, "late-merge") == 0) {
-    *why = "forced by SET 'sluice.strategy'";
-    return SL_OK;
-  }
-  if (strcmp(want, "repartition") == 0) {
-    plan->strategy = SL_STRATEGY_REPARTITION;
-    *why = "forced by SET 'sluice.strategy'";
-    return SL_OK;
-  }
-  return sl_error_set(err, SL_EUNSUPPORTED,
-                      "not supported yet: SET 'sluice.strategy' = '%s' for "
-                      "an aggregate (use 'auto', 'late-merge' or "
-                      "'repartition')",
-                      want);
+  sl_strategy_inputs in = {s->settings, s->stats, &s->costs, &s->costs_fresh};
+  return sl_plan_choose_strategy(plan, &in, arena, why, err);
 }
 
 static const char *strategy_name(const sl_plan *plan) {

@@ -62,6 +62,24 @@ void sl_cost_choose(const sl_plan *p, const sl_table_stats *st,
                     int workers, const sl_cost_constants *k,
                     sl_strategy_choice *out);
 
+/* What the strategy choice reads and keeps between statements (the
+ * session owns all of it). */
+typedef struct sl_strategy_inputs {
+  const sl_settings *settings; /* sluice.strategy, parallelism.default,
+                                * sluice.calibration */
+  sl_stats_cache *stats;       /* sampled statistics, per table and keys */
+  sl_cost_constants *costs;    /* loaded or measured at the first choice */
+  bool *costs_fresh;           /* measured by this session ('fresh') */
+} sl_strategy_inputs;
+
+/* Set plan->strategy for its stateful operator (planner/
+ * choose_strategy.c): forced by SET 'sluice.strategy', or for 'auto'
+ * chosen by the cost model from sampled statistics.  *why (in arena, or
+ * static) says why for EXPLAIN; NULL for plans without state.  A strategy
+ * that cannot run this plan is SL_EUNSUPPORTED with a message. */
+int sl_plan_choose_strategy(sl_plan *plan, const sl_strategy_inputs *in,
+                            sl_arena *arena, const char **why, sl_error *err);
+
 /* One line for EXPLAIN: the estimates, both costs, the choice. */
 void sl_cost_format(sl_strbuf *b, const sl_strategy_choice *c,
                     const sl_cost_constants *k);

@@ -173,6 +173,10 @@ typedef struct sl_key_stats {
   const uint64_t *curve_n;
   const double *curve_d;
   double growth_exponent;
+  /* An upper bound on distinct values known from elsewhere (a joined
+   * table's distinct keys), applied by sl_key_stats_distinct_for; 0: none.
+   * The sampler leaves it 0. */
+  double max_distinct;
 
   /* A generator's declared distribution of this key (ro's `key` column:
    * 'key.range', 'key.distribution', 'zipf.z'); declared == false when

@@ -148,10 +148,50 @@ test_count_distinct_high_cardinality_chooses_repartition(void **state) {
   sl_session_free(s);
 }
 
+/* YSB: the group key (campaign_id) comes from the lookup join's table.
+ * The stream is sampled on its join key for the rate and the table for
+ * the number of group keys: 100 campaigns, so partial counts collapse
+ * and late merge wins. */
+static void test_group_key_from_joined_table(void **state) {
+  (void)state;
+  sl_session *s = sl_session_new();
+  sl_strbuf out = SL_STRBUF_INIT;
+  run(s, "SET 'parallelism.default' = '2'", NULL);
+  run(s,
+      "CREATE TABLE ysb_events (user_id STRING, page_id STRING, ad_id "
+      "STRING, ad_type STRING, event_type STRING, event_time TIMESTAMP(3), "
+      "ip_address STRING, WATERMARK FOR event_time AS event_time - INTERVAL "
+      "'1' SECOND) WITH ('connector' = 'ysb', 'events.num' = '3000000', "
+      "'events.per-second' = '100000', 'seed' = '1')",
+      NULL);
+  run(s,
+      "CREATE TABLE campaigns (ad_id STRING, campaign_id STRING) WITH "
+      "('connector' = 'ysb', 'ysb.table' = 'campaigns')",
+      NULL);
+  run(s,
+      "EXPLAIN SELECT c.campaign_id, window_start, window_end, COUNT(*) "
+      "FROM TABLE(TUMBLE(TABLE ysb_events, DESCRIPTOR(event_time), INTERVAL "
+      "'10' SECOND)) AS e JOIN campaigns AS c ON e.ad_id = c.ad_id WHERE "
+      "e.event_type = 'view' GROUP BY c.campaign_id, window_start, "
+      "window_end",
+      &out);
+  const char *w = strstr(sl_strbuf_cstr(&out), "== Why ");
+  assert_non_null(w);
+  assert_ptr_equal(strstr(w, "== Why late-merge =="), w);
+  assert_non_null(strstr(w, "(join key) and 1000 of campaigns"));
+  const char *g = strstr(w, "records, ");
+  assert_non_null(g);
+  long groups = strtol(g + strlen("records, "), NULL, 10);
+  assert_true(groups >= 95 && groups <= 105);
+  sl_strbuf_free(&out);
+  sl_session_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_few_groups_and_skew_choose_late_merge),
       cmocka_unit_test(test_many_distinct_keys_choose_repartition),
+      cmocka_unit_test(test_group_key_from_joined_table),
       cmocka_unit_test(
           test_count_distinct_high_cardinality_chooses_repartition),
   };
