@@ -310,6 +310,12 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
           keys, SL_CHANNEL_DEFAULT_CREDITS, workers * (workers - 1));
       sl_xnode_attr(&a, ex, "dist", sl_arena_printf(&a, "hash(%s)", keys));
       sl_xnode_attr(&a, ex, "transport", "local");
+      if (st) {
+        actual(&a, ex, "rows sent to other workers",
+               count(&a, st->exchange_rows));
+        actual(&a, ex, "bytes", count(&a, st->exchange_bytes));
+        actual(&a, ex, "slots", count(&a, st->exchange_slots));
+      }
       sl_xnode_kid(&a, agg, ex);
       below = ex;
     }

@@ -25,8 +25,12 @@ int sl_exchange_flush(worker_state *s, int dest) {
   if (!s->out_active[dest])
     return SL_OK;
   sl_channel *ch = s->q->channels[s->w->index * s->q->nworkers + dest];
-  sl_channel_header hdr = {s->out_slots[dest].nrows, 0, s->local_wm};
+  const sl_buffer *b = &s->out_slots[dest];
+  sl_channel_header hdr = {b->nrows, 0, s->local_wm};
   s->out_active[dest] = false;
+  s->w->exchange_rows += b->nrows;
+  s->w->exchange_bytes += (uint64_t)b->nrows * b->layout->width + b->heap_used;
+  s->w->exchange_slots++;
   return sl_channel_publish(ch, sl_channel_payload_size(ch), &hdr);
 }
 

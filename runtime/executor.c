@@ -981,6 +981,9 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
     stats->pipeline_seconds += ws[i].pipeline_seconds;
     stats->late_dropped += ws[i].late;
     stats->skipped_rows += ws[i].skipped;
+    stats->exchange_rows += ws[i].exchange_rows;
+    stats->exchange_bytes += ws[i].exchange_bytes;
+    stats->exchange_slots += ws[i].exchange_slots;
     window_partial *p = ws[i].partials;
     while (p) {
       window_partial *next = p->next;

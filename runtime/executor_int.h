@@ -124,6 +124,8 @@ typedef struct worker {
   _Atomic uint64_t events; /* read by the coordinator for progress */
   uint64_t late, skipped;
   uint64_t rows_filtered, rows_joined, rows_state, state_bytes_peak;
+  /* Repartition: what this worker published to other workers. */
+  uint64_t exchange_rows, exchange_bytes, exchange_slots;
   double source_seconds, pipeline_seconds;
 } worker;
 

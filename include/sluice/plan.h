@@ -156,6 +156,9 @@ typedef struct sl_query_stats {
   uint64_t skipped_rows;     /* malformed input rows skipped */
   uint64_t state_bytes_peak; /* largest partial state one worker held */
   uint64_t table_rows;       /* rows of the lookup join's bounded table */
+  uint64_t exchange_rows;    /* repartition: rows sent to other workers */
+  uint64_t exchange_bytes;   /* ... their bytes (rows and long strings) */
+  uint64_t exchange_slots;   /* ... channel slots published */
   double source_seconds;     /* workers' time in the source */
   double pipeline_seconds;   /* workers' time in filter, join, state updates */
   double merge_seconds;      /* coordinator: merging partial states */

@@ -163,12 +163,44 @@ static void test_explain_analyze(void **state) {
   sl_session_free(s);
 }
 
+/* Under repartitioning the exchange edge shows what crossed it.  The
+ * small clicks file is read by worker 0 alone, so the rows whose keys
+ * worker 1 owns cross, and nothing else does. */
+static void test_explain_analyze_exchange(void **state) {
+  (void)state;
+  sl_session *s = clicks_session(2);
+  sl_strbuf text = SL_STRBUF_INIT;
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sink.ctx = &text;
+  sink.text = keep_text;
+  sl_error err = {0};
+  const char *set = "SET 'sluice.strategy' = 'repartition'";
+  assert_int_equal(sl_session_execute(s, set, strlen(set), 1, &sink, &err),
+                   SL_OK);
+  const char *sql = "EXPLAIN ANALYZE SELECT user_name, COUNT(*) FROM clicks "
+                    "GROUP BY user_name, TUMBLE(ts, INTERVAL '10' SECOND)";
+  assert_int_equal(sl_session_execute(s, sql, strlen(sql), 1, &sink, &err),
+                   SL_OK);
+  const char *ex = strstr(sl_strbuf_cstr(&text), "Exchange {");
+  assert_non_null(ex);
+  const char *sent = strstr(ex, "rows sent to other workers=");
+  assert_non_null(sent);
+  long rows = strtol(sent + strlen("rows sent to other workers="), NULL, 10);
+  assert_true(rows >= 1 && rows <= 11);
+  const char *slots = strstr(ex, "slots=");
+  assert_non_null(slots);
+  assert_true(strtol(slots + strlen("slots="), NULL, 10) >= 1);
+  sl_strbuf_free(&text);
+  sl_session_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_late_records_counted),
       cmocka_unit_test(test_limit_stops),
       cmocka_unit_test(test_errors_stop_the_query),
       cmocka_unit_test(test_explain_analyze),
+      cmocka_unit_test(test_explain_analyze_exchange),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
