@@ -20,14 +20,22 @@ static int64_t operator_wm(const worker_state *s) {
 /* ---- repartition: the exchange between workers ----------------------------
  */
 
-/* Publish the slot being filled for dest (if any). */
-int sl_exchange_flush(worker_state *s, int dest) {
-  if (!s->out_active[dest])
-    return SL_OK;
+static int out_slot(worker_state *s, int dest, sl_buffer **out);
+
+/* Publish the slot being filled for dest (if any; with even_empty, an
+ * empty one that carries only this worker's watermark). */
+int sl_exchange_flush(worker_state *s, int dest, bool even_empty) {
+  if (!s->out_active[dest]) {
+    sl_buffer *b;
+    int rc = even_empty ? out_slot(s, dest, &b) : SL_OK;
+    if (rc != SL_OK || !even_empty)
+      return rc;
+  }
   sl_channel *ch = s->q->channels[s->w->index * s->q->nworkers + dest];
   const sl_buffer *b = &s->out_slots[dest];
   sl_channel_header hdr = {b->nrows, 0, s->local_wm};
   s->out_active[dest] = false;
+  s->sent_wm[dest] = s->local_wm;
   s->w->exchange_rows += b->nrows;
   s->w->exchange_bytes += (uint64_t)b->nrows * b->layout->width + b->heap_used;
   s->w->exchange_slots++;
@@ -85,7 +93,7 @@ int sl_exchange_send(worker_state *s, int dest, const uint8_t *row) {
     if (!sl_buffer_has_room(b, heap)) {
       if (b->nrows == 0)
         break; /* the row alone does not fit a slot */
-      rc = sl_exchange_flush(s, dest);
+      rc = sl_exchange_flush(s, dest, false);
       if (rc != SL_OK)
         return rc;
       continue;

@@ -116,6 +116,35 @@ static int64_t slice_of(const sl_plan_window *pw, int64_t ts) {
          pw->offset_us;
 }
 
+/* Whether dest should hear from this worker at the end of an input
+ * buffer rather than when the slot for it is full: when the slot is half
+ * full anyway, or when this worker's watermark has moved into another
+ * slice since dest last heard from it (dest may be able to fire a window:
+ * then even an empty slot goes, carrying the watermark, or an owner that
+ * gets no rows from here would never fire), or when the watermark moved
+ * at all for session windows (a session closes at any time).  Publishing
+ * every buffer's few rows would send mostly empty slots. */
+static bool exchange_due(worker_state *s, int dest) {
+  bool active = s->out_active[dest];
+  if (active) {
+    const sl_buffer *b = &s->out_slots[dest];
+    if ((uint64_t)b->nrows * b->layout->width + b->heap_used >= b->cap / 2)
+      return true;
+  }
+  const sl_plan *plan = s->plan;
+  if (!plan->windowed)
+    return false; /* a global aggregate needs the rows only at the end */
+  const sl_plan_window *pw = &plan->window;
+  if (pw->proctime)
+    return active;
+  int64_t was = s->sent_wm[dest], now = s->local_wm;
+  if (now == was || now == WM_MIN)
+    return false;
+  if (pw->kind == SL_WINDOW_SESSION || was == WM_MIN || now == WM_MAX)
+    return true;
+  return slice_of(pw, was + pw->unit_us) != slice_of(pw, now + pw->unit_us);
+}
+
 static void publish_partial(worker *w, int64_t start, int64_t end,
                             sl_group_table *t) {
   window_partial *p = malloc(sizeof *p);
@@ -683,10 +712,12 @@ void *sl_worker_main(void *arg) {
     s.input_done = calloc((size_t)n, sizeof(bool));
     s.out_slots = calloc((size_t)n, sizeof(sl_buffer));
     s.out_active = calloc((size_t)n, sizeof(bool));
-    if (!s.input_wm || !s.input_done || !s.out_slots || !s.out_active)
+    s.sent_wm = malloc(sizeof(int64_t) * (size_t)n);
+    if (!s.input_wm || !s.input_done || !s.out_slots || !s.out_active ||
+        !s.sent_wm)
       abort();
     for (int p = 0; p < n; p++)
-      s.input_wm[p] = WM_MIN;
+      s.input_wm[p] = s.sent_wm[p] = WM_MIN;
   }
   sl_buffer in;
   sl_buffer_init(&in, q->stream_layout, q->buffer_size);
@@ -758,8 +789,8 @@ void *sl_worker_main(void *arg) {
        * they sent here. */
       s.input_wm[me] = s.local_wm;
       for (int d = 0; d < n && rc == SL_OK; d++)
-        if (d != me)
-          rc = sl_exchange_flush(&s, d);
+        if (d != me && exchange_due(&s, d))
+          rc = sl_exchange_flush(&s, d, true);
       bool got = false;
       if (rc == SL_OK)
         rc = sl_exchange_drain(&s, &got);
@@ -782,7 +813,7 @@ void *sl_worker_main(void *arg) {
     for (int d = 0; d < n; d++)
       if (d != me) {
         if (rc == SL_OK)
-          rc = sl_exchange_flush(&s, d);
+          rc = sl_exchange_flush(&s, d, false);
         sl_channel_close(q->channels[me * n + d]);
       }
     while (rc == SL_OK && !atomic_load(w->cancel)) {
@@ -829,6 +860,7 @@ void *sl_worker_main(void *arg) {
   free(s.input_done);
   free(s.out_slots);
   free(s.out_active);
+  free(s.sent_wm);
   sl_buffer_free(&in);
   sl_buffer_free(&s.tmp);
   if (q->join)

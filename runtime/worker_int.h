@@ -43,6 +43,7 @@ typedef struct worker_state {
   bool *input_done;
   sl_buffer *out_slots; /* per destination: the slot being filled */
   bool *out_active;
+  int64_t *sent_wm; /* per destination: local_wm when last published */
   sl_buffer joined, tmp;
   uint32_t *sel, *sel2;
   uint8_t *keyrow;
@@ -63,7 +64,7 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
  * here (*got: anything arrived or an input ended) and update s->wm, the
  * minimum of the inputs' watermarks. */
 int sl_exchange_send(worker_state *s, int dest, const uint8_t *row);
-int sl_exchange_flush(worker_state *s, int dest);
+int sl_exchange_flush(worker_state *s, int dest, bool even_empty);
 int sl_exchange_drain(worker_state *s, bool *got);
 
 #endif

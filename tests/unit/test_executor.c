@@ -194,6 +194,31 @@ static void test_explain_analyze_exchange(void **state) {
   sl_session_free(s);
 }
 
+/* An owner that gets no rows from another worker must still learn that
+ * worker's watermark, or it never fires a window of an unbounded stream.
+ * One key: every record goes to the same owner, so the other worker gets
+ * nothing but watermarks.  Before empty watermark slots this query never
+ * ended (the LIMIT needs windows to fire). */
+static void test_repartition_idle_owner_fires(void **state) {
+  (void)state;
+  sl_session *s = sl_session_new();
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sl_error err = {0};
+  const char *setup[] = {
+      "SET 'parallelism.default' = '2'",
+      "SET 'sluice.strategy' = 'repartition'",
+      "CREATE TABLE ro (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS "
+      "ts) WITH ('connector' = 'ro', 'key.range' = '1')",
+      "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro, DESCRIPTOR(ts), "
+      "INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end LIMIT 2",
+  };
+  for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
+    if (sl_session_execute(s, setup[i], strlen(setup[i]), 1, &sink, &err) !=
+        SL_OK)
+      fail_msg("%s: %s", setup[i], err.message);
+  sl_session_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_late_records_counted),
@@ -201,6 +226,7 @@ int main(void) {
       cmocka_unit_test(test_errors_stop_the_query),
       cmocka_unit_test(test_explain_analyze),
       cmocka_unit_test(test_explain_analyze_exchange),
+      cmocka_unit_test(test_repartition_idle_owner_fires),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
