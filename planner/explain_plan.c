@@ -225,7 +225,43 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                      : "shell";
   xnode *proj = sl_xnode(&a, "Project");
   proj->detail = exprs_str(&a, p->nout, p->out, p->out_names);
-  sl_xnode_kid(&a, sink, proj);
+  xnode *above = sink;
+  if (p->limit >= 0 || p->offset > 0) {
+    xnode *lim = sl_xnode(&a, "Limit");
+    lim->detail =
+        p->limit >= 0 && p->offset > 0
+            ? sl_arena_printf(&a, "%lld rows after skipping %lld",
+                              (long long)p->limit, (long long)p->offset)
+        : p->limit >= 0
+            ? sl_arena_printf(&a, "%lld rows%s", (long long)p->limit,
+                              p->norder ? "" : " (the query stops there)")
+            : sl_arena_printf(&a, "all rows after skipping %lld",
+                              (long long)p->offset);
+    sl_xnode_kid(&a, above, lim);
+    above = lim;
+  }
+  if (p->norder > 0) {
+    /* single: the only place every result row meets. */
+    sl_strbuf k = SL_STRBUF_INIT;
+    for (int i = 0; i < p->norder; i++) {
+      const sl_border *o = &p->order[i];
+      sl_strbuf_printf(&k, "%s%s%s%s", i ? ", " : "", p->out_names[o->column],
+                       o->desc ? " DESC" : "",
+                       o->nulls == 1   ? " NULLS FIRST"
+                       : o->nulls == 2 ? " NULLS LAST"
+                                       : "");
+    }
+    xnode *sort = sl_xnode(&a, "Sort");
+    sort->detail = sl_arena_printf(
+        &a,
+        "[%s] { strategy: single: every result row goes to the coordinator, "
+        "sorted once the input has ended }",
+        sl_strbuf_cstr(&k));
+    sl_strbuf_free(&k);
+    sl_xnode_kid(&a, above, sort);
+    above = sort;
+  }
+  sl_xnode_kid(&a, above, proj);
   if (st) {
     actual(&a, sink, "rows", count(&a, st->rows_out));
     actual(&a, sink, "wall time", secs(&a, st->seconds));

@@ -640,8 +640,6 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
   const sl_bselect *s = q->select;
   if (!s->from)
     return unsupported(&p, q->span, "SELECT without FROM");
-  if (q->norder > 0)
-    return unsupported(&p, q->span, "ORDER BY on a stream");
   if (s->distinct)
     return unsupported(&p, q->span, "SELECT DISTINCT");
   if (s->nwindows > 0)
@@ -693,6 +691,23 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
     plan->out_types[i] = q->cols[i].type;
   }
   plan->limit = q->limit;
+  plan->offset = q->offset;
+  if (q->norder > 0) {
+    /* A sort needs the whole result: only a result that ends can be
+     * sorted (Flink's ORDER BY on a time attribute is not done yet). */
+    for (int j = 0; j < plan->ninputs; j++)
+      if (!plan->inputs[j].bounded)
+        return sl_error_set_at(
+            err, SL_EUNSUPPORTED, q->order[0].span.line,
+            q->order[0].span.column, q->order[0].span.offset,
+            q->order[0].span.length,
+            "ORDER BY on the unbounded stream '%s': its result never ends, so "
+            "it can never be sorted; bound the source ('events.num', or a "
+            "file) or drop ORDER BY",
+            plan->inputs[j].table->name);
+    plan->norder = q->norder;
+    plan->order = q->order;
+  }
   sl_plan_push_having(a, plan);
   sl_plan_propagate_constants(a, plan);
   sl_plan_fold_constants(a, plan);

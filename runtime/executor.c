@@ -11,6 +11,7 @@
 #include "session_store.h"
 #include "sluice/clock.h"
 #include "sluice/interrupt.h"
+#include "sorted_result.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
 
@@ -374,21 +375,53 @@ typedef struct coordinator {
   uint64_t groups;
   double merge_seconds, emit_seconds;
   bool limit_reached;
+  uint64_t skipped;      /* rows dropped by OFFSET so far */
+  sorted_result *sorted; /* ORDER BY: every result row, sorted at the end */
   sl_error *err;
 } coordinator;
 
-/* Write out_rows to the sink (respecting LIMIT). */
+/* Write result rows to the sink, after OFFSET and up to LIMIT (in the
+ * order they come: sorted already under ORDER BY).  May change b. */
+static int write_result(coordinator *c, sl_buffer *b) {
+  if (c->limit_reached)
+    return SL_OK;
+  const sl_plan *plan = c->q->plan;
+  if (c->skipped < (uint64_t)plan->offset && b->nrows) {
+    uint64_t drop = (uint64_t)plan->offset - c->skipped;
+    if (drop > b->nrows)
+      drop = b->nrows;
+    /* Rows move down; their long strings stay where they are. */
+    memmove(b->data, b->data + drop * b->layout->width,
+            (size_t)(b->nrows - drop) * b->layout->width);
+    b->nrows -= (uint32_t)drop;
+    c->skipped += drop;
+  }
+  int64_t limit = plan->limit;
+  if (limit >= 0 && c->rows_out + b->nrows >= (uint64_t)limit) {
+    b->nrows = (uint32_t)((uint64_t)limit - c->rows_out);
+    c->limit_reached = true;
+  }
+  int rc = b->nrows ? c->sc->write(c->sink, b, c->err) : SL_OK;
+  c->rows_out += b->nrows;
+  return rc;
+}
+
+static int write_sorted(void *arg, sl_buffer *b) {
+  return write_result(arg, b);
+}
+
+/* Result rows: kept for sorting under ORDER BY, else written now. */
+static int emit_result(coordinator *c, sl_buffer *b) {
+  if (c->sorted)
+    return sorted_result_add(c->sorted, b, c->err);
+  return write_result(c, b);
+}
+
+/* Hand out_rows on (see emit_result). */
 static int flush_out(coordinator *c) {
   if (c->out_rows.nrows == 0)
     return SL_OK;
-  int64_t limit = c->q->plan->limit;
-  if (limit >= 0 && c->rows_out + c->out_rows.nrows >= (uint64_t)limit) {
-    c->out_rows.nrows = (uint32_t)((uint64_t)limit - c->rows_out);
-    c->limit_reached = true;
-  }
-  int rc =
-      c->out_rows.nrows ? c->sc->write(c->sink, &c->out_rows, c->err) : SL_OK;
-  c->rows_out += c->out_rows.nrows;
+  int rc = emit_result(c, &c->out_rows);
   sl_buffer_clear(&c->out_rows);
   return rc;
 }
@@ -707,17 +740,7 @@ static int drain_batches(coordinator *c, worker *ws, int n, bool *progress) {
       if (!b)
         break;
       *progress = true;
-      int rc = SL_OK;
-      if (!c->limit_reached) {
-        int64_t limit = c->q->plan->limit;
-        if (limit >= 0 && c->rows_out + b->buf.nrows >= (uint64_t)limit) {
-          b->buf.nrows = (uint32_t)((uint64_t)limit - c->rows_out);
-          c->limit_reached = true;
-        }
-        if (b->buf.nrows)
-          rc = c->sc->write(c->sink, &b->buf, c->err);
-        c->rows_out += b->buf.nrows;
-      }
+      int rc = emit_result(c, &b->buf);
       pthread_mutex_lock(&ws[i].lock);
       b->next = ws[i].free_batches;
       ws[i].free_batches = b;
@@ -839,6 +862,11 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
     session_store_init(c.sessions, q.key_layout, &q.aggs);
   }
   sl_buffer_init(&c.out_rows, q.out_layout, q.buffer_size);
+  sorted_result sorted;
+  if (plan->norder > 0) {
+    sorted_result_init(&sorted, q.out_layout, q.buffer_size);
+    c.sorted = &sorted;
+  }
   if (q.agg_layout) {
     sl_buffer_init(&c.agg_rows, q.agg_layout, q.buffer_size);
     c.sel =
@@ -944,10 +972,20 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   }
   for (int i = 0; i < started; i++)
     pthread_join(ws[i].thread, NULL);
-  double t1 = sl_clock_seconds();
 
   if (rc == SL_OK)
     rc = flush_out(&c);
+  if (c.sorted) {
+    /* ORDER BY: now that the input has ended, the rows in order. */
+    double s0 = sl_clock_seconds();
+    if (rc == SL_OK)
+      rc = sorted_result_emit(c.sorted, plan->order, plan->norder, write_sorted,
+                              &c, &c.limit_reached, err);
+    sorted_result_free(c.sorted);
+    c.sorted = NULL;
+    c.emit_seconds += sl_clock_seconds() - s0;
+  }
+  double t1 = sl_clock_seconds();
   if (rc == SL_OK && c.sc->commit)
     rc = c.sc->commit(c.sink, err);
   sl_error close_err = {0};

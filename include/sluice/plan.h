@@ -134,7 +134,12 @@ typedef struct sl_plan {
   /* Where the rows go: an INSERT target, or the shell. */
   const sl_table_def *sink_table;
   const sl_sink_connector *sink;
-  int64_t limit; /* -1: none */
+  int64_t limit;  /* -1: none */
+  int64_t offset; /* result rows skipped before the first written */
+  /* ORDER BY over the output columns (bounded inputs only): every result
+   * row goes to the coordinator, which sorts once the input has ended. */
+  int norder;
+  const sl_border *order;
 
   /* What the planner's rewrites did, one line each, for EXPLAIN. */
   int nrewrites;

@@ -64,6 +64,7 @@ QUERIES=(
   FROM TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), INTERVAL '5' SECOND))
   GROUP BY k, window_start, window_end HAVING MOD(k, 3) = 1 AND COUNT(*) > 12 AND k < 2 * 20;|SELECT k, fmt(w), COUNT(*), SUM(v)
   FROM (SELECT k, v, (ts_ms / 5000) * 5000 AS w FROM s) GROUP BY k, w HAVING k % 3 = 1 AND COUNT(*) > 12 AND k < 40;"
+"top_n|SELECT k, v, ts FROM s WHERE v IS NOT NULL ORDER BY v DESC, k, ts LIMIT 40 OFFSET 5;|SELECT k, v, ts FROM s WHERE v IS NOT NULL ORDER BY v DESC, k, ts LIMIT 40 OFFSET 5;"
 "folded_constants|SELECT k + 10 * 100, v * (2 + 3), CHAR_LENGTH(CONCAT(UPPER('abc'), 'de')) FROM s WHERE v > 400 + 4 * 100 AND k = 7;|SELECT k + 1000, v * 5, 5 FROM s WHERE v > 800 AND k = 7;"
 )
 

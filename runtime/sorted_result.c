@@ -1,0 +1,192 @@
+/* sorted_result.c - collect, sort and write a bounded query's result for
+ * ORDER BY (see sorted_result.h).
+ *
+ * Order of values: numbers and times by value, strings by bytes (as the
+ * interpreter compares them), DOUBLE NaN above every number (as Java's
+ * Double.compare).  NULLs: NULLS FIRST / NULLS LAST as written; by default
+ * NULL sorts as the smallest value (first ascending, last descending), as
+ * in Flink and SQLite.  The sort is a merge sort of row references, so it
+ * is stable and costs O(n log n) comparisons whatever the input order.
+ */
+#include "sorted_result.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sorted_result_init(sorted_result *r, const sl_row_layout *layout,
+                        uint32_t buffer_size) {
+  memset(r, 0, sizeof *r);
+  r->layout = layout;
+  r->buffer_size = buffer_size;
+}
+
+static sl_buffer *new_buffer(sorted_result *r, uint32_t need) {
+  if (r->nbufs == r->cap) {
+    r->cap = r->cap ? r->cap * 2 : 16;
+    sl_buffer *grown = realloc(r->bufs, sizeof *grown * (size_t)r->cap);
+    if (!grown)
+      abort();
+    r->bufs = grown;
+  }
+  sl_buffer *b = &r->bufs[r->nbufs++];
+  sl_buffer_init(b, r->layout, need > r->buffer_size ? need : r->buffer_size);
+  return b;
+}
+
+int sorted_result_add(sorted_result *r, const sl_buffer *src, sl_error *err) {
+  const sl_row_layout *l = r->layout;
+  for (uint32_t i = 0; i < src->nrows; i++) {
+    const uint8_t *row = sl_buffer_row(src, i);
+    uint32_t heap = 0;
+    for (int f = 0; f < l->nfields; f++)
+      if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
+        const sl_str *s = (const sl_str *)(row + l->fields[f].offset);
+        if (s->len > SL_STR_INLINE)
+          heap += s->len;
+      }
+    sl_buffer *b = r->nbufs ? &r->bufs[r->nbufs - 1] : NULL;
+    if (!b || !sl_buffer_has_room(b, heap))
+      b = new_buffer(r, l->width + heap + 64);
+    if (!sl_buffer_has_room(b, heap))
+      return sl_error_set(err, SL_ENOMEM,
+                          "a result row of %u bytes does "
+                          "not fit a sort buffer",
+                          l->width + heap);
+    uint8_t *dst = sl_buffer_append(b);
+    memcpy(dst, row, l->width);
+    for (int f = 0; f < l->nfields; f++)
+      if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(dst, f)) {
+        sl_str *s = (sl_str *)(dst + l->fields[f].offset);
+        if (s->len > SL_STR_INLINE)
+          sl_buffer_put_str(b, s, s->u.ptr, s->len);
+      }
+    r->rows++;
+  }
+  return SL_OK;
+}
+
+static int cmp_double(double x, double y) {
+  if (x != x || y != y) /* NaN above everything, equal to itself */
+    return (x != x) - (y != y);
+  return (x > y) - (x < y);
+}
+
+/* Compare non-NULL values of field f. */
+static int cmp_value(const sl_field *f, const uint8_t *a, const uint8_t *b) {
+  a += f->offset;
+  b += f->offset;
+  switch (f->ptype) {
+  case SL_P_F32:
+    return cmp_double(*(const float *)a, *(const float *)b);
+  case SL_P_F64:
+    return cmp_double(*(const double *)a, *(const double *)b);
+  case SL_P_DEC128: {
+    __int128 x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    return (x > y) - (x < y);
+  }
+  case SL_P_STR:
+    return sl_str_compare((const sl_str *)a, (const sl_str *)b);
+  default: {
+    int64_t x = sl_int_load(a, f->ptype), y = sl_int_load(b, f->ptype);
+    return (x > y) - (x < y);
+  }
+  }
+}
+
+typedef struct sorter {
+  const sl_row_layout *layout;
+  const sl_border *order;
+  int norder;
+} sorter;
+
+static int cmp_rows(const sorter *s, const uint8_t *a, const uint8_t *b) {
+  for (int k = 0; k < s->norder; k++) {
+    const sl_border *o = &s->order[k];
+    const sl_field *f = &s->layout->fields[o->column];
+    bool na = sl_row_is_null(a, o->column), nb = sl_row_is_null(b, o->column);
+    int c;
+    if (na || nb) {
+      if (na && nb)
+        continue;
+      /* NULLS FIRST puts a NULL before any value whatever the direction. */
+      bool nulls_first = o->nulls == 1 || (o->nulls == 0 && !o->desc);
+      c = na ? -1 : 1;
+      if (!nulls_first)
+        c = -c;
+      return c;
+    }
+    c = cmp_value(f, a, b);
+    if (c)
+      return o->desc ? -c : c;
+  }
+  return 0;
+}
+
+/* Stable merge sort of row pointers (tmp: scratch of the same size). */
+static void merge_sort(const sorter *s, const uint8_t **v, const uint8_t **tmp,
+                       size_t n) {
+  if (n < 2)
+    return;
+  size_t h = n / 2;
+  merge_sort(s, v, tmp, h);
+  merge_sort(s, v + h, tmp, n - h);
+  if (cmp_rows(s, v[h - 1], v[h]) <= 0)
+    return; /* already in order */
+  memcpy(tmp, v, sizeof *v * n);
+  size_t i = 0, j = h, k = 0;
+  while (i < h && j < n)
+    v[k++] = cmp_rows(s, tmp[j], tmp[i]) < 0 ? tmp[j++] : tmp[i++];
+  while (i < h)
+    v[k++] = tmp[i++];
+  while (j < n)
+    v[k++] = tmp[j++];
+}
+
+int sorted_result_emit(sorted_result *r, const sl_border *order, int norder,
+                       sorted_result_write write, void *arg, const bool *stop,
+                       sl_error *err) {
+  size_t n = (size_t)r->rows;
+  if (n == 0)
+    return SL_OK;
+  const uint8_t **v = malloc(sizeof *v * n * 2);
+  if (!v)
+    return sl_error_set(err, SL_ENOMEM, "out of memory sorting %zu result rows",
+                        n);
+  size_t k = 0;
+  for (int i = 0; i < r->nbufs; i++)
+    for (uint32_t j = 0; j < r->bufs[i].nrows; j++)
+      v[k++] = sl_buffer_row(&r->bufs[i], j);
+  sorter s = {r->layout, order, norder};
+  merge_sort(&s, v, v + n, n);
+  /* Rows go out by copy; their long strings stay where the store keeps
+   * them, which outlives the write. */
+  sl_buffer out;
+  sl_buffer_init(&out, r->layout, r->buffer_size);
+  out.borrow_strings = true;
+  int rc = SL_OK;
+  for (size_t i = 0; i < n && rc == SL_OK && !(stop && *stop); i++) {
+    uint8_t *row = sl_buffer_append(&out);
+    if (!row) {
+      rc = write(arg, &out);
+      sl_buffer_clear(&out);
+      if (rc != SL_OK || (stop && *stop))
+        break;
+      row = sl_buffer_append(&out);
+    }
+    memcpy(row, v[i], r->layout->width);
+  }
+  if (rc == SL_OK && out.nrows && !(stop && *stop))
+    rc = write(arg, &out);
+  sl_buffer_free(&out);
+  free(v);
+  return rc;
+}
+
+void sorted_result_free(sorted_result *r) {
+  for (int i = 0; i < r->nbufs; i++)
+    sl_buffer_free(&r->bufs[i]);
+  free(r->bufs);
+  memset(r, 0, sizeof *r);
+}
