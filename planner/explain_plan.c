@@ -184,8 +184,8 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
     xnode *j = sl_xnode(a, "LookupJoin");
     j->detail = sl_arena_printf(
         a,
-        "[hash on %s = %s; the bounded table %s is loaded once, shared by "
-        "every worker]",
+        "[hash on %s = %s] { strategy: broadcast: the bounded table %s is "
+        "loaded once and shared by every worker; the stream is not moved }",
         exprs_str(a, p->njoin_keys, p->join_stream_keys, NULL),
         exprs_str(a, p->njoin_keys, p->join_table_keys, NULL),
         p->inputs[1].table->name);
