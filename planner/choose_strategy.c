@@ -159,6 +159,8 @@ int sl_plan_choose_strategy(sl_plan *plan, const sl_strategy_inputs *in,
                             sl_arena *arena, const char **why, sl_error *err) {
   const char *want = sl_settings_get(in->settings, "sluice.strategy");
   plan->strategy = SL_STRATEGY_LATE_MERGE;
+  plan->buffer_size =
+      (uint32_t)sl_settings_get_int(in->settings, "sluice.buffer-size", 0);
   *why = NULL;
   if (plan->kind != SL_PLAN_AGGREGATE)
     return SL_OK;

@@ -339,11 +339,16 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
     if (p->strategy == SL_STRATEGY_REPARTITION && workers > 1) {
       /* Records travel to the worker that owns their key. */
       xnode *ex = sl_xnode(&a, "Exchange");
+      uint32_t slot = p->buffer_size < 4096 ? 4096 : p->buffer_size;
+      slot = (slot + 63u) & ~63u; /* as the executor opens them */
       ex->detail = sl_arena_printf(
           &a,
-          "{ dist: hash(%s) to the owning worker, transport: local ring of %d "
-          "buffer-sized slots, %d channels }",
-          keys, SL_CHANNEL_DEFAULT_CREDITS, workers * (workers - 1));
+          "{ dist: hash(%s) to the owning worker, transport: local ring %d x "
+          "%s, %d channels }",
+          keys, SL_CHANNEL_DEFAULT_CREDITS,
+          slot % 1024 ? sl_arena_printf(&a, "%u B", slot)
+                      : sl_arena_printf(&a, "%u KiB", slot / 1024),
+          workers * (workers - 1));
       sl_xnode_attr(&a, ex, "dist", sl_arena_printf(&a, "hash(%s)", keys));
       sl_xnode_attr(&a, ex, "transport", "local");
       if (st) {

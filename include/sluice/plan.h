@@ -92,6 +92,9 @@ typedef struct sl_plan {
   sl_plan_kind kind;
   sl_strategy strategy; /* of the aggregate; set by whoever runs the plan
                          * (the session, from SET 'sluice.strategy') */
+  uint32_t buffer_size; /* SET 'sluice.buffer-size' when the strategy was
+                         * chosen (the exchange's slot size, for EXPLAIN);
+                         * 0: not known */
   /* The base row: input 0 (the stream), then optionally input 1 (the
    * bounded table of a lookup join).  base_ncols columns in all, with
    * names and types (ROW columns included; their leaves are read by FIELD
