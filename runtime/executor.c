@@ -586,6 +586,10 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
         double e0 = sl_clock_seconds();
         if (rc == SL_OK && !c->limit_reached)
           rc = emit_groups(c, start, next, p->table);
+        /* The aggregate rows point at the table's key strings: turn them
+         * into result rows (which copy strings) before it is freed. */
+        if (rc == SL_OK)
+          rc = finish_agg_rows(c);
         c->emit_seconds += sl_clock_seconds() - e0;
         t0 += sl_clock_seconds() - e0; /* not merge time */
         sl_group_table_free(p->table);

@@ -82,7 +82,10 @@ static int fmt_fraction(char *out, int64_t micros, int p) {
 static int fmt_timestamp(char *out, int64_t us, int p) {
   int64_t day_us = 86400LL * 1000000;
   int64_t days = floor_div(us, day_us);
-  int64_t rem = us - days * day_us; /* 0 .. day_us-1 */
+  /* Not us - days * day_us: that overflows near INT64_MIN. */
+  int64_t rem = us % day_us; /* 0 .. day_us-1 */
+  if (rem < 0)
+    rem += day_us;
   int n = fmt_date(out, days);
   int64_t secs = rem / 1000000;
   n += sprintf(out + n, " %02d:%02d:%02d", (int)(secs / 3600),

@@ -82,7 +82,8 @@ static int compare(const void *a, const void *b) {
 }
 
 static void sort_unique(sl_completion *out) {
-  qsort(out->items, (size_t)out->n, sizeof *out->items, compare);
+  if (out->n > 1) /* items may be NULL when there are none */
+    qsort(out->items, (size_t)out->n, sizeof *out->items, compare);
   int k = 0;
   for (int i = 0; i < out->n; i++) {
     if (k > 0 && strcmp(out->items[k - 1], out->items[i]) == 0)

@@ -14,6 +14,13 @@
 
 #include "sluice/aggregate.h"
 
+/* DECIMAL(38) fields are 8-byte aligned in rows: read them by copy. */
+static __int128 load_i128(const uint8_t *p) {
+  __int128 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
 enum { F_KEY, F_PRICE, F_NAME, F_DEC, F_X, NF };
 
 typedef struct fixture {
@@ -170,7 +177,7 @@ static void dump(fixture *fx, const sl_group_table *t, char *out, size_t cap) {
              sl_str_data(mn),
              (long long)SL_FIELD(row, fx->out, A_MAX_DEC, int64_t),
              (long long)SL_FIELD(row, fx->out, A_COUNT_DISTINCT, int64_t),
-             (long long)SL_FIELD(row, fx->out, A_SUM_DEC, __int128),
+             (long long)load_i128(row + fx->out->fields[A_SUM_DEC].offset),
              SL_FIELD(row, fx->out, A_AVG_X, double),
              (long long)SL_FIELD(row, fx->out, A_COUNT_FILTERED, int64_t));
   }
@@ -178,10 +185,10 @@ static void dump(fixture *fx, const sl_group_table *t, char *out, size_t cap) {
   for (int i = 0; i < n; i++)
     for (int j = i + 1; j < n; j++)
       if (strcmp(lines[i], lines[j]) > 0) {
-        char tmp[512];
-        strcpy(tmp, lines[i]);
-        strcpy(lines[i], lines[j]);
-        strcpy(lines[j], tmp);
+        char tmp[sizeof lines[0]];
+        memcpy(tmp, lines[i], sizeof tmp);
+        memcpy(lines[i], lines[j], sizeof tmp);
+        memcpy(lines[j], tmp, sizeof tmp);
       }
   out[0] = '\0';
   for (int i = 0; i < n; i++) {
