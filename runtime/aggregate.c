@@ -77,6 +77,7 @@ static void store_value(uint8_t *dst, const uint8_t *src, sl_ptype t,
 
 typedef struct value_set {
   uint32_t cap, count, vsize;
+  uint32_t stride; /* 8 + vsize rounded up to 8: the used word aligned */
   sl_ptype type;
   uint8_t *slots;
 } value_set;
@@ -100,7 +101,8 @@ static value_set *set_new(sl_arena *a, sl_ptype t, uint32_t cap) {
   s->cap = cap;
   s->type = t;
   s->vsize = (uint32_t)sl_ptype_size(t);
-  s->slots = sl_arena_zalloc(a, (size_t)cap * (8 + s->vsize));
+  s->stride = 8 + ((s->vsize + 7u) & ~7u);
+  s->slots = sl_arena_zalloc(a, (size_t)cap * s->stride);
   return s;
 }
 
@@ -110,9 +112,9 @@ static void set_grow(value_set *s, sl_arena *a) {
   value_set old = *s;
   s->cap *= 2;
   s->count = 0;
-  s->slots = sl_arena_zalloc(a, (size_t)s->cap * (8 + s->vsize));
+  s->slots = sl_arena_zalloc(a, (size_t)s->cap * s->stride);
   for (uint32_t i = 0; i < old.cap; i++) {
-    uint8_t *slot = old.slots + (size_t)i * (8 + old.vsize);
+    uint8_t *slot = old.slots + (size_t)i * old.stride;
     if (*(uint64_t *)slot)
       set_insert(s, slot + 8, a); /* strings already live in a */
   }
@@ -124,7 +126,7 @@ static void set_insert(value_set *s, const uint8_t *v, sl_arena *a) {
   uint64_t h = hash_value(v, s->type) | 1;
   uint32_t mask = s->cap - 1;
   for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
-    uint8_t *slot = s->slots + (size_t)i * (8 + s->vsize);
+    uint8_t *slot = s->slots + (size_t)i * s->stride;
     uint64_t sh = *(uint64_t *)slot;
     if (sh == 0) {
       *(uint64_t *)slot = h;
@@ -297,7 +299,7 @@ int sl_agg_merge(const sl_agg_set *set, uint8_t *dst, const uint8_t *src,
       if (!*sa)
         *sa = set_new(arena, d->in_ptype, 8);
       for (uint32_t k = 0; k < sb->cap; k++) {
-        const uint8_t *slot = sb->slots + (size_t)k * (8 + sb->vsize);
+        const uint8_t *slot = sb->slots + (size_t)k * sb->stride;
         if (*(const uint64_t *)slot)
           set_insert(*sa, slot + 8, arena);
       }
@@ -469,7 +471,7 @@ int sl_agg_finalize(const sl_agg_set *set, int i, const uint8_t *state,
   uint8_t tmp[32] = {0};
   if (s) {
     for (uint32_t k = 0; k < s->cap; k++) {
-      const uint8_t *slot = s->slots + (size_t)k * (8 + s->vsize);
+      const uint8_t *slot = s->slots + (size_t)k * s->stride;
       if (!*(const uint64_t *)slot)
         continue;
       const uint8_t *v = slot + 8;
