@@ -501,3 +501,122 @@ int sl_agg_finalize(const sl_agg_set *set, int i, const uint8_t *state,
   }
   return finalize_state(&plain, tmp, out_buf, out_row, field, err);
 }
+
+/* ---- the wire form of a state
+ * ------------------------------------------------ For moving partial states
+ * between nodes (late merge across nodes).  The fixed part of a state is copied
+ * as it is (every node lays states out alike: same plan, same architecture);
+ * what lives outside it (long strings of MIN/MAX, DISTINCT sets) follows
+ * inline: MIN/MAX of a string  [present i64][u32 len][len bytes] DISTINCT [u32
+ * count] then per value its fixed bytes, or for strings [u32 len][len bytes]
+ *   anything else        the state's bytes
+ * Decoding checks every length against the end of the input. */
+
+static void put_u32(sl_strbuf *out, uint32_t v) {
+  sl_strbuf_appendn(out, (const char *)&v, sizeof v);
+}
+
+static void put_value(sl_strbuf *out, const uint8_t *v, sl_ptype t) {
+  if (t == SL_P_STR) {
+    const sl_str *s = (const sl_str *)v;
+    put_u32(out, s->len);
+    sl_strbuf_appendn(out, sl_str_data(s), s->len);
+    return;
+  }
+  sl_strbuf_appendn(out, (const char *)v, (size_t)sl_ptype_size(t));
+}
+
+void sl_agg_state_encode(const sl_agg_set *set, const uint8_t *state,
+                         sl_strbuf *out) {
+  for (int i = 0; i < set->n; i++) {
+    const sl_agg_desc *d = &set->aggs[i];
+    const uint8_t *st = state + d->state_offset;
+    if (d->distinct) {
+      const value_set *s = *(value_set *const *)st;
+      put_u32(out, s ? s->count : 0);
+      for (uint32_t k = 0; s && k < s->cap; k++) {
+        const uint8_t *slot = s->slots + (size_t)k * s->stride;
+        if (*(const uint64_t *)slot)
+          put_value(out, slot + 8, s->type);
+      }
+    } else if ((d->op == SL_AGG_MIN || d->op == SL_AGG_MAX) &&
+               d->in_ptype == SL_P_STR) {
+      sl_strbuf_appendn(out, (const char *)st, 8); /* present */
+      if (*(const int64_t *)st)
+        put_value(out, st + 8, SL_P_STR);
+    } else {
+      sl_strbuf_appendn(out, (const char *)st, d->state_size);
+    }
+  }
+}
+
+static bool take(const uint8_t **p, const uint8_t *end, void *dst, size_t n) {
+  if ((size_t)(end - *p) < n)
+    return false;
+  memcpy(dst, *p, n);
+  *p += n;
+  return true;
+}
+
+/* A value of type t from the input into v; a long string's bytes are left
+ * in the input (v points at them). */
+static bool take_value(const uint8_t **p, const uint8_t *end, uint8_t *v,
+                       sl_ptype t) {
+  if (t != SL_P_STR)
+    return take(p, end, v, (size_t)sl_ptype_size(t));
+  uint32_t len;
+  if (!take(p, end, &len, sizeof len) || (size_t)(end - *p) < len)
+    return false;
+  *(sl_str *)v = sl_str_make((const char *)*p, len);
+  *p += len;
+  return true;
+}
+
+int sl_agg_state_decode(const sl_agg_set *set, const uint8_t **p,
+                        const uint8_t *end, uint8_t *state, sl_arena *arena,
+                        sl_error *err) {
+  sl_agg_state_init(set, state);
+  for (int i = 0; i < set->n; i++) {
+    const sl_agg_desc *d = &set->aggs[i];
+    uint8_t *st = state + d->state_offset;
+    bool ok = true;
+    if (d->distinct) {
+      uint32_t count;
+      ok = take(p, end, &count, sizeof count);
+      if (ok && count > 0) {
+        /* At least a byte per value: a corrupt count cannot make the set
+         * allocate more than the input could describe. */
+        if (count > (size_t)(end - *p))
+          ok = false;
+        uint32_t cap = 8;
+        while (ok && cap * 3 < count * 4)
+          cap *= 2;
+        value_set *s = ok ? set_new(arena, d->in_ptype, cap) : NULL;
+        uint8_t v[16];
+        for (uint32_t k = 0; ok && k < count; k++) {
+          ok = take_value(p, end, v, d->in_ptype);
+          if (ok)
+            set_insert(s, v, arena); /* copies long strings into arena */
+        }
+        *(value_set **)st = s;
+      }
+    } else if ((d->op == SL_AGG_MIN || d->op == SL_AGG_MAX) &&
+               d->in_ptype == SL_P_STR) {
+      ok = take(p, end, st, 8);
+      if (ok && *(int64_t *)st) {
+        uint8_t v[16];
+        ok = take_value(p, end, v, SL_P_STR);
+        if (ok)
+          store_value(st + 8, v, SL_P_STR, arena);
+      }
+    } else {
+      ok = take(p, end, st, d->state_size);
+    }
+    if (!ok)
+      return sl_error_set(err, SL_EINVAL,
+                          "a partial state from another node is cut short or "
+                          "corrupt (aggregate %d of %d)",
+                          i + 1, set->n);
+  }
+  return SL_OK;
+}

@@ -258,3 +258,99 @@ int sl_group_table_merge(sl_group_table *dst, const sl_group_table *src,
 size_t sl_group_table_bytes(const sl_group_table *t) {
   return (size_t)t->cap * t->entry_width + t->arena.total;
 }
+
+/* ---- the wire form of a table
+ * ------------------------------------------------ header  [magic u32
+ * "SLGT"][version u32][key width u32][state width u32] [groups u32] group [key
+ * row][for each long key string: its bytes][state's wire form (aggregate.c)]
+ * The hash is not sent: the receiver recomputes it (same function). */
+
+#define WIRE_MAGIC 0x54474c53u /* "SLGT" little-endian */
+#define WIRE_VERSION 1u
+
+void sl_group_table_encode(const sl_group_table *t, sl_strbuf *out) {
+  const sl_row_layout *kl = t->key_layout;
+  uint32_t head[5] = {WIRE_MAGIC, WIRE_VERSION, kl->width, t->aggs->state_width,
+                      t->count};
+  sl_strbuf_appendn(out, (const char *)head, sizeof head);
+  for (uint32_t i = 0; i < t->cap; i++) {
+    if (!sl_group_table_slot_used(t, i))
+      continue;
+    const uint8_t *key = sl_group_table_key(t, i);
+    sl_strbuf_appendn(out, (const char *)key, kl->width);
+    for (int f = 0; t->key_has_strings && f < kl->nfields; f++) {
+      const sl_str *s = (const sl_str *)(key + kl->fields[f].offset);
+      if (kl->fields[f].ptype == SL_P_STR && !sl_row_is_null(key, f) &&
+          s->len > SL_STR_INLINE)
+        sl_strbuf_appendn(out, s->u.ptr, s->len);
+    }
+    sl_agg_state_encode(t->aggs, sl_group_table_states(t, i), out);
+  }
+}
+
+static int corrupt(sl_error *err, const char *what) {
+  return sl_error_set(err, SL_EINVAL,
+                      "a partial window state from another node is %s; the "
+                      "nodes may be running different versions or plans",
+                      what);
+}
+
+int sl_group_table_decode_merge(sl_group_table *dst, const uint8_t *bytes,
+                                size_t len, sl_error *err) {
+  const sl_row_layout *kl = dst->key_layout;
+  const uint8_t *p = bytes, *end = bytes + len;
+  uint32_t head[5];
+  if (len < sizeof head)
+    return corrupt(err, "cut short");
+  memcpy(head, p, sizeof head);
+  p += sizeof head;
+  if (head[0] != WIRE_MAGIC || head[1] != WIRE_VERSION)
+    return corrupt(err, "not in this version's format");
+  if (head[2] != kl->width || head[3] != dst->aggs->state_width)
+    return corrupt(err, "of another shape (key or state width differs)");
+  /* One group's state at a time, in a scratch arena: merging copies what
+   * dst keeps into dst's arena. */
+  sl_arena scratch;
+  sl_arena_init(&scratch, 0);
+  uint8_t *key = sl_arena_alloc(&scratch, kl->width + 1);
+  uint8_t *state = sl_arena_alloc(&scratch, dst->aggs->state_width + 1);
+  int rc = SL_OK;
+  for (uint32_t g = 0; g < head[4] && rc == SL_OK; g++) {
+    if ((size_t)(end - p) < kl->width) {
+      rc = corrupt(err, "cut short");
+      break;
+    }
+    memcpy(key, p, kl->width);
+    p += kl->width;
+    for (int f = 0; f < kl->nfields; f++) {
+      sl_str *s = (sl_str *)(key + kl->fields[f].offset);
+      if (kl->fields[f].ptype != SL_P_STR || sl_row_is_null(key, f) ||
+          s->len <= SL_STR_INLINE)
+        continue;
+      if ((size_t)(end - p) < s->len) {
+        rc = corrupt(err, "cut short");
+        break;
+      }
+      /* Keep the 4-byte prefix the sender wrote; point at the bytes. */
+      s->u.ptr = (const char *)p;
+      p += s->len;
+    }
+    if (rc != SL_OK)
+      break;
+    rc = sl_agg_state_decode(dst->aggs, &p, end, state, &scratch, err);
+    if (rc != SL_OK)
+      break;
+    uint8_t *st = sl_group_table_upsert(dst, sl_key_hash(kl, key), key);
+    rc = sl_agg_merge(dst->aggs, st, state, &dst->arena, err);
+    if ((g & 1023) == 1023) { /* bound the scratch arena's growth */
+      sl_arena_free(&scratch);
+      sl_arena_init(&scratch, 0);
+      key = sl_arena_alloc(&scratch, kl->width + 1);
+      state = sl_arena_alloc(&scratch, dst->aggs->state_width + 1);
+    }
+  }
+  if (rc == SL_OK && p != end)
+    rc = corrupt(err, "longer than its groups");
+  sl_arena_free(&scratch);
+  return rc;
+}

@@ -31,6 +31,7 @@
 #include "sluice/arena.h"
 #include "sluice/error.h"
 #include "sluice/row.h"
+#include "sluice/strbuf.h"
 
 typedef enum sl_agg_op {
   SL_AGG_COUNT_STAR,
@@ -89,6 +90,18 @@ int sl_agg_merge(const sl_agg_set *set, uint8_t *dst, const uint8_t *src,
 int sl_agg_finalize(const sl_agg_set *set, int i, const uint8_t *state,
                     sl_buffer *out_buf, uint8_t *out_row, int field,
                     sl_error *err);
+
+/* The wire form of a state (late merge across nodes): the state with its
+ * out-of-line parts (long strings, DISTINCT sets) inline, appended to out.
+ * Every node must use the same sl_agg_set (same plan) and architecture. */
+void sl_agg_state_encode(const sl_agg_set *set, const uint8_t *state,
+                         sl_strbuf *out);
+/* Read one state from *p (advanced past it) into state (initialized
+ * here); its strings and sets are allocated in arena.  SL_EINVAL when the
+ * input is cut short or corrupt. */
+int sl_agg_state_decode(const sl_agg_set *set, const uint8_t **p,
+                        const uint8_t *end, uint8_t *state, sl_arena *arena,
+                        sl_error *err);
 
 /* ---- group table: group key -> states ----------------------------------- */
 
@@ -155,6 +168,16 @@ static inline uint8_t *sl_group_table_states(const sl_group_table *t,
 /* Merge every group of src into dst (dst += src). */
 int sl_group_table_merge(sl_group_table *dst, const sl_group_table *src,
                          sl_error *err);
+
+/* The wire form of a whole table, appended to out: a header (format,
+ * key and state widths, group count), then per group its key row (long
+ * key strings inline after it) and its state (sl_agg_state_encode). */
+void sl_group_table_encode(const sl_group_table *t, sl_strbuf *out);
+/* Merge the groups of an encoded table into dst (dst += decoded), as
+ * sl_group_table_merge does for a table in memory.  SL_EINVAL with a
+ * message when the bytes are cut short, corrupt, or of another shape. */
+int sl_group_table_decode_merge(sl_group_table *dst, const uint8_t *bytes,
+                                size_t len, sl_error *err);
 
 /* Bytes held (slots + arena), for EXPLAIN ANALYZE and memory limits. */
 size_t sl_group_table_bytes(const sl_group_table *t);
