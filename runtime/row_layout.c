@@ -212,3 +212,66 @@ bool sl_buffer_put_str(sl_buffer *b, sl_str *dst, const char *p, uint32_t len) {
   *dst = sl_str_make(copy, len);
   return true;
 }
+
+/* ---- buffers between address spaces ---------------------------------------
+ * A long string is a pointer; in a buffer that crosses into another
+ * process (a shared-memory or network channel) the pointer means nothing
+ * there.  Swizzling stores each long string's position as an offset from
+ * the start of the buffer instead, which means the same wherever the bytes
+ * land; unswizzling turns offsets back into pointers and checks that every
+ * string lies inside the receiving buffer's heap, so a corrupt or hostile
+ * buffer cannot make a reader wander outside it. */
+
+int sl_buffer_swizzle(sl_buffer *b, sl_error *err) {
+  const sl_row_layout *l = b->layout;
+  const char *heap = (const char *)b->data + b->cap - b->heap_used;
+  const char *end = (const char *)b->data + b->cap;
+  for (int f = 0; f < l->nfields; f++) {
+    if (l->fields[f].ptype != SL_P_STR)
+      continue;
+    for (uint32_t r = 0; r < b->nrows; r++) {
+      uint8_t *row = sl_buffer_row(b, r);
+      sl_str *s = (sl_str *)(row + l->fields[f].offset);
+      if (sl_row_is_null(row, f) || s->len <= SL_STR_INLINE)
+        continue;
+      if (s->u.ptr < heap || s->u.ptr > end ||
+          (size_t)(end - s->u.ptr) < s->len)
+        return sl_error_set(err, SL_EINVAL,
+                            "a string of field '%s' is not in the buffer's "
+                            "own heap and cannot be sent to another process",
+                            l->fields[f].name ? l->fields[f].name : "?");
+      s->u.ptr = (const char *)(uintptr_t)(s->u.ptr - (const char *)b->data);
+    }
+  }
+  return SL_OK;
+}
+
+int sl_buffer_unswizzle(sl_buffer *b, sl_error *err) {
+  const sl_row_layout *l = b->layout;
+  size_t rows_end = (size_t)b->nrows * l->width;
+  if (rows_end + b->heap_used > b->cap)
+    return sl_error_set(err, SL_EINVAL,
+                        "a received buffer claims %u rows and %u heap bytes, "
+                        "more than its %u bytes",
+                        b->nrows, b->heap_used, b->cap);
+  size_t heap = b->cap - b->heap_used;
+  for (int f = 0; f < l->nfields; f++) {
+    if (l->fields[f].ptype != SL_P_STR)
+      continue;
+    for (uint32_t r = 0; r < b->nrows; r++) {
+      uint8_t *row = sl_buffer_row(b, r);
+      sl_str *s = (sl_str *)(row + l->fields[f].offset);
+      if (sl_row_is_null(row, f) || s->len <= SL_STR_INLINE)
+        continue;
+      uintptr_t off = (uintptr_t)s->u.ptr;
+      if (off < heap || off > b->cap || b->cap - off < s->len)
+        return sl_error_set(err, SL_EINVAL,
+                            "a received string of field '%s' lies outside "
+                            "its buffer (row %u): the sender and this node "
+                            "disagree on the layout, or the data is corrupt",
+                            l->fields[f].name ? l->fields[f].name : "?", r);
+      s->u.ptr = (const char *)b->data + off;
+    }
+  }
+  return SL_OK;
+}

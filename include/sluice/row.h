@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "sluice/arena.h"
+#include "sluice/error.h"
 #include "sluice/types.h"
 
 typedef enum sl_ptype {
@@ -192,6 +193,14 @@ uint8_t *sl_buffer_append(sl_buffer *b);
 char *sl_buffer_heap_copy(sl_buffer *b, const char *p, uint32_t len);
 /* A string whose long bytes are copied into b's heap; false if no room. */
 bool sl_buffer_put_str(sl_buffer *b, sl_str *dst, const char *p, uint32_t len);
+
+/* For a buffer that goes to another process: every long string's pointer
+ * becomes its offset from b->data (swizzle), and back (unswizzle, after
+ * the bytes arrived, checking that each string lies inside b's heap).
+ * Swizzling refuses strings outside b's own heap (borrowed ones: copy them
+ * in first).  SL_EINVAL with a message naming the field. */
+int sl_buffer_swizzle(sl_buffer *b, sl_error *err);
+int sl_buffer_unswizzle(sl_buffer *b, sl_error *err);
 
 /* A 64-bit hash of n bytes (8 at a time; never 0 for the caller's
  * convenience is NOT guaranteed).  Used for group keys, join keys and

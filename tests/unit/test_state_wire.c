@@ -1,9 +1,15 @@
-/* test_state_wire.c - partial window state on the wire (late merge across
- * nodes): a group table encoded and decoded-and-merged gives the same
- * results as merging the tables in memory, for every kind of state (long
- * strings in keys and MIN/MAX, DISTINCT sets of numbers and strings,
- * DECIMAL sums, NULL keys); input cut short or corrupt is an error, never a
- * crash (run under tests/sanitize.sh too). */
+/* test_state_wire.c - data that crosses into another process.
+ *
+ * Partial window state (late merge across nodes): a group table encoded
+ * and decoded-and-merged gives the same results as merging the tables in
+ * memory, for every kind of state (long strings in keys and MIN/MAX,
+ * DISTINCT sets of numbers and strings, DECIMAL sums, NULL keys); input cut
+ * short or corrupt is an error, never a crash (run under
+ * tests/sanitize.sh too).
+ *
+ * Buffers (channels between processes): swizzled, copied to another
+ * address and unswizzled, every string reads back the same; a string
+ * outside the heap is refused on both sides. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -283,11 +289,65 @@ static void test_cut_short_or_corrupt(void **state) {
   sl_group_table_free(&a);
 }
 
+static void test_buffer_swizzle_roundtrip(void **state) {
+  (void)state;
+  sl_buffer b, c;
+  sl_buffer_init(&b, fx.in, 4096);
+  for (int i = 0; i < 30; i++) {
+    uint8_t *row = sl_buffer_append(&b);
+    const char *n = NAMES[i % 5];
+    assert_true(sl_buffer_put_str(&b, &SL_FIELD(row, fx.in, F_NAME, sl_str), n,
+                                  (uint32_t)strlen(n)));
+    sl_row_set_null(row, F_NAME, i % 7 == 0);
+    SL_FIELD(row, fx.in, F_K, int64_t) = i;
+  }
+  sl_error err = {0};
+  assert_int_equal(sl_buffer_swizzle(&b, &err), SL_OK);
+  /* The bytes land elsewhere (another process's slot). */
+  sl_buffer_init(&c, fx.in, 4096);
+  memcpy(c.data, b.data, b.cap);
+  c.nrows = b.nrows;
+  c.heap_used = b.heap_used;
+  memset(b.data, 0xAB, b.cap); /* the sender reuses its slot */
+  assert_int_equal(sl_buffer_unswizzle(&c, &err), SL_OK);
+  for (int i = 0; i < 30; i++) {
+    const uint8_t *row = sl_buffer_row(&c, (uint32_t)i);
+    assert_int_equal(SL_FIELD(row, fx.in, F_K, int64_t), i);
+    if (i % 7 == 0) {
+      assert_true(sl_row_is_null(row, F_NAME));
+      continue;
+    }
+    const sl_str *s = &SL_FIELD(row, fx.in, F_NAME, sl_str);
+    const char *n = NAMES[i % 5];
+    assert_int_equal(s->len, strlen(n));
+    assert_memory_equal(sl_str_data(s), n, s->len);
+  }
+  /* A corrupt offset is refused, not followed. */
+  uint8_t *row = sl_buffer_row(&c, 2); /* a long name */
+  assert_true(SL_FIELD(row, fx.in, F_NAME, sl_str).len > SL_STR_INLINE);
+  assert_int_equal(sl_buffer_swizzle(&c, &err), SL_OK);
+  SL_FIELD(row, fx.in, F_NAME, sl_str).u.ptr = (const char *)(uintptr_t)8;
+  assert_int_equal(sl_buffer_unswizzle(&c, &err), SL_EINVAL);
+  assert_non_null(strstr(err.message, "outside its buffer"));
+  sl_error_clear(&err);
+  /* A borrowed string (outside the heap) cannot be sent. */
+  sl_buffer_clear(&c);
+  row = sl_buffer_append(&c);
+  static const char borrowed[] = "a string that lives in the caller's memory";
+  SL_FIELD(row, fx.in, F_NAME, sl_str) =
+      sl_str_make(borrowed, (uint32_t)strlen(borrowed));
+  assert_int_equal(sl_buffer_swizzle(&c, &err), SL_EINVAL);
+  sl_error_clear(&err);
+  sl_buffer_free(&b);
+  sl_buffer_free(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip_equals_merge_in_memory),
       cmocka_unit_test(test_empty_table),
       cmocka_unit_test(test_cut_short_or_corrupt),
+      cmocka_unit_test(test_buffer_swizzle_roundtrip),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
