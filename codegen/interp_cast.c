@@ -479,6 +479,17 @@ static int convert(sl_expr_ctx *c, const inode *n, int from, int to,
   }
 }
 
+int ix_cast_one(const inode *n, const void *arg, void *res) {
+  /* One-element vectors over the caller's values: convert() reads a->v and
+   * writes o->v at index 0 (it needs the context only for string targets,
+   * which the JIT does not hand here). */
+  ivec a = {.v.p = (void *)arg}, o = {.v.p = res};
+  int from = kind_class(n->args[0]->type), to = kind_class(n->type);
+  if (to == K_STR || from == K_NULL)
+    return 1;
+  return convert(NULL, n, from, to, &a, 0, &o);
+}
+
 int ix_eval_cast(sl_expr_ctx *c, const inode *n, const uint16_t *act,
                  uint32_t nact) {
   int rc = ix_eval_args_strict(c, n, act, nact);
