@@ -249,8 +249,8 @@ int sl_jit_compile(sl_jit *j, char **ir, sl_error *err) {
   LLVMOrcThreadSafeModuleRef tsm =
       LLVMOrcCreateNewThreadSafeModule(j->mod, j->tsc);
   j->mod = NULL;
-  e = LLVMOrcLLJITAddLLVMIRModule(
-      j->lljit, LLVMOrcLLJITGetMainJITDylib(j->lljit), tsm);
+  e = LLVMOrcLLJITAddLLVMIRModule(j->lljit,
+                                  LLVMOrcLLJITGetMainJITDylib(j->lljit), tsm);
   if (e)
     return llvm_error(err, "adding the module", e);
   for (int i = 0; i < j->nkernels; i++) {
@@ -264,9 +264,9 @@ int sl_jit_compile(sl_jit *j, char **ir, sl_error *err) {
   return SL_OK;
 }
 
-int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in,
-               const uint32_t *sel, uint32_t n, uint32_t *sel_out,
-               uint32_t *nout, sl_buffer *out, uint32_t *next) {
+int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in, const uint32_t *sel,
+               uint32_t n, uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
+               uint32_t *next) {
   jit_call c;
   memset(&c, 0, sizeof c);
   c.in = in->data;

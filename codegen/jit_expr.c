@@ -41,8 +41,7 @@ LLVMValueRef jit_const_ptr(jit_cg *g, const void *p) {
                            g->ptr);
 }
 
-LLVMValueRef jit_at(jit_cg *g, LLVMValueRef base, uint64_t off,
-                    LLVMTypeRef t) {
+LLVMValueRef jit_at(jit_cg *g, LLVMValueRef base, uint64_t off, LLVMTypeRef t) {
   LLVMValueRef idx = LLVMConstInt(g->i64, off, 0);
   LLVMValueRef p = off ? LLVMBuildGEP2(g->b, g->i8, base, &idx, 1, "") : base;
   return LLVMBuildBitCast(g->b, p, LLVMPointerType(t, 0), "");
@@ -62,9 +61,9 @@ void jit_store(jit_cg *g, LLVMValueRef v, LLVMValueRef p, unsigned align) {
 
 LLVMValueRef jit_call_c(jit_cg *g, LLVMTypeRef ft, void *addr,
                         LLVMValueRef *args, unsigned nargs) {
-  LLVMValueRef fp = LLVMConstIntToPtr(
-      LLVMConstInt(g->i64, (uint64_t)(uintptr_t)addr, 0),
-      LLVMPointerType(ft, 0));
+  LLVMValueRef fp =
+      LLVMConstIntToPtr(LLVMConstInt(g->i64, (uint64_t)(uintptr_t)addr, 0),
+                        LLVMPointerType(ft, 0));
   return LLVMBuildCall2(g->b, ft, fp, args, nargs, "");
 }
 
@@ -124,9 +123,9 @@ static LLVMValueRef is_true64(jit_cg *g, LLVMValueRef v) {
 
 /* Out-of-range test of an int64 against the node's range. */
 static LLVMValueRef out_of_range(jit_cg *g, const inode *n, LLVMValueRef r) {
-  return LLVMBuildOr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, r, i64c(g, n->lo), ""),
-                     LLVMBuildICmp(g->b, LLVMIntSGT, r, i64c(g, n->hi), ""),
-                     "");
+  return LLVMBuildOr(
+      g->b, LLVMBuildICmp(g->b, LLVMIntSLT, r, i64c(g, n->lo), ""),
+      LLVMBuildICmp(g->b, LLVMIntSGT, r, i64c(g, n->hi), ""), "");
 }
 
 /* Code that must run only for non-NULL operands (it may dereference a
@@ -165,8 +164,8 @@ static LLVMValueRef guard_end(jit_cg *g, guard *gd, LLVMTypeRef t,
   LLVMPositionBuilderAtEnd(g->b, gd->merge);
   LLVMValueRef r = phi2(g, t, zero, gd->from, v, end);
   if (null_out)
-    *null_out = phi2(g, g->i1, i1c(g, 1), gd->from, vnull ? vnull : i1c(g, 0),
-                     end);
+    *null_out =
+        phi2(g, g->i1, i1c(g, 1), gd->from, vnull ? vnull : i1c(g, 0), end);
   return r;
 }
 
@@ -313,7 +312,8 @@ const char *jit_check(const inode *n, char *buf, size_t len) {
 
 static jit_val gen_load(jit_cg *g, const inode *n) {
   jit_val r;
-  LLVMValueRef nb = jit_load(g, g->i8, jit_at(g, g->row, (uint64_t)n->field >> 3, g->i8), 1);
+  LLVMValueRef nb =
+      jit_load(g, g->i8, jit_at(g, g->row, (uint64_t)n->field >> 3, g->i8), 1);
   nb = LLVMBuildLShr(g->b, nb, LLVMConstInt(g->i8, (uint64_t)n->field & 7, 0),
                      "");
   r.null = LLVMBuildTrunc(g->b, nb, g->i1, "");
@@ -388,7 +388,10 @@ static LLVMValueRef to_slot(jit_cg *g, LLVMValueRef slot, irep rep,
                             LLVMValueRef v) {
   if (rep == R_STR)
     return v;
-  jit_store(g, v, LLVMBuildBitCast(g->b, slot, LLVMPointerType(jit_type_of(g, rep), 0), ""), 16);
+  jit_store(
+      g, v,
+      LLVMBuildBitCast(g->b, slot, LLVMPointerType(jit_type_of(g, rep), 0), ""),
+      16);
   return slot;
 }
 
@@ -420,8 +423,8 @@ static jit_val gen_cast(jit_cg *g, const inode *n) {
   if ((from == K_INT || from == K_BOOL) && to == K_FLT) {
     /* int64 -> float rounds once, as the interpreter's (float)v does */
     if (n->type->kind == SL_TYPE_FLOAT)
-      r.v = LLVMBuildFPExt(g->b, LLVMBuildSIToFP(g->b, a.v, g->f32, ""),
-                           g->f64, "");
+      r.v = LLVMBuildFPExt(g->b, LLVMBuildSIToFP(g->b, a.v, g->f32, ""), g->f64,
+                           "");
     else
       r.v = LLVMBuildSIToFP(g->b, a.v, g->f64, "");
     return r;
@@ -442,7 +445,8 @@ static jit_val gen_cast(jit_cg *g, const inode *n) {
   LLVMTypeRef ft = LLVMFunctionType(g->i32, ps, 3, 0);
   LLVMValueRef args[3] = {jit_const_ptr(g, n), arg, g->slot_r};
   LLVMValueRef rc = jit_call_c(g, ft, FN(sl_jit_rt_cast), args, 3);
-  LLVMValueRef bad = LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), "");
+  LLVMValueRef bad =
+      LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), "");
   LLVMValueRef vnull = i1c(g, 0);
   if (try_)
     vnull = bad;
@@ -463,7 +467,8 @@ static jit_val gen_neg(jit_cg *g, const inode *n) {
     return r;
   }
   LLVMValueRef neg = LLVMBuildSub(g->b, i64c(g, 0), a.v, "");
-  LLVMValueRef bad = LLVMBuildICmp(g->b, LLVMIntEQ, a.v, i64c(g, INT64_MIN), "");
+  LLVMValueRef bad =
+      LLVMBuildICmp(g->b, LLVMIntEQ, a.v, i64c(g, INT64_MIN), "");
   bad = LLVMBuildOr(g->b, bad, out_of_range(g, n, neg), "");
   error_if(g, LLVMBuildAnd(g->b, bad, not1(g, a.null), ""));
   r.v = neg;
@@ -487,17 +492,17 @@ static jit_val gen_int_arith(jit_cg *g, const inode *n, jit_val a, jit_val b) {
   LLVMValueRef zero = LLVMBuildICmp(g->b, LLVMIntEQ, b.v, i64c(g, 0), "");
   error_if(g, LLVMBuildAnd(g->b, zero, ok, ""));
   LLVMValueRef m1 = LLVMBuildICmp(g->b, LLVMIntEQ, b.v, i64c(g, -1), "");
-  LLVMValueRef safe = LLVMBuildSelect(
-      g->b, LLVMBuildOr(g->b, m1, zero, ""), i64c(g, 1), b.v, "");
+  LLVMValueRef safe = LLVMBuildSelect(g->b, LLVMBuildOr(g->b, m1, zero, ""),
+                                      i64c(g, 1), b.v, "");
   if (n->op == SL_OP_MOD) {
     r.v = LLVMBuildSelect(g->b, m1, i64c(g, 0),
                           LLVMBuildSRem(g->b, a.v, safe, ""), "");
     return r;
   }
   LLVMValueRef neg = LLVMBuildSub(g->b, i64c(g, 0), a.v, "");
-  LLVMValueRef bad =
-      LLVMBuildOr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, a.v, i64c(g, INT64_MIN), ""),
-                  out_of_range(g, n, neg), "");
+  LLVMValueRef bad = LLVMBuildOr(
+      g->b, LLVMBuildICmp(g->b, LLVMIntEQ, a.v, i64c(g, INT64_MIN), ""),
+      out_of_range(g, n, neg), "");
   error_if(g, LLVMBuildAnd(g->b, LLVMBuildAnd(g->b, bad, m1, ""), ok, ""));
   r.v = LLVMBuildSelect(g->b, m1, neg, LLVMBuildSDiv(g->b, a.v, safe, ""), "");
   return r;
@@ -539,11 +544,11 @@ static jit_val gen_arith(jit_cg *g, const inode *n) {
   to_slot(g, g->slot_a, R_DEC, a.v);
   to_slot(g, g->slot_b, R_DEC, b.v);
   LLVMTypeRef ps[4] = {g->ptr, g->ptr, g->ptr, g->ptr};
-  LLVMValueRef args[4] = {jit_const_ptr(g, n), g->slot_a, g->slot_b,
-                          g->slot_r};
+  LLVMValueRef args[4] = {jit_const_ptr(g, n), g->slot_a, g->slot_b, g->slot_r};
   LLVMValueRef rc = jit_call_c(g, LLVMFunctionType(g->i32, ps, 4, 0),
                                FN(sl_jit_rt_dec_arith), args, 4);
-  error_if(g, LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""));
+  error_if(g,
+           LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""));
   LLVMValueRef v = jit_load(
       g, g->i128,
       LLVMBuildBitCast(g->b, g->slot_r, LLVMPointerType(g->i128, 0), ""), 16);
@@ -575,8 +580,10 @@ static LLVMValueRef str_eq(jit_cg *g, LLVMValueRef x, LLVMValueRef y) {
   LLVMValueRef x0 = jit_load(g, g->i64, jit_at(g, x, 0, g->i64), 8);
   LLVMValueRef y0 = jit_load(g, g->i64, jit_at(g, y, 0, g->i64), 8);
   LLVMBasicBlockRef start = LLVMGetInsertBlock(g->b);
-  LLVMBasicBlockRef more = block(g, "streq.more"), inl = block(g, "streq.inline"),
-                    call = block(g, "streq.call"), done = block(g, "streq.done");
+  LLVMBasicBlockRef more = block(g, "streq.more"),
+                    inl = block(g, "streq.inline"),
+                    call = block(g, "streq.call"),
+                    done = block(g, "streq.done");
   LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, x0, y0, ""), more, done);
   LLVMPositionBuilderAtEnd(g->b, more);
   LLVMValueRef len = jit_load(g, g->i32, jit_at(g, x, 0, g->i32), 8);
@@ -594,7 +601,8 @@ static LLVMValueRef str_eq(jit_cg *g, LLVMValueRef x, LLVMValueRef y) {
   LLVMValueRef args[2] = {x, y};
   LLVMValueRef rc = jit_call_c(g, LLVMFunctionType(g->i32, ps, 2, 0),
                                FN(sl_jit_rt_str_eq), args, 2);
-  LLVMValueRef r2 = LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), "");
+  LLVMValueRef r2 =
+      LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), "");
   LLVMBuildBr(g->b, done);
   LLVMPositionBuilderAtEnd(g->b, done);
   LLVMValueRef p = LLVMBuildPhi(g->b, g->i1, "");
@@ -615,13 +623,16 @@ static LLVMValueRef compare(jit_cg *g, irep rep, int op, LLVMValueRef x,
     /* NaN equals NaN and is above every number (Java's Double.compare) */
     LLVMValueRef xn = LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, "");
     LLVMValueRef yn = LLVMBuildFCmp(g->b, LLVMRealUNO, y, y, "");
-    LLVMValueRef gt = LLVMBuildZExt(g->b, LLVMBuildFCmp(g->b, LLVMRealOGT, x, y, ""), g->i32, "");
-    LLVMValueRef lt = LLVMBuildZExt(g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, x, y, ""), g->i32, "");
+    LLVMValueRef gt = LLVMBuildZExt(
+        g->b, LLVMBuildFCmp(g->b, LLVMRealOGT, x, y, ""), g->i32, "");
+    LLVMValueRef lt = LLVMBuildZExt(
+        g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, x, y, ""), g->i32, "");
     LLVMValueRef c3 = LLVMBuildSub(g->b, gt, lt, "");
     LLVMValueRef n3 = LLVMBuildSub(g->b, LLVMBuildZExt(g->b, xn, g->i32, ""),
                                    LLVMBuildZExt(g->b, yn, g->i32, ""), "");
     c3 = LLVMBuildSelect(g->b, LLVMBuildOr(g->b, xn, yn, ""), n3, c3, "");
-    return LLVMBuildICmp(g->b, int_pred(op), c3, LLVMConstInt(g->i32, 0, 0), "");
+    return LLVMBuildICmp(g->b, int_pred(op), c3, LLVMConstInt(g->i32, 0, 0),
+                         "");
   }
   default: {
     if (op == SL_OP_EQ)
@@ -632,7 +643,8 @@ static LLVMValueRef compare(jit_cg *g, irep rep, int op, LLVMValueRef x,
     LLVMValueRef args[2] = {x, y};
     LLVMValueRef c3 = jit_call_c(g, LLVMFunctionType(g->i32, ps, 2, 0),
                                  FN(sl_jit_rt_str_cmp), args, 2);
-    return LLVMBuildICmp(g->b, int_pred(op), c3, LLVMConstInt(g->i32, 0, 0), "");
+    return LLVMBuildICmp(g->b, int_pred(op), c3, LLVMConstInt(g->i32, 0, 0),
+                         "");
   }
   }
 }
@@ -673,7 +685,8 @@ static jit_val gen_andor(jit_cg *g, const inode *n) {
         g->b, not1(g, o.null),
         LLVMBuildICmp(g->b, LLVMIntEQ, o.v, i1c(g, decisive), ""), "");
     LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef run = block(g, "andor.next"), done = block(g, "andor.done");
+    LLVMBasicBlockRef run = block(g, "andor.next"),
+                      done = block(g, "andor.done");
     LLVMBuildCondBr(g->b, decided, done, run);
     LLVMPositionBuilderAtEnd(g->b, run);
     jit_val b = jit_gen(g, n->args[k]);
@@ -730,7 +743,8 @@ static jit_val gen_case(jit_cg *g, const inode *n) {
     jit_val w = jit_gen(g, n->args[k]);
     LLVMValueRef taken =
         LLVMBuildAnd(g->b, not1(g, w.null), is_true64(g, w.v), "");
-    LLVMBasicBlockRef then = block(g, "case.then"), next = block(g, "case.next");
+    LLVMBasicBlockRef then = block(g, "case.then"),
+                      next = block(g, "case.next");
     LLVMBuildCondBr(g->b, taken, then, next);
     LLVMPositionBuilderAtEnd(g->b, then);
     vals[m] = jit_gen(g, n->args[k + 1]);
@@ -768,7 +782,8 @@ static jit_val gen_coalesce(jit_cg *g, const inode *n) {
 static jit_val gen_nullif(jit_cg *g, const inode *n) {
   jit_val a = jit_gen(g, n->args[0]);
   jit_val eq = jit_gen(g, n->args[1]);
-  LLVMValueRef hit = LLVMBuildAnd(g->b, not1(g, eq.null), is_true64(g, eq.v), "");
+  LLVMValueRef hit =
+      LLVMBuildAnd(g->b, not1(g, eq.null), is_true64(g, eq.v), "");
   jit_val r = {LLVMBuildOr(g->b, a.null, hit, ""), a.v};
   return r;
 }
@@ -829,7 +844,8 @@ static jit_val gen_time_add(jit_cg *g, const inode *n) {
   if (n->op == SL_OP_SUB)
     v = LLVMBuildMul(g->b, v, i64c(g, -1), "");
   LLVMValueRef ov1, ov2;
-  LLVMValueRef d = arith_ov(g, "llvm.smul.with.overflow", v, i64c(g, 1000), &ov1);
+  LLVMValueRef d =
+      arith_ov(g, "llvm.smul.with.overflow", v, i64c(g, 1000), &ov1);
   r.v = arith_ov(g, "llvm.sadd.with.overflow", t.v, d, &ov2);
   LLVMValueRef bad = LLVMBuildOr(g->b, LLVMBuildOr(g->b, ov1, ov2, ""),
                                  out_of_range(g, n, r.v), "");
@@ -894,8 +910,8 @@ static jit_val gen_call(jit_cg *g, const inode *n) {
   default: { /* SQRT, LN, LOG10, EXP */
     LLVMTypeRef ps[2] = {g->i32, g->f64};
     LLVMValueRef args[2] = {LLVMConstInt(g->i32, (uint64_t)n->fn, 0), a.v};
-    r.v = jit_call_c(g, LLVMFunctionType(g->f64, ps, 2, 0),
-                     FN(sl_jit_rt_math1), args, 2);
+    r.v = jit_call_c(g, LLVMFunctionType(g->f64, ps, 2, 0), FN(sl_jit_rt_math1),
+                     args, 2);
     return r;
   }
   }

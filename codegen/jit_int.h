@@ -68,8 +68,8 @@ typedef struct jit_cg {
   LLVMBuilderRef b;
   LLVMValueRef fn;
   LLVMTypeRef i1, i8, i16, i32, i64, i128, f32, f64, ptr, i32fn;
-  LLVMBasicBlockRef err_bb; /* returns JIT_ERROR */
-  LLVMValueRef row;         /* the current input row (i8*) */
+  LLVMBasicBlockRef err_bb;            /* returns JIT_ERROR */
+  LLVMValueRef row;                    /* the current input row (i8*) */
   LLVMValueRef slot_a, slot_b, slot_r; /* 16-byte helper arguments */
 } jit_cg;
 

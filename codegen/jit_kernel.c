@@ -89,8 +89,10 @@ static void store_field(jit_cg *g, LLVMValueRef call, LLVMValueRef orow,
     return;
   case SL_P_STR: {
     /* NULL: the zeroed row already holds the empty string. */
-    LLVMBasicBlockRef put = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "str.put");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "str.done");
+    LLVMBasicBlockRef put =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "str.put");
+    LLVMBasicBlockRef done =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "str.done");
     LLVMBuildCondBr(g->b, v.null, done, put);
     LLVMPositionBuilderAtEnd(g->b, put);
     LLVMValueRef dst = jit_at(g, orow, f->offset, g->i8);
@@ -98,18 +100,20 @@ static void store_field(jit_cg *g, LLVMValueRef call, LLVMValueRef orow,
       /* a column copied unchanged into a borrowing buffer keeps pointing
        * at the input's bytes (row.h) */
       for (int h = 0; h < 2; h++)
-        jit_store(g, jit_load(g, g->i64, jit_at(g, x, 8 * (uint64_t)h, g->i64), 8),
+        jit_store(g,
+                  jit_load(g, g->i64, jit_at(g, x, 8 * (uint64_t)h, g->i64), 8),
                   jit_at(g, dst, 8 * (uint64_t)h, g->i64), 8);
       LLVMBuildBr(g->b, done);
     } else {
       LLVMTypeRef ps[4] = {g->ptr, g->ptr, g->ptr, g->ptr};
       LLVMValueRef args[4] = {call, orow, dst, x};
-      LLVMValueRef rc = jit_call_c(g, LLVMFunctionType(g->i32, ps, 4, 0),
-                                   (void *)(uintptr_t)sl_jit_rt_put_str, args, 4);
-      LLVMBuildCondBr(g->b,
-                      LLVMBuildICmp(g->b, LLVMIntNE, rc,
-                                    LLVMConstInt(g->i32, 0, 0), ""),
-                      full, done);
+      LLVMValueRef rc =
+          jit_call_c(g, LLVMFunctionType(g->i32, ps, 4, 0),
+                     (void *)(uintptr_t)sl_jit_rt_put_str, args, 4);
+      LLVMBuildCondBr(
+          g->b,
+          LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""),
+          full, done);
     }
     LLVMPositionBuilderAtEnd(g->b, done);
     return;
@@ -134,7 +138,8 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *filter,
   LLVMTypeRef ps[1] = {g->ptr};
   g->fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, ps, 1, 0));
   LLVMValueRef call = LLVMGetParam(g->fn, 0);
-  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "entry");
+  LLVMBasicBlockRef entry =
+      LLVMAppendBasicBlockInContext(g->ctx, g->fn, "entry");
   LLVMPositionBuilderAtEnd(g->b, entry);
 
   /* helper argument slots and the loop's counters (SROA makes the
@@ -153,9 +158,12 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *filter,
 
   LLVMValueRef inrows = call_field(g, call, offsetof(jit_call, in), g->ptr, 8);
   LLVMValueRef sel = call_field(g, call, offsetof(jit_call, sel), g->ptr, 8);
-  LLVMValueRef sel_out = call_field(g, call, offsetof(jit_call, sel_out), g->ptr, 8);
-  LLVMValueRef outrows = call_field(g, call, offsetof(jit_call, out), g->ptr, 8);
-  LLVMValueRef heap = call_field(g, call, offsetof(jit_call, heap_used), g->ptr, 8);
+  LLVMValueRef sel_out =
+      call_field(g, call, offsetof(jit_call, sel_out), g->ptr, 8);
+  LLVMValueRef outrows =
+      call_field(g, call, offsetof(jit_call, out), g->ptr, 8);
+  LLVMValueRef heap =
+      call_field(g, call, offsetof(jit_call, heap_used), g->ptr, 8);
   heap = LLVMBuildBitCast(g->b, heap, LLVMPointerType(g->i32, 0), "");
   LLVMValueRef n = call_field(g, call, offsetof(jit_call, n), g->i32, 4);
   LLVMValueRef base = call_field(g, call, offsetof(jit_call, base), g->i32, 4);
@@ -190,23 +198,28 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *filter,
     jit_val p = jit_gen(g, filter->root);
     LLVMValueRef pass = LLVMBuildAnd(
         g->b, LLVMBuildXor(g->b, p.null, LLVMConstInt(g->i1, 1, 0), ""),
-        LLVMBuildICmp(g->b, LLVMIntNE, p.v, LLVMConstInt(g->i64, 0, 0), ""), "");
-    LLVMBasicBlockRef keep = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "keep");
+        LLVMBuildICmp(g->b, LLVMIntNE, p.v, LLVMConstInt(g->i64, 0, 0), ""),
+        "");
+    LLVMBasicBlockRef keep =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "keep");
     LLVMBuildCondBr(g->b, pass, keep, skip);
     LLVMPositionBuilderAtEnd(g->b, keep);
   }
   LLVMValueRef nout = jit_load(g, g->i32, nvar, 4);
   if (nprogs > 0) {
     uint64_t w = out->width;
-    LLVMValueRef r = LLVMBuildAdd(g->b, base, LLVMBuildZExt(g->b, nout, g->i64, ""), "");
+    LLVMValueRef r =
+        LLVMBuildAdd(g->b, base, LLVMBuildZExt(g->b, nout, g->i64, ""), "");
     LLVMValueRef mark = jit_load(g, g->i32, heap, 4);
     set_call_field(g, call, offsetof(jit_call, heap_mark), mark);
     LLVMValueRef need = LLVMBuildAdd(
         g->b,
-        LLVMBuildMul(g->b, LLVMBuildAdd(g->b, r, LLVMConstInt(g->i64, 1, 0), ""),
+        LLVMBuildMul(g->b,
+                     LLVMBuildAdd(g->b, r, LLVMConstInt(g->i64, 1, 0), ""),
                      LLVMConstInt(g->i64, w, 0), ""),
         LLVMBuildZExt(g->b, mark, g->i64, ""), "");
-    LLVMBasicBlockRef write = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "write");
+    LLVMBasicBlockRef write =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "write");
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULE, need, cap, ""), write,
                     full);
     LLVMPositionBuilderAtEnd(g->b, write);
@@ -231,18 +244,21 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *filter,
                             &n64, 1, ""),
               4);
   }
-  jit_store(g, LLVMBuildAdd(g->b, nout, LLVMConstInt(g->i32, 1, 0), ""), nvar, 4);
+  jit_store(g, LLVMBuildAdd(g->b, nout, LLVMConstInt(g->i32, 1, 0), ""), nvar,
+            4);
   LLVMBuildBr(g->b, skip);
 
   LLVMPositionBuilderAtEnd(g->b, skip);
-  jit_store(g, LLVMBuildAdd(g->b, jit_load(g, g->i32, kvar, 4),
-                            LLVMConstInt(g->i32, 1, 0), ""),
+  jit_store(g,
+            LLVMBuildAdd(g->b, jit_load(g, g->i32, kvar, 4),
+                         LLVMConstInt(g->i32, 1, 0), ""),
             kvar, 4);
   LLVMBuildBr(g->b, head);
 
   /* all rows done */
   LLVMPositionBuilderAtEnd(g->b, done);
-  set_call_field(g, call, offsetof(jit_call, nout), jit_load(g, g->i32, nvar, 4));
+  set_call_field(g, call, offsetof(jit_call, nout),
+                 jit_load(g, g->i32, nvar, 4));
   set_call_field(g, call, offsetof(jit_call, next), n);
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_OK, 0));
 
@@ -251,8 +267,10 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *filter,
   if (nprogs > 0)
     jit_store(g, call_field(g, call, offsetof(jit_call, heap_mark), g->i32, 4),
               heap, 4);
-  set_call_field(g, call, offsetof(jit_call, nout), jit_load(g, g->i32, nvar, 4));
-  set_call_field(g, call, offsetof(jit_call, next), jit_load(g, g->i32, kvar, 4));
+  set_call_field(g, call, offsetof(jit_call, nout),
+                 jit_load(g, g->i32, nvar, 4));
+  set_call_field(g, call, offsetof(jit_call, next),
+                 jit_load(g, g->i32, kvar, 4));
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_OK, 0));
 
   LLVMPositionBuilderAtEnd(g->b, g->err_bb);

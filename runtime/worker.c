@@ -444,32 +444,20 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
   return SL_OK;
 }
 
-static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
-                     uint32_t n) {
+/* Fold the evaluated tmp rows of s->tmp into state (or send them to their
+ * owners); tmp row r comes from row sel[r] of the buffer being processed. */
+static int fold_tmp(worker_state *s, const uint32_t *sel) {
   exec_query *q = s->q;
-  const sl_plan *plan = q->plan;
-  const sl_plan_window *pw = &plan->window;
+  const sl_plan_window *pw = &q->plan->window;
   const sl_row_layout *tl = q->tmp_layout;
   const sl_row_layout *kl = q->key_layout;
   bool exchange = q->channels != NULL;
   int me = s->w->index;
-  uint32_t done = 0;
-  while (done < n) {
-    sl_buffer_clear(&s->tmp);
-    int k = eval_rows(s, q->tmp_progs, tl->nfields, in, sel + done, n - done,
-                      &s->tmp);
-    if (k < 0)
-      return k;
-    if (k == 0)
-      return sl_error_set(&s->w->err, SL_EINVAL,
-                          "a record's keys and arguments are larger than a "
-                          "buffer; raise SET 'sluice.buffer-size'");
-    uint32_t first = done;
-    done += (uint32_t)k;
+  {
     int64_t proc_now = pw->proctime ? sl_now_us() : 0;
     for (uint32_t r = 0; r < s->tmp.nrows; r++) {
       uint8_t *row = sl_buffer_row(&s->tmp, r);
-      uint32_t at = sel[first + r];
+      uint32_t at = sel[r];
       uint32_t input_row = s->origin ? s->origin[at] : at;
       advance_watermark(s, input_row); /* the rows before this one */
       int rc;
@@ -503,11 +491,40 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
       advance_watermark(s, input_row + 1); /* and this one */
     }
   }
-  if (plan->windowed && pw->proctime) {
-    s->local_wm = sl_now_us(); /* processing-time windows close by the clock */
-    if (!exchange)
+  return SL_OK;
+}
+
+/* After a buffer's rows are folded: processing-time windows close by the
+ * clock. */
+static void aggregate_done(worker_state *s) {
+  const sl_plan *plan = s->q->plan;
+  if (plan->windowed && plan->window.proctime) {
+    s->local_wm = sl_now_us();
+    if (!s->q->channels)
       s->wm = s->local_wm;
   }
+}
+
+static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
+                     uint32_t n) {
+  exec_query *q = s->q;
+  uint32_t done = 0;
+  while (done < n) {
+    sl_buffer_clear(&s->tmp);
+    int k = eval_rows(s, q->tmp_progs, q->tmp_layout->nfields, in, sel + done,
+                      n - done, &s->tmp);
+    if (k < 0)
+      return k;
+    if (k == 0)
+      return sl_error_set(&s->w->err, SL_EINVAL,
+                          "a record's keys and arguments are larger than a "
+                          "buffer; raise SET 'sluice.buffer-size'");
+    int rc = fold_tmp(s, sel + done);
+    if (rc != SL_OK)
+      return rc;
+    done += (uint32_t)k;
+  }
+  aggregate_done(s);
   return SL_OK;
 }
 
@@ -529,9 +546,18 @@ static int probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
   sl_buffer keys;
   sl_buffer_wrap(&keys, kl, s->tmp.data, s->tmp.cap);
   keys.borrow_strings = true; /* stream keys: the input outlives them */
-  int k = eval_rows(s, q->stream_key_progs, q->nkey_progs, in, sel, n, &keys);
-  if (k < 0)
-    return k;
+  uint32_t nkeys, next;
+  int k;
+  if (q->k_keys &&
+      sl_jit_run(q->k_keys, in, sel, n, NULL, &nkeys, &keys, &next) == SL_OK &&
+      nkeys > 0) {
+    k = (int)nkeys;
+  } else {
+    sl_buffer_clear(&keys);
+    k = eval_rows(s, q->stream_key_progs, q->nkey_progs, in, sel, n, &keys);
+    if (k < 0)
+      return k;
+  }
   uint32_t out = 0, i = 0;
   uint32_t mask = q->table_cap - 1;
   uint32_t mark_rows = 0, mark_out = 0;
@@ -597,6 +623,87 @@ full:
   return SL_OK;
 }
 
+/* ---- compiled steps (jit.h) ----------------------------------------------
+ * Each returns SL_JIT_RETRY when its kernel handed the step back: nothing
+ * it did is visible then (tmp rows and unpublished batches are dropped),
+ * so the caller runs the same step with the interpreter, which reports the
+ * error exactly as it always does. */
+
+/* q->k_main over rows sel[0..n) of buf: the filter (or post-join filter)
+ * and every tmp / output field in one loop, then the fold (aggregate) or
+ * the batches handed to the coordinator (stateless).  *kept: rows that
+ * passed the filter. */
+static int jit_main(worker_state *s, const sl_buffer *buf, const uint32_t *sel,
+                    uint32_t n, uint64_t *kept) {
+  exec_query *q = s->q;
+  uint32_t nout, next;
+  if (q->plan->kind == SL_PLAN_AGGREGATE) {
+    /* tmp holds a row for every input row: one call does the buffer */
+    sl_buffer_clear(&s->tmp);
+    int rc = sl_jit_run(q->k_main, buf, sel, n, s->jsel, &nout, &s->tmp, &next);
+    if (rc != SL_OK || next < n) {
+      sl_buffer_clear(&s->tmp);
+      return SL_JIT_RETRY;
+    }
+    *kept += nout;
+    /* without a filter the kernel keeps every row and leaves jsel alone */
+    bool filtered = q->join ? q->post_join_filter != NULL : q->filter != NULL;
+    rc = fold_tmp(s, filtered ? s->jsel : sel);
+    aggregate_done(s);
+    return rc;
+  }
+  /* stateless: batches are published only when the whole step worked */
+  out_batch *head = NULL, *tail = NULL;
+  uint32_t pos = 0;
+  uint64_t total = 0;
+  int rc = SL_OK;
+  while (pos < n) {
+    out_batch *b = new_batch(s);
+    rc = sl_jit_run(q->k_main, buf, sel + pos, n - pos, s->jsel, &nout, &b->buf,
+                    &next);
+    if (tail)
+      tail->next = b;
+    else
+      head = b;
+    tail = b;
+    if (rc != SL_OK)
+      break;
+    if (next == 0) { /* not even one row fits a new batch */
+      rc = SL_JIT_RETRY;
+      break;
+    }
+    total += nout;
+    pos += next;
+  }
+  worker *w = s->w;
+  if (rc != SL_OK) { /* back to the free list, unpublished */
+    pthread_mutex_lock(&w->lock);
+    tail->next = w->free_batches;
+    w->free_batches = head;
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+  }
+  *kept += total;
+  pthread_mutex_lock(&w->lock);
+  for (out_batch *b = head; b;) {
+    out_batch *next_b = b->next;
+    b->next = NULL;
+    if (b->buf.nrows == 0) {
+      b->next = w->free_batches;
+      w->free_batches = b;
+    } else {
+      if (w->batches_tail)
+        w->batches_tail->next = b;
+      else
+        w->batches = b;
+      w->batches_tail = b;
+    }
+    b = next_b;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return SL_OK;
+}
+
 static int process_rows(worker_state *s, const sl_buffer *buf,
                         const uint32_t *sel, uint32_t n) {
   return s->plan->kind == SL_PLAN_STATELESS ? project(s, buf, sel, n)
@@ -613,10 +720,17 @@ static int process_buffer(worker_state *s, sl_buffer *in) {
   int rc;
   if (q->wm_prog) {
     sl_buffer_clear(&s->wm_values);
-    int k = sl_exec_eval_rows(&q->wm_prog, 1, in, s->sel, n, &s->wm_values,
-                              s->ctx, &s->w->err);
-    if (k < 0)
-      return k;
+    uint32_t nout, next;
+    if (!q->k_wm ||
+        sl_jit_run(q->k_wm, in, s->sel, n, NULL, &nout, &s->wm_values, &next) !=
+            SL_OK ||
+        next < n) {
+      sl_buffer_clear(&s->wm_values);
+      int k = sl_exec_eval_rows(&q->wm_prog, 1, in, s->sel, n, &s->wm_values,
+                                s->ctx, &s->w->err);
+      if (k < 0)
+        return k;
+    }
     s->wm_next = 0;
   }
   rc = process_filtered(s, in, n);
@@ -628,7 +742,19 @@ static int process_buffer(worker_state *s, sl_buffer *in) {
 static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
   exec_query *q = s->q;
   int rc;
-  if (q->filter) {
+  if (q->k_main && !q->join) {
+    /* the whole pipeline up to the state (or the output) in one loop */
+    s->origin = NULL;
+    rc = jit_main(s, in, s->sel, n, &s->w->rows_filtered);
+    if (rc != SL_JIT_RETRY)
+      return rc;
+  }
+  uint32_t nf, next;
+  if (q->k_filter && sl_jit_run(q->k_filter, in, s->sel, n, s->jsel, &nf, NULL,
+                                &next) == SL_OK) {
+    memcpy(s->sel, s->jsel, sizeof(uint32_t) * nf);
+    n = nf;
+  } else if (q->filter) {
     rc = sl_expr_filter(q->filter, in, s->sel, &n, s->ctx, &s->w->err);
     if (rc != SL_OK)
       return rc;
@@ -650,6 +776,14 @@ static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
                           "a stream record matches more table rows than fit "
                           "in a buffer; raise SET 'sluice.buffer-size'");
     done += consumed;
+    if (q->k_main) {
+      rc = jit_main(s, &s->joined, s->sel2, nj, &s->w->rows_joined);
+      if (rc != SL_JIT_RETRY) {
+        if (rc != SL_OK)
+          return rc;
+        continue;
+      }
+    }
     if (q->post_join_filter) {
       rc = sl_expr_filter(q->post_join_filter, &s->joined, s->sel2, &nj, s->ctx,
                           &s->w->err);
@@ -696,6 +830,8 @@ void *sl_worker_main(void *arg) {
   uint32_t max_joined = q->buffer_size / jl->width + 1;
   s.sel2 = malloc(sizeof(uint32_t) *
                   (max_joined > max_rows ? max_joined : max_rows));
+  s.jsel = malloc(sizeof(uint32_t) *
+                  (max_joined > max_rows ? max_joined : max_rows));
   if (q->join) {
     sl_buffer_init(&s.joined, q->joined_layout,
                    max_rows * q->joined_layout->width);
@@ -717,7 +853,7 @@ void *sl_worker_main(void *arg) {
   s.tmp.borrow_strings = true;
   if (q->key_layout)
     s.keyrow = calloc(1, q->key_layout->width + 8);
-  if (!s.sel || !s.sel2 || (q->key_layout && !s.keyrow))
+  if (!s.sel || !s.sel2 || !s.jsel || (q->key_layout && !s.keyrow))
     abort();
 
   sl_source *src = NULL;
@@ -818,6 +954,7 @@ void *sl_worker_main(void *arg) {
   w->sessions = s.sessions; /* its states may still be merged */
   free(s.sel);
   free(s.sel2);
+  free(s.jsel);
   free(s.keyrow);
   free(s.input_wm);
   free(s.input_done);

@@ -45,6 +45,8 @@ typedef struct worker_state {
   bool *out_active;
   sl_buffer joined, tmp;
   uint32_t *sel, *sel2;
+  uint32_t *jsel; /* rows a JIT kernel kept (the input sel stays intact for
+                   * the interpreter, should the kernel hand back) */
   uint8_t *keyrow;
 } worker_state;
 

@@ -91,9 +91,9 @@ double sl_jit_seconds(const sl_jit *j);
  * (long strings included): *next is the position in sel to continue from
  * (n when all were done).  Returns SL_OK, or SL_JIT_RETRY (see above)
  * with out unchanged. */
-int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in,
-               const uint32_t *sel, uint32_t n, uint32_t *sel_out,
-               uint32_t *nout, sl_buffer *out, uint32_t *next);
+int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in, const uint32_t *sel,
+               uint32_t n, uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
+               uint32_t *next);
 
 /* ---- plans ----------------------------------------------------------------
  * The rows a plan's pipeline runs over, shared by the executor (which runs

@@ -88,6 +88,8 @@ typedef struct sl_plan {
   sl_plan_kind kind;
   sl_strategy strategy; /* of the aggregate; set by whoever runs the plan
                          * (the session, from SET 'sluice.strategy') */
+  bool jit; /* compile the pipeline (SET 'sluice.jit'); set by the session,
+             * read by EXPLAIN (the executor reads the setting itself) */
   /* The base row: input 0 (the stream), then optionally input 1 (the
    * bounded table of a lookup join).  base_ncols columns in all, with
    * names and types (ROW columns included; their leaves are read by FIELD
@@ -153,6 +155,7 @@ typedef struct sl_query_stats {
   double merge_seconds;      /* coordinator: merging partial states */
   double emit_seconds;       /* coordinator: finalize, HAVING, project, sink */
   double seconds;            /* wall time from the first record to the end */
+  double jit_seconds;        /* building and compiling the JIT's kernels */
   int workers;
 } sl_query_stats;
 

@@ -121,8 +121,8 @@ static bool compare_expr(const char *expr, const sl_buffer *in, outcome *oc) {
     uint32_t nout = 0, next = 0;
     int jrc = sl_jit_run(k, in, &r, 1, NULL, &nout, &jo, &next);
     if ((irc != SL_OK) != (jrc != SL_OK)) {
-      fprintf(stderr, "%s, row %u: interpreter %s, JIT %s (seed %llu)\n",
-              expr, r, irc ? "error" : "ok", jrc ? "error" : "ok",
+      fprintf(stderr, "%s, row %u: interpreter %s, JIT %s (seed %llu)\n", expr,
+              r, irc ? "error" : "ok", jrc ? "error" : "ok",
               (unsigned long long)g_seed);
       ok = false;
       break;
@@ -182,49 +182,147 @@ static bool compare_expr(const char *expr, const sl_buffer *in, outcome *oc) {
 
 static const char *const FIXED[] = {
     /* NULLs and three-valued logic */
-    "i", "b", "d", "s", "s2", "dc", "flag", "ti", "ts", "dt", "r.x", "r.y",
-    "i IS NULL", "s IS NOT NULL", "flag IS TRUE", "flag IS NOT FALSE",
-    "flag AND i > 0", "flag OR i > 0", "NOT flag", "(i > 0) IS UNKNOWN",
-    "flag AND NULL", "flag OR NULL", "i > 0 AND b > 0 AND d > 0",
+    "i",
+    "b",
+    "d",
+    "s",
+    "s2",
+    "dc",
+    "flag",
+    "ti",
+    "ts",
+    "dt",
+    "r.x",
+    "r.y",
+    "i IS NULL",
+    "s IS NOT NULL",
+    "flag IS TRUE",
+    "flag IS NOT FALSE",
+    "flag AND i > 0",
+    "flag OR i > 0",
+    "NOT flag",
+    "(i > 0) IS UNKNOWN",
+    "flag AND NULL",
+    "flag OR NULL",
+    "i > 0 AND b > 0 AND d > 0",
     /* integers and overflow (an error in both) */
-    "i + 1", "i * 2", "b + 1", "b - 1", "price - 1", "-price", "-i",
-    "ti + ti", "ti * 100", "i * i", "b * b", "i / 2", "i % 3", "b / -1",
-    "price / -1", "i / 0", "i % 0", "MOD(b, 7)", "ABS(i)", "ABS(price)",
-    "CAST(b AS INT)", "CAST(i AS TINYINT)", "TRY_CAST(b AS SMALLINT)",
-    "CAST(i AS DOUBLE)", "CAST(b AS FLOAT)", "CAST(i AS DECIMAL(5, 1))",
-    "CAST(d AS INT)", "CAST(d AS BIGINT)", "CAST(flag AS INT)",
-    "CAST(s AS INT)", "TRY_CAST(s AS INT)", "CAST(dc AS INT)",
-    "CAST(ts AS DATE)", "CAST(dt AS TIMESTAMP(3))",
+    "i + 1",
+    "i * 2",
+    "b + 1",
+    "b - 1",
+    "price - 1",
+    "-price",
+    "-i",
+    "ti + ti",
+    "ti * 100",
+    "i * i",
+    "b * b",
+    "i / 2",
+    "i % 3",
+    "b / -1",
+    "price / -1",
+    "i / 0",
+    "i % 0",
+    "MOD(b, 7)",
+    "ABS(i)",
+    "ABS(price)",
+    "CAST(b AS INT)",
+    "CAST(i AS TINYINT)",
+    "TRY_CAST(b AS SMALLINT)",
+    "CAST(i AS DOUBLE)",
+    "CAST(b AS FLOAT)",
+    "CAST(i AS DECIMAL(5, 1))",
+    "CAST(d AS INT)",
+    "CAST(d AS BIGINT)",
+    "CAST(flag AS INT)",
+    "CAST(s AS INT)",
+    "TRY_CAST(s AS INT)",
+    "CAST(dc AS INT)",
+    "CAST(ts AS DATE)",
+    "CAST(dt AS TIMESTAMP(3))",
     /* doubles: IEEE, NaN order, FLOAT rounding */
-    "d + 1", "d * d", "d / 0", "d / i", "d % 2", "-d", "ABS(d)",
-    "FLOOR(d)", "CEIL(d)", "SQRT(d)", "LN(d)", "LOG10(d)", "EXP(d)",
-    "POWER(d, 2)", "d = d", "d < 1", "CAST(d AS FLOAT) * 3",
-    "CAST(0.1 AS FLOAT) + CAST(d AS FLOAT)", "d / 0 > 1", "d / 0 = d / 0",
+    "d + 1",
+    "d * d",
+    "d / 0",
+    "d / i",
+    "d % 2",
+    "-d",
+    "ABS(d)",
+    "FLOOR(d)",
+    "CEIL(d)",
+    "SQRT(d)",
+    "LN(d)",
+    "LOG10(d)",
+    "EXP(d)",
+    "POWER(d, 2)",
+    "d = d",
+    "d < 1",
+    "CAST(d AS FLOAT) * 3",
+    "CAST(0.1 AS FLOAT) + CAST(d AS FLOAT)",
+    "d / 0 > 1",
+    "d / 0 = d / 0",
     /* decimals */
-    "dc + 1", "dc * dc", "dc * 1.5", "dc / 3", "dc / 0", "dc % 2",
-    "dc - 0.005", "dc * 10000000000", "dc > 12", "dc = 12.34",
-    "0.908 * price", "dc + d", "CAST(dc AS DOUBLE)",
+    "dc + 1",
+    "dc * dc",
+    "dc * 1.5",
+    "dc / 3",
+    "dc / 0",
+    "dc % 2",
+    "dc - 0.005",
+    "dc * 10000000000",
+    "dc > 12",
+    "dc = 12.34",
+    "0.908 * price",
+    "dc + d",
+    "CAST(dc AS DOUBLE)",
     "CAST(dc AS DECIMAL(4, 1))",
     /* strings */
-    "s = 'hello'", "s <> s2", "s < s2", "s2 >= 'a long'", "s = s",
-    "event_type = 'view'", "s2 = 'a long string over twelve bytes'",
-    "s LIKE 'h%'", "s2 LIKE '%twelve%'", "s NOT LIKE '%o'", "s LIKE '_'",
-    "s2 LIKE 'a\\%b\\_c' ESCAPE '\\'", "CHAR_LENGTH(s)", "CHAR_LENGTH(s2)",
-    "s IN ('hello', 'view')", "event_type IN ('view', NULL)",
-    "s NOT IN ('x')", "COALESCE(s, s2)", "COALESCE(s2, 'dflt')",
+    "s = 'hello'",
+    "s <> s2",
+    "s < s2",
+    "s2 >= 'a long'",
+    "s = s",
+    "event_type = 'view'",
+    "s2 = 'a long string over twelve bytes'",
+    "s LIKE 'h%'",
+    "s2 LIKE '%twelve%'",
+    "s NOT LIKE '%o'",
+    "s LIKE '_'",
+    "s2 LIKE 'a\\%b\\_c' ESCAPE '\\'",
+    "CHAR_LENGTH(s)",
+    "CHAR_LENGTH(s2)",
+    "s IN ('hello', 'view')",
+    "event_type IN ('view', NULL)",
+    "s NOT IN ('x')",
+    "COALESCE(s, s2)",
+    "COALESCE(s2, 'dflt')",
     "NULLIF(s, '')",
     /* conditionals, guarded division */
-    "CASE WHEN b <> 0 THEN i / b END", "CASE WHEN i > 0 THEN 1 ELSE 0 END",
-    "CASE WHEN flag THEN s ELSE s2 END", "CASE i WHEN 1 THEN 'one' END",
-    "IF(i > 0, d, -d)", "COALESCE(i, b, 0)", "NULLIF(i, 1)",
-    "i BETWEEN 0 AND 10", "i NOT BETWEEN 0 AND 10", "i IN (1, 2, NULL)",
-    "b IN (3, 10)", "dc IN (12.34, 1)", "d IN (1.5, 2)",
-    "flag OR i / 0 > 1", "NOT flag AND i / 0 > 1",
+    "CASE WHEN b <> 0 THEN i / b END",
+    "CASE WHEN i > 0 THEN 1 ELSE 0 END",
+    "CASE WHEN flag THEN s ELSE s2 END",
+    "CASE i WHEN 1 THEN 'one' END",
+    "IF(i > 0, d, -d)",
+    "COALESCE(i, b, 0)",
+    "NULLIF(i, 1)",
+    "i BETWEEN 0 AND 10",
+    "i NOT BETWEEN 0 AND 10",
+    "i IN (1, 2, NULL)",
+    "b IN (3, 10)",
+    "dc IN (12.34, 1)",
+    "d IN (1.5, 2)",
+    "flag OR i / 0 > 1",
+    "NOT flag AND i / 0 > 1",
     /* time */
-    "ts + INTERVAL '1' SECOND", "ts - INTERVAL '2' DAY", "ts > ts",
+    "ts + INTERVAL '1' SECOND",
+    "ts - INTERVAL '2' DAY",
+    "ts > ts",
     /* not compiled: the interpreter runs them */
-    "UPPER(s)", "s || s2", "REGEXP_REPLACE(s, 'l', 'L')",
-    "CAST(i AS STRING)", "HOUR(ts)",
+    "UPPER(s)",
+    "s || s2",
+    "REGEXP_REPLACE(s, 'l', 'L')",
+    "CAST(i AS STRING)",
+    "HOUR(ts)",
 };
 
 static void test_fixed_expressions(void **state) {
@@ -245,17 +343,24 @@ static void test_fixed_expressions(void **state) {
 /* ---- random rows and expressions ----------------------------------------
  */
 
-static const char *const WORDS[] = {"",      "a",        "view",
-                                    "click", "hello",    "héllo wörld",
-                                    "a%b_c", "exactly12byte", "a long string over twelve bytes"};
+static const char *const WORDS[] = {"",
+                                    "a",
+                                    "view",
+                                    "click",
+                                    "hello",
+                                    "héllo wörld",
+                                    "a%b_c",
+                                    "exactly12byte",
+                                    "a long string over twelve bytes"};
 
 static void random_rows(uint32_t n) {
   sl_buffer_clear(&g_rand);
   const sl_row_layout *L = g_layout;
-  static const int64_t ints[] = {0, 1, -1, 2, 7, 100, -7, INT32_MAX,
+  static const int64_t ints[] = {0,         1,         -1,        2,
+                                 7,         100,       -7,        INT32_MAX,
                                  INT32_MIN, INT64_MAX, INT64_MIN, 1000000};
-  static const double dbls[] = {0.0, -0.5, 1.5, 2.675, 1e300, -1e-300, NAN,
-                                INFINITY, 3.0};
+  static const double dbls[] = {0.0,     -0.5, 1.5,      2.675, 1e300,
+                                -1e-300, NAN,  INFINITY, 3.0};
   for (uint32_t r = 0; r < n; r++) {
     uint8_t *row = sl_buffer_append(&g_rand);
     for (int f = 0; f < L->nfields; f++) {
@@ -307,8 +412,8 @@ static void put(char *out, size_t len, const char *fmt, ...) {
 
 static void gen(char kind, int depth, char *out, size_t len) {
   static const char *const ICOLS[] = {"i", "b", "price", "ti", "r.x"};
-  static const char *const ILITS[] = {"0", "1", "-1", "2", "7", "2147483647",
-                                      "9223372036854775807"};
+  static const char *const ILITS[] = {
+      "0", "1", "-1", "2", "7", "2147483647", "9223372036854775807"};
   static const char *const SCOLS[] = {"s", "s2", "event_type", "r.y"};
   char x[1024], y[1024], z[1024];
   int leaf = depth <= 0 || rnd() % 3 == 0;
@@ -344,8 +449,7 @@ static void gen(char kind, int depth, char *out, size_t len) {
       put(out, len, "COALESCE(%s, %s)", x, y);
       return;
     default:
-      put(out, len, "CAST(%s AS %s)", x,
-               rnd() & 1 ? "INT" : "SMALLINT");
+      put(out, len, "CAST(%s AS %s)", x, rnd() & 1 ? "INT" : "SMALLINT");
       return;
     }
   case 'd':
@@ -435,12 +539,11 @@ static void gen(char kind, int depth, char *out, size_t len) {
       case 4:
         gen('s', depth - 1, x, sizeof x);
         put(out, len, "(%s LIKE '%s')", x,
-                 (const char *[]){"h%", "%o%", "_", "%", "a\\%%"}[rnd() % 5]);
+            (const char *[]){"h%", "%o%", "_", "%", "a\\%%"}[rnd() % 5]);
         return;
       case 5:
         gen('i', depth - 1, x, sizeof x);
-        put(out, len, "(%s IN (1, 7, %s))", x,
-                 rnd() & 1 ? "NULL" : "-1");
+        put(out, len, "(%s IN (1, 7, %s))", x, rnd() & 1 ? "NULL" : "-1");
         return;
       default:
         gen(k, depth - 1, x, sizeof x);
@@ -491,7 +594,8 @@ static void test_heap_full(void **state) {
   sl_jit_kernel *k;
   sl_error err = {0};
   assert_int_equal(sl_jit_new(&j, "O2", &err), SL_OK);
-  assert_int_equal(sl_jit_add_kernel(j, NULL, &p, 1, g_layout, ol, false, &k, &err), SL_OK);
+  assert_int_equal(
+      sl_jit_add_kernel(j, NULL, &p, 1, g_layout, ol, false, &k, &err), SL_OK);
   char *ir = NULL;
   assert_int_equal(sl_jit_compile(j, &ir, &err), SL_OK);
   assert_non_null(ir);
