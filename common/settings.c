@@ -54,9 +54,10 @@ static const known_setting KNOWN[] = {
      V_ENUM,
      "none|ir"},
     {{"sluice.jit.passes", "default",
-      "LLVM optimization of compiled pipelines: default, O0..O3, light"},
+      "LLVM optimization of compiled pipelines: default, O0..O3, light, "
+      "fast"},
      V_ENUM,
-     "default|O0|O1|O2|O3|light"},
+     "default|O0|O1|O2|O3|light|fast"},
     {{"sluice.late-records", "drop",
       "what happens to records later than the watermark: drop (counted) or "
       "side-output"},

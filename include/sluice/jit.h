@@ -58,8 +58,8 @@ typedef struct sl_jit_kernel sl_jit_kernel;
 bool sl_jit_supports(const sl_expr_prog *p, char *why, size_t whylen);
 
 /* A new, empty JIT with the named optimization pipeline: "default" (or
- * NULL: the chosen one, see jit_engine.c), "O0", "O1", "O2", "O3" or
- * "light" (SET 'sluice.jit.passes'). */
+ * NULL: the chosen one, see jit_engine.c), "O0", "O1", "O2", "O3",
+ * "light" or "fast" (SET 'sluice.jit.passes'). */
 int sl_jit_new(sl_jit **out, const char *passes, sl_error *err);
 void sl_jit_free(sl_jit *j);
 bool sl_jit_pipeline_known(const char *name);
