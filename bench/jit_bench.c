@@ -16,60 +16,17 @@
  *   build/bench/jit_bench [ysb events] [nexmark events] [runs]
  *                                      (default 10000000 5000000 5)
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "sluice/binder.h"
-#include "sluice/executor.h"
-#include "sluice/parser.h"
-#include "sluice/plan.h"
-#include "sluice/session.h"
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static int exec(sl_session *s, const char *sql) {
-  uint64_t rows = 0;
-  sl_result_sink sink = sl_result_sink_discard(&rows);
-  sl_error err = {0};
-  int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
-  if (rc != SL_OK)
-    fprintf(stderr, "jit_bench: %s\n", err.message);
-  sl_error_clear(&err);
-  return rc;
-}
+#include "bench_util.h"
 
 /* Run `sql` once with the session's settings: records/s and JIT time. */
 static int run_once(sl_session *s, const char *sql, double *rate,
                     double *jit_s) {
-  sl_arena a;
-  sl_arena_init(&a, 0);
-  sl_stmt *st;
-  sl_bound_stmt *b = NULL;
-  sl_plan *plan;
-  sl_error err = {0};
-  uint64_t rows = 0;
-  sl_result_sink sink = sl_result_sink_discard(&rows);
-  char *text = sl_arena_strdup(&a, sql);
   sl_query_stats qs;
-  int rc = SL_OK;
-  if (sl_parse_one(&a, text, strlen(text), 1, &st, &err) ||
-      sl_bind(&a, sl_session_catalog(s), st, text, 1, &b, &err) ||
-      sl_plan_build(&a, b, &plan, &err) ||
-      sl_execute(plan, sl_session_settings(s), &sink, &qs, &err)) {
-    fprintf(stderr, "jit_bench: %s\n", err.message);
-    rc = err.code;
-  } else {
+  int rc = bench_run(s, sql, -1, &qs);
+  if (rc == SL_OK) {
     *rate = (double)qs.events / qs.seconds;
     *jit_s = qs.jit_seconds;
   }
-  sl_error_clear(&err);
-  if (b)
-    sl_bound_stmt_release(b);
-  sl_arena_free(&a);
   return rc;
 }
 
@@ -82,8 +39,8 @@ static int measure(sl_session *s, const char *sql, int runs, result *r) {
   for (int i = 0; i < runs; i++)
     if (run_once(s, sql, &rate[i], &jit[i]))
       return 1;
-  qsort(rate, (size_t)runs, sizeof(double), cmp_double);
-  qsort(jit, (size_t)runs, sizeof(double), cmp_double);
+  qsort(rate, (size_t)runs, sizeof(double), bench_cmp_double);
+  qsort(jit, (size_t)runs, sizeof(double), bench_cmp_double);
   r->med = rate[runs / 2];
   r->min = rate[0];
   r->max = rate[runs - 1];
@@ -91,13 +48,7 @@ static int measure(sl_session *s, const char *sql, int runs, result *r) {
   return 0;
 }
 
-static const char *YSB =
-    "SELECT c.campaign_id, window_start, window_end, COUNT(*) AS views "
-    "FROM TABLE(TUMBLE(TABLE ysb_events, DESCRIPTOR(event_time), "
-    "INTERVAL '10' SECOND)) AS e "
-    "JOIN campaigns AS c ON e.ad_id = c.ad_id "
-    "WHERE e.event_type = 'view' "
-    "GROUP BY c.campaign_id, window_start, window_end";
+static const char *YSB = BENCH_YSB_QUERY;
 
 /* Into blackhole tables (as the NEXMark scripts do), so that formatting
  * rows for the shell is not what is measured. */
@@ -118,16 +69,7 @@ int main(int argc, char **argv) {
   }
   sl_session *s = sl_session_new();
   char ddl[4096];
-  snprintf(ddl, sizeof ddl,
-           "CREATE TABLE ysb_events (user_id STRING, page_id STRING, ad_id "
-           "STRING, ad_type STRING, event_type STRING, event_time "
-           "TIMESTAMP(3), ip_address STRING, WATERMARK FOR event_time AS "
-           "event_time - INTERVAL '1' SECOND) WITH ('connector' = 'ysb', "
-           "'events.num' = '%ld', 'pregenerate' = 'true', 'seed' = '7')",
-           ysb_events);
-  if (exec(s, ddl) || exec(s, "CREATE TABLE campaigns (ad_id STRING, "
-                              "campaign_id STRING) WITH ('connector' = "
-                              "'ysb', 'ysb.table' = 'campaigns')"))
+  if (bench_ysb_tables(s, ysb_events))
     return 1;
   snprintf(
       ddl, sizeof ddl,
@@ -145,16 +87,18 @@ int main(int argc, char **argv) {
       "'first-event.rate' = '10000000', 'next-event.rate' = '10000000', "
       "'events.num' = '%ld', 'pregenerate' = 'true')",
       nx_events);
-  if (exec(s, ddl) ||
-      exec(s, "CREATE VIEW bid AS SELECT bid.auction, bid.bidder, "
-              "bid.price, bid.channel, bid.url, dateTime, bid.extra FROM "
-              "datagen WHERE event_type = 2") ||
-      exec(s, "CREATE TABLE nexmark_q1 (auction BIGINT, bidder BIGINT, "
-              "price DECIMAL(23, 3), dateTime TIMESTAMP(3), extra VARCHAR) "
-              "WITH ('connector' = 'blackhole')") ||
-      exec(s, "CREATE TABLE nexmark_q2 (auction BIGINT, price BIGINT) WITH "
-              "('connector' = 'blackhole')") ||
-      exec(s, "SET 'parallelism.default' = '1'"))
+  if (bench_exec(s, ddl) ||
+      bench_exec(s, "CREATE VIEW bid AS SELECT bid.auction, bid.bidder, "
+                    "bid.price, bid.channel, bid.url, dateTime, bid.extra FROM "
+                    "datagen WHERE event_type = 2") ||
+      bench_exec(s,
+                 "CREATE TABLE nexmark_q1 (auction BIGINT, bidder BIGINT, "
+                 "price DECIMAL(23, 3), dateTime TIMESTAMP(3), extra VARCHAR) "
+                 "WITH ('connector' = 'blackhole')") ||
+      bench_exec(s,
+                 "CREATE TABLE nexmark_q2 (auction BIGINT, price BIGINT) WITH "
+                 "('connector' = 'blackhole')") ||
+      bench_exec(s, "SET 'parallelism.default' = '1'"))
     return 1;
 
   struct {
@@ -170,7 +114,8 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
     result r[2];
     for (int jit = 0; jit < 2; jit++) {
-      exec(s, jit ? "SET 'sluice.jit' = 'on'" : "SET 'sluice.jit' = 'off'");
+      bench_exec(s,
+                 jit ? "SET 'sluice.jit' = 'on'" : "SET 'sluice.jit' = 'off'");
       if (measure(s, qs[i].sql, runs, &r[jit]))
         return 1;
     }
@@ -191,12 +136,12 @@ int main(int argc, char **argv) {
          "10-second O1 run at that rate\n\n");
   printf("| passes | YSB compile time | YSB records/s | q2 records/s | 10 s "
          "YSB query total |\n| --- | --- | --- | --- | --- |\n");
-  exec(s, "SET 'sluice.jit' = 'on'");
+  bench_exec(s, "SET 'sluice.jit' = 'on'");
   result r[NP], r2[NP];
   for (int p = 0; p < NP; p++) {
     char set[128];
     snprintf(set, sizeof set, "SET 'sluice.jit.passes' = '%s'", pipelines[p]);
-    exec(s, set);
+    bench_exec(s, set);
     if (measure(s, YSB, runs, &r[p]) || measure(s, Q2, runs, &r2[p]))
       return 1;
   }

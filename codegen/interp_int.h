@@ -227,6 +227,22 @@ void ix_int_range(const sl_type *t, int64_t *lo, int64_t *hi);
  */
 int ix_eval_cast(sl_expr_ctx *c, const inode *n, const uint16_t *act,
                  uint32_t nact);
+/* Conversion classes of SQL types, for casts (interpreter and JIT). */
+enum {
+  K_NULL,
+  K_BOOL,
+  K_INT,
+  K_FLT,
+  K_DEC,
+  K_STR,
+  K_DATE,
+  K_TIME,
+  K_TS,
+  K_IVDT,
+  K_IVYM,
+  K_OTHER
+};
+int ix_kind_class(const sl_type *t);
 /* CAST of one non-NULL value for a cast node n whose target is not a
  * string: *arg and *res hold an int64, double, i128 or sl_str by the
  * representations of n->args[0] and n.  0 = done, 1 = cannot (the

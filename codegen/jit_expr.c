@@ -211,32 +211,6 @@ static LLVMValueRef round_float(jit_cg *g, const inode *n, LLVMValueRef d) {
 /* ---- what is supported -------------------------------------------------
  */
 
-enum { K_NULL, K_BOOL, K_INT, K_FLT, K_DEC, K_STR, K_OTHER };
-
-static int kclass(const sl_type *t) {
-  switch (t->kind) {
-  case SL_TYPE_NULL:
-    return K_NULL;
-  case SL_TYPE_BOOLEAN:
-    return K_BOOL;
-  case SL_TYPE_TINYINT:
-  case SL_TYPE_SMALLINT:
-  case SL_TYPE_INT:
-  case SL_TYPE_BIGINT:
-    return K_INT;
-  case SL_TYPE_FLOAT:
-  case SL_TYPE_DOUBLE:
-    return K_FLT;
-  case SL_TYPE_DECIMAL:
-    return K_DEC;
-  case SL_TYPE_CHAR:
-  case SL_TYPE_VARCHAR:
-    return K_STR;
-  default:
-    return K_OTHER;
-  }
-}
-
 static const char *fn_name(const inode *n) {
   if (n->src && n->src->kind == SL_BEXPR_CALL && n->src->fn)
     return n->src->fn->name;
@@ -268,7 +242,7 @@ const char *jit_check(const inode *n, char *buf, size_t len) {
   case N_CMP:
     return NULL;
   case N_CAST:
-    if (n->rep == R_STR && kclass(n->args[0]->type) != K_NULL)
+    if (n->rep == R_STR && ix_kind_class(n->args[0]->type) != K_NULL)
       return nope(buf, len, "CAST to a string");
     return NULL;
   case N_NEG:
@@ -398,7 +372,7 @@ static LLVMValueRef to_slot(jit_cg *g, LLVMValueRef slot, irep rep,
 static jit_val gen_cast(jit_cg *g, const inode *n) {
   const inode *x = n->args[0];
   jit_val a = jit_gen(g, x);
-  int from = kclass(x->type), to = kclass(n->type);
+  int from = ix_kind_class(x->type), to = ix_kind_class(n->type);
   jit_val r = {a.null, NULL};
   if (from == K_NULL) {
     r.null = i1c(g, 1);
