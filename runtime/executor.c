@@ -337,13 +337,10 @@ static void prepare_jit(exec_query *q, const sl_settings *settings,
                            q->row_layout,
                            stateless ? q->out_layout : q->tmp_layout,
                            !stateless, &q->k_main, &err);
-  if (rc == SL_OK && q->join && q->filter)
-    rc = sl_jit_add_kernel(q->jit, q->filter, NULL, 0, q->stream_layout, NULL,
-                           false, &q->k_filter, &err);
   if (rc == SL_OK && q->join)
-    rc = sl_jit_add_kernel(q->jit, NULL, q->stream_key_progs, q->nkey_progs,
-                           q->stream_layout, q->join_key_layout, true,
-                           &q->k_keys, &err);
+    rc = sl_jit_add_kernel(q->jit, q->filter, q->stream_key_progs,
+                           q->nkey_progs, q->stream_layout, q->join_key_layout,
+                           true, &q->k_join, &err);
   if (rc == SL_OK && q->wm_prog)
     rc = sl_jit_add_kernel(q->jit, NULL, &q->wm_prog, 1, q->stream_layout,
                            q->wm_layout, false, &q->k_wm, &err);
@@ -366,7 +363,7 @@ static void prepare_jit(exec_query *q, const sl_settings *settings,
         sl_arena_strdup(&q->arena, err.message ? err.message : "JIT failed");
     sl_jit_free(q->jit);
     q->jit = NULL;
-    q->k_main = q->k_filter = q->k_keys = q->k_wm = NULL;
+    q->k_main = q->k_join = q->k_wm = NULL;
   }
   sl_error_clear(&err);
 }

@@ -76,13 +76,13 @@ typedef struct exec_query {
   /* The JIT (jit.h): compiled kernels for the per-record steps, or NULL
    * (interpreted; jit_status says why).  k_main: the filter (post-join
    * filter after a lookup join) fused with the tmp or output fields;
-   * k_filter, k_keys: a join's stream filter and stream keys; k_wm: the
+   * k_join: a join's stream filter fused with its stream keys; k_wm: the
    * WATERMARK expression.  A kernel that fails at run time hands its step
    * back to the interpreter (worker.c). */
   sl_jit *jit;
   const char *jit_status; /* NULL: compiled */
   double jit_seconds;
-  sl_jit_kernel *k_main, *k_filter, *k_keys, *k_wm;
+  sl_jit_kernel *k_main, *k_join, *k_wm;
 } exec_query;
 
 /* A window's partial state from one worker, handed to the coordinator. */

@@ -531,9 +531,11 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
 /* Lookup join: for each stream row, find the table rows with equal keys
  * and build joined rows (stream fields, then table fields) in s->joined.
  * Returns the number of stream rows consumed (all, or fewer when joined is
- * full) and fills sel2 with the joined rows. */
+ * full) and fills sel2 with the joined rows.  pre: the keys of the rows,
+ * already computed (rows pre_first.. of pre), or NULL. */
 static int probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
-                 uint32_t n, uint32_t *consumed, uint32_t *nout) {
+                 uint32_t n, const sl_buffer *pre, uint32_t pre_first,
+                 uint32_t *consumed, uint32_t *nout) {
   exec_query *q = s->q;
   const sl_row_layout *kl = q->join_key_layout;
   const sl_row_layout *jl = q->joined_layout;
@@ -546,14 +548,8 @@ static int probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
   sl_buffer keys;
   sl_buffer_wrap(&keys, kl, s->tmp.data, s->tmp.cap);
   keys.borrow_strings = true; /* stream keys: the input outlives them */
-  uint32_t nkeys, next;
-  int k;
-  if (q->k_keys &&
-      sl_jit_run(q->k_keys, in, sel, n, NULL, &nkeys, &keys, &next) == SL_OK &&
-      nkeys > 0) {
-    k = (int)nkeys;
-  } else {
-    sl_buffer_clear(&keys);
+  int k = (int)n;
+  if (!pre) {
     k = eval_rows(s, q->stream_key_progs, q->nkey_progs, in, sel, n, &keys);
     if (k < 0)
       return k;
@@ -564,7 +560,8 @@ static int probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
   for (; i < (uint32_t)k; i++) {
     mark_rows = s->joined.nrows;
     mark_out = out;
-    const uint8_t *key = sl_buffer_row(&keys, i);
+    const uint8_t *key =
+        pre ? sl_buffer_row(pre, pre_first + i) : sl_buffer_row(&keys, i);
     bool null_key = false;
     for (int f = 0; f < kl->nfields; f++)
       null_key |= sl_row_is_null(key, f);
@@ -749,12 +746,23 @@ static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
     if (rc != SL_JIT_RETRY)
       return rc;
   }
-  uint32_t nf, next;
-  if (q->k_filter && sl_jit_run(q->k_filter, in, s->sel, n, s->jsel, &nf, NULL,
-                                &next) == SL_OK) {
-    memcpy(s->sel, s->jsel, sizeof(uint32_t) * nf);
-    n = nf;
-  } else if (q->filter) {
+  /* A join: the stream filter and the join keys in one compiled loop */
+  const sl_buffer *pre = NULL;
+  if (q->k_join) {
+    uint32_t nf, next;
+    sl_buffer_clear(&s->keys);
+    if (sl_jit_run(q->k_join, in, s->sel, n, s->jsel, &nf, &s->keys, &next) ==
+            SL_OK &&
+        next == n) {
+      if (q->filter)
+        memcpy(s->sel, s->jsel, sizeof(uint32_t) * nf);
+      n = nf;
+      pre = &s->keys;
+    } else {
+      sl_buffer_clear(&s->keys);
+    }
+  }
+  if (!pre && q->filter) {
     rc = sl_expr_filter(q->filter, in, s->sel, &n, s->ctx, &s->w->err);
     if (rc != SL_OK)
       return rc;
@@ -768,7 +776,7 @@ static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
   uint32_t done = 0;
   while (done < n) {
     uint32_t consumed, nj;
-    rc = probe(s, in, s->sel + done, n - done, &consumed, &nj);
+    rc = probe(s, in, s->sel + done, n - done, pre, done, &consumed, &nj);
     if (rc != SL_OK)
       return rc;
     if (consumed == 0 && n - done > 0)
@@ -838,6 +846,12 @@ void *sl_worker_main(void *arg) {
     s.joined_origin = malloc(sizeof(uint32_t) * (max_joined + 1));
     if (!s.joined_origin)
       abort();
+  }
+  if (q->k_join) {
+    /* every stream row's key (strings borrowed from the input) */
+    sl_buffer_init(&s.keys, q->join_key_layout,
+                   max_rows * q->join_key_layout->width + q->buffer_size);
+    s.keys.borrow_strings = true;
   }
   if (q->wm_prog)
     sl_buffer_init(&s.wm_values, q->wm_layout,
@@ -964,6 +978,8 @@ void *sl_worker_main(void *arg) {
   sl_buffer_free(&s.tmp);
   if (q->join)
     sl_buffer_free(&s.joined);
+  if (q->k_join)
+    sl_buffer_free(&s.keys);
   free(s.joined_origin);
   if (q->wm_prog)
     sl_buffer_free(&s.wm_values);

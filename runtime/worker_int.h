@@ -44,6 +44,7 @@ typedef struct worker_state {
   sl_buffer *out_slots; /* per destination: the slot being filled */
   bool *out_active;
   sl_buffer joined, tmp;
+  sl_buffer keys; /* join keys of the filtered rows (q->k_join) */
   uint32_t *sel, *sel2;
   uint32_t *jsel; /* rows a JIT kernel kept (the input sel stays intact for
                    * the interpreter, should the kernel hand back) */

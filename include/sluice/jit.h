@@ -6,7 +6,7 @@
  * rows of an output buffer (typed stores at the layout's offsets, null bits
  * as row.h sets them).  The executor builds, per query, the kernels its
  * pipeline needs: filter + aggregate "tmp" fields (or filter + output
- * fields) fused into one loop; for a lookup join, the stream filter, the
+ * fields) fused into one loop; for a lookup join, the stream filter +
  * join keys, and post-join filter + tmp/output fields; the WATERMARK
  * expression.  Kernels are compiled from the interpreter's programs
  * (interpreter.h), whose coercions are explicit and whose columns are
