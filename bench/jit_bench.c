@@ -8,7 +8,8 @@
  *     into output rows);
  *   - NEXMark q2 (a filter: MOD(auction, 123) = 0);
  * each with SET 'sluice.jit' = 'off' and 'on' (the default pass pipeline);
- * then YSB and q2 once per pass pipeline (O0..O3, light, fast) with
+ * then YSB and q2 per pass pipeline (O0..O3, light, fast; runs
+ * interleaved so that the shared machine's drift hits all alike) with
  * YSB's compile time and both records/s, and the total time of a
  * 10-second query at that rate.
  * Medians of `runs` runs, min and max beside.
@@ -34,17 +35,22 @@ typedef struct result {
   double med, min, max, jit_ms;
 } result;
 
-static int measure(sl_session *s, const char *sql, int runs, result *r) {
-  double rate[99], jit[99];
-  for (int i = 0; i < runs; i++)
-    if (run_once(s, sql, &rate[i], &jit[i]))
-      return 1;
+/* Median, min and max of runs rates, median compile time. */
+static void summarize(double *rate, double *jit, int runs, result *r) {
   qsort(rate, (size_t)runs, sizeof(double), bench_cmp_double);
   qsort(jit, (size_t)runs, sizeof(double), bench_cmp_double);
   r->med = rate[runs / 2];
   r->min = rate[0];
   r->max = rate[runs - 1];
   r->jit_ms = jit[runs / 2] * 1000;
+}
+
+static int measure(sl_session *s, const char *sql, int runs, result *r) {
+  double rate[99], jit[99];
+  for (int i = 0; i < runs; i++)
+    if (run_once(s, sql, &rate[i], &jit[i]))
+      return 1;
+  summarize(rate, jit, runs, r);
   return 0;
 }
 
@@ -130,22 +136,30 @@ int main(int argc, char **argv) {
   static const char *const pipelines[] = {"O0", "O1",    "O2",
                                           "O3", "light", "fast"};
   enum { NP = sizeof pipelines / sizeof pipelines[0] };
-  printf("\nPer pass pipeline (SET 'sluice.jit.passes'): YSB's compile time "
-         "(4 kernels) and records/s, NEXMark q2's records/s (its time is "
-         "nearly all in the kernel); total = compile + YSB's records of a "
-         "10-second O1 run at that rate\n\n");
+  printf("\nPer pass pipeline (SET 'sluice.jit.passes'), runs interleaved "
+         "(run 1 of every pipeline, then run 2, ...): YSB's compile time (3 "
+         "kernels) and records/s, NEXMark q2's records/s (its time is nearly "
+         "all in its kernel); total = compile + the records of a 10-second "
+         "YSB run with O2 at that rate\n\n");
   printf("| passes | YSB compile time | YSB records/s | q2 records/s | 10 s "
          "YSB query total |\n| --- | --- | --- | --- | --- |\n");
   bench_exec(s, "SET 'sluice.jit' = 'on'");
+  static double yr[NP][99], yj[NP][99], qr[NP][99], qj[NP][99];
+  for (int i = 0; i < runs; i++)
+    for (int p = 0; p < NP; p++) {
+      char set[128];
+      snprintf(set, sizeof set, "SET 'sluice.jit.passes' = '%s'", pipelines[p]);
+      bench_exec(s, set);
+      if (run_once(s, YSB, &yr[p][i], &yj[p][i]) ||
+          run_once(s, Q2, &qr[p][i], &qj[p][i]))
+        return 1;
+    }
   result r[NP], r2[NP];
   for (int p = 0; p < NP; p++) {
-    char set[128];
-    snprintf(set, sizeof set, "SET 'sluice.jit.passes' = '%s'", pipelines[p]);
-    bench_exec(s, set);
-    if (measure(s, YSB, runs, &r[p]) || measure(s, Q2, runs, &r2[p]))
-      return 1;
+    summarize(yr[p], yj[p], runs, &r[p]);
+    summarize(qr[p], qj[p], runs, &r2[p]);
   }
-  double records = r[1].med * 10; /* what O1 does in 10 s */
+  double records = r[2].med * 10; /* what O2 does in 10 s */
   for (int p = 0; p < NP; p++)
     printf("| %s | %.1f ms | %.1f M (%.1f-%.1f) | %.1f M (%.1f-%.1f) | %.3f "
            "s |\n",

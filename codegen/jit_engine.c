@@ -25,14 +25,14 @@
  *
  * The chosen one ("default" = O2), measured with bench/jit_bench and
  * interleaved EXPLAIN ANALYZE runs on this 2-core shared machine
- * (docs/BENCHMARKS.md, "JIT"): NEXMark q2, whose time is nearly all in its
- * kernel, runs at a median 206 M records/s with O2, 184 M with O1, 176 M
- * with "light", ~95 M with "fast" and O0 (7 interleaved runs each); O3 is
- * no faster than O2.  YSB's four kernels compile in ~24 ms with O2 (O3
- * ~31 ms, O1 ~21 ms, light ~11 ms, fast and O0 ~5 ms).  For a 10-second
- * query the kernel speed decides (10% of it is a second, the compile time
- * differences are milliseconds), and O2 stays under the 30 ms budget of
- * an interactive shell. */
+ * (docs/BENCHMARKS.md, "JIT"): O0 and "fast" run the kernels at half
+ * speed; O1, O2, O3 and "light" about alike, O2 ahead in the quieter
+ * measurement (NEXMark q2, nearly all kernel: 206 M records/s with O2,
+ * 184 M with O1, 176 M with light, 96 M with fast).  YSB's kernels compile
+ * in 24-28 ms with O2 (O1 and O3 similar, light ~14 ms, fast and O0 ~5
+ * ms).  For a 10-second query the kernel speed decides (the compile times
+ * differ by milliseconds), and O2 keeps to the ~30 ms budget of an
+ * interactive shell; 'light' halves it for many short queries. */
 typedef struct pipeline {
   const char *name, *passes;
   LLVMCodeGenOptLevel cg;
