@@ -288,6 +288,10 @@ bool ix_parse_time(const char *s, size_t len, int64_t *ms);
 int ix_format_timestamp(int64_t us, int prec, char *buf);
 int ix_format_date(int64_t days, char *buf);
 int ix_format_time(int64_t ms, int prec, char *buf);
+/* EXTRACT (HOUR(x), ...) or FLOOR/CEIL(x TO unit) of one non-NULL
+ * value v: 0, or 1 when the unit cannot be extracted (an error).  The
+ * interpreter's loop and the JIT share it. */
+int ix_time_fn1(const inode *n, int64_t v, int64_t *out);
 /* Pre-compile a constant DATE_FORMAT / TO_TIMESTAMP pattern. */
 void *ix_datefmt_compile(sl_arena *a, const char *p, uint32_t len);
 

@@ -274,6 +274,9 @@ const char *jit_check(const inode *n, char *buf, size_t len) {
     case F_POWER:
     case F_CHAR_LENGTH:
       return NULL;
+    case F_EXTRACT:
+    case F_FLOOR_TIME:
+      return n->args[0]->rep == R_I64 ? NULL : nope(buf, len, fn_name(n));
     default:
       return nope(buf, len, fn_name(n));
     }
@@ -869,6 +872,24 @@ static jit_val gen_call(jit_cg *g, const inode *n) {
     LLVMValueRef args[2] = {a.v, b.v};
     r.v = jit_call_c(g, LLVMFunctionType(g->f64, ps, 2, 0), FN(sl_jit_rt_pow),
                      args, 2);
+    return r;
+  }
+  case F_EXTRACT:
+  case F_FLOOR_TIME: {
+    /* the interpreter's calendar code, per value */
+    guard gd;
+    guard_begin(g, r.null, &gd);
+    LLVMTypeRef ps[3] = {g->ptr, g->i64, g->ptr};
+    LLVMValueRef args[3] = {jit_const_ptr(g, n), a.v, g->slot_r};
+    LLVMValueRef rc = jit_call_c(g, LLVMFunctionType(g->i32, ps, 3, 0),
+                                 FN(sl_jit_rt_time_fn), args, 3);
+    error_if(
+        g, LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""));
+    LLVMValueRef v = jit_load(
+        g, g->i64,
+        LLVMBuildBitCast(g->b, g->slot_r, LLVMPointerType(g->i64, 0), ""), 16);
+    LLVMValueRef dummy;
+    r.v = guard_end(g, &gd, g->i64, i64c(g, 0), v, NULL, &dummy);
     return r;
   }
   case F_CHAR_LENGTH: {

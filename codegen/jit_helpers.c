@@ -35,6 +35,10 @@ int64_t sl_jit_rt_char_length(const sl_str *s) {
   return ix_utf8_chars(sl_str_data(s), s->len);
 }
 
+int32_t sl_jit_rt_time_fn(const inode *n, int64_t v, int64_t *out) {
+  return ix_time_fn1(n, v, out);
+}
+
 double sl_jit_rt_fmod(double a, double b) {
   return fmod(a, b);
 }

@@ -109,6 +109,7 @@ int32_t sl_jit_rt_str_eq(const sl_str *a, const sl_str *b);
 int32_t sl_jit_rt_like(const void *pat, const sl_str *s);
 int64_t sl_jit_rt_char_length(const sl_str *s);
 double sl_jit_rt_fmod(double a, double b);
+int32_t sl_jit_rt_time_fn(const inode *n, int64_t v, int64_t *out);
 double sl_jit_rt_math1(int32_t fn, double a);
 double sl_jit_rt_pow(double a, double b);
 /* Store string *s into *dst of an output row, copying long bytes into the
