@@ -168,11 +168,23 @@ int sl_jit_add_kernel(sl_jit *j, const sl_expr_prog *filter,
                       sl_expr_prog *const *progs, int nprogs,
                       const sl_row_layout *in, const sl_row_layout *out,
                       bool borrow, sl_jit_kernel **k, sl_error *err) {
+  return sl_jit_add_kernel_pre(j, NULL, NULL, filter, progs, nprogs, in, out,
+                               borrow, k, err);
+}
+
+int sl_jit_add_kernel_pre(sl_jit *j, const sl_expr_prog *pre,
+                          const sl_row_layout *pre_layout,
+                          const sl_expr_prog *filter,
+                          sl_expr_prog *const *progs, int nprogs,
+                          const sl_row_layout *in, const sl_row_layout *out,
+                          bool borrow, sl_jit_kernel **k, sl_error *err) {
   *k = NULL;
   if (!j->mod)
     return sl_error_set(err, SL_EINTERNAL,
                         "internal error: JIT kernel added after compiling");
   char why[160];
+  if (pre && !sl_jit_supports(pre, why, sizeof why))
+    return sl_error_set(err, SL_EUNSUPPORTED, "%s", why);
   if (filter && !sl_jit_supports(filter, why, sizeof why))
     return sl_error_set(err, SL_EUNSUPPORTED, "%s", why);
   for (int i = 0; i < nprogs; i++)
@@ -184,6 +196,7 @@ int sl_jit_add_kernel(sl_jit *j, const sl_expr_prog *filter,
     return sl_error_set(err, SL_ENOMEM, "out of memory");
   snprintf(kn->name, sizeof kn->name, "sl_kernel_%d", j->nkernels);
   kn->has_filter = filter != NULL;
+  kn->has_pre = pre != NULL;
   kn->nprogs = nprogs;
   jit_cg g;
   memset(&g, 0, sizeof g);
@@ -199,8 +212,8 @@ int sl_jit_add_kernel(sl_jit *j, const sl_expr_prog *filter,
   g.f32 = LLVMFloatTypeInContext(j->ctx);
   g.f64 = LLVMDoubleTypeInContext(j->ctx);
   g.ptr = LLVMPointerType(g.i8, 0);
-  int rc = jit_build_kernel(&g, kn->name, filter, progs, nprogs, in, out,
-                            borrow, err);
+  int rc = jit_build_kernel(&g, kn->name, pre, pre_layout, filter, progs,
+                            nprogs, in, out, borrow, err);
   LLVMDisposeBuilder(g.b);
   if (rc != SL_OK) {
     free(kn);
@@ -272,12 +285,25 @@ int sl_jit_compile(sl_jit *j, char **ir, sl_error *err) {
 int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in, const uint32_t *sel,
                uint32_t n, uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
                uint32_t *next) {
+  return sl_jit_run_pre(k, in, sel, n, sel_out, nout, out, NULL, next);
+}
+
+int sl_jit_run_pre(const sl_jit_kernel *k, const sl_buffer *in,
+                   const uint32_t *sel, uint32_t n, uint32_t *sel_out,
+                   uint32_t *nout, sl_buffer *out, sl_buffer *pre_out,
+                   uint32_t *next) {
+  if (k->has_pre) {
+    if (!pre_out || (size_t)n * pre_out->layout->width > (size_t)pre_out->cap)
+      return SL_JIT_RETRY;
+    sl_buffer_clear(pre_out);
+  }
   jit_call c;
   memset(&c, 0, sizeof c);
   c.in = in->data;
   c.sel = sel;
   c.sel_out = sel_out;
   c.n = n;
+  c.pre_out = k->has_pre ? pre_out->data : NULL;
   uint32_t heap0 = 0;
   if (out && k->nprogs > 0) {
     c.out = out->data;
@@ -295,6 +321,8 @@ int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in, const uint32_t *sel,
   }
   if (c.outbuf)
     out->nrows += c.nout;
+  if (k->has_pre && c.next == n)
+    pre_out->nrows = n;
   *nout = c.nout;
   *next = c.next;
   return SL_OK;

@@ -32,6 +32,7 @@ typedef struct jit_call {
   uint32_t nout; /* result: rows passed / written */
   uint32_t next; /* result: where to continue in sel */
   uint32_t heap_mark;
+  uint8_t *pre_out; /* rows for the pre expression, one per sel[k] */
 } jit_call;
 
 /* Kernel return values. */
@@ -45,6 +46,7 @@ struct sl_jit_kernel {
   char name[32];
   jit_fn fn;
   bool has_filter;
+  bool has_pre;
   int nprogs;
 };
 
@@ -95,10 +97,11 @@ LLVMValueRef jit_const_ptr(jit_cg *g, const void *p);
 
 /* ---- jit_kernel.c -------------------------------------------------------- */
 /* Add the function `name` for one kernel to g's module. */
-int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *filter,
-                     sl_expr_prog *const *progs, int nprogs,
-                     const sl_row_layout *in, const sl_row_layout *out,
-                     bool borrow, sl_error *err);
+int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
+                     const sl_row_layout *pre_layout,
+                     const sl_expr_prog *filter, sl_expr_prog *const *progs,
+                     int nprogs, const sl_row_layout *in,
+                     const sl_row_layout *out, bool borrow, sl_error *err);
 
 /* ---- jit_helpers.c: called from generated code --------------------------- */
 int32_t sl_jit_rt_cast(const inode *n, const void *arg, void *res);

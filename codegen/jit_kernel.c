@@ -124,10 +124,17 @@ static void store_field(jit_cg *g, LLVMValueRef call, LLVMValueRef orow,
   }
 }
 
-int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *filter,
-                     sl_expr_prog *const *progs, int nprogs,
-                     const sl_row_layout *in, const sl_row_layout *out,
-                     bool borrow, sl_error *err) {
+int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
+                     const sl_row_layout *pre_layout,
+                     const sl_expr_prog *filter, sl_expr_prog *const *progs,
+                     int nprogs, const sl_row_layout *in,
+                     const sl_row_layout *out, bool borrow, sl_error *err) {
+  if (pre &&
+      (pre->root->rep == R_STR || !pre_layout || pre_layout->nfields < 1 ||
+       !store_compatible(&pre_layout->fields[0], pre->root)))
+    return sl_error_set(err, SL_EINTERNAL,
+                        "internal error: the pre expression of a JIT kernel "
+                        "does not fit its output");
   for (int f = 0; f < nprogs; f++)
     if (progs[f] && (!out || f >= out->nfields ||
                      !store_compatible(&out->fields[f], progs[f]->root)))
@@ -165,6 +172,8 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *filter,
   LLVMValueRef heap =
       call_field(g, call, offsetof(jit_call, heap_used), g->ptr, 8);
   heap = LLVMBuildBitCast(g->b, heap, LLVMPointerType(g->i32, 0), "");
+  LLVMValueRef pre_rows =
+      call_field(g, call, offsetof(jit_call, pre_out), g->ptr, 8);
   LLVMValueRef n = call_field(g, call, offsetof(jit_call, n), g->i32, 4);
   LLVMValueRef base = call_field(g, call, offsetof(jit_call, base), g->i32, 4);
   LLVMValueRef cap = call_field(g, call, offsetof(jit_call, cap), g->i32, 4);
@@ -194,6 +203,19 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *filter,
   LLVMValueRef off = LLVMBuildMul(g->b, LLVMBuildZExt(g->b, idx, g->i64, ""),
                                   LLVMConstInt(g->i64, in->width, 0), "");
   g->row = LLVMBuildGEP2(g->b, g->i8, inrows, &off, 1, "row");
+  if (pre) {
+    /* every row, before the filter: row k of pre_out (never a string, so
+     * the store cannot need the heap) */
+    uint64_t pw = pre_layout->width;
+    LLVMValueRef poff =
+        LLVMBuildMul(g->b, k64, LLVMConstInt(g->i64, pw, 0), "");
+    LLVMValueRef prow = LLVMBuildGEP2(g->b, g->i8, pre_rows, &poff, 1, "prow");
+    LLVMBuildMemSet(g->b, prow, LLVMConstInt(g->i8, 0, 0),
+                    LLVMConstInt(g->i64, pw, 0), 8);
+    jit_val v = jit_gen(g, pre->root);
+    store_field(g, call, prow, &pre_layout->fields[0], 0, pre->root, v, false,
+                full);
+  }
   if (filter) {
     jit_val p = jit_gen(g, filter->root);
     LLVMValueRef pass = LLVMBuildAnd(

@@ -330,20 +330,21 @@ static void prepare_jit(exec_query *q, const sl_settings *settings,
   int rc =
       sl_jit_new(&q->jit, sl_settings_get(settings, "sluice.jit.passes"), &err);
   bool stateless = plan->kind == SL_PLAN_STATELESS;
+  /* The WATERMARK goes into the first loop over the source's rows (it
+   * counts every row, so it runs before the filter there). */
   if (rc == SL_OK)
-    rc = sl_jit_add_kernel(q->jit, q->join ? q->post_join_filter : q->filter,
-                           stateless ? q->out_progs : q->tmp_progs,
-                           stateless ? plan->nout : q->tmp_layout->nfields,
-                           q->row_layout,
-                           stateless ? q->out_layout : q->tmp_layout,
-                           !stateless, &q->k_main, &err);
+    rc = sl_jit_add_kernel_pre(
+        q->jit, q->join ? NULL : q->wm_prog, q->wm_layout,
+        q->join ? q->post_join_filter : q->filter,
+        stateless ? q->out_progs : q->tmp_progs,
+        stateless ? plan->nout : q->tmp_layout->nfields, q->row_layout,
+        stateless ? q->out_layout : q->tmp_layout, !stateless, &q->k_main,
+        &err);
   if (rc == SL_OK && q->join)
-    rc = sl_jit_add_kernel(q->jit, q->filter, q->stream_key_progs,
-                           q->nkey_progs, q->stream_layout, q->join_key_layout,
-                           true, &q->k_join, &err);
-  if (rc == SL_OK && q->wm_prog)
-    rc = sl_jit_add_kernel(q->jit, NULL, &q->wm_prog, 1, q->stream_layout,
-                           q->wm_layout, false, &q->k_wm, &err);
+    rc = sl_jit_add_kernel_pre(q->jit, q->wm_prog, q->wm_layout, q->filter,
+                               q->stream_key_progs, q->nkey_progs,
+                               q->stream_layout, q->join_key_layout, true,
+                               &q->k_join, &err);
   const char *dump = sl_settings_get(settings, "sluice.jit.dump");
   char *ir = NULL;
   if (rc == SL_OK)
@@ -363,7 +364,7 @@ static void prepare_jit(exec_query *q, const sl_settings *settings,
         sl_arena_strdup(&q->arena, err.message ? err.message : "JIT failed");
     sl_jit_free(q->jit);
     q->jit = NULL;
-    q->k_main = q->k_join = q->k_wm = NULL;
+    q->k_main = q->k_join = NULL;
   }
   sl_error_clear(&err);
 }

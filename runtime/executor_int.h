@@ -76,13 +76,14 @@ typedef struct exec_query {
   /* The JIT (jit.h): compiled kernels for the per-record steps, or NULL
    * (interpreted; jit_status says why).  k_main: the filter (post-join
    * filter after a lookup join) fused with the tmp or output fields;
-   * k_join: a join's stream filter fused with its stream keys; k_wm: the
-   * WATERMARK expression.  A kernel that fails at run time hands its step
-   * back to the interpreter (worker.c). */
+   * k_join: a join's stream filter fused with its stream keys.  The first
+   * of them to see the source's rows (k_join, else k_main) also computes
+   * the WATERMARK of every row.  A kernel that fails at run time hands its
+   * step back to the interpreter (worker.c). */
   sl_jit *jit;
   const char *jit_status; /* NULL: compiled */
   double jit_seconds;
-  sl_jit_kernel *k_main, *k_join, *k_wm;
+  sl_jit_kernel *k_main, *k_join;
 } exec_query;
 
 /* A window's partial state from one worker, handed to the coordinator. */

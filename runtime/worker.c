@@ -631,13 +631,14 @@ full:
  * the batches handed to the coordinator (stateless).  *kept: rows that
  * passed the filter. */
 static int jit_main(worker_state *s, const sl_buffer *buf, const uint32_t *sel,
-                    uint32_t n, uint64_t *kept) {
+                    uint32_t n, sl_buffer *wm_out, uint64_t *kept) {
   exec_query *q = s->q;
   uint32_t nout, next;
   if (q->plan->kind == SL_PLAN_AGGREGATE) {
     /* tmp holds a row for every input row: one call does the buffer */
     sl_buffer_clear(&s->tmp);
-    int rc = sl_jit_run(q->k_main, buf, sel, n, s->jsel, &nout, &s->tmp, &next);
+    int rc = sl_jit_run_pre(q->k_main, buf, sel, n, s->jsel, &nout, &s->tmp,
+                            wm_out, &next);
     if (rc != SL_OK || next < n) {
       sl_buffer_clear(&s->tmp);
       return SL_JIT_RETRY;
@@ -709,6 +710,14 @@ static int process_rows(worker_state *s, const sl_buffer *buf,
 
 static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n);
 
+/* The WATERMARK expression of input rows 0..n (s->sel is 0..n-1 here). */
+static int eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n) {
+  sl_buffer_clear(&s->wm_values);
+  int k = sl_exec_eval_rows(&s->q->wm_prog, 1, in, s->sel, n, &s->wm_values,
+                            s->ctx, &s->w->err);
+  return k < 0 ? k : SL_OK;
+}
+
 static int process_buffer(worker_state *s, sl_buffer *in) {
   exec_query *q = s->q;
   uint32_t n = in->nrows;
@@ -716,19 +725,13 @@ static int process_buffer(worker_state *s, sl_buffer *in) {
     s->sel[i] = i;
   int rc;
   if (q->wm_prog) {
-    sl_buffer_clear(&s->wm_values);
-    uint32_t nout, next;
-    if (!q->k_wm ||
-        sl_jit_run(q->k_wm, in, s->sel, n, NULL, &nout, &s->wm_values, &next) !=
-            SL_OK ||
-        next < n) {
-      sl_buffer_clear(&s->wm_values);
-      int k = sl_exec_eval_rows(&q->wm_prog, 1, in, s->sel, n, &s->wm_values,
-                                s->ctx, &s->w->err);
-      if (k < 0)
-        return k;
-    }
     s->wm_next = 0;
+    /* compiled: in the first kernel's loop (process_filtered) */
+    if (!q->jit) {
+      rc = eval_watermark(s, in, n);
+      if (rc != SL_OK)
+        return rc;
+    }
   }
   rc = process_filtered(s, in, n);
   /* Rows after the last one aggregated count for the watermark too. */
@@ -739,10 +742,11 @@ static int process_buffer(worker_state *s, sl_buffer *in) {
 static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
   exec_query *q = s->q;
   int rc;
+  sl_buffer *wm_out = q->wm_prog ? &s->wm_values : NULL;
   if (q->k_main && !q->join) {
     /* the whole pipeline up to the state (or the output) in one loop */
     s->origin = NULL;
-    rc = jit_main(s, in, s->sel, n, &s->w->rows_filtered);
+    rc = jit_main(s, in, s->sel, n, wm_out, &s->w->rows_filtered);
     if (rc != SL_JIT_RETRY)
       return rc;
   }
@@ -751,8 +755,8 @@ static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
   if (q->k_join) {
     uint32_t nf, next;
     sl_buffer_clear(&s->keys);
-    if (sl_jit_run(q->k_join, in, s->sel, n, s->jsel, &nf, &s->keys, &next) ==
-            SL_OK &&
+    if (sl_jit_run_pre(q->k_join, in, s->sel, n, s->jsel, &nf, &s->keys, wm_out,
+                       &next) == SL_OK &&
         next == n) {
       if (q->filter)
         memcpy(s->sel, s->jsel, sizeof(uint32_t) * nf);
@@ -761,6 +765,12 @@ static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
     } else {
       sl_buffer_clear(&s->keys);
     }
+  }
+  /* Handed back (or not compiled): the interpreter, from the watermark on */
+  if (!pre && q->jit && q->wm_prog) {
+    rc = eval_watermark(s, in, n);
+    if (rc != SL_OK)
+      return rc;
   }
   if (!pre && q->filter) {
     rc = sl_expr_filter(q->filter, in, s->sel, &n, s->ctx, &s->w->err);
@@ -785,7 +795,7 @@ static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
                           "in a buffer; raise SET 'sluice.buffer-size'");
     done += consumed;
     if (q->k_main) {
-      rc = jit_main(s, &s->joined, s->sel2, nj, &s->w->rows_joined);
+      rc = jit_main(s, &s->joined, s->sel2, nj, NULL, &s->w->rows_joined);
       if (rc != SL_JIT_RETRY) {
         if (rc != SL_OK)
           return rc;

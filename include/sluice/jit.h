@@ -7,8 +7,8 @@
  * as row.h sets them).  The executor builds, per query, the kernels its
  * pipeline needs: filter + aggregate "tmp" fields (or filter + output
  * fields) fused into one loop; for a lookup join, the stream filter +
- * join keys, and post-join filter + tmp/output fields; the WATERMARK
- * expression.  Kernels are compiled from the interpreter's programs
+ * join keys, and post-join filter + tmp/output fields; the WATERMARK of
+ * every source row in the first of those loops.  Kernels are compiled from the interpreter's programs
  * (interpreter.h), whose coercions are explicit and whose columns are
  * resolved, so the JIT computes exactly what the interpreter computes.
  * Window assignment, the group-table probe/insert and aggregate updates
@@ -76,6 +76,18 @@ int sl_jit_add_kernel(sl_jit *j, const sl_expr_prog *filter,
                       const sl_row_layout *in, const sl_row_layout *out,
                       bool borrow, sl_jit_kernel **k, sl_error *err);
 
+/* The same with a "pre" expression (may be NULL), evaluated for EVERY row
+ * sel[k], before the filter, into field 0 of row k of a second output
+ * buffer (sl_jit_run_pre's pre_out, layout pre_layout): the WATERMARK,
+ * which counts every source row, in the same loop as the filter.  Its
+ * value must not be a string. */
+int sl_jit_add_kernel_pre(sl_jit *j, const sl_expr_prog *pre,
+                          const sl_row_layout *pre_layout,
+                          const sl_expr_prog *filter,
+                          sl_expr_prog *const *progs, int nprogs,
+                          const sl_row_layout *in, const sl_row_layout *out,
+                          bool borrow, sl_jit_kernel **k, sl_error *err);
+
 /* Optimize and compile every kernel added so far (once; no kernel can be
  * added after).  ir (may be NULL): receives the optimized IR as a malloc'd
  * string (free it). */
@@ -94,6 +106,14 @@ double sl_jit_seconds(const sl_jit *j);
 int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in, const uint32_t *sel,
                uint32_t n, uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
                uint32_t *next);
+/* The same for a kernel with a pre expression: pre_out gets rows 0..n
+ * (cleared first; SL_JIT_RETRY if they do not fit).  When the kernel stops
+ * early (*next < n), pre_out's rows are not all there: pre_out->nrows is
+ * set to n only when *next == n. */
+int sl_jit_run_pre(const sl_jit_kernel *k, const sl_buffer *in,
+                   const uint32_t *sel, uint32_t n, uint32_t *sel_out,
+                   uint32_t *nout, sl_buffer *out, sl_buffer *pre_out,
+                   uint32_t *next);
 
 /* ---- plans ----------------------------------------------------------------
  * The rows a plan's pipeline runs over, shared by the executor (which runs
