@@ -625,6 +625,65 @@ static void test_heap_full(void **state) {
   sl_arena_free(&a);
 }
 
+/* A pre expression (the watermark's place) is evaluated for every row,
+ * before the filter, into row k of its own buffer. */
+static void test_pre_expression(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  tbound tb1, tb2;
+  sl_expr_prog *pre = NULL, *filter = NULL;
+  assert_int_equal(compile_sql(&a, &tb1, "SELECT d * 2 FROM t", 0, &pre),
+                   SL_OK);
+  assert_int_equal(compile_sql(&a, &tb2, "SELECT i > 0 FROM t", 0, &filter),
+                   SL_OK);
+  const sl_type *t = sl_expr_type(pre);
+  sl_row_layout *pl = sl_row_layout_new(&a, 1, NULL, &t);
+  sl_jit *j;
+  sl_jit_kernel *k;
+  sl_error err = {0};
+  assert_int_equal(sl_jit_new(&j, NULL, &err), SL_OK);
+  assert_int_equal(sl_jit_add_kernel_pre(j, pre, pl, filter, NULL, 0, g_layout,
+                                         NULL, false, &k, &err),
+                   SL_OK);
+  assert_int_equal(sl_jit_compile(j, NULL, &err), SL_OK);
+  sl_buffer po, io;
+  sl_buffer_init(&po, pl, 4096);
+  sl_buffer_init(&io, pl, 4096);
+  uint32_t sel[NROWS], sel_out[NROWS], nout, next;
+  for (uint32_t r = 0; r < NROWS; r++)
+    sel[r] = r;
+  assert_int_equal(
+      sl_jit_run_pre(k, &g_buf, sel, NROWS, sel_out, &nout, NULL, &po, &next),
+      SL_OK);
+  assert_int_equal(next, NROWS);
+  assert_int_equal(po.nrows, NROWS);
+  for (uint32_t r = 0; r < NROWS; r++) {
+    sl_buffer_clear(&io);
+    sl_buffer_append(&io);
+    assert_int_equal(
+        sl_expr_eval_into(pre, &g_buf, &r, 1, &io, 0, 0, g_ctx, &err), SL_OK);
+    assert_true(same_value(&io, 0, &po, r));
+  }
+  /* rows 0 (i = 1) and 2 (i = INT32_MAX) pass; NULL and -7 do not */
+  assert_int_equal(nout, 2);
+  assert_int_equal(sel_out[0], 0);
+  assert_int_equal(sel_out[1], 2);
+  /* no room for the pre rows: handed back */
+  uint8_t mem[32];
+  sl_buffer small;
+  sl_buffer_wrap(&small, pl, mem, sizeof mem); /* 2 rows of 16 bytes */
+  assert_int_equal(sl_jit_run_pre(k, &g_buf, sel, NROWS, sel_out, &nout, NULL,
+                                  &small, &next),
+                   SL_JIT_RETRY);
+  sl_buffer_free(&po);
+  sl_buffer_free(&io);
+  sl_jit_free(j);
+  tbound_done(&tb1);
+  tbound_done(&tb2);
+  sl_arena_free(&a);
+}
+
 static void test_unknown_pipeline(void **state) {
   (void)state;
   sl_jit *j = NULL;
@@ -653,6 +712,7 @@ int main(void) {
       cmocka_unit_test(test_fixed_expressions),
       cmocka_unit_test(test_random_expressions),
       cmocka_unit_test(test_heap_full),
+      cmocka_unit_test(test_pre_expression),
       cmocka_unit_test(test_unknown_pipeline),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
