@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
                                           "O3", "light", "fast"};
   enum { NP = sizeof pipelines / sizeof pipelines[0] };
   printf("\nPer pass pipeline (SET 'sluice.jit.passes'), runs interleaved "
-         "(run 1 of every pipeline, then run 2, ...): YSB's compile time (3 "
+         "(run 1 of every pipeline, then run 2, ...): YSB's compile time (2 "
          "kernels) and records/s, NEXMark q2's records/s (its time is nearly "
          "all in its kernel); total = compile + the records of a 10-second "
          "YSB run with O2 at that rate\n\n");

@@ -25,14 +25,15 @@
  *
  * The chosen one ("default" = O2), measured with bench/jit_bench and
  * interleaved EXPLAIN ANALYZE runs on this 2-core shared machine
- * (docs/BENCHMARKS.md, "JIT"): O0 and "fast" run the kernels at half
- * speed; O1, O2, O3 and "light" about alike, O2 ahead in the quieter
+ * (docs/BENCHMARKS.md, "JIT"): O0 and "fast" run the kernels at about
+ * half speed; O1, O2, O3 and "light" are close, O2 ahead in the quieter
  * measurement (NEXMark q2, nearly all kernel: 206 M records/s with O2,
- * 184 M with O1, 176 M with light, 96 M with fast).  YSB's kernels compile
- * in 24-28 ms with O2 (O1 and O3 similar, light ~14 ms, fast and O0 ~5
- * ms).  For a 10-second query the kernel speed decides (the compile times
- * differ by milliseconds), and O2 keeps to the ~30 ms budget of an
- * interactive shell; 'light' halves it for many short queries. */
+ * 184 M with O1, 176 M with light, 96 M with fast).  YSB's two kernels
+ * compile in a median 17.9 ms with O2 (O3 the same, O1 15.5, light 10.3,
+ * fast and O0 3.7; about 30 ms with O2 when the machine is loaded).  For a
+ * 10-second query the kernel speed decides (the compile times differ by
+ * milliseconds), and O2 keeps to the 30 ms budget of an interactive
+ * shell; 'light' roughly halves it for many short queries. */
 typedef struct pipeline {
   const char *name, *passes;
   LLVMCodeGenOptLevel cg;
