@@ -156,8 +156,11 @@ static xnode *source_node(sl_arena *a, const sl_plan_input *in) {
 static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
                        const sl_query_stats *st) {
   xnode *pipe = sl_xnode(a, "Pipeline");
-  /* compiled by the JIT, or why not (jit.h) */
+  /* compiled by the JIT, or why not (jit.h); after a run, what the run
+   * did (the JIT may also fail at run time) */
   const char *why = sl_jit_plan_status(a, p, p->jit);
+  if (st)
+    why = st->jit_status[0] ? st->jit_status : NULL;
   pipe->detail = sl_arena_printf(
       a, "[%s, %d worker%s, each on its own share of the stream]",
       why ? sl_arena_printf(a, "interpreted: %s", why) : "compiled", workers,

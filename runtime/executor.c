@@ -809,6 +809,8 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   }
   prepare_jit(&q, settings, shell);
   stats->jit_seconds = q.jit_seconds;
+  snprintf(stats->jit_status, sizeof stats->jit_status, "%s",
+           q.jit_status ? q.jit_status : "");
 
   /* The sink. */
   coordinator c;

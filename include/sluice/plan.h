@@ -156,6 +156,8 @@ typedef struct sl_query_stats {
   double emit_seconds;       /* coordinator: finalize, HAVING, project, sink */
   double seconds;            /* wall time from the first record to the end */
   double jit_seconds;        /* building and compiling the JIT's kernels */
+  char jit_status[160];      /* why the pipeline ran interpreted; "" when
+                              * it ran compiled */
   int workers;
 } sl_query_stats;
 
