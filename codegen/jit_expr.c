@@ -36,6 +36,36 @@ LLVMTypeRef jit_type_of(jit_cg *g, irep r) {
   }
 }
 
+LLVMTypeRef jit_field_type(jit_cg *g, sl_ptype p, unsigned *align) {
+  switch (p) {
+  case SL_P_BOOL:
+  case SL_P_I8:
+    *align = 1;
+    return g->i8;
+  case SL_P_I16:
+    *align = 2;
+    return g->i16;
+  case SL_P_I32:
+  case SL_P_DATE:
+  case SL_P_TIME:
+  case SL_P_IV_YM:
+    *align = 4;
+    return g->i32;
+  case SL_P_F32:
+    *align = 4;
+    return g->f32;
+  case SL_P_F64:
+    *align = 8;
+    return g->f64;
+  case SL_P_DEC128:
+    *align = 8; /* rows align 16-byte fields to 8 */
+    return g->i128;
+  default: /* I64, TS, IV_DT, DEC64 */
+    *align = 8;
+    return g->i64;
+  }
+}
+
 LLVMValueRef jit_const_ptr(jit_cg *g, const void *p) {
   return LLVMConstIntToPtr(LLVMConstInt(g->i64, (uint64_t)(uintptr_t)p, 0),
                            g->ptr);
@@ -294,48 +324,21 @@ static jit_val gen_load(jit_cg *g, const inode *n) {
   nb = LLVMBuildLShr(g->b, nb, LLVMConstInt(g->i8, (uint64_t)n->field & 7, 0),
                      "");
   r.null = LLVMBuildTrunc(g->b, nb, g->i1, "");
-  LLVMValueRef v;
-  switch (n->ptype) {
-  case SL_P_BOOL:
-    v = jit_load(g, g->i8, jit_at(g, g->row, n->offset, g->i8), 1);
-    v = LLVMBuildZExt(g->b, v, g->i64, "");
-    break;
-  case SL_P_I8:
-    v = jit_load(g, g->i8, jit_at(g, g->row, n->offset, g->i8), 1);
-    v = LLVMBuildSExt(g->b, v, g->i64, "");
-    break;
-  case SL_P_I16:
-    v = jit_load(g, g->i16, jit_at(g, g->row, n->offset, g->i16), 2);
-    v = LLVMBuildSExt(g->b, v, g->i64, "");
-    break;
-  case SL_P_I32:
-  case SL_P_DATE:
-  case SL_P_TIME:
-  case SL_P_IV_YM:
-    v = jit_load(g, g->i32, jit_at(g, g->row, n->offset, g->i32), 4);
-    v = LLVMBuildSExt(g->b, v, g->i64, "");
-    break;
-  case SL_P_F32:
-    v = jit_load(g, g->f32, jit_at(g, g->row, n->offset, g->f32), 4);
-    v = LLVMBuildFPExt(g->b, v, g->f64, "");
-    break;
-  case SL_P_F64:
-    v = jit_load(g, g->f64, jit_at(g, g->row, n->offset, g->f64), 8);
-    break;
-  case SL_P_DEC64:
-    v = jit_load(g, g->i64, jit_at(g, g->row, n->offset, g->i64), 8);
-    v = LLVMBuildSExt(g->b, v, g->i128, "");
-    break;
-  case SL_P_DEC128:
-    v = jit_load(g, g->i128, jit_at(g, g->row, n->offset, g->i128), 8);
-    break;
-  case SL_P_STR:
-    v = jit_at(g, g->row, n->offset, g->i8);
-    break;
-  default: /* I64, TS, IV_DT */
-    v = jit_load(g, g->i64, jit_at(g, g->row, n->offset, g->i64), 8);
-    break;
+  if (n->ptype == SL_P_STR) {
+    r.v = jit_at(g, g->row, n->offset, g->i8); /* the sl_str itself */
+    return r;
   }
+  unsigned align;
+  LLVMTypeRef t = jit_field_type(g, n->ptype, &align);
+  LLVMValueRef v = jit_load(g, t, jit_at(g, g->row, n->offset, t), align);
+  /* widen to the representation: int64 (BOOLEAN zero-extended), double,
+   * i128 */
+  LLVMTypeRef want = jit_type_of(g, n->rep);
+  if (t == g->f32)
+    v = LLVMBuildFPExt(g->b, v, g->f64, "");
+  else if (t != want)
+    v = n->ptype == SL_P_BOOL ? LLVMBuildZExt(g->b, v, want, "")
+                              : LLVMBuildSExt(g->b, v, want, "");
   r.v = v;
   return r;
 }

@@ -86,6 +86,9 @@ typedef struct jit_val {
 const char *jit_check(const inode *n, char *buf, size_t len);
 jit_val jit_gen(jit_cg *g, const inode *n);
 LLVMTypeRef jit_type_of(jit_cg *g, irep r);
+/* The type and alignment a row field of physical type p (not a string)
+ * is stored as. */
+LLVMTypeRef jit_field_type(jit_cg *g, sl_ptype p, unsigned *align);
 /* A typed pointer to byte offset off of base (i8*). */
 LLVMValueRef jit_at(jit_cg *g, LLVMValueRef base, uint64_t off, LLVMTypeRef t);
 LLVMValueRef jit_load(jit_cg *g, LLVMTypeRef t, LLVMValueRef p, unsigned align);

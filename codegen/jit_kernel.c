@@ -56,39 +56,19 @@ static void store_field(jit_cg *g, LLVMValueRef call, LLVMValueRef orow,
                                   LLVMConstInt(g->i8, (uint64_t)fi & 7, 0), "");
   jit_store(g, LLVMBuildOr(g->b, jit_load(g, g->i8, nbp, 1), bit, ""), nbp, 1);
   LLVMValueRef x = v.v;
-  switch (f->ptype) {
-  case SL_P_BOOL:
-  case SL_P_I8:
-    jit_store(g, LLVMBuildTrunc(g->b, x, g->i8, ""),
-              jit_at(g, orow, f->offset, g->i8), 1);
+  if (f->ptype != SL_P_STR) {
+    /* narrow from the representation to the stored width */
+    unsigned align;
+    LLVMTypeRef t = jit_field_type(g, f->ptype, &align);
+    if (t == g->f32)
+      x = LLVMBuildFPTrunc(g->b, x, t, "");
+    else if (t != LLVMTypeOf(x))
+      x = LLVMBuildTrunc(g->b, x, t, "");
+    jit_store(g, x, jit_at(g, orow, f->offset, t), align);
     return;
-  case SL_P_I16:
-    jit_store(g, LLVMBuildTrunc(g->b, x, g->i16, ""),
-              jit_at(g, orow, f->offset, g->i16), 2);
-    return;
-  case SL_P_I32:
-  case SL_P_DATE:
-  case SL_P_TIME:
-  case SL_P_IV_YM:
-    jit_store(g, LLVMBuildTrunc(g->b, x, g->i32, ""),
-              jit_at(g, orow, f->offset, g->i32), 4);
-    return;
-  case SL_P_F32:
-    jit_store(g, LLVMBuildFPTrunc(g->b, x, g->f32, ""),
-              jit_at(g, orow, f->offset, g->f32), 4);
-    return;
-  case SL_P_F64:
-    jit_store(g, x, jit_at(g, orow, f->offset, g->f64), 8);
-    return;
-  case SL_P_DEC64:
-    jit_store(g, LLVMBuildTrunc(g->b, x, g->i64, ""),
-              jit_at(g, orow, f->offset, g->i64), 8);
-    return;
-  case SL_P_DEC128:
-    jit_store(g, x, jit_at(g, orow, f->offset, g->i128), 8);
-    return;
-  case SL_P_STR: {
-    /* NULL: the zeroed row already holds the empty string. */
+  }
+  /* a string; NULL: the zeroed row already holds the empty string */
+  {
     LLVMBasicBlockRef put =
         LLVMAppendBasicBlockInContext(g->ctx, g->fn, "str.put");
     LLVMBasicBlockRef done =
@@ -116,11 +96,6 @@ static void store_field(jit_cg *g, LLVMValueRef call, LLVMValueRef orow,
           full, done);
     }
     LLVMPositionBuilderAtEnd(g->b, done);
-    return;
-  }
-  default: /* I64, TS, IV_DT */
-    jit_store(g, x, jit_at(g, orow, f->offset, g->i64), 8);
-    return;
   }
 }
 
