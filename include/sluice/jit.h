@@ -8,9 +8,10 @@
  * pipeline needs: filter + aggregate "tmp" fields (or filter + output
  * fields) fused into one loop; for a lookup join, the stream filter +
  * join keys, and post-join filter + tmp/output fields; the WATERMARK of
- * every source row in the first of those loops.  Kernels are compiled from the interpreter's programs
- * (interpreter.h), whose coercions are explicit and whose columns are
- * resolved, so the JIT computes exactly what the interpreter computes.
+ * every source row in the first of those loops.  Kernels are compiled
+ * from the interpreter's programs (interpreter.h), whose coercions are
+ * explicit and whose columns are resolved, so the JIT computes exactly
+ * what the interpreter computes.
  * Window assignment, the group-table probe/insert and aggregate updates
  * stay in C (runtime/worker.c), as does the lookup join's hash probe.
  *
