@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "sluice/binder.h"
 #include "sluice/executor.h"
 #include "sluice/parser.h"
@@ -43,21 +44,6 @@ static const char *auto_choice(sl_session *s, const char *query) {
   return strstr(text, "== Why repartition ==") ? "repartition" : "late merge";
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static int exec(sl_session *s, const char *sql) {
-  sl_result_sink sink = sl_result_sink_discard(NULL);
-  sl_error err = {0};
-  int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
-  if (rc != SL_OK)
-    fprintf(stderr, "strategy_sweep: %s: %s\n", sql, err.message);
-  sl_error_clear(&err);
-  return rc;
-}
-
 /* Records/s of the RO query with a forced strategy: median of runs. */
 static const char *QUERY =
     "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro, DESCRIPTOR(ts), "
@@ -67,31 +53,12 @@ static double measure(sl_session *s, const char *query, sl_strategy strategy,
                       int runs) {
   double rate[16];
   for (int r = 0; r < runs; r++) {
-    sl_arena a;
-    sl_arena_init(&a, 0);
-    char *text = sl_arena_strdup(&a, query);
-    sl_stmt *st;
-    sl_bound_stmt *b;
-    sl_plan *plan;
-    sl_error err = {0};
-    sl_result_sink sink = sl_result_sink_discard(NULL);
     sl_query_stats qs;
-    if (sl_parse_one(&a, text, strlen(text), 1, &st, &err) ||
-        sl_bind(&a, sl_session_catalog(s), st, text, 1, &b, &err) ||
-        sl_plan_build(&a, b, &plan, &err)) {
-      fprintf(stderr, "strategy_sweep: %s\n", err.message);
+    if (bench_run(s, query, (int)strategy, &qs))
       exit(1);
-    }
-    plan->strategy = strategy;
-    if (sl_execute(plan, sl_session_settings(s), &sink, &qs, &err)) {
-      fprintf(stderr, "strategy_sweep: %s\n", err.message);
-      exit(1);
-    }
     rate[r] = (double)qs.events / qs.seconds;
-    sl_bound_stmt_release(b);
-    sl_arena_free(&a);
   }
-  qsort(rate, (size_t)runs, sizeof(double), cmp_double);
+  qsort(rate, (size_t)runs, sizeof(double), bench_cmp_double);
   return rate[runs / 2];
 }
 
@@ -137,7 +104,8 @@ int main(int argc, char **argv) {
                "'%s', 'pregenerate' = 'true', 'seed' = '3')",
                events, ranges[i], strcmp(zs[j], "0") ? "zipf" : "uniform",
                strcmp(zs[j], "0") ? zs[j] : "1.0");
-      if (exec(s, ddl) || exec(s, "SET 'parallelism.default' = '2'"))
+      if (bench_exec(s, ddl) ||
+          bench_exec(s, "SET 'parallelism.default' = '2'"))
         return 1;
       char cell[64];
       snprintf(cell, sizeof cell, "%ld | %s", ranges[i], zs[j]);
@@ -163,10 +131,10 @@ int main(int argc, char **argv) {
            "'events.num' = '%ld', 'events.per-second' = '100000', 'seed' = "
            "'1', 'pregenerate' = 'true')",
            events);
-  if (exec(s, ddl) ||
-      exec(s, "CREATE TABLE campaigns (ad_id STRING, campaign_id STRING) "
+  if (bench_exec(s, ddl) ||
+      bench_exec(s, "CREATE TABLE campaigns (ad_id STRING, campaign_id STRING) "
               "WITH ('connector' = 'ysb', 'ysb.table' = 'campaigns')") ||
-      exec(s, "SET 'parallelism.default' = '2'"))
+      bench_exec(s, "SET 'parallelism.default' = '2'"))
     return 1;
   row(s, "campaign_id | 100",
       "SELECT c.campaign_id, window_start, window_end, COUNT(*) AS views "

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "sluice/binder.h"
 #include "sluice/clock.h"
 #include "sluice/executor.h"
@@ -21,11 +22,6 @@
 #include "sluice/plan.h"
 #include "sluice/row.h"
 #include "sluice/session.h"
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* Single-thread memcpy bandwidth in bytes/s: median of 7 copies of 256 MiB. */
 static double memcpy_bandwidth(void) {
@@ -43,28 +39,9 @@ static double memcpy_bandwidth(void) {
   }
   free(a);
   free(b);
-  qsort(bw, 7, sizeof(double), cmp_double);
+  qsort(bw, 7, sizeof(double), bench_cmp_double);
   return bw[3];
 }
-
-static int exec(sl_session *s, const char *sql) {
-  uint64_t rows = 0;
-  sl_result_sink sink = sl_result_sink_discard(&rows);
-  sl_error err = {0};
-  int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
-  if (rc != SL_OK)
-    fprintf(stderr, "ysb_throughput: %s\n", err.message);
-  sl_error_clear(&err);
-  return rc;
-}
-
-static const char *QUERY =
-    "SELECT c.campaign_id, window_start, window_end, COUNT(*) AS views "
-    "FROM TABLE(TUMBLE(TABLE ysb_events, DESCRIPTOR(event_time), "
-    "INTERVAL '10' SECOND)) AS e "
-    "JOIN campaigns AS c ON e.ad_id = c.ad_id "
-    "WHERE e.event_type = 'view' "
-    "GROUP BY c.campaign_id, window_start, window_end";
 
 int main(int argc, char **argv) {
   long events = argc > 1 ? atol(argv[1]) : 20000000;
@@ -77,17 +54,7 @@ int main(int argc, char **argv) {
   printf("memcpy bandwidth (1 thread, 256 MiB): %.2f GB/s\n", bw / 1e9);
 
   sl_session *s = sl_session_new();
-  char ddl[1024];
-  snprintf(ddl, sizeof ddl,
-           "CREATE TABLE ysb_events (user_id STRING, page_id STRING, ad_id "
-           "STRING, ad_type STRING, event_type STRING, event_time "
-           "TIMESTAMP(3), ip_address STRING, WATERMARK FOR event_time AS "
-           "event_time - INTERVAL '1' SECOND) WITH ('connector' = 'ysb', "
-           "'events.num' = '%ld', 'pregenerate' = 'true', 'seed' = '7')",
-           events);
-  if (exec(s, ddl) || exec(s, "CREATE TABLE campaigns (ad_id STRING, "
-                              "campaign_id STRING) WITH ('connector' = "
-                              "'ysb', 'ysb.table' = 'campaigns')"))
+  if (bench_ysb_tables(s, events))
     return 1;
 
   printf("YSB, %ld events pre-generated, %d runs per row\n", events, runs);
@@ -97,38 +64,25 @@ int main(int argc, char **argv) {
   for (int workers = 1; workers <= 2; workers++) {
     char set[64];
     snprintf(set, sizeof set, "SET 'parallelism.default' = '%d'", workers);
-    exec(s, set);
+    bench_exec(s, set);
     double rate[99];
     int width = 0;
     for (int r = 0; r < runs; r++) {
-      sl_arena a;
-      sl_arena_init(&a, 0);
-      sl_stmt *st;
-      sl_bound_stmt *b;
-      sl_plan *plan;
-      sl_error err = {0};
-      uint64_t rows = 0;
-      sl_result_sink sink = sl_result_sink_discard(&rows);
-      char *text = sl_arena_strdup(&a, QUERY);
       sl_query_stats qs;
-      if (sl_parse_one(&a, text, strlen(text), 1, &st, &err) ||
-          sl_bind(&a, sl_session_catalog(s), st, text, 1, &b, &err) ||
-          sl_plan_build(&a, b, &plan, &err) ||
-          sl_execute(plan, sl_session_settings(s), &sink, &qs, &err)) {
-        fprintf(stderr, "ysb_throughput: %s\n", err.message);
+      if (bench_run(s, BENCH_YSB_QUERY, -1, &qs))
         return 1;
-      }
       rate[r] = (double)qs.events / qs.seconds;
       /* Bytes per record the source hands the pipeline: the width of the
        * row layout of the three leaves the query reads. */
+      sl_arena a;
+      sl_arena_init(&a, 0);
       const sl_type *types[3] = {sl_type_varchar(&a, -1),
                                  sl_type_varchar(&a, -1),
                                  sl_type_timestamp(&a, 3)};
       width = (int)sl_row_layout_new(&a, 3, NULL, types)->width;
-      sl_bound_stmt_release(b);
       sl_arena_free(&a);
     }
-    qsort(rate, (size_t)runs, sizeof(double), cmp_double);
+    qsort(rate, (size_t)runs, sizeof(double), bench_cmp_double);
     double med = rate[runs / 2];
     printf("| %d | %.1f M | %.1f M | %.1f M | %d | %.0f%% |\n", workers,
            med / 1e6, rate[0] / 1e6, rate[runs - 1] / 1e6, width,

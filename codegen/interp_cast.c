@@ -21,22 +21,7 @@
 #define FOR_ACT(i)                                                             \
   for (uint32_t j_ = 0, i; j_ < nact && ((i = act[j_]), 1); j_++)
 
-enum {
-  K_NULL,
-  K_BOOL,
-  K_INT,
-  K_FLT,
-  K_DEC,
-  K_STR,
-  K_DATE,
-  K_TIME,
-  K_TS,
-  K_IVDT,
-  K_IVYM,
-  K_OTHER
-};
-
-static int kind_class(const sl_type *t) {
+int ix_kind_class(const sl_type *t) {
   switch (t->kind) {
   case SL_TYPE_NULL:
     return K_NULL;
@@ -479,6 +464,17 @@ static int convert(sl_expr_ctx *c, const inode *n, int from, int to,
   }
 }
 
+int ix_cast_one(const inode *n, const void *arg, void *res) {
+  /* One-element vectors over the caller's values: convert() reads a->v and
+   * writes o->v at index 0 (it needs the context only for string targets,
+   * which the JIT does not hand here). */
+  ivec a = {.v.p = (void *)arg}, o = {.v.p = res};
+  int from = ix_kind_class(n->args[0]->type), to = ix_kind_class(n->type);
+  if (to == K_STR || from == K_NULL)
+    return 1;
+  return convert(NULL, n, from, to, &a, 0, &o);
+}
+
 int ix_eval_cast(sl_expr_ctx *c, const inode *n, const uint16_t *act,
                  uint32_t nact) {
   int rc = ix_eval_args_strict(c, n, act, nact);
@@ -487,7 +483,7 @@ int ix_eval_cast(sl_expr_ctx *c, const inode *n, const uint16_t *act,
   const inode *x = n->args[0];
   const ivec *a = ix_vec(c, x);
   ivec *o = ix_vec(c, n);
-  int from = kind_class(x->type), to = kind_class(n->type);
+  int from = ix_kind_class(x->type), to = ix_kind_class(n->type);
   if (from == K_NULL) {
     FOR_ACT(i) {
       o->null[i] = 1;

@@ -161,67 +161,76 @@ double dec_to_double(i128 v, int scale) {
 #define FOR_ACT(i)                                                             \
   for (uint32_t j_ = 0, i; j_ < nact && ((i = act[j_]), 1); j_++)
 
+int ix_dec_arith1(int op, i128 u, int s1, i128 v, int s2, int s, int p,
+                  i128 *out) {
+  i128 r = 0;
+  bool ok = true;
+  int rs; /* scale of r */
+  switch (op) {
+  case SL_OP_ADD:
+  case SL_OP_SUB: {
+    rs = s1 > s2 ? s1 : s2;
+    ok = dec_rescale(u, s1, rs, &u) && dec_rescale(v, s2, rs, &v);
+    if (ok)
+      ok = op == SL_OP_ADD ? !__builtin_add_overflow(u, v, &r)
+                           : !__builtin_sub_overflow(u, v, &r);
+    break;
+  }
+  case SL_OP_MUL:
+    rs = s1 + s2;
+    ok = !__builtin_mul_overflow(u, v, &r);
+    break;
+  case SL_OP_DIV: {
+    if (v == 0)
+      return IX_DEC_DIV_ZERO;
+    /* r = u * 10^(s + s2 - s1) / v, rounded HALF_UP */
+    int e = s + s2 - s1;
+    rs = s;
+    if (e >= 0) {
+      i128 num;
+      ok = e <= 38 && !__builtin_mul_overflow(u, p10(e), &num);
+      if (ok)
+        r = div_half_up(num, v);
+    } else {
+      i128 den;
+      ok = -e <= 38 && !__builtin_mul_overflow(v, p10(-e), &den);
+      if (ok)
+        r = div_half_up(u, den);
+    }
+    break;
+  }
+  default: { /* MOD: exact at the larger scale, sign of the dividend */
+    if (v == 0)
+      return IX_DEC_DIV_ZERO;
+    rs = s1 > s2 ? s1 : s2;
+    ok = dec_rescale(u, s1, rs, &u) && dec_rescale(v, s2, rs, &v);
+    if (ok)
+      r = u % v;
+    break;
+  }
+  }
+  if (ok)
+    ok = dec_rescale(r, rs, s, &r) && dec_fits(r, p);
+  if (!ok)
+    return IX_DEC_OVERFLOW;
+  *out = r;
+  return 0;
+}
+
 int ix_eval_dec_arith(sl_expr_ctx *c, const inode *n, const uint16_t *act,
                       uint32_t nact) {
   const inode *x = n->args[0], *y = n->args[1];
   const ivec *a = ix_vec(c, x), *b = ix_vec(c, y);
   ivec *o = ix_vec(c, n);
-  const int s1 = x->scale, s2 = y->scale, s = n->scale, p = n->prec;
-  const int op = n->op;
   FOR_ACT(i) {
     if (o->null[i])
       continue;
-    i128 u = a->v.d[i], v = b->v.d[i], r;
-    bool ok = true;
-    int rs; /* scale of r */
-    switch (op) {
-    case SL_OP_ADD:
-    case SL_OP_SUB: {
-      rs = s1 > s2 ? s1 : s2;
-      ok = dec_rescale(u, s1, rs, &u) && dec_rescale(v, s2, rs, &v);
-      if (ok)
-        ok = op == SL_OP_ADD ? !__builtin_add_overflow(u, v, &r)
-                             : !__builtin_sub_overflow(u, v, &r);
-      break;
-    }
-    case SL_OP_MUL:
-      rs = s1 + s2;
-      ok = !__builtin_mul_overflow(u, v, &r);
-      break;
-    case SL_OP_DIV: {
-      if (v == 0)
-        return ix_error(c, n, SL_EINVAL, "division by zero");
-      /* r = u * 10^(s + s2 - s1) / v, rounded HALF_UP */
-      int e = s + s2 - s1;
-      rs = s;
-      if (e >= 0) {
-        i128 num;
-        ok = e <= 38 && !__builtin_mul_overflow(u, p10(e), &num);
-        if (ok)
-          r = div_half_up(num, v);
-      } else {
-        i128 den;
-        ok = -e <= 38 && !__builtin_mul_overflow(v, p10(-e), &den);
-        if (ok)
-          r = div_half_up(u, den);
-      }
-      break;
-    }
-    default: { /* MOD: exact at the larger scale, sign of the dividend */
-      if (v == 0)
-        return ix_error(c, n, SL_EINVAL, "division by zero");
-      rs = s1 > s2 ? s1 : s2;
-      ok = dec_rescale(u, s1, rs, &u) && dec_rescale(v, s2, rs, &v);
-      if (ok)
-        r = u % v;
-      break;
-    }
-    }
-    if (ok)
-      ok = dec_rescale(r, rs, s, &r) && dec_fits(r, p);
-    if (!ok)
+    int rc = ix_dec_arith1(n->op, a->v.d[i], x->scale, b->v.d[i], y->scale,
+                           n->scale, n->prec, &o->v.d[i]);
+    if (rc == IX_DEC_DIV_ZERO)
+      return ix_error(c, n, SL_EINVAL, "division by zero");
+    if (rc)
       return ix_error(c, n, SL_EINVAL, "decimal overflow");
-    o->v.d[i] = r;
   }
   return SL_OK;
 }

@@ -201,6 +201,13 @@ int dec_format(i128 v, int scale, char *buf);
 double dec_to_double(i128 v, int scale);
 int ix_eval_dec_arith(sl_expr_ctx *c, const inode *n, const uint16_t *act,
                       uint32_t nact);
+/* One DECIMAL +, -, *, /, MOD (op) of u (scale s1) and v (scale s2) into
+ * *out at scale s, precision p: 0, IX_DEC_DIV_ZERO or IX_DEC_OVERFLOW.
+ * The interpreter's loop and the JIT's helper share it. */
+#define IX_DEC_DIV_ZERO 1
+#define IX_DEC_OVERFLOW 2
+int ix_dec_arith1(int op, i128 u, int s1, i128 v, int s2, int s, int p,
+                  i128 *out);
 
 /* ---- arithmetic, comparison, math (interp_arith.c) ----------------------
  */
@@ -220,6 +227,27 @@ void ix_int_range(const sl_type *t, int64_t *lo, int64_t *hi);
  */
 int ix_eval_cast(sl_expr_ctx *c, const inode *n, const uint16_t *act,
                  uint32_t nact);
+/* Conversion classes of SQL types, for casts (interpreter and JIT). */
+enum {
+  K_NULL,
+  K_BOOL,
+  K_INT,
+  K_FLT,
+  K_DEC,
+  K_STR,
+  K_DATE,
+  K_TIME,
+  K_TS,
+  K_IVDT,
+  K_IVYM,
+  K_OTHER
+};
+int ix_kind_class(const sl_type *t);
+/* CAST of one non-NULL value for a cast node n whose target is not a
+ * string: *arg and *res hold an int64, double, i128 or sl_str by the
+ * representations of n->args[0] and n.  0 = done, 1 = cannot (the
+ * interpreter's error, or NULL for TRY_CAST).  Used by the JIT. */
+int ix_cast_one(const inode *n, const void *arg, void *res);
 /* Java-like text of a DOUBLE ("1.0", "1.5E10"); returns length. */
 int ix_format_double(double d, bool is_float, char *buf);
 
@@ -234,6 +262,8 @@ int ix_eval_concat(sl_expr_ctx *c, const inode *n, const uint16_t *act,
 /* Pre-compile a constant LIKE pattern (NULL when the pattern is bad: the
  * error is then reported at run time). */
 void *ix_like_compile(sl_arena *a, const char *p, uint32_t len, int esc);
+/* Match s against a pattern from ix_like_compile (for the JIT). */
+bool ix_like_match_str(const void *pat, const sl_str *s);
 /* Compile a regex (flavour 0) or SIMILAR TO pattern (flavour 1); NULL and a
  * message in msg (>= 256 bytes) when invalid.  With an arena the pattern
  * lives in it; without, it is on the heap: free with ix_regex_free. */
@@ -258,6 +288,10 @@ bool ix_parse_time(const char *s, size_t len, int64_t *ms);
 int ix_format_timestamp(int64_t us, int prec, char *buf);
 int ix_format_date(int64_t days, char *buf);
 int ix_format_time(int64_t ms, int prec, char *buf);
+/* EXTRACT (HOUR(x), ...) or FLOOR/CEIL(x TO unit) of one non-NULL
+ * value v: 0, or 1 when the unit cannot be extracted (an error).  The
+ * interpreter's loop and the JIT share it. */
+int ix_time_fn1(const inode *n, int64_t v, int64_t *out);
 /* Pre-compile a constant DATE_FORMAT / TO_TIMESTAMP pattern. */
 void *ix_datefmt_compile(sl_arena *a, const char *p, uint32_t len);
 

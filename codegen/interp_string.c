@@ -165,6 +165,10 @@ static bool like_match(const char *s, uint32_t sn, const likepat *lp) {
   }
 }
 
+bool ix_like_match_str(const void *pat, const sl_str *s) {
+  return like_match(sl_str_data(s), s->len, pat);
+}
+
 int ix_eval_like(sl_expr_ctx *c, const inode *n, const uint16_t *act,
                  uint32_t nact) {
   int rc = ix_eval_args_strict(c, n, act, nact);

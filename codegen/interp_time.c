@@ -549,6 +549,19 @@ static int64_t floor_time(int64_t us, sl_interval_unit u, bool ceil_) {
   return ceil_ && f != us ? f + unit : f;
 }
 
+int ix_time_fn1(const inode *n, int64_t v, int64_t *out) {
+  if (n->fn == F_FLOOR_TIME) {
+    if (n->type->kind == SL_TYPE_DATE)
+      *out = floor_time(v * DAY_US, n->unit, n->op == 1) / DAY_US;
+    else
+      *out = floor_time(v, n->unit, n->op == 1);
+    return 0;
+  }
+  bool ok;
+  *out = extract(n->unit, n->args[0]->type, v, &ok);
+  return ok ? 0 : 1;
+}
+
 int ix_eval_time_fn(sl_expr_ctx *c, const inode *n, const uint16_t *act,
                     uint32_t nact) {
   int rc = ix_eval_args_strict(c, n, act, nact);
@@ -566,21 +579,11 @@ int ix_eval_time_fn(sl_expr_ctx *c, const inode *n, const uint16_t *act,
     case F_NOW: /* TIMESTAMP(3) / TIMESTAMP_LTZ(3): whole milliseconds */
       o->v.i[i] = floor_div(c->now_us, 1000) * 1000;
       break;
-    case F_EXTRACT: {
-      bool ok;
-      o->v.i[i] = extract(n->unit, n->args[0]->type, a->v.i[i], &ok);
-      if (!ok)
+    case F_EXTRACT:
+    case F_FLOOR_TIME:
+      if (ix_time_fn1(n, a->v.i[i], &o->v.i[i]))
         return ix_error(c, n, SL_EINVAL, "cannot extract that unit");
       break;
-    }
-    case F_FLOOR_TIME: {
-      if (n->type->kind == SL_TYPE_DATE)
-        o->v.i[i] =
-            floor_time(a->v.i[i] * DAY_US, n->unit, n->op == 1) / DAY_US;
-      else
-        o->v.i[i] = floor_time(a->v.i[i], n->unit, n->op == 1);
-      break;
-    }
     case F_DATE_FORMAT: {
       int64_t us;
       if (n->args[0]->rep == R_STR) {

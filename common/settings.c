@@ -58,6 +58,11 @@ static const known_setting KNOWN[] = {
     {{"sluice.jit.dump", "none", "print generated code: none or ir"},
      V_ENUM,
      "none|ir"},
+    {{"sluice.jit.passes", "default",
+      "LLVM optimization of compiled pipelines: default, O0..O3, light, "
+      "fast"},
+     V_ENUM,
+     "default|O0|O1|O2|O3|light|fast"},
     {{"sluice.late-records", "drop",
       "what happens to records later than the watermark: drop (counted) or "
       "side-output"},

@@ -9,6 +9,7 @@
 #include "sluice/channel.h"
 #include "sluice/explain.h"
 #include "sluice/functions.h"
+#include "sluice/jit.h"
 #include "sluice/plan.h"
 
 /* Durations in the plan are microseconds. */
@@ -158,11 +159,22 @@ static xnode *source_node(sl_arena *a, const sl_plan_input *in) {
 static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
                        const sl_query_stats *st) {
   xnode *pipe = sl_xnode(a, "Pipeline");
+  /* compiled by the JIT, or why not (jit.h); after a run, what the run
+   * did (the JIT may also fail at run time) */
+  const char *why = sl_jit_plan_status(a, p, p->jit);
+  if (st)
+    why = st->jit_status[0] ? st->jit_status : NULL;
   pipe->detail = sl_arena_printf(
-      a, "[interpreted, %d worker%s, each on its own share of the stream]",
-      workers, workers == 1 ? "" : "s");
-  sl_xnode_attr(a, pipe, "mode", "interpreted");
+      a, "[%s, %d worker%s, each on its own share of the stream]",
+      why ? sl_arena_printf(a, "interpreted: %s", why) : "compiled", workers,
+      workers == 1 ? "" : "s");
+  sl_xnode_attr(a, pipe, "mode", why ? "interpreted" : "compiled");
+  if (why)
+    sl_xnode_attr(a, pipe, "interpreted_because", why);
   sl_xnode_attr(a, pipe, "workers", sl_arena_printf(a, "%d", workers));
+  if (st && !why)
+    actual(a, pipe, "JIT compile time",
+           sl_arena_printf(a, "%.1f ms", st->jit_seconds * 1000));
   if (st) {
     actual(a, pipe, "time in operators", secs(a, st->pipeline_seconds));
     actual(a, pipe, "time in the source", secs(a, st->source_seconds));

@@ -59,41 +59,6 @@ void sl_exec_signal(worker *w) {
   pthread_mutex_unlock(&w->shared->lock);
 }
 
-/* The layout of the leaves of input j the plan reads, in the plan's order
- * (which is also the source spec's leaf_index). */
-static const sl_row_layout *input_layout(sl_arena *a, const sl_plan *plan,
-                                         int j) {
-  const sl_plan_input *in = &plan->inputs[j];
-  const char **names = SL_ANEW_N(a, const char *, in->nused + 1);
-  const sl_type **types = SL_ANEW_N(a, const sl_type *, in->nused + 1);
-  for (int k = 0; k < in->nused; k++) {
-    names[k] = in->leaves.names[in->used_leaf[k]];
-    types[k] = in->leaves.types[in->used_leaf[k]];
-  }
-  return sl_row_layout_new(a, in->nused, names, types);
-}
-
-/* column_map over base columns for a layout made of input layouts
- * concatenated: input j's fields start at field_base[j] (-1: absent). */
-static int *column_map(sl_arena *a, const sl_plan *plan,
-                       const sl_row_layout *const *in_layouts,
-                       const int *field_base) {
-  int *map = SL_ANEW_N(a, int, plan->base_ncols + 1);
-  for (int c = 0; c < plan->base_ncols; c++) {
-    map[c] = -1;
-    int j = sl_plan_input_of(plan, c);
-    if (j < 0 || field_base[j] < 0 || plan->base_types[c]->kind == SL_TYPE_ROW)
-      continue;
-    const sl_row_layout *l = in_layouts[j];
-    for (int f = 0; f < l->nfields; f++)
-      if (strcmp(l->fields[f].name, plan->base_names[c]) == 0) {
-        map[c] = field_base[j] + f;
-        break;
-      }
-  }
-  return map;
-}
-
 static int compile(exec_query *q, const sl_bexpr *e, const sl_row_layout *l,
                    const int *map, sl_expr_prog **out, sl_error *err) {
   *out = NULL;
@@ -204,11 +169,11 @@ static int prepare(exec_query *q, sl_error *err) {
   sl_arena *a = &q->arena;
   int rc;
 
-  q->stream_layout = input_layout(a, plan, 0);
+  q->stream_layout = sl_plan_input_layout(a, plan, 0);
   q->stream_leaf = plan->inputs[0].used_leaf;
   const sl_row_layout *ins[2] = {q->stream_layout, NULL};
   int base0[2] = {0, -1};
-  int *map0 = column_map(a, plan, ins, base0);
+  int *map0 = sl_plan_column_map(a, plan, ins, base0);
   rc = compile(q, plan->filter, q->stream_layout, map0, &q->filter, err);
   if (rc != SL_OK)
     return rc;
@@ -218,25 +183,15 @@ static int prepare(exec_query *q, sl_error *err) {
   if (plan->join) {
     q->join = true;
     int *table_leaf = plan->inputs[1].used_leaf;
-    q->table_layout = input_layout(a, plan, 1);
+    q->table_layout = sl_plan_input_layout(a, plan, 1);
     ins[1] = q->table_layout;
     int base1[2] = {-1, 0};
-    int *map1 = column_map(a, plan, ins, base1);
+    int *map1 = sl_plan_column_map(a, plan, ins, base1);
     /* Joined rows: the stream's fields, then the table's. */
-    int nj = q->stream_layout->nfields + q->table_layout->nfields;
-    const char **names = SL_ANEW_N(a, const char *, nj + 1);
-    const sl_type **types = SL_ANEW_N(a, const sl_type *, nj + 1);
-    for (int f = 0; f < q->stream_layout->nfields; f++) {
-      names[f] = q->stream_layout->fields[f].name;
-      types[f] = q->stream_layout->fields[f].type;
-    }
-    for (int f = 0; f < q->table_layout->nfields; f++) {
-      names[q->stream_layout->nfields + f] = q->table_layout->fields[f].name;
-      types[q->stream_layout->nfields + f] = q->table_layout->fields[f].type;
-    }
-    q->joined_layout = layout_of(a, nj, names, types);
+    q->joined_layout =
+        sl_plan_joined_layout(a, q->stream_layout, q->table_layout);
     int basej[2] = {0, q->stream_layout->nfields};
-    row_map = column_map(a, plan, ins, basej);
+    row_map = sl_plan_column_map(a, plan, ins, basej);
     q->row_layout = q->joined_layout;
     /* Join keys. */
     q->nkey_progs = plan->njoin_keys;
@@ -356,6 +311,63 @@ static int prepare(exec_query *q, sl_error *err) {
       return rc;
   }
   return SL_OK;
+}
+
+/* ---- the JIT ------------------------------------------------------------ */
+
+/* Compile the pipeline's per-record steps (jit.h) when SET 'sluice.jit' is
+ * on and every expression is supported; otherwise (or if LLVM fails) the
+ * query runs interpreted and q->jit_status says why.  Never fails the
+ * query: the interpreter is always there. */
+static void prepare_jit(exec_query *q, const sl_settings *settings,
+                        sl_result_sink *shell) {
+  const sl_plan *plan = q->plan;
+  q->jit_status = sl_jit_plan_status(
+      &q->arena, plan, sl_settings_get_bool(settings, "sluice.jit", true));
+  if (q->jit_status)
+    return;
+  double t0 = sl_clock_seconds();
+  sl_error err = {0};
+  int rc =
+      sl_jit_new(&q->jit, sl_settings_get(settings, "sluice.jit.passes"), &err);
+  bool stateless = plan->kind == SL_PLAN_STATELESS;
+  /* The WATERMARK goes into the first loop over the source's rows (it
+   * counts every row, so it runs before the filter there). */
+  if (rc == SL_OK)
+    rc = sl_jit_add_kernel_pre(
+        q->jit, q->join ? NULL : q->wm_prog, q->wm_layout,
+        q->join ? q->post_join_filter : q->filter,
+        stateless ? q->out_progs : q->tmp_progs,
+        stateless ? plan->nout : q->tmp_layout->nfields, q->row_layout,
+        stateless ? q->out_layout : q->tmp_layout, !stateless, &q->k_main,
+        &err);
+  if (rc == SL_OK && q->join)
+    rc = sl_jit_add_kernel_pre(q->jit, q->wm_prog, q->wm_layout, q->filter,
+                               q->stream_key_progs, q->nkey_progs,
+                               q->stream_layout, q->join_key_layout, true,
+                               &q->k_join, &err);
+  const char *dump = sl_settings_get(settings, "sluice.jit.dump");
+  char *ir = NULL;
+  if (rc == SL_OK)
+    rc = sl_jit_compile(q->jit, dump && strcmp(dump, "ir") == 0 ? &ir : NULL,
+                        &err);
+  if (ir) {
+    /* SET 'sluice.jit.dump' = 'ir': the optimized IR, as a notice */
+    if (shell && shell->notice)
+      shell->notice(shell->ctx, ir);
+    else
+      fprintf(stderr, "%s\n", ir);
+    free(ir);
+  }
+  q->jit_seconds = sl_clock_seconds() - t0;
+  if (rc != SL_OK) {
+    q->jit_status =
+        sl_arena_strdup(&q->arena, err.message ? err.message : "JIT failed");
+    sl_jit_free(q->jit);
+    q->jit = NULL;
+    q->k_main = q->k_join = NULL;
+  }
+  sl_error_clear(&err);
 }
 
 /* ---- the coordinator -------------------------------------------------------
@@ -808,6 +820,7 @@ static int open_exchange(exec_query *q, sl_error *err) {
 static void free_query(exec_query *q) {
   /* Called after every group table of the query is freed. */
   sl_slot_pool_free(q->slot_pool);
+  sl_jit_free(q->jit);
   if (q->channels) {
     for (int i = 0; i < q->nworkers * q->nworkers; i++)
       if (q->channels[i])
@@ -844,6 +857,10 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
     free_query(&q);
     return rc;
   }
+  prepare_jit(&q, settings, shell);
+  stats->jit_seconds = q.jit_seconds;
+  snprintf(stats->jit_status, sizeof stats->jit_status, "%s",
+           q.jit_status ? q.jit_status : "");
 
   /* The sink. */
   coordinator c;

@@ -12,6 +12,7 @@
 #include "sluice/channel.h"
 #include "sluice/executor.h"
 #include "sluice/interpreter.h"
+#include "sluice/jit.h"
 #include "sluice/plan.h"
 #include "sluice/row.h"
 
@@ -71,6 +72,18 @@ typedef struct exec_query {
   /* Group-table slot arrays recycled across windows (aggregate.h). */
   sl_slot_pool *slot_pool;
   sl_expr_prog **final_progs; /* over agg_layout -> out_layout */
+
+  /* The JIT (jit.h): compiled kernels for the per-record steps, or NULL
+   * (interpreted; jit_status says why).  k_main: the filter (post-join
+   * filter after a lookup join) fused with the tmp or output fields;
+   * k_join: a join's stream filter fused with its stream keys.  The first
+   * of them to see the source's rows (k_join, else k_main) also computes
+   * the WATERMARK of every row.  A kernel that fails at run time hands its
+   * step back to the interpreter (worker.c). */
+  sl_jit *jit;
+  const char *jit_status; /* NULL: compiled */
+  double jit_seconds;
+  sl_jit_kernel *k_main, *k_join;
 } exec_query;
 
 /* A window's partial state from one worker, handed to the coordinator. */

@@ -473,32 +473,20 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
   return SL_OK;
 }
 
-static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
-                     uint32_t n) {
+/* Fold the evaluated tmp rows of s->tmp into state (or send them to their
+ * owners); tmp row r comes from row sel[r] of the buffer being processed. */
+static int fold_tmp(worker_state *s, const uint32_t *sel) {
   exec_query *q = s->q;
-  const sl_plan *plan = q->plan;
-  const sl_plan_window *pw = &plan->window;
+  const sl_plan_window *pw = &q->plan->window;
   const sl_row_layout *tl = q->tmp_layout;
   const sl_row_layout *kl = q->key_layout;
   bool exchange = q->channels != NULL;
   int me = s->w->index;
-  uint32_t done = 0;
-  while (done < n) {
-    sl_buffer_clear(&s->tmp);
-    int k = eval_rows(s, q->tmp_progs, tl->nfields, in, sel + done, n - done,
-                      &s->tmp);
-    if (k < 0)
-      return k;
-    if (k == 0)
-      return sl_error_set(&s->w->err, SL_EINVAL,
-                          "a record's keys and arguments are larger than a "
-                          "buffer; raise SET 'sluice.buffer-size'");
-    uint32_t first = done;
-    done += (uint32_t)k;
+  {
     int64_t proc_now = pw->proctime ? sl_now_us() : 0;
     for (uint32_t r = 0; r < s->tmp.nrows; r++) {
       uint8_t *row = sl_buffer_row(&s->tmp, r);
-      uint32_t at = sel[first + r];
+      uint32_t at = sel[r];
       uint32_t input_row = s->origin ? s->origin[at] : at;
       advance_watermark(s, input_row); /* the rows before this one */
       int rc;
@@ -532,20 +520,51 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
       advance_watermark(s, input_row + 1); /* and this one */
     }
   }
-  if (plan->windowed && pw->proctime) {
-    s->local_wm = sl_now_us(); /* processing-time windows close by the clock */
-    if (!exchange)
+  return SL_OK;
+}
+
+/* After a buffer's rows are folded: processing-time windows close by the
+ * clock. */
+static void aggregate_done(worker_state *s) {
+  const sl_plan *plan = s->q->plan;
+  if (plan->windowed && plan->window.proctime) {
+    s->local_wm = sl_now_us();
+    if (!s->q->channels)
       s->wm = s->local_wm;
   }
+}
+
+static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
+                     uint32_t n) {
+  exec_query *q = s->q;
+  uint32_t done = 0;
+  while (done < n) {
+    sl_buffer_clear(&s->tmp);
+    int k = eval_rows(s, q->tmp_progs, q->tmp_layout->nfields, in, sel + done,
+                      n - done, &s->tmp);
+    if (k < 0)
+      return k;
+    if (k == 0)
+      return sl_error_set(&s->w->err, SL_EINVAL,
+                          "a record's keys and arguments are larger than a "
+                          "buffer; raise SET 'sluice.buffer-size'");
+    int rc = fold_tmp(s, sel + done);
+    if (rc != SL_OK)
+      return rc;
+    done += (uint32_t)k;
+  }
+  aggregate_done(s);
   return SL_OK;
 }
 
 /* Lookup join: for each stream row, find the table rows with equal keys
  * and build joined rows (stream fields, then table fields) in s->joined.
  * Returns the number of stream rows consumed (all, or fewer when joined is
- * full) and fills sel2 with the joined rows. */
+ * full) and fills sel2 with the joined rows.  pre: the keys of the rows,
+ * already computed (rows pre_first.. of pre), or NULL. */
 static int probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
-                 uint32_t n, uint32_t *consumed, uint32_t *nout) {
+                 uint32_t n, const sl_buffer *pre, uint32_t pre_first,
+                 uint32_t *consumed, uint32_t *nout) {
   exec_query *q = s->q;
   const sl_row_layout *kl = q->join_key_layout;
   const sl_row_layout *jl = q->joined_layout;
@@ -558,16 +577,20 @@ static int probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
   sl_buffer keys;
   sl_buffer_wrap(&keys, kl, s->tmp.data, s->tmp.cap);
   keys.borrow_strings = true; /* stream keys: the input outlives them */
-  int k = eval_rows(s, q->stream_key_progs, q->nkey_progs, in, sel, n, &keys);
-  if (k < 0)
-    return k;
+  int k = (int)n;
+  if (!pre) {
+    k = eval_rows(s, q->stream_key_progs, q->nkey_progs, in, sel, n, &keys);
+    if (k < 0)
+      return k;
+  }
   uint32_t out = 0, i = 0;
   uint32_t mask = q->table_cap - 1;
   uint32_t mark_rows = 0, mark_out = 0;
   for (; i < (uint32_t)k; i++) {
     mark_rows = s->joined.nrows;
     mark_out = out;
-    const uint8_t *key = sl_buffer_row(&keys, i);
+    const uint8_t *key =
+        pre ? sl_buffer_row(pre, pre_first + i) : sl_buffer_row(&keys, i);
     bool null_key = false;
     for (int f = 0; f < kl->nfields; f++)
       null_key |= sl_row_is_null(key, f);
@@ -626,6 +649,88 @@ full:
   return SL_OK;
 }
 
+/* ---- compiled steps (jit.h) ----------------------------------------------
+ * Each returns SL_JIT_RETRY when its kernel handed the step back: nothing
+ * it did is visible then (tmp rows and unpublished batches are dropped),
+ * so the caller runs the same step with the interpreter, which reports the
+ * error exactly as it always does. */
+
+/* q->k_main over rows sel[0..n) of buf: the filter (or post-join filter)
+ * and every tmp / output field in one loop, then the fold (aggregate) or
+ * the batches handed to the coordinator (stateless).  *kept: rows that
+ * passed the filter. */
+static int jit_main(worker_state *s, const sl_buffer *buf, const uint32_t *sel,
+                    uint32_t n, sl_buffer *wm_out, uint64_t *kept) {
+  exec_query *q = s->q;
+  uint32_t nout, next;
+  if (q->plan->kind == SL_PLAN_AGGREGATE) {
+    /* tmp holds a row for every input row: one call does the buffer */
+    sl_buffer_clear(&s->tmp);
+    int rc = sl_jit_run_pre(q->k_main, buf, sel, n, s->jsel, &nout, &s->tmp,
+                            wm_out, &next);
+    if (rc != SL_OK || next < n) {
+      sl_buffer_clear(&s->tmp);
+      return SL_JIT_RETRY;
+    }
+    *kept += nout;
+    /* without a filter the kernel keeps every row and leaves jsel alone */
+    bool filtered = q->join ? q->post_join_filter != NULL : q->filter != NULL;
+    rc = fold_tmp(s, filtered ? s->jsel : sel);
+    aggregate_done(s);
+    return rc;
+  }
+  /* stateless: batches are published only when the whole step worked */
+  out_batch *head = NULL, *tail = NULL;
+  uint32_t pos = 0;
+  uint64_t total = 0;
+  int rc = SL_OK;
+  while (pos < n) {
+    out_batch *b = new_batch(s);
+    rc = sl_jit_run(q->k_main, buf, sel + pos, n - pos, s->jsel, &nout, &b->buf,
+                    &next);
+    if (tail)
+      tail->next = b;
+    else
+      head = b;
+    tail = b;
+    if (rc != SL_OK)
+      break;
+    if (next == 0) { /* not even one row fits a new batch */
+      rc = SL_JIT_RETRY;
+      break;
+    }
+    total += nout;
+    pos += next;
+  }
+  worker *w = s->w;
+  if (rc != SL_OK) { /* back to the free list, unpublished */
+    pthread_mutex_lock(&w->lock);
+    tail->next = w->free_batches;
+    w->free_batches = head;
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+  }
+  *kept += total;
+  pthread_mutex_lock(&w->lock);
+  for (out_batch *b = head; b;) {
+    out_batch *next_b = b->next;
+    b->next = NULL;
+    if (b->buf.nrows == 0) {
+      b->next = w->free_batches;
+      w->free_batches = b;
+    } else {
+      if (w->batches_tail)
+        w->batches_tail->next = b;
+      else
+        w->batches = b;
+      w->batches_tail = b;
+    }
+    b = next_b;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return SL_OK;
+}
+
 static int process_rows(worker_state *s, const sl_buffer *buf,
                         const uint32_t *sel, uint32_t n) {
   return s->plan->kind == SL_PLAN_STATELESS ? project(s, buf, sel, n)
@@ -634,6 +739,14 @@ static int process_rows(worker_state *s, const sl_buffer *buf,
 
 static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n);
 
+/* The WATERMARK expression of input rows 0..n (s->sel is 0..n-1 here). */
+static int eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n) {
+  sl_buffer_clear(&s->wm_values);
+  int k = sl_exec_eval_rows(&s->q->wm_prog, 1, in, s->sel, n, &s->wm_values,
+                            s->ctx, &s->w->err);
+  return k < 0 ? k : SL_OK;
+}
+
 static int process_buffer(worker_state *s, sl_buffer *in) {
   exec_query *q = s->q;
   uint32_t n = in->nrows;
@@ -641,12 +754,13 @@ static int process_buffer(worker_state *s, sl_buffer *in) {
     s->sel[i] = i;
   int rc;
   if (q->wm_prog) {
-    sl_buffer_clear(&s->wm_values);
-    int k = sl_exec_eval_rows(&q->wm_prog, 1, in, s->sel, n, &s->wm_values,
-                              s->ctx, &s->w->err);
-    if (k < 0)
-      return k;
     s->wm_next = 0;
+    /* compiled: in the first kernel's loop (process_filtered) */
+    if (!q->jit) {
+      rc = eval_watermark(s, in, n);
+      if (rc != SL_OK)
+        return rc;
+    }
   }
   rc = process_filtered(s, in, n);
   /* Rows after the last one aggregated count for the watermark too. */
@@ -657,7 +771,37 @@ static int process_buffer(worker_state *s, sl_buffer *in) {
 static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
   exec_query *q = s->q;
   int rc;
-  if (q->filter) {
+  sl_buffer *wm_out = q->wm_prog ? &s->wm_values : NULL;
+  if (q->k_main && !q->join) {
+    /* the whole pipeline up to the state (or the output) in one loop */
+    s->origin = NULL;
+    rc = jit_main(s, in, s->sel, n, wm_out, &s->w->rows_filtered);
+    if (rc != SL_JIT_RETRY)
+      return rc;
+  }
+  /* A join: the stream filter and the join keys in one compiled loop */
+  const sl_buffer *pre = NULL;
+  if (q->k_join) {
+    uint32_t nf, next;
+    sl_buffer_clear(&s->keys);
+    if (sl_jit_run_pre(q->k_join, in, s->sel, n, s->jsel, &nf, &s->keys, wm_out,
+                       &next) == SL_OK &&
+        next == n) {
+      if (q->filter)
+        memcpy(s->sel, s->jsel, sizeof(uint32_t) * nf);
+      n = nf;
+      pre = &s->keys;
+    } else {
+      sl_buffer_clear(&s->keys);
+    }
+  }
+  /* Handed back (or not compiled): the interpreter, from the watermark on */
+  if (!pre && q->jit && q->wm_prog) {
+    rc = eval_watermark(s, in, n);
+    if (rc != SL_OK)
+      return rc;
+  }
+  if (!pre && q->filter) {
     rc = sl_expr_filter(q->filter, in, s->sel, &n, s->ctx, &s->w->err);
     if (rc != SL_OK)
       return rc;
@@ -671,7 +815,7 @@ static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
   uint32_t done = 0;
   while (done < n) {
     uint32_t consumed, nj;
-    rc = probe(s, in, s->sel + done, n - done, &consumed, &nj);
+    rc = probe(s, in, s->sel + done, n - done, pre, done, &consumed, &nj);
     if (rc != SL_OK)
       return rc;
     if (consumed == 0 && n - done > 0)
@@ -679,6 +823,14 @@ static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
                           "a stream record matches more table rows than fit "
                           "in a buffer; raise SET 'sluice.buffer-size'");
     done += consumed;
+    if (q->k_main) {
+      rc = jit_main(s, &s->joined, s->sel2, nj, NULL, &s->w->rows_joined);
+      if (rc != SL_JIT_RETRY) {
+        if (rc != SL_OK)
+          return rc;
+        continue;
+      }
+    }
     if (q->post_join_filter) {
       rc = sl_expr_filter(q->post_join_filter, &s->joined, s->sel2, &nj, s->ctx,
                           &s->w->err);
@@ -727,6 +879,8 @@ void *sl_worker_main(void *arg) {
   uint32_t max_joined = q->buffer_size / jl->width + 1;
   s.sel2 = malloc(sizeof(uint32_t) *
                   (max_joined > max_rows ? max_joined : max_rows));
+  s.jsel = malloc(sizeof(uint32_t) *
+                  (max_joined > max_rows ? max_joined : max_rows));
   if (q->join) {
     sl_buffer_init(&s.joined, q->joined_layout,
                    max_rows * q->joined_layout->width);
@@ -734,6 +888,12 @@ void *sl_worker_main(void *arg) {
     s.joined_origin = malloc(sizeof(uint32_t) * (max_rows + 1));
     if (!s.joined_origin)
       abort();
+  }
+  if (q->k_join) {
+    /* every stream row's key (strings borrowed from the input) */
+    sl_buffer_init(&s.keys, q->join_key_layout,
+                   max_rows * q->join_key_layout->width + q->buffer_size);
+    s.keys.borrow_strings = true;
   }
   if (q->wm_prog)
     sl_buffer_init(&s.wm_values, q->wm_layout,
@@ -749,7 +909,7 @@ void *sl_worker_main(void *arg) {
   s.tmp.borrow_strings = true;
   if (q->key_layout)
     s.keyrow = calloc(1, q->key_layout->width + 8);
-  if (!s.sel || !s.sel2 || (q->key_layout && !s.keyrow))
+  if (!s.sel || !s.sel2 || !s.jsel || (q->key_layout && !s.keyrow))
     abort();
 
   sl_source *src = NULL;
@@ -855,6 +1015,7 @@ void *sl_worker_main(void *arg) {
   w->sessions = s.sessions; /* its states may still be merged */
   free(s.sel);
   free(s.sel2);
+  free(s.jsel);
   free(s.keyrow);
   free(s.input_wm);
   free(s.input_done);
@@ -865,6 +1026,8 @@ void *sl_worker_main(void *arg) {
   sl_buffer_free(&s.tmp);
   if (q->join)
     sl_buffer_free(&s.joined);
+  if (q->k_join)
+    sl_buffer_free(&s.keys);
   free(s.joined_origin);
   if (q->wm_prog)
     sl_buffer_free(&s.wm_values);

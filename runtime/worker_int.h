@@ -45,7 +45,10 @@ typedef struct worker_state {
   bool *out_active;
   int64_t *sent_wm; /* per destination: local_wm when last published */
   sl_buffer joined, tmp;
+  sl_buffer keys; /* join keys of the filtered rows (q->k_join) */
   uint32_t *sel, *sel2;
+  uint32_t *jsel; /* rows a JIT kernel kept (the input sel stays intact for
+                   * the interpreter, should the kernel hand back) */
   uint8_t *keyrow;
 } worker_state;
 

@@ -379,6 +379,7 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
     int rc = choose_strategy(s, plan, arena, &why, err);
     if (rc != SL_OK)
       return rc;
+    plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
   }
   if (plan && ast->u.explain.analyze) {
     int rc;
@@ -414,6 +415,7 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   rc = choose_strategy(s, plan, arena, &why, err);
   if (rc != SL_OK)
     return rc;
+  plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
   sl_query_stats st;
   rc = sl_execute(plan, s->settings, sink, &st, err);
   if (rc != SL_OK)

@@ -95,6 +95,8 @@ typedef struct sl_plan {
   uint32_t buffer_size; /* SET 'sluice.buffer-size' when the strategy was
                          * chosen (the exchange's slot size, for EXPLAIN);
                          * 0: not known */
+  bool jit; /* compile the pipeline (SET 'sluice.jit'); set by the session,
+             * read by EXPLAIN (the executor reads the setting itself) */
   /* The base row: input 0 (the stream), then optionally input 1 (the
    * bounded table of a lookup join).  base_ncols columns in all, with
    * names and types (ROW columns included; their leaves are read by FIELD
@@ -172,6 +174,9 @@ typedef struct sl_query_stats {
   double merge_seconds;      /* coordinator: merging partial states */
   double emit_seconds;       /* coordinator: finalize, HAVING, project, sink */
   double seconds;            /* wall time from the first record to the end */
+  double jit_seconds;        /* building and compiling the JIT's kernels */
+  char jit_status[160];      /* why the pipeline ran interpreted; "" when
+                              * it ran compiled */
   int workers;
 } sl_query_stats;
 

@@ -1,0 +1,92 @@
+/* bench_util.h - what the whole-engine benchmarks share: running a
+ * statement in a session, running a query straight through the executor
+ * (to get its sl_query_stats), medians, and the YSB tables.  Header-only:
+ * each bench is one program. */
+#ifndef SLUICE_BENCH_UTIL_H
+#define SLUICE_BENCH_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice/binder.h"
+#include "sluice/executor.h"
+#include "sluice/parser.h"
+#include "sluice/plan.h"
+#include "sluice/session.h"
+
+static inline int bench_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Run one statement, discarding its rows; errors go to stderr. */
+static inline int bench_exec(sl_session *s, const char *sql) {
+  uint64_t rows = 0;
+  sl_result_sink sink = sl_result_sink_discard(&rows);
+  sl_error err = {0};
+  int rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
+  if (rc != SL_OK)
+    fprintf(stderr, "bench: %s: %s\n", sql, err.message);
+  sl_error_clear(&err);
+  return rc;
+}
+
+/* Plan and execute a query (or INSERT) with the session's settings and
+ * catalog; strategy < 0 keeps the plan's default.  Fills *qs. */
+static inline int bench_run(sl_session *s, const char *sql, int strategy,
+                            sl_query_stats *qs) {
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  sl_stmt *st;
+  sl_bound_stmt *b = NULL;
+  sl_plan *plan = NULL;
+  sl_error err = {0};
+  uint64_t rows = 0;
+  sl_result_sink sink = sl_result_sink_discard(&rows);
+  char *text = sl_arena_strdup(&a, sql);
+  int rc = SL_OK;
+  if (sl_parse_one(&a, text, strlen(text), 1, &st, &err) ||
+      sl_bind(&a, sl_session_catalog(s), st, text, 1, &b, &err) ||
+      sl_plan_build(&a, b, &plan, &err)) {
+    rc = err.code;
+  } else {
+    if (strategy >= 0)
+      plan->strategy = (sl_strategy)strategy;
+    rc = sl_execute(plan, sl_session_settings(s), &sink, qs, &err);
+  }
+  if (rc != SL_OK)
+    fprintf(stderr, "bench: %s\n", err.message);
+  sl_error_clear(&err);
+  if (b)
+    sl_bound_stmt_release(b);
+  sl_arena_free(&a);
+  return rc;
+}
+
+/* The YSB ad events ('pregenerate': generated into memory before the clock
+ * starts) and the campaigns table. */
+static inline int bench_ysb_tables(sl_session *s, long events) {
+  char ddl[1024];
+  snprintf(ddl, sizeof ddl,
+           "CREATE TABLE ysb_events (user_id STRING, page_id STRING, ad_id "
+           "STRING, ad_type STRING, event_type STRING, event_time "
+           "TIMESTAMP(3), ip_address STRING, WATERMARK FOR event_time AS "
+           "event_time - INTERVAL '1' SECOND) WITH ('connector' = 'ysb', "
+           "'events.num' = '%ld', 'pregenerate' = 'true', 'seed' = '7')",
+           events);
+  return bench_exec(s, ddl) ||
+         bench_exec(s, "CREATE TABLE campaigns (ad_id STRING, campaign_id "
+                       "STRING) WITH ('connector' = 'ysb', 'ysb.table' = "
+                       "'campaigns')");
+}
+
+static const char BENCH_YSB_QUERY[] =
+    "SELECT c.campaign_id, window_start, window_end, COUNT(*) AS views "
+    "FROM TABLE(TUMBLE(TABLE ysb_events, DESCRIPTOR(event_time), "
+    "INTERVAL '10' SECOND)) AS e "
+    "JOIN campaigns AS c ON e.ad_id = c.ad_id "
+    "WHERE e.event_type = 'view' "
+    "GROUP BY c.campaign_id, window_start, window_end";
+
+#endif

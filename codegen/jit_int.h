@@ -1,0 +1,126 @@
+/* jit_int.h - internals of the JIT (jit.h), shared by jit_engine.c (LLJIT,
+ * passes, running kernels), jit_kernel.c (the fused loop), jit_expr.c
+ * (program nodes -> IR) and jit_helpers.c (the C functions the IR calls).
+ *
+ * Generated code calls C helpers through their addresses baked in as
+ * constants (inttoptr), so no symbol lookup is needed for them and the
+ * optimizer cannot replace them by something that rounds differently.
+ */
+#ifndef SLUICE_JIT_INT_H
+#define SLUICE_JIT_INT_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "interp_int.h"
+#include "sluice/jit.h"
+
+/* What a kernel gets: one struct, so the generated function has a single
+ * pointer argument and its fields are read at offsetof() offsets. */
+typedef struct jit_call {
+  const uint8_t *in;   /* input rows */
+  const uint32_t *sel; /* rows to look at */
+  uint32_t *sel_out;   /* rows that passed the filter */
+  uint8_t *out;        /* output buffer's data */
+  uint32_t *heap_used; /* &output buffer's heap_used */
+  sl_buffer *outbuf;
+  uint32_t n;
+  uint32_t base; /* output rows already in the buffer */
+  uint32_t cap;  /* output buffer bytes */
+  uint32_t nout; /* result: rows passed / written */
+  uint32_t next; /* result: where to continue in sel */
+  uint32_t heap_mark;
+  uint8_t *pre_out; /* rows for the pre expression, one per sel[k] */
+} jit_call;
+
+/* Kernel return values. */
+#define JIT_OK 0
+#define JIT_ERROR 1 /* a runtime error: redo with the interpreter */
+#define JIT_FULL 2  /* a row's long strings did not fit: stop at next */
+
+typedef int32_t (*jit_fn)(jit_call *);
+
+struct sl_jit_kernel {
+  char name[32];
+  jit_fn fn;
+  bool has_filter;
+  bool has_pre;
+  int nprogs;
+};
+
+struct pipeline;
+
+struct sl_jit {
+  const struct pipeline *pipeline; /* jit_engine.c */
+  LLVMOrcLLJITRef lljit;
+  LLVMOrcThreadSafeContextRef tsc;
+  LLVMContextRef ctx; /* owned by tsc */
+  LLVMModuleRef mod;  /* kernels added, not yet compiled */
+  sl_jit_kernel **kernels;
+  int nkernels, cap;
+  double seconds;
+};
+
+/* Code generation state for one kernel function. */
+typedef struct jit_cg {
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMValueRef fn;
+  LLVMTypeRef i1, i8, i16, i32, i64, i128, f32, f64, ptr, i32fn;
+  LLVMBasicBlockRef err_bb;            /* returns JIT_ERROR */
+  LLVMValueRef row;                    /* the current input row (i8*) */
+  LLVMValueRef slot_a, slot_b, slot_r; /* 16-byte helper arguments */
+} jit_cg;
+
+/* A value: its null flag (i1) and value (i64, double, i128, or for strings
+ * a pointer to the 16-byte sl_str). */
+typedef struct jit_val {
+  LLVMValueRef null, v;
+} jit_val;
+
+/* ---- jit_expr.c ---------------------------------------------------------- */
+/* NULL if n (and its subtree) can be compiled, else the reason in buf. */
+const char *jit_check(const inode *n, char *buf, size_t len);
+jit_val jit_gen(jit_cg *g, const inode *n);
+LLVMTypeRef jit_type_of(jit_cg *g, irep r);
+/* The type and alignment a row field of physical type p (not a string)
+ * is stored as. */
+LLVMTypeRef jit_field_type(jit_cg *g, sl_ptype p, unsigned *align);
+/* A typed pointer to byte offset off of base (i8*). */
+LLVMValueRef jit_at(jit_cg *g, LLVMValueRef base, uint64_t off, LLVMTypeRef t);
+LLVMValueRef jit_load(jit_cg *g, LLVMTypeRef t, LLVMValueRef p, unsigned align);
+void jit_store(jit_cg *g, LLVMValueRef v, LLVMValueRef p, unsigned align);
+/* Call the C function at addr with type ft. */
+LLVMValueRef jit_call_c(jit_cg *g, LLVMTypeRef ft, void *addr,
+                        LLVMValueRef *args, unsigned nargs);
+LLVMValueRef jit_const_ptr(jit_cg *g, const void *p);
+
+/* ---- jit_kernel.c -------------------------------------------------------- */
+/* Add the function `name` for one kernel to g's module. */
+int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
+                     const sl_row_layout *pre_layout,
+                     const sl_expr_prog *filter, sl_expr_prog *const *progs,
+                     int nprogs, const sl_row_layout *in,
+                     const sl_row_layout *out, bool borrow, sl_error *err);
+
+/* ---- jit_helpers.c: called from generated code --------------------------- */
+int32_t sl_jit_rt_cast(const inode *n, const void *arg, void *res);
+int32_t sl_jit_rt_dec_arith(const inode *n, const i128 *a, const i128 *b,
+                            i128 *r);
+int32_t sl_jit_rt_str_cmp(const sl_str *a, const sl_str *b);
+int32_t sl_jit_rt_str_eq(const sl_str *a, const sl_str *b);
+int32_t sl_jit_rt_like(const void *pat, const sl_str *s);
+int64_t sl_jit_rt_char_length(const sl_str *s);
+double sl_jit_rt_fmod(double a, double b);
+int32_t sl_jit_rt_time_fn(const inode *n, int64_t v, int64_t *out);
+double sl_jit_rt_math1(int32_t fn, double a);
+double sl_jit_rt_pow(double a, double b);
+/* Store string *s into *dst of an output row, copying long bytes into the
+ * output buffer's heap; 0 = ok, 1 = no room. */
+int32_t sl_jit_rt_put_str(jit_call *c, uint8_t *orow, sl_str *dst,
+                          const sl_str *s);
+
+#endif

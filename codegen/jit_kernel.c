@@ -1,0 +1,276 @@
+/* jit_kernel.c - the fused loop of a kernel (jit.h): one pass over the
+ * selected rows of a buffer that evaluates the filter and, for the rows
+ * that pass, writes every output field straight into the output row.
+ *
+ *   for k in 0..n:
+ *     row = in + sel[k] * W_in
+ *     if filter(row) is not TRUE: continue
+ *     if the output row does not fit: stop (next = k)
+ *     zero the output row; for each field: evaluate, store value/null bit
+ *     sel_out[nout++] = sel[k]
+ *
+ * Widths, offsets and null-bit positions are constants.  Runtime errors
+ * jump to one block that returns JIT_ERROR; nothing outside the output
+ * rows has been touched by then (the caller restores the heap mark).
+ */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "jit_int.h"
+
+static LLVMValueRef call_field(jit_cg *g, LLVMValueRef call, size_t off,
+                               LLVMTypeRef t, unsigned align) {
+  return jit_load(g, t, jit_at(g, call, off, t), align);
+}
+
+static void set_call_field(jit_cg *g, LLVMValueRef call, size_t off,
+                           LLVMValueRef v) {
+  jit_store(g, v, jit_at(g, call, off, LLVMTypeOf(v)), 4);
+}
+
+/* Does the output field's physical type take the program's value as the
+ * interpreter's store() would? */
+static bool store_compatible(const sl_field *f, const inode *root) {
+  switch (f->ptype) {
+  case SL_P_F32:
+  case SL_P_F64:
+    return root->rep == R_F64;
+  case SL_P_DEC64:
+  case SL_P_DEC128:
+    return root->rep == R_DEC && f->type->scale == root->scale;
+  case SL_P_STR:
+    return root->rep == R_STR;
+  default:
+    return root->rep == R_I64;
+  }
+}
+
+/* Store value v of output field f (index fi) into orow; a long string that
+ * does not fit in the heap branches to `full`. */
+static void store_field(jit_cg *g, LLVMValueRef call, LLVMValueRef orow,
+                        const sl_field *f, int fi, const inode *root, jit_val v,
+                        bool borrow, LLVMBasicBlockRef full) {
+  /* the null bit: the row was zeroed, so OR it in */
+  LLVMValueRef nbp = jit_at(g, orow, (uint64_t)fi >> 3, g->i8);
+  LLVMValueRef bit = LLVMBuildShl(g->b, LLVMBuildZExt(g->b, v.null, g->i8, ""),
+                                  LLVMConstInt(g->i8, (uint64_t)fi & 7, 0), "");
+  jit_store(g, LLVMBuildOr(g->b, jit_load(g, g->i8, nbp, 1), bit, ""), nbp, 1);
+  LLVMValueRef x = v.v;
+  if (f->ptype != SL_P_STR) {
+    /* narrow from the representation to the stored width */
+    unsigned align;
+    LLVMTypeRef t = jit_field_type(g, f->ptype, &align);
+    if (t == g->f32)
+      x = LLVMBuildFPTrunc(g->b, x, t, "");
+    else if (t != LLVMTypeOf(x))
+      x = LLVMBuildTrunc(g->b, x, t, "");
+    jit_store(g, x, jit_at(g, orow, f->offset, t), align);
+    return;
+  }
+  /* a string; NULL: the zeroed row already holds the empty string */
+  {
+    LLVMBasicBlockRef put =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "str.put");
+    LLVMBasicBlockRef done =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "str.done");
+    LLVMBuildCondBr(g->b, v.null, done, put);
+    LLVMPositionBuilderAtEnd(g->b, put);
+    LLVMValueRef dst = jit_at(g, orow, f->offset, g->i8);
+    if (borrow && root->kind == N_LOAD) {
+      /* a column copied unchanged into a borrowing buffer keeps pointing
+       * at the input's bytes (row.h) */
+      for (int h = 0; h < 2; h++)
+        jit_store(g,
+                  jit_load(g, g->i64, jit_at(g, x, 8 * (uint64_t)h, g->i64), 8),
+                  jit_at(g, dst, 8 * (uint64_t)h, g->i64), 8);
+      LLVMBuildBr(g->b, done);
+    } else {
+      LLVMTypeRef ps[4] = {g->ptr, g->ptr, g->ptr, g->ptr};
+      LLVMValueRef args[4] = {call, orow, dst, x};
+      LLVMValueRef rc =
+          jit_call_c(g, LLVMFunctionType(g->i32, ps, 4, 0),
+                     (void *)(uintptr_t)sl_jit_rt_put_str, args, 4);
+      LLVMBuildCondBr(
+          g->b,
+          LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""),
+          full, done);
+    }
+    LLVMPositionBuilderAtEnd(g->b, done);
+  }
+}
+
+int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
+                     const sl_row_layout *pre_layout,
+                     const sl_expr_prog *filter, sl_expr_prog *const *progs,
+                     int nprogs, const sl_row_layout *in,
+                     const sl_row_layout *out, bool borrow, sl_error *err) {
+  if (pre &&
+      (pre->root->rep == R_STR || !pre_layout || pre_layout->nfields < 1 ||
+       !store_compatible(&pre_layout->fields[0], pre->root)))
+    return sl_error_set(err, SL_EINTERNAL,
+                        "internal error: the pre expression of a JIT kernel "
+                        "does not fit its output");
+  for (int f = 0; f < nprogs; f++)
+    if (progs[f] && (!out || f >= out->nfields ||
+                     !store_compatible(&out->fields[f], progs[f]->root)))
+      return sl_error_set(err, SL_EINTERNAL,
+                          "internal error: output field %d has another type "
+                          "than the expression",
+                          f);
+  LLVMTypeRef ps[1] = {g->ptr};
+  g->fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, ps, 1, 0));
+  LLVMValueRef call = LLVMGetParam(g->fn, 0);
+  LLVMBasicBlockRef entry =
+      LLVMAppendBasicBlockInContext(g->ctx, g->fn, "entry");
+  LLVMPositionBuilderAtEnd(g->b, entry);
+
+  /* helper argument slots and the loop's counters (SROA makes the
+   * counters registers) */
+  LLVMValueRef slots[3];
+  for (int i = 0; i < 3; i++) {
+    LLVMValueRef s = LLVMBuildAlloca(g->b, LLVMArrayType(g->i8, 16), "slot");
+    LLVMSetAlignment(s, 16);
+    slots[i] = LLVMBuildBitCast(g->b, s, g->ptr, "");
+  }
+  g->slot_a = slots[0], g->slot_b = slots[1], g->slot_r = slots[2];
+  LLVMValueRef kvar = LLVMBuildAlloca(g->b, g->i32, "k");
+  LLVMValueRef nvar = LLVMBuildAlloca(g->b, g->i32, "nout");
+  jit_store(g, LLVMConstInt(g->i32, 0, 0), kvar, 4);
+  jit_store(g, LLVMConstInt(g->i32, 0, 0), nvar, 4);
+
+  LLVMValueRef inrows = call_field(g, call, offsetof(jit_call, in), g->ptr, 8);
+  LLVMValueRef sel = call_field(g, call, offsetof(jit_call, sel), g->ptr, 8);
+  LLVMValueRef sel_out =
+      call_field(g, call, offsetof(jit_call, sel_out), g->ptr, 8);
+  LLVMValueRef outrows =
+      call_field(g, call, offsetof(jit_call, out), g->ptr, 8);
+  LLVMValueRef heap =
+      call_field(g, call, offsetof(jit_call, heap_used), g->ptr, 8);
+  heap = LLVMBuildBitCast(g->b, heap, LLVMPointerType(g->i32, 0), "");
+  LLVMValueRef pre_rows =
+      call_field(g, call, offsetof(jit_call, pre_out), g->ptr, 8);
+  LLVMValueRef n = call_field(g, call, offsetof(jit_call, n), g->i32, 4);
+  LLVMValueRef base = call_field(g, call, offsetof(jit_call, base), g->i32, 4);
+  LLVMValueRef cap = call_field(g, call, offsetof(jit_call, cap), g->i32, 4);
+  base = LLVMBuildZExt(g->b, base, g->i64, "");
+  cap = LLVMBuildZExt(g->b, cap, g->i64, "");
+
+  g->err_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "error");
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "loop");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "row");
+  LLVMBasicBlockRef skip = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "next");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "done");
+  LLVMBasicBlockRef full = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "full");
+  LLVMBuildBr(g->b, head);
+
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMValueRef k = jit_load(g, g->i32, kvar, 4);
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, k, n, ""), body, done);
+
+  LLVMPositionBuilderAtEnd(g->b, body);
+  LLVMValueRef k64 = LLVMBuildZExt(g->b, k, g->i64, "");
+  LLVMValueRef idx = jit_load(
+      g, g->i32,
+      LLVMBuildGEP2(g->b, g->i32,
+                    LLVMBuildBitCast(g->b, sel, LLVMPointerType(g->i32, 0), ""),
+                    &k64, 1, ""),
+      4);
+  LLVMValueRef off = LLVMBuildMul(g->b, LLVMBuildZExt(g->b, idx, g->i64, ""),
+                                  LLVMConstInt(g->i64, in->width, 0), "");
+  g->row = LLVMBuildGEP2(g->b, g->i8, inrows, &off, 1, "row");
+  if (pre) {
+    /* every row, before the filter: row k of pre_out (never a string, so
+     * the store cannot need the heap) */
+    uint64_t pw = pre_layout->width;
+    LLVMValueRef poff =
+        LLVMBuildMul(g->b, k64, LLVMConstInt(g->i64, pw, 0), "");
+    LLVMValueRef prow = LLVMBuildGEP2(g->b, g->i8, pre_rows, &poff, 1, "prow");
+    LLVMBuildMemSet(g->b, prow, LLVMConstInt(g->i8, 0, 0),
+                    LLVMConstInt(g->i64, pw, 0), 8);
+    jit_val v = jit_gen(g, pre->root);
+    store_field(g, call, prow, &pre_layout->fields[0], 0, pre->root, v, false,
+                full);
+  }
+  if (filter) {
+    jit_val p = jit_gen(g, filter->root);
+    LLVMValueRef pass = LLVMBuildAnd(
+        g->b, LLVMBuildXor(g->b, p.null, LLVMConstInt(g->i1, 1, 0), ""),
+        LLVMBuildICmp(g->b, LLVMIntNE, p.v, LLVMConstInt(g->i64, 0, 0), ""),
+        "");
+    LLVMBasicBlockRef keep =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "keep");
+    LLVMBuildCondBr(g->b, pass, keep, skip);
+    LLVMPositionBuilderAtEnd(g->b, keep);
+  }
+  LLVMValueRef nout = jit_load(g, g->i32, nvar, 4);
+  if (nprogs > 0) {
+    uint64_t w = out->width;
+    LLVMValueRef r =
+        LLVMBuildAdd(g->b, base, LLVMBuildZExt(g->b, nout, g->i64, ""), "");
+    LLVMValueRef mark = jit_load(g, g->i32, heap, 4);
+    set_call_field(g, call, offsetof(jit_call, heap_mark), mark);
+    LLVMValueRef need = LLVMBuildAdd(
+        g->b,
+        LLVMBuildMul(g->b,
+                     LLVMBuildAdd(g->b, r, LLVMConstInt(g->i64, 1, 0), ""),
+                     LLVMConstInt(g->i64, w, 0), ""),
+        LLVMBuildZExt(g->b, mark, g->i64, ""), "");
+    LLVMBasicBlockRef write =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "write");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULE, need, cap, ""), write,
+                    full);
+    LLVMPositionBuilderAtEnd(g->b, write);
+    LLVMValueRef ooff = LLVMBuildMul(g->b, r, LLVMConstInt(g->i64, w, 0), "");
+    LLVMValueRef orow = LLVMBuildGEP2(g->b, g->i8, outrows, &ooff, 1, "orow");
+    LLVMBuildMemSet(g->b, orow, LLVMConstInt(g->i8, 0, 0),
+                    LLVMConstInt(g->i64, w, 0), 8);
+    for (int f = 0; f < nprogs; f++) {
+      if (!progs[f])
+        continue;
+      jit_val v = jit_gen(g, progs[f]->root);
+      store_field(g, call, orow, &out->fields[f], f, progs[f]->root, v, borrow,
+                  full);
+    }
+  }
+  if (filter) {
+    LLVMValueRef n64 = LLVMBuildZExt(g->b, nout, g->i64, "");
+    jit_store(g, idx,
+              LLVMBuildGEP2(g->b, g->i32,
+                            LLVMBuildBitCast(g->b, sel_out,
+                                             LLVMPointerType(g->i32, 0), ""),
+                            &n64, 1, ""),
+              4);
+  }
+  jit_store(g, LLVMBuildAdd(g->b, nout, LLVMConstInt(g->i32, 1, 0), ""), nvar,
+            4);
+  LLVMBuildBr(g->b, skip);
+
+  LLVMPositionBuilderAtEnd(g->b, skip);
+  jit_store(g,
+            LLVMBuildAdd(g->b, jit_load(g, g->i32, kvar, 4),
+                         LLVMConstInt(g->i32, 1, 0), ""),
+            kvar, 4);
+  LLVMBuildBr(g->b, head);
+
+  /* all rows done */
+  LLVMPositionBuilderAtEnd(g->b, done);
+  set_call_field(g, call, offsetof(jit_call, nout),
+                 jit_load(g, g->i32, nvar, 4));
+  set_call_field(g, call, offsetof(jit_call, next), n);
+  LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_OK, 0));
+
+  /* the output is full at row k: undo that row's long strings, stop */
+  LLVMPositionBuilderAtEnd(g->b, full);
+  if (nprogs > 0)
+    jit_store(g, call_field(g, call, offsetof(jit_call, heap_mark), g->i32, 4),
+              heap, 4);
+  set_call_field(g, call, offsetof(jit_call, nout),
+                 jit_load(g, g->i32, nvar, 4));
+  set_call_field(g, call, offsetof(jit_call, next),
+                 jit_load(g, g->i32, kvar, 4));
+  LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_OK, 0));
+
+  LLVMPositionBuilderAtEnd(g->b, g->err_bb);
+  LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_ERROR, 0));
+  return SL_OK;
+}

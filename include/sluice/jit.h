@@ -1,0 +1,144 @@
+/* jit.h - the LLVM JIT: a query's pipeline steps compiled to machine code.
+ *
+ * What it compiles.  A *kernel* is one loop over the selected rows of an
+ * input buffer that evaluates an optional filter predicate and, for every
+ * row that passes, a list of output expressions written straight into the
+ * rows of an output buffer (typed stores at the layout's offsets, null bits
+ * as row.h sets them).  The executor builds, per query, the kernels its
+ * pipeline needs: filter + aggregate "tmp" fields (or filter + output
+ * fields) fused into one loop; for a lookup join, the stream filter +
+ * join keys, and post-join filter + tmp/output fields; the WATERMARK of
+ * every source row in the first of those loops.  Kernels are compiled
+ * from the interpreter's programs (interpreter.h), whose coercions are
+ * explicit and whose columns are resolved, so the JIT computes exactly
+ * what the interpreter computes.
+ * Window assignment, the group-table probe/insert and aggregate updates
+ * stay in C (runtime/worker.c), as does the lookup join's hash probe.
+ *
+ * Fallback.  sl_jit_supports() says whether every node of a program can be
+ * compiled and, if not, why ("JIT does not handle REGEXP_REPLACE"); a query
+ * one of whose programs is not supported runs interpreted, and EXPLAIN says
+ * so.  At run time a kernel that meets an error (overflow, division by
+ * zero, a cast that fails, a full output buffer's string heap) stops and
+ * returns SL_JIT_RETRY *without side effects outside its output rows*; the
+ * caller then redoes that same step with the interpreter, which gives the
+ * exact error message (or handles the full buffer) as it always did.
+ *
+ * Ownership and threading.  An sl_jit is per query: it owns one ORC LLJIT
+ * instance, its LLVM context and the compiled code; kernels live until
+ * sl_jit_free.  Building and compiling (sl_jit_new .. sl_jit_compile) is
+ * done by one thread, before the workers start; after that, sl_jit_run of
+ * the same kernel may be called by any number of threads at once (kernels
+ * keep no state: everything per call is on the caller's stack).  The only
+ * process-wide state is LLVM's native target initialization, done once
+ * behind pthread_once.  The programs a kernel was built from must outlive
+ * it (constants and patterns are referenced, not copied).
+ */
+#ifndef SLUICE_JIT_H
+#define SLUICE_JIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sluice/arena.h"
+#include "sluice/error.h"
+#include "sluice/interpreter.h"
+#include "sluice/plan.h"
+#include "sluice/row.h"
+
+/* sl_jit_run: redo this step with the interpreter (positive, so never an
+ * SL_E* code; distinct from SL_EXPR_HEAP_FULL). */
+#define SL_JIT_RETRY 2
+
+typedef struct sl_jit sl_jit;
+typedef struct sl_jit_kernel sl_jit_kernel;
+
+/* true if every node of p can be compiled; otherwise false and a reason in
+ * why (why may be NULL). */
+bool sl_jit_supports(const sl_expr_prog *p, char *why, size_t whylen);
+
+/* A new, empty JIT with the named optimization pipeline: "default" (or
+ * NULL: the chosen one, see jit_engine.c), "O0", "O1", "O2", "O3",
+ * "light" or "fast" (SET 'sluice.jit.passes'). */
+int sl_jit_new(sl_jit **out, const char *passes, sl_error *err);
+void sl_jit_free(sl_jit *j);
+bool sl_jit_pipeline_known(const char *name);
+
+/* One kernel over rows of layout `in`: rows where filter (BOOLEAN, may be
+ * NULL) is TRUE get progs[0..nprogs) evaluated into fields 0..nprogs-1 of
+ * an output row of layout `out` (a NULL prog leaves its field zero; out
+ * may be NULL when nprogs == 0).  borrow: the output buffer is a borrowing
+ * one (row.h), so a string column copied unchanged keeps pointing at the
+ * input.  Every program must be supported.  *k is valid after
+ * sl_jit_compile. */
+int sl_jit_add_kernel(sl_jit *j, const sl_expr_prog *filter,
+                      sl_expr_prog *const *progs, int nprogs,
+                      const sl_row_layout *in, const sl_row_layout *out,
+                      bool borrow, sl_jit_kernel **k, sl_error *err);
+
+/* The same with a "pre" expression (may be NULL), evaluated for EVERY row
+ * sel[k], before the filter, into field 0 of row k of a second output
+ * buffer (sl_jit_run_pre's pre_out, layout pre_layout): the WATERMARK,
+ * which counts every source row, in the same loop as the filter.  Its
+ * value must not be a string. */
+int sl_jit_add_kernel_pre(sl_jit *j, const sl_expr_prog *pre,
+                          const sl_row_layout *pre_layout,
+                          const sl_expr_prog *filter,
+                          sl_expr_prog *const *progs, int nprogs,
+                          const sl_row_layout *in, const sl_row_layout *out,
+                          bool borrow, sl_jit_kernel **k, sl_error *err);
+
+/* Optimize and compile every kernel added so far (once; no kernel can be
+ * added after).  ir (may be NULL): receives the optimized IR as a malloc'd
+ * string (free it). */
+int sl_jit_compile(sl_jit *j, char **ir, sl_error *err);
+
+/* Seconds spent building IR, optimizing and generating code so far. */
+double sl_jit_seconds(const sl_jit *j);
+
+/* Run kernel k over rows sel[0..n) of in.  Rows that pass the filter are
+ * counted in *nout; with a filter their indexes go to sel_out[0..*nout)
+ * (sel_out may be sel itself); with outputs, their output rows are appended
+ * to out (zeroed first).  Stops early when out has no room for another row
+ * (long strings included): *next is the position in sel to continue from
+ * (n when all were done).  Returns SL_OK, or SL_JIT_RETRY (see above)
+ * with out unchanged. */
+int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in, const uint32_t *sel,
+               uint32_t n, uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
+               uint32_t *next);
+/* The same for a kernel with a pre expression: pre_out gets rows 0..n
+ * (cleared first; SL_JIT_RETRY if they do not fit).  When the kernel stops
+ * early (*next < n), pre_out's rows are not all there: pre_out->nrows is
+ * set to n only when *next == n. */
+int sl_jit_run_pre(const sl_jit_kernel *k, const sl_buffer *in,
+                   const uint32_t *sel, uint32_t n, uint32_t *sel_out,
+                   uint32_t *nout, sl_buffer *out, sl_buffer *pre_out,
+                   uint32_t *next);
+
+/* ---- plans ----------------------------------------------------------------
+ * The rows a plan's pipeline runs over, shared by the executor (which runs
+ * it) and EXPLAIN (which says whether it would be compiled). */
+
+/* The layout of the leaves of input j the plan reads, in the plan's order
+ * (also the source spec's leaf_index). */
+const sl_row_layout *sl_plan_input_layout(sl_arena *a, const sl_plan *plan,
+                                          int j);
+/* column_map (interpreter.h) over base columns for a layout made of input
+ * layouts concatenated: input j's fields start at field_base[j] (-1:
+ * absent). */
+int *sl_plan_column_map(sl_arena *a, const sl_plan *plan,
+                        const sl_row_layout *const *in_layouts,
+                        const int *field_base);
+
+/* Stream fields, then table fields: the rows after a lookup join. */
+const sl_row_layout *sl_plan_joined_layout(sl_arena *a,
+                                           const sl_row_layout *stream,
+                                           const sl_row_layout *table);
+
+/* Whether the pipeline of plan p runs compiled: NULL if so, otherwise the
+ * reason it runs interpreted ("sluice.jit = off", "JIT does not handle
+ * REGEXP_REPLACE"), in a. */
+const char *sl_jit_plan_status(sl_arena *a, const sl_plan *p, bool jit_on);
+
+#endif
