@@ -389,6 +389,10 @@ typedef struct coordinator {
   bool limit_reached;
   uint64_t skipped;      /* rows dropped by OFFSET so far */
   sorted_result *sorted; /* ORDER BY: every result row, sorted at the end */
+  /* A node of a cluster: partials, watermarks and rows go to the
+   * coordinator through this socket (node.h); -1 otherwise. */
+  int export_fd;
+  int64_t exported_wm;
   sl_error *err;
 } coordinator;
 
@@ -398,6 +402,18 @@ static int write_result(coordinator *c, sl_buffer *b) {
   if (c->limit_reached)
     return SL_OK;
   const sl_plan *plan = c->q->plan;
+  if (c->export_fd >= 0) {
+    /* A node: OFFSET, ORDER BY and the final LIMIT are the coordinator's;
+     * without ORDER BY no more than LIMIT + OFFSET rows are needed. */
+    int64_t need =
+        plan->limit >= 0 && plan->norder == 0 ? plan->limit + plan->offset : -1;
+    if (need >= 0 && c->rows_out + b->nrows >= (uint64_t)need) {
+      b->nrows = (uint32_t)((uint64_t)need - c->rows_out);
+      c->limit_reached = true;
+    }
+    c->rows_out += b->nrows;
+    return b->nrows ? sl_node_send_rows(c->export_fd, b, c->err) : SL_OK;
+  }
   if (c->skipped < (uint64_t)plan->offset && b->nrows) {
     uint64_t drop = (uint64_t)plan->offset - c->skipped;
     if (drop > b->nrows)
@@ -594,7 +610,14 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
         continue;
       start = p->start;
       any = true;
-      if (disjoint) {
+      if (disjoint && c->export_fd >= 0) {
+        /* A node: the coordinator merges the nodes' partials. */
+        if (rc == SL_OK)
+          rc =
+              sl_node_send_partial(c->export_fd, start, next, p->table, c->err);
+        sl_group_table_free(p->table);
+        free(p->table);
+      } else if (disjoint) {
         double e0 = sl_clock_seconds();
         if (rc == SL_OK && !c->limit_reached)
           rc = emit_groups(c, start, next, p->table);
@@ -618,9 +641,11 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
     }
     double t1 = sl_clock_seconds();
     c->merge_seconds += t1 - t0;
-    if (merged && rc == SL_OK && !c->limit_reached)
+    if (merged && rc == SL_OK && c->export_fd >= 0)
+      rc = sl_node_send_partial(c->export_fd, start, next, merged, c->err);
+    else if (merged && rc == SL_OK && !c->limit_reached)
       rc = emit_groups(c, start, next, merged);
-    if (any && rc == SL_OK && !limited)
+    if (any && rc == SL_OK && !limited && c->export_fd < 0)
       rc = finish_window(c);
     c->emit_seconds += sl_clock_seconds() - t1;
     if (merged) {
@@ -631,6 +656,28 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
     if (rc != SL_OK)
       return rc;
   }
+}
+
+/* A node of a cluster: tell the coordinator the watermark below which
+ * every window's partial has been sent.  The watermark is read first and
+ * the windows fired after, so that no window it covers is still unsent. */
+static int export_watermark(coordinator *c, worker *ws, int n) {
+  int64_t global = WM_MAX;
+  for (int i = 0; i < n; i++) {
+    pthread_mutex_lock(&ws[i].lock);
+    int64_t wm = ws[i].done ? WM_MAX : ws[i].published_wm;
+    pthread_mutex_unlock(&ws[i].lock);
+    if (wm < global)
+      global = wm;
+  }
+  if (global <= c->exported_wm || global == WM_MAX)
+    return SL_OK; /* WM_MAX: the node's DONE says so */
+  bool progress = false;
+  int rc = fire_windows(c, ws, n, &progress);
+  if (rc == SL_OK)
+    rc = sl_node_send_wm(c->export_fd, global, c->err);
+  c->exported_wm = global;
+  return rc;
 }
 
 /* Session windows: merge the workers' closed fragments per key; a merged
@@ -835,6 +882,19 @@ static void free_query(exec_query *q) {
 
 int sl_execute(const sl_plan *plan, const sl_settings *settings,
                sl_result_sink *shell, sl_query_stats *stats, sl_error *err) {
+  return sl_execute_ex(plan, settings, NULL, shell, stats, err);
+}
+
+int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
+                  const sl_exec_nodes *nodes, sl_result_sink *shell,
+                  sl_query_stats *stats, sl_error *err) {
+  bool coordinator_of_nodes = nodes && nodes->nnodes > 0;
+  bool node = nodes && nodes->node_count > 0;
+  if ((coordinator_of_nodes || node) && plan->kind == SL_PLAN_AGGREGATE &&
+      plan->windowed && plan->window.kind == SL_WINDOW_SESSION)
+    return sl_error_set(err, SL_EUNSUPPORTED,
+                        "not supported yet: session windows on several "
+                        "nodes (SET 'sluice.nodes' = '1')");
   memset(stats, 0, sizeof *stats);
   exec_query q;
   memset(&q, 0, sizeof q);
@@ -847,11 +907,14 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   q.nworkers = (int)sl_settings_get_int(settings, "parallelism.default", 1);
   if (q.nworkers < 1)
     q.nworkers = 1;
+  q.src_base = node ? nodes->node_index * q.nworkers : 0;
+  q.src_total = node ? nodes->node_count * q.nworkers : q.nworkers;
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */
   q.slot_pool = sl_slot_pool_new((size_t)256 << 20);
   int rc = prepare(&q, err);
   if (rc == SL_OK && plan->kind == SL_PLAN_AGGREGATE &&
-      plan->strategy == SL_STRATEGY_REPARTITION && q.nworkers > 1)
+      plan->strategy == SL_STRATEGY_REPARTITION && q.nworkers > 1 &&
+      !coordinator_of_nodes)
     rc = open_exchange(&q, err);
   if (rc != SL_OK) {
     free_query(&q);
@@ -868,7 +931,15 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   c.q = &q;
   c.err = err;
   c.sc = plan->sink;
-  sl_sink_spec spec = {plan->sink_table, q.out_layout, plan->out_names, shell};
+  c.export_fd = node ? nodes->coordinator_fd : -1;
+  c.exported_wm = WM_MIN;
+  if (node) {
+    /* A node writes nothing itself: the coordinator has the sink. */
+    c.sc = sl_sink_connector_find("blackhole");
+    shell = NULL;
+  }
+  sl_sink_spec spec = {node ? NULL : plan->sink_table, q.out_layout,
+                       plan->out_names, shell};
   rc = c.sc->open(&spec, &c.sink, err);
   if (rc != SL_OK) {
     free_query(&q);
@@ -884,7 +955,7 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   }
   sl_buffer_init(&c.out_rows, q.out_layout, q.buffer_size);
   sorted_result sorted;
-  if (plan->norder > 0) {
+  if (plan->norder > 0 && !node) {
     sorted_result_init(&sorted, q.out_layout, q.buffer_size);
     c.sorted = &sorted;
   }
@@ -900,31 +971,38 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
   exec_shared shared;
   pthread_mutex_init(&shared.lock, NULL);
   pthread_cond_init(&shared.cond, NULL);
+  /* On the coordinator of a cluster the nodes are the workers: a thread
+   * per node turns its messages into what a worker publishes. */
+  int nthreads = coordinator_of_nodes ? nodes->nnodes : q.nworkers;
   shared.ready = 0;
-  shared.expected = q.nworkers;
-  shared.start_time = 0;
+  shared.expected = coordinator_of_nodes ? 0 : nthreads;
+  shared.start_time = coordinator_of_nodes ? sl_clock_seconds() : 0;
   atomic_bool cancel = false;
-  worker *ws = calloc((size_t)q.nworkers, sizeof(worker));
+  worker *ws = calloc((size_t)nthreads, sizeof(worker));
   if (!ws)
     abort();
   double t0 = sl_clock_seconds();
   int started = 0;
-  for (int i = 0; i < q.nworkers; i++) {
+  for (int i = 0; i < nthreads; i++) {
     ws[i].index = i;
+    ws[i].node_fd = coordinator_of_nodes ? nodes->fds[i] : -1;
     ws[i].q = &q;
     ws[i].shared = &shared;
     ws[i].cancel = &cancel;
     ws[i].published_wm = WM_MIN;
     ws[i].min_open_start = WM_MAX;
     pthread_mutex_init(&ws[i].lock, NULL);
-    if (pthread_create(&ws[i].thread, NULL, sl_worker_main, &ws[i]) != 0) {
+    if (pthread_create(&ws[i].thread, NULL,
+                       coordinator_of_nodes ? sl_node_link_main
+                                            : sl_worker_main,
+                       &ws[i]) != 0) {
       rc = sl_error_set(err, SL_EINTERNAL, "cannot start worker thread %d", i);
       atomic_store(&cancel, true);
       break;
     }
     started++;
   }
-  if (started < q.nworkers) { /* release the started ones */
+  if (!coordinator_of_nodes && started < q.nworkers) {
     pthread_mutex_lock(&shared.lock);
     shared.expected = started;
     pthread_cond_broadcast(&shared.cond);
@@ -965,9 +1043,15 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
       report_progress(shell, ws, started, &c, start_clock);
       next_progress = sl_clock_seconds() + 0.25;
     }
-    if (sl_interrupt_pending()) {
+    if (sl_interrupt_pending() ||
+        (node && nodes->cancel && atomic_load(nodes->cancel))) {
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       break;
+    }
+    if (node && plan->kind == SL_PLAN_AGGREGATE) {
+      rc = export_watermark(&c, ws, started);
+      if (rc != SL_OK)
+        break;
     }
     if (!progress) {
       struct timespec until;

@@ -26,6 +26,9 @@ typedef struct exec_query {
   uint32_t buffer_size;
   int nworkers;
 
+  /* This node's workers are sources src_base .. src_base + nworkers - 1
+   * of src_total (one node: 0 of nworkers). */
+  int src_base, src_total;
   const sl_row_layout *stream_layout; /* the leaves input 0 produces */
   int *stream_leaf;                   /* spec leaf_index for input 0 */
   sl_expr_prog *filter;               /* over stream_layout, or NULL */
@@ -112,6 +115,7 @@ typedef struct exec_shared exec_shared;
 
 typedef struct worker {
   int index;
+  int node_fd; /* a cluster's coordinator: this "worker" is a node */
   exec_shared *shared;
   exec_query *q;
   pthread_t thread;
@@ -152,6 +156,15 @@ struct exec_shared {
 };
 
 extern void *sl_worker_main(void *arg);
+
+/* Clusters (node_link.c): on the coordinator, the thread that turns a
+ * node's frames into what a worker publishes; on a node, what goes to the
+ * coordinator instead of a sink. */
+void *sl_node_link_main(void *arg);
+int sl_node_send_partial(int fd, int64_t start, int64_t end,
+                         const sl_group_table *t, sl_error *err);
+int sl_node_send_wm(int fd, int64_t wm, sl_error *err);
+int sl_node_send_rows(int fd, sl_buffer *b, sl_error *err);
 /* Set by executor.c so workers can wake the coordinator. */
 void sl_exec_signal(worker *w);
 

@@ -913,12 +913,9 @@ void *sl_worker_main(void *arg) {
     abort();
 
   sl_source *src = NULL;
-  sl_source_spec spec = {plan->inputs[0].table,
-                         q->stream_layout,
-                         q->stream_leaf,
-                         w->index,
-                         q->nworkers,
-                         plan->inputs[0].nfilters,
+  sl_source_spec spec = {plan->inputs[0].table,  q->stream_layout,
+                         q->stream_leaf,         q->src_base + w->index,
+                         q->src_total,           plan->inputs[0].nfilters,
                          plan->inputs[0].filters};
   int rc = plan->inputs[0].connector->open(&spec, &src, &w->err);
   sl_exec_wait_ready(w->shared);

@@ -38,6 +38,11 @@ void sl_cli_print_help(FILE *fp, const char *prog) {
           "                      files, -c and piped input)\n"
           "      --no-bail       keep going after errors (the exit status is\n"
           "                      still 1)\n"
+          "      --nodes N       run queries on N node processes on this\n"
+          "                      host (SET 'sluice.nodes' = 'N')\n"
+          "      --cluster LIST  run queries on the nodes at host:port,...\n"
+          "                      (each started with `%s node --listen\n"
+          "                      HOST:PORT`)\n"
           "  -h, --help          show this help and exit\n"
           "  -V, --version       show the version and exit\n"
           "\n"
@@ -48,8 +53,12 @@ void sl_cli_print_help(FILE *fp, const char *prog) {
           "                      (default ~/.sluice_history; empty: none)\n"
           "\n"
           "Exit status: 0 on success, 1 if any statement or command failed,\n"
-          "2 on a command-line error.\n",
-          prog, sl_output_mode_names());
+          "2 on a command-line error.\n"
+          "\n"
+          "  %s node --listen HOST:PORT\n"
+          "runs a node daemon that serves coordinators (shells started with\n"
+          "--cluster), one at a time, until it is killed.\n",
+          prog, sl_output_mode_names(), prog, prog);
 }
 
 static int usage_error(char **err_msg, const char *fmt, ...)
@@ -102,7 +111,15 @@ int sl_cli_parse(int argc, char **argv, sl_cli_options *opts, char **err_msg) {
   opts->bail = -1;
   *err_msg = NULL;
   bool options_done = false;
-  for (int i = 1; i < argc; i++) {
+  int first = 1;
+  if (argc > 1 && strcmp(argv[1], "node") == 0) {
+    /* `sluice node --listen HOST:PORT`: a node daemon, nothing else. */
+    if (argc != 4 || strcmp(argv[2], "--listen") != 0)
+      return usage_error(err_msg, "usage: sluice node --listen HOST:PORT");
+    opts->listen = argv[3];
+    return SL_CLI_OK;
+  }
+  for (int i = first; i < argc; i++) {
     const char *a = argv[i];
     const char *value = NULL;
     int rc;
@@ -123,6 +140,23 @@ int sl_cli_parse(int argc, char **argv, sl_cli_options *opts, char **err_msg) {
         return usage_error(err_msg, "unknown output mode '%s' (one of: %s)",
                            value, sl_output_mode_names());
       opts->have_mode = true;
+    } else if ((rc = option_value(argc, argv, &i, "--nodes", "--nodes", &value,
+                                  err_msg)) != 0) {
+      if (rc == SL_CLI_USAGE)
+        return rc;
+      char *end;
+      long n = strtol(value, &end, 10);
+      if (*end || n < 1 || n > 256)
+        return usage_error(err_msg,
+                           "--nodes wants a number of nodes 1..256, "
+                           "got '%s'",
+                           value);
+      opts->nodes = (int)n;
+    } else if ((rc = option_value(argc, argv, &i, "--cluster", "--cluster",
+                                  &value, err_msg)) != 0) {
+      if (rc == SL_CLI_USAGE)
+        return rc;
+      opts->cluster = value;
     } else if (strcmp(a, "--headers") == 0) {
       opts->headers = 1;
     } else if (strcmp(a, "--no-headers") == 0) {

@@ -128,6 +128,16 @@ static int cmd_tables(sl_shell *sh, const dot_args *a) {
   return SL_SHELL_CONTINUE;
 }
 
+/* `.nodes`: where queries run (node.h). */
+static int cmd_nodes(sl_shell *sh, const dot_args *a) {
+  (void)a;
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_session_describe_nodes(sh->session, &b);
+  sl_out_puts(&sh->out, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return SL_SHELL_CONTINUE;
+}
+
 static void print_create(sl_shell *sh, const sl_table_def *def) {
   if (!def->create_sql)
     return;
@@ -203,6 +213,8 @@ static const dot_command commands[] = {
     {".help", "[COMMAND]", "show this help", 0, 1, cmd_help},
     {".mode", "[MODE]", "show or set the output mode (the modes are below)", 0,
      1, cmd_mode},
+    {".nodes", "", "list the nodes queries run on, with their health", 0, 0,
+     cmd_nodes},
     {".output", "[FILE]", "send results to FILE, or back to stdout", 0, 1,
      cmd_output},
     {".quit", "", "exit the shell", 0, 0, cmd_quit},

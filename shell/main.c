@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "sluice/shell.h"
 
 int main(int argc, char **argv) {
@@ -24,6 +25,14 @@ int main(int argc, char **argv) {
     free(msg);
     sl_cli_options_free(&opts);
     return 2;
+  }
+  if (opts.listen) {
+    sl_error err = {0};
+    int rc = sl_node_listen(opts.listen, &err);
+    fprintf(stderr, "sluice node: %s\n", err.message ? err.message : "stopped");
+    sl_error_clear(&err);
+    sl_cli_options_free(&opts);
+    return rc == SL_OK ? 0 : 1;
   }
   if (opts.help || opts.version) {
     if (opts.help)
@@ -46,6 +55,26 @@ int main(int argc, char **argv) {
     fprintf(stderr, "sluice: cannot start a session\n");
     sl_cli_options_free(&opts);
     return 1;
+  }
+
+  /* --cluster / --nodes: where queries run, before any statement. */
+  if (opts.cluster) {
+    sl_error err = {0};
+    if (sl_session_connect(sh->session, opts.cluster, &err) != SL_OK) {
+      fprintf(stderr, "sluice: %s\n", err.message);
+      sl_error_clear(&err);
+      sl_shell_free(sh);
+      sl_cli_options_free(&opts);
+      return 1;
+    }
+  }
+  if (opts.nodes > 1) {
+    char set[64];
+    snprintf(set, sizeof set, "SET 'sluice.nodes' = '%d'", opts.nodes);
+    sl_result_sink quiet = sl_result_sink_discard(NULL);
+    sl_error err = {0};
+    sl_session_execute(sh->session, set, strlen(set), 1, &quiet, &err);
+    sl_error_clear(&err);
   }
 
   if (interactive) {

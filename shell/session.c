@@ -23,12 +23,22 @@
 #include "sluice/plan.h"
 #include "sluice/strbuf.h"
 
+#include "cluster.h"
+
 struct sl_session {
   sl_catalog *catalog;
   sl_settings *settings;
   sl_stats_cache *stats;   /* samples of sources, for the cost model */
   sl_cost_constants costs; /* loaded or measured at the first choice */
   bool costs_fresh;        /* measured by this session ('fresh') */
+  /* Clusters (node.h): the nodes queries run on, and every statement that
+   * changed the catalog or settings, in order, to bring new nodes up to
+   * date.  A node's own session has neither (is_node). */
+  bool is_node;
+  sl_cluster *cluster;
+  char **log;
+  size_t *log_len;
+  int nlog, caplog;
 };
 
 sl_session *sl_session_new(void) {
@@ -47,7 +57,95 @@ void sl_session_free(sl_session *s) {
   sl_catalog_free(s->catalog);
   sl_settings_free(s->settings);
   sl_stats_cache_free(s->stats);
+  sl_cluster_free(s->cluster);
+  for (int i = 0; i < s->nlog; i++)
+    free(s->log[i]);
+  free(s->log);
+  free(s->log_len);
   free(s);
+}
+
+void sl_session_set_node(sl_session *s) {
+  s->is_node = true;
+}
+
+/* ---- clusters ----------------------------------------------------------- */
+
+/* A statement that changed the catalog or settings: remember it for nodes
+ * that start later, and apply it on the current ones. */
+static int replicate(sl_session *s, const char *text, size_t len,
+                     sl_error *err) {
+  if (s->is_node)
+    return SL_OK;
+  if (s->nlog == s->caplog) {
+    s->caplog = s->caplog ? s->caplog * 2 : 16;
+    s->log = realloc(s->log, sizeof *s->log * (size_t)s->caplog);
+    s->log_len = realloc(s->log_len, sizeof *s->log_len * (size_t)s->caplog);
+    if (!s->log || !s->log_len)
+      abort();
+  }
+  s->log[s->nlog] = malloc(len + 1);
+  if (!s->log[s->nlog])
+    abort();
+  memcpy(s->log[s->nlog], text, len);
+  s->log[s->nlog][len] = '\0';
+  s->log_len[s->nlog++] = len;
+  return s->cluster ? sl_cluster_exec(s->cluster, text, len, err) : SL_OK;
+}
+
+/* The nodes for the next query: SET 'sluice.nodes' = 'N' (N > 1) starts N
+ * on this host (again, when N changed or one broke) and replays the
+ * session's statements on them; a cluster joined with --cluster stays. */
+static int ensure_cluster(sl_session *s, sl_error *err) {
+  if (s->is_node || (s->cluster && !s->cluster->spawned))
+    return SL_OK;
+  int n = (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  bool ok = s->cluster && s->cluster->n == n;
+  for (int i = 0; ok && i < s->cluster->n; i++)
+    ok = s->cluster->nodes[i].healthy;
+  if (ok)
+    return SL_OK;
+  sl_cluster_free(s->cluster);
+  s->cluster = NULL;
+  if (n <= 1)
+    return SL_OK;
+  sl_cluster *c;
+  int rc = sl_cluster_spawn(&c, n, err);
+  if (rc != SL_OK)
+    return rc;
+  for (int i = 0; rc == SL_OK && i < s->nlog; i++)
+    rc = sl_cluster_exec(c, s->log[i], s->log_len[i], err);
+  if (rc != SL_OK) {
+    sl_cluster_free(c);
+    return rc;
+  }
+  s->cluster = c;
+  return SL_OK;
+}
+
+int sl_session_connect(sl_session *s, const char *list, sl_error *err) {
+  sl_cluster *c;
+  int rc = sl_cluster_connect(&c, list, err);
+  for (int i = 0; rc == SL_OK && i < s->nlog; i++)
+    rc = sl_cluster_exec(c, s->log[i], s->log_len[i], err);
+  if (rc != SL_OK)
+    return rc;
+  sl_cluster_free(s->cluster);
+  s->cluster = c;
+  return SL_OK;
+}
+
+void sl_session_describe_nodes(sl_session *s, sl_strbuf *out) {
+  sl_error err = {0};
+  if (ensure_cluster(s, &err) != SL_OK) /* SET 'sluice.nodes' starts them */
+    sl_strbuf_printf(out, "nodes could not start: %s\n", err.message);
+  sl_error_clear(&err);
+  if (s->cluster)
+    sl_cluster_describe(s->cluster, out);
+  else
+    sl_strbuf_append(out, "one node: this process (SET 'sluice.nodes' = "
+                          "'N' starts N nodes on this host; sluice "
+                          "--cluster host:port,... joins daemons)\n");
 }
 
 sl_catalog *sl_session_catalog(sl_session *s) {
@@ -345,6 +443,9 @@ sl_result_sink sl_result_sink_discard(uint64_t *rows) {
   return sink;
 }
 
+static int execute(sl_session *s, sl_plan *plan, const sl_bound_stmt *b,
+                   sl_result_sink *sink, sl_query_stats *st, sl_error *err);
+
 static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
                    sl_result_sink *sink, sl_error *err) {
   const sl_stmt *ast = b->ast;
@@ -389,7 +490,7 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
                             NULL,         discard_end,   discard_text,
                             sink->notice, sink->progress};
     quiet.ctx = sink->ctx;
-    rc = sl_execute(plan, s->settings, &quiet, &st, err);
+    rc = execute(s, plan, b, &quiet, &st, err);
     if (rc != SL_OK)
       return rc;
     analyzed = true;
@@ -401,6 +502,77 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   sl_error_clear(&plan_err);
   int rc = sink->text(sink->ctx, sl_strbuf_cstr(&out));
   sl_strbuf_free(&out);
+  return rc;
+}
+
+/* Run a plan here, or on the session's nodes with this process as their
+ * coordinator (b->text is what the nodes plan). */
+static int execute(sl_session *s, sl_plan *plan, const sl_bound_stmt *b,
+                   sl_result_sink *sink, sl_query_stats *st, sl_error *err) {
+  int rc = ensure_cluster(s, err);
+  if (rc != SL_OK)
+    return rc;
+  bool sessions = plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
+                  plan->window.kind == SL_WINDOW_SESSION;
+  if (s->cluster && sessions && sink->notice) {
+    rc = sink->notice(sink->ctx, "[WARNING] Session windows do not run on "
+                                 "several nodes yet: this query runs on "
+                                 "this process only.");
+    if (rc != SL_OK)
+      return rc;
+  }
+  if (!s->cluster || sessions)
+    return sl_execute(plan, s->settings, sink, st, err);
+  rc = sl_cluster_query(s->cluster, b->text, strlen(b->text),
+                        (int)plan->strategy, err);
+  if (rc != SL_OK)
+    return rc;
+  int *fds = malloc(sizeof(int) * (size_t)s->cluster->n);
+  if (!fds)
+    abort();
+  sl_exec_nodes nodes = {0};
+  nodes.nnodes = s->cluster->n;
+  nodes.fds = sl_cluster_fds(s->cluster, fds);
+  rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
+  free(fds);
+  sl_cluster_sync(s->cluster);
+  if (rc == SL_OK) {
+    int per = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
+    st->workers = s->cluster->n * (per < 1 ? 1 : per);
+  }
+  return rc;
+}
+
+int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
+                           int node_index, int node_count, int strategy, int fd,
+                           atomic_bool *cancel, sl_query_stats *stats,
+                           sl_error *err) {
+  sl_arena arena;
+  sl_arena_init(&arena, 0);
+  sl_stmt *stmt = NULL;
+  sl_bound_stmt *b = NULL;
+  sl_plan *plan = NULL;
+  char *stmt_text = sl_arena_strndup(&arena, text, len);
+  int rc = sl_parse_one(&arena, stmt_text, len, 1, &stmt, err);
+  if (rc == SL_OK && stmt->kind != SL_STMT_QUERY &&
+      stmt->kind != SL_STMT_INSERT)
+    rc = sl_error_set(err, SL_EINVAL, "a node runs queries and INSERTs only");
+  if (rc == SL_OK)
+    rc = sl_bind(&arena, s->catalog, stmt, stmt_text, 1, &b, err);
+  if (rc == SL_OK)
+    rc = sl_plan_build(&arena, b, &plan, err);
+  if (rc == SL_OK) {
+    plan->strategy = (sl_strategy)strategy;
+    sl_exec_nodes nodes = {0};
+    nodes.node_index = node_index;
+    nodes.node_count = node_count;
+    nodes.coordinator_fd = fd;
+    nodes.cancel = cancel;
+    rc = sl_execute_ex(plan, s->settings, &nodes, NULL, stats, err);
+  }
+  if (b)
+    sl_bound_stmt_release(b);
+  sl_arena_free(&arena);
   return rc;
 }
 
@@ -417,7 +589,7 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
     return rc;
   plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
   sl_query_stats st;
-  rc = sl_execute(plan, s->settings, sink, &st, err);
+  rc = execute(s, plan, b, sink, &st, err);
   if (rc != SL_OK)
     return rc;
   sl_strbuf msg = SL_STRBUF_INIT;
@@ -452,10 +624,14 @@ int sl_session_execute(sl_session *s, const char *text, size_t len,
   switch (stmt->kind) {
   case SL_STMT_SET:
     rc = do_set(s, stmt, sink, err);
+    if (rc == SL_OK)
+      rc = replicate(s, text, len, err);
     goto done;
   case SL_STMT_RESET:
     sl_settings_reset(s->settings, stmt->u.reset.key);
     rc = notice(sink, "[INFO] Session property has been reset.");
+    if (rc == SL_OK)
+      rc = replicate(s, text, len, err);
     goto done;
   case SL_STMT_SHOW:
     if (stmt->u.show.what == SL_SHOW_TABLES) {
@@ -487,9 +663,13 @@ int sl_session_execute(sl_session *s, const char *text, size_t len,
   case SL_STMT_CREATE_TABLE:
   case SL_STMT_CREATE_VIEW:
     rc = create(s, b, sink, err);
+    if (rc == SL_OK)
+      rc = replicate(s, text, len, err);
     break;
   case SL_STMT_DROP:
     rc = drop(s, stmt, b, sink);
+    if (rc == SL_OK)
+      rc = replicate(s, text, len, err);
     break;
   case SL_STMT_DESCRIBE:
     rc = describe(b->table, sink);

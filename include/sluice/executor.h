@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "sluice/error.h"
+#include "sluice/node.h"
 #include "sluice/plan.h"
 #include "sluice/session.h"
 #include "sluice/settings.h"
@@ -34,5 +35,14 @@
  * shell: the result sink for SELECT (unused for INSERT). */
 int sl_execute(const sl_plan *plan, const sl_settings *settings,
                sl_result_sink *shell, sl_query_stats *stats, sl_error *err);
+
+/* The same in a cluster (node.h): nodes == NULL is sl_execute; with
+ * nnodes > 0 this process coordinates nodes that were sent the query; with
+ * node_count > 0 this process is node node_index and sends its partials and
+ * rows to the coordinator (it writes no sink).  Session windows are not
+ * supported across nodes yet (SL_EUNSUPPORTED). */
+int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
+                  const sl_exec_nodes *nodes, sl_result_sink *shell,
+                  sl_query_stats *stats, sl_error *err);
 
 #endif

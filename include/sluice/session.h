@@ -12,6 +12,7 @@
 #ifndef SLUICE_SESSION_H
 #define SLUICE_SESSION_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 #include "sluice/catalog.h"
 #include "sluice/error.h"
 #include "sluice/settings.h"
+#include "sluice/strbuf.h"
 #include "sluice/types.h"
 
 /* Where results go.  Every callback returns SL_OK or an error code (which
@@ -65,5 +67,26 @@ sl_settings *sl_session_settings(sl_session *s);
  * err are relative to text (offset) and absolute (line). */
 int sl_session_execute(sl_session *s, const char *text, size_t len,
                        int first_line, sl_result_sink *sink, sl_error *err);
+
+/* Clusters (node.h).  A node's session: it never starts nodes of its own
+ * (SET 'sluice.nodes' is the coordinator's). */
+void sl_session_set_node(sl_session *s);
+
+struct sl_query_stats;
+/* On a node: plan the statement text (a query or INSERT) as the
+ * coordinator did, with its strategy, and run this node's share (node
+ * node_index of node_count), sending partials and rows on fd. */
+int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
+                           int node_index, int node_count, int strategy, int fd,
+                           atomic_bool *cancel, struct sl_query_stats *stats,
+                           sl_error *err);
+
+/* The nodes this session runs queries on ("" when it runs them alone), for
+ * the shell's `.nodes`. */
+void sl_session_describe_nodes(sl_session *s, sl_strbuf *out);
+
+/* Join the daemons at "host:port,..." (`sluice --cluster`); queries then
+ * run on them. */
+int sl_session_connect(sl_session *s, const char *list, sl_error *err);
 
 #endif

@@ -1,0 +1,99 @@
+/* node.h - running one query on several node processes.
+ *
+ * A cluster is a coordinator (the shell's process) and N nodes: processes
+ * started by `sluice --nodes N` (forked on this host) or daemons started
+ * with `sluice node --listen ADDR:PORT` on any host and joined with
+ * `sluice --cluster host:port,...`.  Each node is connected to the
+ * coordinator by one control connection (a stream socket) that carries
+ * framed messages:
+ *
+ *   frame  [type u32][length u32][payload: length bytes]
+ *
+ *   coordinator -> node
+ *     EXEC    statement text (CREATE, DROP, SET, RESET): the node applies it
+ *             to its own session and answers OK or ERROR, so every node
+ *             has the coordinator's catalog and settings
+ *     QUERY   [node index u32][node count u32][strategy u32][text]: plan
+ *             and run the query on this node's share of every source
+ *     CANCEL  stop the running query (also: the connection closing)
+ *     SYNC    after every query, whatever happened: the node stops the
+ *             query if it still runs and answers SYNC_ACK once idle, and
+ *             the coordinator skips everything before that answer, so the
+ *             next statement starts in step even after an error
+ *   node -> coordinator
+ *     HELLO   [workers u32][version text], once, on connecting
+ *     OK / ERROR [code i32][message]
+ *     PARTIAL [window start i64][end i64][group table, aggregate.h wire
+ *             form]: this node's merged partial state of a window
+ *     WM      [watermark i64]: every window ending at or before it has
+ *             been sent (the node's vector clock entry)
+ *     ROWS    [rows u32][heap u32][cap u32] + the rows and the string heap
+ *             of a result buffer, strings swizzled (row.h)
+ *     DONE    [sl_query_stats]: the query ended on this node
+ *
+ * The coordinator plans once (statistics, strategy), ships the statement
+ * text and the chosen strategy, and every node plans the same text against
+ * the same catalog; then each node looks, to the coordinator's executor,
+ * like one worker: its partials are merged window by window when every
+ * node's watermark has passed, and finalized once.  Nodes ship their merged
+ * partial per window (late merge across nodes, at the coordinator); within
+ * a node the chosen strategy is used between its workers.
+ *
+ * Every node and the coordinator must run the same build (frames and
+ * layouts are native, not portable across architectures or versions).
+ *
+ * Ownership: frames are written and read by the caller's thread; payload
+ * buffers are the caller's (sl_strbuf).
+ */
+#ifndef SLUICE_NODE_H
+#define SLUICE_NODE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sluice/error.h"
+#include "sluice/strbuf.h"
+
+typedef enum sl_frame_type {
+  SL_FRAME_EXEC = 1,
+  SL_FRAME_OK = 2,
+  SL_FRAME_ERROR = 3,
+  SL_FRAME_QUERY = 4,
+  SL_FRAME_PARTIAL = 5,
+  SL_FRAME_WM = 6,
+  SL_FRAME_ROWS = 7,
+  SL_FRAME_DONE = 8,
+  SL_FRAME_CANCEL = 9,
+  SL_FRAME_HELLO = 10,
+  SL_FRAME_SYNC = 11,     /* coordinator: the query is over for me */
+  SL_FRAME_SYNC_ACK = 12, /* node: and for me; nothing more follows */
+} sl_frame_type;
+
+/* Write one frame (payload = a then b, either may be empty).  SL_EIO with
+ * a message when the peer is gone. */
+int sl_frame_send(int fd, uint32_t type, const void *a, size_t alen,
+                  const void *b, size_t blen, sl_error *err);
+
+/* Read one frame into payload (reset first).  timeout_ms < 0: wait
+ * forever; on timeout returns SL_CHANNEL_TIMEOUT-like 2 with nothing read.
+ * SL_EIO when the connection ended or broke (message says which). */
+#define SL_FRAME_TIMEOUT 2
+int sl_frame_recv(int fd, uint32_t *type, sl_strbuf *payload, int timeout_ms,
+                  sl_error *err);
+
+/* How sl_execute_ex runs a plan in a cluster (executor.h). */
+typedef struct sl_exec_nodes {
+  /* On the coordinator: one control socket per node, each already sent its
+   * QUERY; the nodes play the part of workers. */
+  int nnodes;
+  const int *fds;
+  /* On a node: its index and the cluster's node count, the control socket
+   * to the coordinator (partials, watermarks and rows go there instead of
+   * to a sink), and a flag set when the coordinator cancels. */
+  int node_index, node_count;
+  int coordinator_fd;
+  atomic_bool *cancel;
+} sl_exec_nodes;
+
+#endif

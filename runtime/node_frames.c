@@ -1,0 +1,97 @@
+/* node_frames.c - the framing of the control connection between the
+ * coordinator and its nodes (node.h): [type][length][payload]. */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "sluice/node.h"
+
+/* No frame is larger: a window's partial state of a huge table is sent in
+ * pieces by nobody yet, so a larger length means a broken peer. */
+#define MAX_FRAME ((uint32_t)1 << 30)
+
+static int write_all(int fd, const void *p, size_t n, sl_error *err) {
+  const char *c = p;
+  while (n > 0) {
+    ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return sl_error_set(err, SL_EIO,
+                          "the connection to the other side broke while "
+                          "sending (%s)",
+                          k < 0 ? strerror(errno) : "closed");
+    c += k;
+    n -= (size_t)k;
+  }
+  return SL_OK;
+}
+
+static int read_all(int fd, void *p, size_t n, sl_error *err) {
+  char *c = p;
+  while (n > 0) {
+    ssize_t k = recv(fd, c, n, 0);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return sl_error_set(err, SL_EIO, "the other side %s",
+                          k == 0 ? "closed the connection"
+                                 : "broke the connection");
+    c += k;
+    n -= (size_t)k;
+  }
+  return SL_OK;
+}
+
+int sl_frame_send(int fd, uint32_t type, const void *a, size_t alen,
+                  const void *b, size_t blen, sl_error *err) {
+  if (alen + blen > MAX_FRAME)
+    return sl_error_set(err, SL_EINVAL,
+                        "a message of %zu bytes is larger than the 1 GiB a "
+                        "frame may carry",
+                        alen + blen);
+  uint32_t head[2] = {type, (uint32_t)(alen + blen)};
+  int rc = write_all(fd, head, sizeof head, err);
+  if (rc == SL_OK && alen)
+    rc = write_all(fd, a, alen, err);
+  if (rc == SL_OK && blen)
+    rc = write_all(fd, b, blen, err);
+  return rc;
+}
+
+int sl_frame_recv(int fd, uint32_t *type, sl_strbuf *payload, int timeout_ms,
+                  sl_error *err) {
+  sl_strbuf_reset(payload);
+  if (timeout_ms >= 0) {
+    struct pollfd p = {fd, POLLIN, 0};
+    int k;
+    do
+      k = poll(&p, 1, timeout_ms);
+    while (k < 0 && errno == EINTR);
+    if (k == 0)
+      return SL_FRAME_TIMEOUT;
+  }
+  uint32_t head[2];
+  int rc = read_all(fd, head, sizeof head, err);
+  if (rc != SL_OK)
+    return rc;
+  if (head[1] > MAX_FRAME)
+    return sl_error_set(err, SL_EIO,
+                        "the other side sent a frame of %u bytes: not a "
+                        "Sluice node of this version",
+                        head[1]);
+  *type = head[0];
+  char chunk[65536];
+  uint32_t left = head[1];
+  while (left > 0) {
+    uint32_t n = left < sizeof chunk ? left : (uint32_t)sizeof chunk;
+    rc = read_all(fd, chunk, n, err);
+    if (rc != SL_OK)
+      return rc;
+    sl_strbuf_appendn(payload, chunk, n);
+    left -= n;
+  }
+  return SL_OK;
+}

@@ -1,0 +1,245 @@
+/* node_link.c - a node of a cluster as the coordinator's executor sees it,
+ * and what a node sends back (node.h).
+ *
+ * On the coordinator each node gets a thread that reads the node's frames
+ * and turns them into exactly what a local worker would have published:
+ * window partials (decoded group tables), its watermark, result batches,
+ * its statistics and its end or error.  The coordinator's loop
+ * (executor.c) then fires, merges and finalizes as it does for threads.
+ *
+ * On a node the executor's coordinator sends, instead of writing to a
+ * sink: each window's merged partial, the watermark every sent window is
+ * below, and result rows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor_int.h"
+#include "sluice/node.h"
+
+/* ---- coordinator side ------------------------------------------------------
+ */
+
+static void link_fail(worker *w, int rc, sl_error *err) {
+  sl_strbuf m = SL_STRBUF_INIT;
+  sl_strbuf_printf(&m, "node %d: %s", w->index,
+                   err->message ? err->message : "failed");
+  pthread_mutex_lock(&w->lock);
+  if (!w->done) {
+    w->rc = rc;
+    sl_error_set(&w->err, rc, "%s", sl_strbuf_cstr(&m));
+    w->done = true;
+  }
+  pthread_mutex_unlock(&w->lock);
+  sl_strbuf_free(&m);
+  sl_error_clear(err);
+  sl_exec_signal(w);
+}
+
+static int on_partial(worker *w, const sl_strbuf *p, sl_error *err) {
+  exec_query *q = w->q;
+  if (p->len < 16)
+    return sl_error_set(err, SL_EIO, "a window partial was cut short");
+  int64_t se[2];
+  memcpy(se, p->data, sizeof se);
+  sl_group_table *t = malloc(sizeof *t);
+  window_partial *wp = malloc(sizeof *wp);
+  if (!t || !wp)
+    abort();
+  sl_group_table_init_pooled(t, q->key_layout, &q->aggs, 64, q->slot_pool);
+  int rc = sl_group_table_decode_merge(t, (const uint8_t *)p->data + 16,
+                                       p->len - 16, err);
+  if (rc != SL_OK) {
+    sl_group_table_free(t);
+    free(t);
+    free(wp);
+    return rc;
+  }
+  wp->start = se[0];
+  wp->end = se[1];
+  wp->table = t;
+  wp->next = NULL;
+  pthread_mutex_lock(&w->lock);
+  if (w->partials_tail)
+    w->partials_tail->next = wp;
+  else
+    w->partials = wp;
+  w->partials_tail = wp;
+  pthread_mutex_unlock(&w->lock);
+  return SL_OK;
+}
+
+static int on_rows(worker *w, const sl_strbuf *p, sl_error *err) {
+  exec_query *q = w->q;
+  uint32_t h[3]; /* rows, heap bytes, the sender's buffer size */
+  if (p->len < sizeof h)
+    return sl_error_set(err, SL_EIO, "a result buffer was cut short");
+  memcpy(h, p->data, sizeof h);
+  size_t rows_bytes = (size_t)h[0] * q->out_layout->width;
+  if (p->len != sizeof h + rows_bytes + h[1])
+    return sl_error_set(err, SL_EIO, "a result buffer has the wrong size");
+  out_batch *b = NULL;
+  pthread_mutex_lock(&w->lock);
+  if (w->free_batches) {
+    b = w->free_batches;
+    w->free_batches = b->next;
+  }
+  pthread_mutex_unlock(&w->lock);
+  if (!b) {
+    b = malloc(sizeof *b);
+    if (!b)
+      abort();
+    sl_buffer_init(&b->buf, q->out_layout, h[2]);
+  }
+  if (b->buf.cap != h[2]) {
+    sl_buffer_free(&b->buf);
+    sl_buffer_init(&b->buf, q->out_layout, h[2]);
+  }
+  if (b->buf.cap < rows_bytes + h[1])
+    return sl_error_set(err, SL_EIO, "a result buffer does not fit");
+  b->next = NULL;
+  memcpy(b->buf.data, p->data + sizeof h, rows_bytes);
+  memcpy(b->buf.data + b->buf.cap - h[1], p->data + sizeof h + rows_bytes,
+         h[1]);
+  b->buf.nrows = h[0];
+  b->buf.heap_used = h[1];
+  int rc = sl_buffer_unswizzle(&b->buf, err);
+  pthread_mutex_lock(&w->lock);
+  if (rc != SL_OK) {
+    b->next = w->free_batches;
+    w->free_batches = b;
+  } else {
+    if (w->batches_tail)
+      w->batches_tail->next = b;
+    else
+      w->batches = b;
+    w->batches_tail = b;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return rc;
+}
+
+static void on_done(worker *w, const sl_strbuf *p) {
+  sl_query_stats st;
+  memset(&st, 0, sizeof st);
+  memcpy(&st, p->data, p->len < sizeof st ? p->len : sizeof st);
+  pthread_mutex_lock(&w->lock);
+  atomic_store(&w->events, st.events);
+  w->late = st.late_dropped;
+  w->skipped = st.skipped_rows;
+  w->rows_filtered = st.rows_filtered;
+  w->rows_joined = st.rows_joined;
+  w->rows_state = st.rows_state;
+  w->state_bytes_peak = st.state_bytes_peak;
+  w->source_seconds = st.source_seconds;
+  w->pipeline_seconds = st.pipeline_seconds;
+  w->exchange_rows = st.exchange_rows;
+  w->exchange_bytes = st.exchange_bytes;
+  w->exchange_slots = st.exchange_slots;
+  w->published_wm = WM_MAX;
+  w->done = true;
+  w->rc = SL_OK;
+  pthread_mutex_unlock(&w->lock);
+  sl_exec_signal(w);
+}
+
+void *sl_node_link_main(void *arg) {
+  worker *w = arg;
+  int fd = w->node_fd;
+  sl_strbuf p = SL_STRBUF_INIT;
+  sl_error err = {0};
+  bool cancel_sent = false;
+  for (;;) {
+    if (!cancel_sent && atomic_load(w->cancel)) {
+      /* The query stops (LIMIT, Ctrl-C, another node's error): tell the
+       * node, then read on until it says it has stopped, so that the
+       * connection is ready for the next query. */
+      if (sl_frame_send(fd, SL_FRAME_CANCEL, NULL, 0, NULL, 0, &err) != SL_OK)
+        break;
+      cancel_sent = true;
+    }
+    uint32_t type;
+    int rc = sl_frame_recv(fd, &type, &p, 50, &err);
+    if (rc == SL_FRAME_TIMEOUT)
+      continue;
+    if (rc != SL_OK) {
+      link_fail(w, SL_EIO, &err);
+      break;
+    }
+    if (type == SL_FRAME_PARTIAL) {
+      rc = on_partial(w, &p, &err);
+    } else if (type == SL_FRAME_WM && p.len >= 8) {
+      int64_t wm;
+      memcpy(&wm, p.data, sizeof wm);
+      pthread_mutex_lock(&w->lock);
+      if (wm > w->published_wm)
+        w->published_wm = wm;
+      pthread_mutex_unlock(&w->lock);
+    } else if (type == SL_FRAME_ROWS) {
+      rc = on_rows(w, &p, &err);
+    } else if (type == SL_FRAME_DONE) {
+      on_done(w, &p);
+      break;
+    } else if (type == SL_FRAME_ERROR && p.len >= 4) {
+      int32_t code;
+      memcpy(&code, p.data, sizeof code);
+      if (cancel_sent && code == SL_ECANCELLED) {
+        /* It stopped because we asked it to (LIMIT reached, or another
+         * node failed): not an error of this node. */
+        pthread_mutex_lock(&w->lock);
+        w->done = true;
+        pthread_mutex_unlock(&w->lock);
+        sl_exec_signal(w);
+        break;
+      }
+      sl_error_set(&err, code < 0 ? code : SL_EINTERNAL, "%.*s",
+                   (int)(p.len - 4), p.data + 4);
+      link_fail(w, code < 0 ? code : SL_EINTERNAL, &err);
+      break;
+    } else {
+      rc = sl_error_set(&err, SL_EIO, "unexpected message %u during a query",
+                        type);
+    }
+    if (rc != SL_OK) {
+      link_fail(w, rc, &err);
+      /* The stream is out of step: the node must be reconnected. */
+      break;
+    }
+    sl_exec_signal(w);
+  }
+  sl_strbuf_free(&p);
+  sl_error_clear(&err);
+  return NULL;
+}
+
+/* ---- node side ---------------------------------------------------------- */
+
+int sl_node_send_partial(int fd, int64_t start, int64_t end,
+                         const sl_group_table *t, sl_error *err) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  int64_t se[2] = {start, end};
+  sl_strbuf_appendn(&b, (const char *)se, sizeof se);
+  sl_group_table_encode(t, &b);
+  int rc = sl_frame_send(fd, SL_FRAME_PARTIAL, b.data, b.len, NULL, 0, err);
+  sl_strbuf_free(&b);
+  return rc;
+}
+
+int sl_node_send_wm(int fd, int64_t wm, sl_error *err) {
+  return sl_frame_send(fd, SL_FRAME_WM, &wm, sizeof wm, NULL, 0, err);
+}
+
+int sl_node_send_rows(int fd, sl_buffer *b, sl_error *err) {
+  int rc = sl_buffer_swizzle(b, err);
+  if (rc != SL_OK)
+    return rc;
+  uint32_t h[3] = {b->nrows, b->heap_used, b->cap};
+  size_t rows_bytes = (size_t)b->nrows * b->layout->width;
+  sl_strbuf s = SL_STRBUF_INIT;
+  sl_strbuf_appendn(&s, (const char *)h, sizeof h);
+  sl_strbuf_appendn(&s, (const char *)b->data, rows_bytes);
+  sl_strbuf_appendn(&s, (const char *)b->data + b->cap - b->heap_used,
+                    b->heap_used);
+  rc = sl_frame_send(fd, SL_FRAME_ROWS, s.data, s.len, NULL, 0, err);
+  sl_strbuf_free(&s);
+  return rc;
+}

@@ -1,0 +1,62 @@
+/* cluster.h - the shell's side of a cluster (node.h): starting or joining
+ * nodes, keeping their catalogs and settings in step, `.nodes`.
+ *
+ * Ownership: a cluster owns its sockets and, for forked nodes, the child
+ * processes (sl_cluster_free closes the sockets, which ends the nodes, and
+ * waits for them).  Not thread-safe: one session uses it. */
+#ifndef SLUICE_SHELL_CLUSTER_H
+#define SLUICE_SHELL_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "sluice/error.h"
+#include "sluice/strbuf.h"
+
+typedef struct sl_cluster_node {
+  int fd;
+  pid_t pid;     /* forked on this host, or 0 (a daemon elsewhere) */
+  char *address; /* "local pid 1234" or "host:port" */
+  int workers;   /* its parallelism.default when it said HELLO */
+  bool healthy;  /* false once its connection broke */
+} sl_cluster_node;
+
+typedef struct sl_cluster {
+  int n;
+  sl_cluster_node *nodes;
+  bool spawned; /* started by this shell (--nodes / SET 'sluice.nodes') */
+} sl_cluster;
+
+/* Fork n node processes on this host, each serving one end of a socket
+ * pair.  SL_EIO with a message if one cannot start. */
+int sl_cluster_spawn(sl_cluster **out, int n, sl_error *err);
+/* Connect to daemons at "host:port,host:port,...". */
+int sl_cluster_connect(sl_cluster **out, const char *list, sl_error *err);
+void sl_cluster_free(sl_cluster *c);
+
+/* Apply a statement (CREATE, DROP, SET, RESET) on every node.  The first
+ * node's error, naming the node, if any refuses it. */
+int sl_cluster_exec(sl_cluster *c, const char *text, size_t len, sl_error *err);
+/* Send QUERY to every node: node i gets index i of n. */
+int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
+                     sl_error *err);
+/* After a query (succeeded or not): bring every node back in step (node.h,
+ * SYNC).  A node that does not answer within 10 s is marked broken. */
+void sl_cluster_sync(sl_cluster *c);
+/* The sockets, for sl_execute_ex (valid until sl_cluster_free). */
+const int *sl_cluster_fds(const sl_cluster *c, int *buf);
+
+/* `.nodes`: one line per node: index, address, workers, health. */
+void sl_cluster_describe(const sl_cluster *c, sl_strbuf *out);
+
+/* Serve one coordinator's connection as a node until it closes (node.h);
+ * the process's session lives for the connection.  Returns SL_OK when the
+ * coordinator closed the connection in order. */
+int sl_node_serve(int fd);
+
+/* `sluice node --listen ADDR:PORT`: accept coordinators one after another
+ * and serve each (never returns unless the socket fails). */
+int sl_node_listen(const char *address, sl_error *err);
+
+#endif
