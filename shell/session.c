@@ -443,7 +443,7 @@ sl_result_sink sl_result_sink_discard(uint64_t *rows) {
   return sink;
 }
 
-static int execute(sl_session *s, sl_plan *plan, const sl_bound_stmt *b,
+static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
                    sl_result_sink *sink, sl_query_stats *st, sl_error *err);
 
 static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
@@ -490,7 +490,9 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
                             NULL,         discard_end,   discard_text,
                             sink->notice, sink->progress};
     quiet.ctx = sink->ctx;
-    rc = execute(s, plan, b, &quiet, &st, err);
+    /* Nodes run the statement EXPLAIN ANALYZE is about. */
+    rc = execute(s, plan, b->text + inner->ast->span.offset,
+                 (size_t)inner->ast->span.length, &quiet, &st, err);
     if (rc != SL_OK)
       return rc;
     analyzed = true;
@@ -506,8 +508,8 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
 }
 
 /* Run a plan here, or on the session's nodes with this process as their
- * coordinator (b->text is what the nodes plan). */
-static int execute(sl_session *s, sl_plan *plan, const sl_bound_stmt *b,
+ * coordinator (text is what the nodes plan: the query or INSERT). */
+static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
                    sl_result_sink *sink, sl_query_stats *st, sl_error *err) {
   int rc = ensure_cluster(s, err);
   if (rc != SL_OK)
@@ -523,8 +525,7 @@ static int execute(sl_session *s, sl_plan *plan, const sl_bound_stmt *b,
   }
   if (!s->cluster || sessions)
     return sl_execute(plan, s->settings, sink, st, err);
-  rc = sl_cluster_query(s->cluster, b->text, strlen(b->text),
-                        (int)plan->strategy, err);
+  rc = sl_cluster_query(s->cluster, text, len, (int)plan->strategy, err);
   if (rc != SL_OK)
     return rc;
   int *fds = malloc(sizeof(int) * (size_t)s->cluster->n);
@@ -589,7 +590,7 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
     return rc;
   plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
   sl_query_stats st;
-  rc = execute(s, plan, b, sink, &st, err);
+  rc = execute(s, plan, b->text, strlen(b->text), sink, &st, err);
   if (rc != SL_OK)
     return rc;
   sl_strbuf msg = SL_STRBUF_INIT;
