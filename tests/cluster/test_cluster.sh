@@ -48,6 +48,14 @@ SELECT user_name, price FROM clicks WHERE price > 20;"
 cmp -s "$tmp/local" "$tmp/cluster" || { diff "$tmp/local" "$tmp/cluster" | head; fail "cluster rows differ"; }
 echo "ok   $(wc -l < "$tmp/local") rows equal on 2 daemons and in one process"
 
+"$SLUICE" --cluster "$cluster" -c "$DDL EXPLAIN ANALYZE SELECT key % 7, COUNT(*)
+  FROM TABLE(TUMBLE(TABLE ro, DESCRIPTOR(ts), INTERVAL '1' SECOND))
+  GROUP BY key % 7, window_start, window_end;" > "$tmp/analyze" 2>&1 ||
+  { cat "$tmp/analyze"; fail "EXPLAIN ANALYZE on the cluster"; }
+grep -q "Source ro .*(actual: rows=400000)" "$tmp/analyze" ||
+  { cat "$tmp/analyze"; fail "EXPLAIN ANALYZE does not count every node's rows"; }
+echo "ok   EXPLAIN ANALYZE counts the 400000 events read by both nodes"
+
 "$SLUICE" --cluster "$cluster" -c ".nodes" > "$tmp/nodes"
 [ "$(grep -c healthy "$tmp/nodes")" = 2 ] || { cat "$tmp/nodes"; fail ".nodes"; }
 echo "ok   .nodes lists both, healthy"
