@@ -975,8 +975,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
    * per node turns its messages into what a worker publishes. */
   int nthreads = coordinator_of_nodes ? nodes->nnodes : q.nworkers;
   shared.ready = 0;
-  shared.expected = coordinator_of_nodes ? 0 : nthreads;
-  shared.start_time = coordinator_of_nodes ? sl_clock_seconds() : 0;
+  shared.expected = nthreads; /* node links count their node's READY */
+  shared.start_time = 0;      /* when every worker (node) is ready */
   atomic_bool cancel = false;
   worker *ws = calloc((size_t)nthreads, sizeof(worker));
   if (!ws)
@@ -1011,6 +1011,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
 
   /* Coordinate until every worker is done and everything is written. */
   double start_clock = sl_clock_seconds(), next_progress = start_clock + 0.5;
+  bool ready_sent = false;
   while (rc == SL_OK) {
     bool progress = false;
     rc = plan->kind == SL_PLAN_AGGREGATE
@@ -1047,6 +1048,17 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
         (node && nodes->cancel && atomic_load(nodes->cancel))) {
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       break;
+    }
+    if (node && !ready_sent) {
+      pthread_mutex_lock(&shared.lock);
+      bool ready = shared.start_time > 0;
+      pthread_mutex_unlock(&shared.lock);
+      if (ready) {
+        rc = sl_frame_send(c.export_fd, SL_FRAME_READY, NULL, 0, NULL, 0, err);
+        ready_sent = true;
+        if (rc != SL_OK)
+          break;
+      }
     }
     if (node && plan->kind == SL_PLAN_AGGREGATE) {
       rc = export_watermark(&c, ws, started);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "executor_int.h"
+#include "sluice/clock.h"
 #include "sluice/node.h"
 
 /* ---- coordinator side ------------------------------------------------------
@@ -174,6 +175,15 @@ void *sl_node_link_main(void *arg) {
       if (wm > w->published_wm)
         w->published_wm = wm;
       pthread_mutex_unlock(&w->lock);
+    } else if (type == SL_FRAME_READY) {
+      /* The query's clock starts when the last node is ready, as it does
+       * when the last worker thread is (sl_exec_wait_ready, without the
+       * wait: a node link has nothing to hold back). */
+      exec_shared *sh = w->shared;
+      pthread_mutex_lock(&sh->lock);
+      if (++sh->ready >= sh->expected)
+        sh->start_time = sl_clock_seconds();
+      pthread_mutex_unlock(&sh->lock);
     } else if (type == SL_FRAME_ROWS) {
       rc = on_rows(w, &p, &err);
     } else if (type == SL_FRAME_DONE) {

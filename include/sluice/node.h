@@ -29,6 +29,8 @@
  *             been sent (the node's vector clock entry)
  *     ROWS    [rows u32][heap u32][cap u32] + the rows and the string heap
  *             of a result buffer, strings swizzled (row.h)
+ *     READY   every worker's source is open (and pre-generated): the
+ *             query's clock starts when every node is ready
  *     DONE    [sl_query_stats]: the query ended on this node
  *
  * The coordinator plans once (statistics, strategy), ships the statement
@@ -68,6 +70,7 @@ typedef enum sl_frame_type {
   SL_FRAME_HELLO = 10,
   SL_FRAME_SYNC = 11,     /* coordinator: the query is over for me */
   SL_FRAME_SYNC_ACK = 12, /* node: and for me; nothing more follows */
+  SL_FRAME_READY = 13,    /* node: every source is open (pre-generated) */
 } sl_frame_type;
 
 /* Write one frame (payload = a then b, either may be empty).  SL_EIO with
