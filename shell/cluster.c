@@ -261,6 +261,27 @@ int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
   return SL_OK;
 }
 
+void sl_cluster_ping(sl_cluster *c) {
+  sl_error err = {0};
+  sl_strbuf p = SL_STRBUF_INIT;
+  for (int i = 0; i < c->n; i++) {
+    sl_cluster_node *nd = &c->nodes[i];
+    if (!nd->healthy)
+      continue;
+    uint32_t type = 0;
+    int rc = sl_frame_send(nd->fd, SL_FRAME_SYNC, NULL, 0, NULL, 0, &err);
+    while (rc == SL_OK) {
+      rc = sl_frame_recv(nd->fd, &type, &p, 2000, &err);
+      if (rc == SL_OK && type == SL_FRAME_SYNC_ACK)
+        break;
+    }
+    if (rc != SL_OK)
+      nd->healthy = false;
+  }
+  sl_strbuf_free(&p);
+  sl_error_clear(&err);
+}
+
 void sl_cluster_sync(sl_cluster *c) {
   sl_error err = {0};
   sl_strbuf p = SL_STRBUF_INIT;

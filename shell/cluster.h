@@ -47,6 +47,10 @@ void sl_cluster_sync(sl_cluster *c);
 /* The sockets, for sl_execute_ex (valid until sl_cluster_free). */
 const int *sl_cluster_fds(const sl_cluster *c, int *buf);
 
+/* Ask every node that was healthy whether it still answers (a SYNC round
+ * trip, 2 s each at most); the ones that do not are marked broken. */
+void sl_cluster_ping(sl_cluster *c);
+
 /* `.nodes`: one line per node: index, address, workers, health. */
 void sl_cluster_describe(const sl_cluster *c, sl_strbuf *out);
 

@@ -140,9 +140,10 @@ void sl_session_describe_nodes(sl_session *s, sl_strbuf *out) {
   if (ensure_cluster(s, &err) != SL_OK) /* SET 'sluice.nodes' starts them */
     sl_strbuf_printf(out, "nodes could not start: %s\n", err.message);
   sl_error_clear(&err);
-  if (s->cluster)
+  if (s->cluster) {
+    sl_cluster_ping(s->cluster); /* health as of now, not of the last query */
     sl_cluster_describe(s->cluster, out);
-  else
+  } else
     sl_strbuf_append(out, "one node: this process (SET 'sluice.nodes' = "
                           "'N' starts N nodes on this host; sluice "
                           "--cluster host:port,... joins daemons)\n");
@@ -446,6 +447,36 @@ sl_result_sink sl_result_sink_discard(uint64_t *rows) {
 static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
                    sl_result_sink *sink, sl_query_stats *st, sl_error *err);
 
+/* EXPLAIN's "== Nodes ==" block: where the plan runs when there are
+ * several nodes, and how their results meet. */
+static void explain_nodes(sl_session *s, const sl_plan *plan, sl_strbuf *out) {
+  int n = s->cluster ? s->cluster->n
+                     : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  if (s->is_node || n <= 1)
+    return;
+  sl_strbuf_printf(out,
+                   "== Nodes ==\n%d nodes (%s), each running this plan "
+                   "on its share of every source; ",
+                   n,
+                   !s->cluster ? "forked on this host at the next query"
+                   : s->cluster->spawned ? "forked on this host"
+                                         : "daemons joined with --cluster");
+  bool sessions = plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
+                  plan->window.kind == SL_WINDOW_SESSION;
+  if (sessions)
+    sl_strbuf_append(out, "except that session windows run on this process "
+                          "only (not supported on several nodes yet)\n");
+  else if (plan->kind == SL_PLAN_AGGREGATE)
+    sl_strbuf_append(out, "each node merges its workers' partials and sends "
+                          "one partial per window over its control "
+                          "connection; this process merges them when every "
+                          "node's watermark has passed the window (late "
+                          "merge across nodes) and finalizes\n");
+  else
+    sl_strbuf_append(out, "result rows stream to this process over the "
+                          "nodes' control connections\n");
+}
+
 static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
                    sl_result_sink *sink, sl_error *err) {
   const sl_stmt *ast = b->ast;
@@ -501,6 +532,8 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   sl_explain_statement(&out, b, plan, plan_err.message, workers,
                        plan ? strategy_name(plan) : "late-merge", why,
                        analyzed ? &st : NULL, ast->u.explain.format);
+  if (plan && ast->u.explain.format != SL_EXPLAIN_JSON)
+    explain_nodes(s, plan, &out);
   sl_error_clear(&plan_err);
   int rc = sink->text(sink->ctx, sl_strbuf_cstr(&out));
   sl_strbuf_free(&out);

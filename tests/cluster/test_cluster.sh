@@ -60,6 +60,11 @@ echo "ok   EXPLAIN ANALYZE counts the 400000 events read by both nodes"
 [ "$(grep -c healthy "$tmp/nodes")" = 2 ] || { cat "$tmp/nodes"; fail ".nodes"; }
 echo "ok   .nodes lists both, healthy"
 
+"$SLUICE" --cluster "$cluster" -c "$DDL EXPLAIN SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro,
+  DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end;" > "$tmp/explain"
+grep -q "^2 nodes (daemons joined with --cluster)" "$tmp/explain" || { cat "$tmp/explain"; fail "EXPLAIN has no Nodes block"; }
+echo "ok   EXPLAIN says where the plan runs"
+
 # Kill a node in the middle of an unbounded query.
 start=$(date +%s)
 ( sleep 1; kill -9 "${pids[1]}" ) &
@@ -75,4 +80,6 @@ took=$(( $(date +%s) - start ))
 [ "$rc" != 0 ] || fail "the query succeeded although a node died"
 grep -q "node 1" "$tmp/killed" || { cat "$tmp/killed"; fail "the error does not name the node"; }
 [ "$took" -le 5 ] || fail "noticed only after $took s"
+# The surviving daemon still serves a new shell.
+"$SLUICE" --cluster "127.0.0.1:${ports[0]}" -c ".nodes" | grep -q healthy || fail "the surviving node is not healthy"
 echo "ok   a killed node is reported in ${took} s: $(grep -m1 "node 1" "$tmp/killed")"
