@@ -141,6 +141,9 @@ typedef struct worker {
   _Atomic uint64_t events; /* read by the coordinator for progress */
   uint64_t late, skipped;
   uint64_t rows_filtered, rows_joined, rows_state, state_bytes_peak;
+  /* A node of a cluster (coordinator side): its JIT as it reported it. */
+  double jit_seconds;
+  char jit_status[160];
   /* Repartition: what this worker published to other workers. */
   uint64_t exchange_rows, exchange_bytes, exchange_slots;
   double source_seconds, pipeline_seconds;

@@ -136,6 +136,9 @@ static void on_done(worker *w, const sl_strbuf *p) {
   w->exchange_rows = st.exchange_rows;
   w->exchange_bytes = st.exchange_bytes;
   w->exchange_slots = st.exchange_slots;
+  w->jit_seconds = st.jit_seconds;
+  memcpy(w->jit_status, st.jit_status, sizeof w->jit_status);
+  w->jit_status[sizeof w->jit_status - 1] = '\0';
   w->published_wm = WM_MAX;
   w->done = true;
   w->rc = SL_OK;

@@ -495,6 +495,12 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
     return rc;
   }
   int workers = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
+  /* On several nodes every node runs that many (the Nodes block says so). */
+  int nodes = s->cluster
+                  ? s->cluster->n
+                  : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  if (!s->is_node && nodes > 1)
+    workers *= nodes;
   sl_plan *plan = NULL;
   sl_error plan_err = {0};
   if (sl_plan_build(arena, inner, &plan, &plan_err) != SL_OK) {
