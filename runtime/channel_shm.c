@@ -162,7 +162,8 @@ static int shm_consumer_setup(shm_channel *s, const sl_channel_config *c,
                         "bytes: %s",
                         s->map_size, strerror(e));
   }
-  s->map = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+  s->map = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE,
+                MAP_SHARED | MAP_POPULATE, mfd, 0);
   if (s->map == MAP_FAILED) {
     int e = errno;
     s->map = NULL;
@@ -170,7 +171,9 @@ static int shm_consumer_setup(shm_channel *s, const sl_channel_config *c,
     return sl_error_set(err, SL_ENOMEM, "shm channel: cannot map %zu bytes: %s",
                         s->map_size, strerror(e));
   }
-  /* ftruncate gave zeros: every full flag is 0, all slots free. */
+  /* ftruncate gave zeros: every full flag is 0, all slots free.  Both
+   * ends map with MAP_POPULATE: the page faults of a fresh ring are paid
+   * at open, not by the first c slots of the stream. */
   shm_header *h = s->map;
   memcpy(h->magic, "SLSHMv1", 8);
   h->credits = c->credits;
@@ -213,7 +216,8 @@ static int shm_producer_setup(shm_channel *s, const sl_channel_config *c,
                         "this host?)",
                         s->where, s->map_size);
   }
-  s->map = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+  s->map = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE,
+                MAP_SHARED | MAP_POPULATE, mfd, 0);
   int e = errno;
   close(mfd); /* the mapping keeps the memory */
   if (s->map == MAP_FAILED) {

@@ -64,6 +64,7 @@
 #endif
 
 enum { F_DATA = 1, F_CLOSE = 2, F_ABORT = 3 };
+enum { SEND_BATCH = 16 }; /* slots per sendmsg at most */
 enum { M_CREDIT = 1, M_ABORT = 2, M_CLOSED = 3 };
 
 typedef struct tcp_msg {
@@ -102,7 +103,8 @@ typedef struct tcp_channel {
   pthread_mutex_t out_lock;
   unsigned char out[sizeof(tcp_msg)];
   size_t out_len, out_off;
-  uint64_t credit_sent;
+  _Atomic uint64_t credit_sent; /* written under out_lock */
+  uint64_t credit_batch;        /* release sends once this many are owed */
   _Atomic int out_pending;
 } tcp_channel;
 
@@ -168,6 +170,8 @@ static void *tcp_sender(void *arg) {
   sl_ring *r = &t->ring;
   uint64_t tx = 0;
   uint32_t idx = 0;
+  sl_channel_footer hdrs[SEND_BATCH];
+  struct iovec iov[2 * SEND_BATCH];
   while (!atomic_load(&t->stop)) {
     int a = sl_ring_aborted(r);
     if (a) {
@@ -178,24 +182,35 @@ static void *tcp_sender(void *arg) {
       break;
     }
     sl_channel_footer *f = sl_ring_footer(r, idx);
-    if (atomic_load_explicit(&f->full, memory_order_acquire)) {
-      sl_channel_footer h;
-      memcpy(&h, f, sizeof h); /* full == 1 == F_DATA */
+    /* Every slot full in a row goes out in one sendmsg (a producer ahead
+     * of the network pays one system call per batch, not per slot). */
+    int k = 0;
+    while (k < SEND_BATCH) {
+      sl_channel_footer *g = sl_ring_footer(r, idx);
+      if (!atomic_load_explicit(&g->full, memory_order_acquire))
+        break;
+      memcpy(&hdrs[k], g, sizeof hdrs[k]); /* full == 1 == F_DATA */
       /* Cleared before the send, not after: once the bytes are out the
        * credit can come back and the producer republish this slot before
        * this thread runs again, and a late clear would erase that. */
-      atomic_store_explicit(&f->full, 0, memory_order_relaxed);
-      int rc = send_frame(t, &h, sl_ring_slot(r, idx), h.len);
+      atomic_store_explicit(&g->full, 0, memory_order_relaxed);
+      iov[2 * k] = (struct iovec){&hdrs[k], sizeof hdrs[k]};
+      iov[2 * k + 1] = (struct iovec){sl_ring_slot(r, idx), hdrs[k].len};
+      k++;
+      idx = idx + 1 == r->base.credits ? 0 : idx + 1;
+    }
+    if (k > 0) {
+      int rc = send_iov(t->sock, iov, 2 * k);
       if (rc < 0) {
         sl_ring_fail(r, SL_EIO, 0,
-                     "tcp channel: sending slot %llu to the consumer at %s "
-                     "failed: %s (the consumer process exited or died, or "
-                     "the network failed)",
-                     (unsigned long long)tx, t->where, strerror(-rc));
+                     "tcp channel: sending slots %llu..%llu to the consumer "
+                     "at %s failed: %s (the consumer process exited or died, "
+                     "or the network failed)",
+                     (unsigned long long)tx, (unsigned long long)tx + k - 1,
+                     t->where, strerror(-rc));
         break;
       }
-      tx++;
-      idx = idx + 1 == r->base.credits ? 0 : idx + 1;
+      tx += (uint64_t)k;
       continue;
     }
     uint64_t closed =
@@ -329,7 +344,7 @@ static void flush_out(tcp_channel *t) {
     if (t->out_off == t->out_len) {
       uint64_t head =
           atomic_load_explicit(&t->ps.returned, memory_order_relaxed);
-      if (head == t->credit_sent) {
+      if (head == atomic_load(&t->credit_sent)) {
         atomic_store(&t->out_pending, 0);
         return;
       }
@@ -337,7 +352,7 @@ static void flush_out(tcp_channel *t) {
       memcpy(t->out, &m, sizeof m);
       t->out_len = sizeof m;
       t->out_off = 0;
-      t->credit_sent = head;
+      atomic_store(&t->credit_sent, head);
     }
     ssize_t k = send(t->sock, t->out + t->out_off, t->out_len - t->out_off,
                      MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -363,17 +378,33 @@ static void flush_out(tcp_channel *t) {
   }
 }
 
-static void tcp_returned(sl_ring *r) {
-  tcp_channel *t = T(r);
+static void send_credit(tcp_channel *t) {
   pthread_mutex_lock(&t->out_lock);
   flush_out(t);
   pthread_mutex_unlock(&t->out_lock);
 }
 
+/* Credits go back in batches of a quarter of the ring while the consumer
+ * keeps finding slots (one message per slot costs a system call each on
+ * both ends), and all at once as soon as it runs dry (idle below), so the
+ * producer never waits for a credit the consumer is sitting on. */
+static void tcp_returned(sl_ring *r) {
+  tcp_channel *t = T(r);
+  uint64_t head = atomic_load_explicit(&t->ps.returned, memory_order_relaxed);
+  if (head - atomic_load_explicit(&t->credit_sent, memory_order_relaxed) >=
+          t->credit_batch ||
+      atomic_load_explicit(&t->out_pending, memory_order_relaxed) ||
+      atomic_load_explicit(&t->cs.closed_at, memory_order_relaxed) !=
+          SL_RING_NOT_CLOSED)
+    send_credit(t);
+}
+
 static void tcp_consumer_idle(sl_ring *r) {
   tcp_channel *t = T(r);
-  if (atomic_load_explicit(&t->out_pending, memory_order_relaxed))
-    tcp_returned(r);
+  if (atomic_load_explicit(&t->out_pending, memory_order_relaxed) ||
+      atomic_load_explicit(&t->ps.returned, memory_order_relaxed) !=
+          atomic_load_explicit(&t->credit_sent, memory_order_relaxed))
+    send_credit(t);
 }
 
 /* Tell the peer, best effort: it may be the one that died. */
@@ -592,6 +623,7 @@ static int tcp_open_end(const sl_channel_endpoint *ep,
   t->wake = -1;
   t->timeout_ns = ep->timeout_ns == 0 ? 10LL * 1000000000 : ep->timeout_ns;
   pthread_mutex_init(&t->out_lock, NULL);
+  t->credit_batch = c.credits / 4 ? c.credits / 4 : 1;
   int producer = ep->role == SL_CHANNEL_PRODUCER;
   sl_ring_init(&t->ring, &sl_channel_tcp, &c,
                producer ? SL_RING_PRODUCER : SL_RING_CONSUMER,
