@@ -154,6 +154,15 @@ int sl_ring_aborted(const sl_ring *r);
 int sl_ring_fail(sl_ring *r, int code, int notify, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The transport-table entries every ring transport shares (designated
+ * initialisers; a transport adds name, open, open_end). */
+#define SL_RING_TRANSPORT_OPS                                                  \
+  .acquire = sl_ring_acquire, .publish = sl_ring_publish,                      \
+  .wait_credit = sl_ring_wait_credit, .poll = sl_ring_poll,                    \
+  .wait_slot = sl_ring_wait_slot, .release = sl_ring_release,                  \
+  .close = sl_ring_close, .abort = sl_ring_abort, .status = sl_ring_status,    \
+  .stats = sl_ring_stats, .destroy = sl_ring_destroy, .error = sl_ring_error
+
 /* The transport-table functions every ring transport uses. */
 void *sl_ring_acquire(sl_channel *ch);
 int sl_ring_publish(sl_channel *ch, uint32_t len, const sl_channel_header *hdr);

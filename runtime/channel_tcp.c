@@ -270,10 +270,10 @@ static void producer_peer_gone(tcp_channel *t, int e) {
   if (r->pp.closed && (t->closed_acked || back == r->pp.sent))
     return;
   sl_ring_fail(r, SL_EIO, 0,
-               "tcp channel: the consumer at %s %s while the stream was "
-               "running (%llu slots published, %llu released): the consumer "
-               "process exited or died, see its error",
-               t->where, e ? strerror(e) : "closed the connection",
+               "tcp channel: lost the consumer at %s (%s) while the stream "
+               "was running (%llu slots published, %llu released): the "
+               "consumer process exited or died, see its error",
+               t->where, e ? strerror(e) : "it closed the connection",
                (unsigned long long)r->pp.sent, (unsigned long long)back);
 }
 
@@ -438,10 +438,11 @@ static void *tcp_receiver(void *arg) {
       break;
     if (rc != 0) {
       sl_ring_fail(r, SL_EIO, 0,
-                   "tcp channel: the producer at %s %s after %llu slots, "
-                   "before the end of the stream: the producer process "
-                   "exited or died, see its error",
-                   t->where, rc < 0 ? strerror(-rc) : "closed the connection",
+                   "tcp channel: lost the producer at %s (%s) after %llu "
+                   "slots, before the end of the stream: the producer "
+                   "process exited or died, see its error",
+                   t->where,
+                   rc < 0 ? strerror(-rc) : "it closed the connection",
                    (unsigned long long)rx);
       break;
     }
@@ -453,10 +454,11 @@ static void *tcp_receiver(void *arg) {
       if (rc != 0) {
         if (!atomic_load(&t->stop))
           sl_ring_fail(r, SL_EIO, 0,
-                       "tcp channel: the producer at %s %s in the middle "
-                       "of slot %llu: the producer process exited or died",
+                       "tcp channel: lost the producer at %s (%s) in the "
+                       "middle of slot %llu: the producer process exited or "
+                       "died, see its error",
                        t->where,
-                       rc < 0 ? strerror(-rc) : "closed the connection",
+                       rc < 0 ? strerror(-rc) : "it closed the connection",
                        (unsigned long long)rx);
         break;
       }
@@ -677,17 +679,6 @@ static int tcp_open_both(const sl_channel_config *cfg, sl_channel **out,
 const sl_channel_transport sl_channel_tcp = {
     .name = "tcp",
     .open = tcp_open_both,
-    .acquire = sl_ring_acquire,
-    .publish = sl_ring_publish,
-    .wait_credit = sl_ring_wait_credit,
-    .poll = sl_ring_poll,
-    .wait_slot = sl_ring_wait_slot,
-    .release = sl_ring_release,
-    .close = sl_ring_close,
-    .abort = sl_ring_abort,
-    .status = sl_ring_status,
-    .stats = sl_ring_stats,
-    .destroy = sl_ring_destroy,
+    SL_RING_TRANSPORT_OPS,
     .open_end = tcp_open_end,
-    .error = sl_ring_error,
 };

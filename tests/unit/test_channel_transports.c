@@ -89,7 +89,16 @@ typedef struct pair_run {
   const void *arg;
   int child_is_consumer; /* else the forked child is the producer */
   int child_killed;      /* the body kills the child: its status is moot */
+  const void *prod_arg, *cons_arg; /* per side, instead of arg */
 } pair_run;
+
+/* Run the body of `role` on this process's ends. */
+static int run_body(const pair_run *pr, sl_channel_role role, sl_channel **ch,
+                    peer_link *l) {
+  int prod = role == SL_CHANNEL_PRODUCER;
+  const void *side = prod ? pr->prod_arg : pr->cons_arg;
+  return (prod ? pr->prod : pr->cons)(ch, pr->n, l, side ? side : pr->arg);
+}
 
 typedef struct thread_body {
   body_fn fn;
@@ -198,8 +207,7 @@ static void run_forked(const pair_run *pr, int *prod_rc, int *cons_rc) {
     int rc = open_ends(pr, child_role, sv, lfd, addr, ch);
     peer_link l = {b[1], a[0], getppid(), pr->transport};
     if (rc == 0)
-      rc = (child_role == SL_CHANNEL_PRODUCER ? pr->prod : pr->cons)(
-          ch, pr->n, &l, pr->arg);
+      rc = run_body(pr, child_role, ch, &l);
     for (int i = 0; i < pr->n; i++)
       sl_channel_destroy(ch[i]);
     if (rc)
@@ -216,8 +224,7 @@ static void run_forked(const pair_run *pr, int *prod_rc, int *cons_rc) {
   int rc = open_ends(pr, parent_role, sv, lfd, addr, ch);
   peer_link l = {a[1], b[0], pid, pr->transport};
   if (rc == 0)
-    rc = (parent_role == SL_CHANNEL_PRODUCER ? pr->prod : pr->cons)(
-        ch, pr->n, &l, pr->arg);
+    rc = run_body(pr, parent_role, ch, &l);
   for (int i = 0; i < pr->n; i++)
     sl_channel_destroy(ch[i]);
   if (lfd >= 0)
@@ -251,7 +258,7 @@ static void run_pair(const pair_run *pr) {
 
 static pair_run pair(void **state, uint32_t credits, uint32_t slot, int n,
                      body_fn prod, body_fn cons, const void *arg) {
-  pair_run pr = {*state, {credits, slot}, n, prod, cons, arg, 0, 0};
+  pair_run pr = {*state, {credits, slot}, n, prod, cons, arg, 0, 0, NULL, NULL};
   return pr;
 }
 
@@ -704,115 +711,33 @@ static void test_abort_by_consumer(void **state) {
 
 /* --- a peer killed mid-stream --- */
 
-/* Send until the channel breaks (the consumer is killed). */
-static int endless_producer(sl_channel **chs, int n, peer_link *l,
-                            const void *arg) {
-  (void)n, (void)arg;
+/* Both bodies stream without end.  The side whose arg is 1 (the parent)
+ * kills the other (the child) with SIGKILL after 300 slots and must then
+ * fail with SL_EIO naming the dead peer, within DEATH_BOUND_NS of each
+ * wait (not a timeout, not a hang); the killed side's result is moot. */
+
+/* Expect the break: rc is SL_EIO and the message names `who`. */
+static int expect_death(sl_channel *ch, int rc, int killed, const char *who,
+                        peer_link *l) {
+  CHECK(killed); /* only the kill ends these streams */
+  CHECK(rc == SL_EIO);
+  CHECK(sl_channel_status(ch) == SL_EIO);
+  sl_error err = {0};
+  CHECK(sl_channel_error(ch, &err) == SL_EIO);
+  CHECK(err.message && strstr(err.message, who));
+  fprintf(stderr, "  (%s: %s)\n", l->transport, err.message);
+  sl_error_clear(&err);
+  return 0;
+}
+
+static int death_producer(sl_channel **chs, int n, peer_link *l,
+                          const void *arg) {
+  (void)n;
+  int killer = *(const int *)arg, killed = 0;
   sl_channel *ch = chs[0];
   uint32_t payload = sl_channel_payload_size(ch);
   for (uint64_t s = 0;; s++) {
-    void *p;
-    while (!(p = sl_channel_acquire(ch))) {
-      int rc = sl_channel_wait_credit(ch, DEATH_BOUND_NS);
-      if (rc == SL_OK)
-        continue;
-      /* The only acceptable end: the consumer died. */
-      CHECK(rc == SL_EIO);
-      CHECK(l->peer_pid != 0); /* only a killed process ends this */
-      sl_error err = {0};
-      CHECK(sl_channel_error(ch, &err) == SL_EIO);
-      CHECK(err.message && strstr(err.message, "consumer"));
-      sl_error_clear(&err);
-      return 0;
-    }
-    uint32_t len = (uint32_t)(s % (payload + 1));
-    fill(p, s, len);
-    int rc = sl_channel_publish(ch, len, NULL);
-    if (rc != SL_OK) {
-      CHECK(rc == SL_EIO);
-      return 0;
-    }
-  }
-}
-
-/* Receive until the channel breaks (the producer is killed). */
-static int endless_consumer(sl_channel **chs, int n, peer_link *l,
-                            const void *arg) {
-  (void)n, (void)arg;
-  sl_channel *ch = chs[0];
-  uint32_t payload = sl_channel_payload_size(ch);
-  for (uint64_t got = 0;; got++) {
-    const sl_channel_slot *s;
-    while (!(s = sl_channel_poll(ch))) {
-      int rc = sl_channel_wait_slot(ch, DEATH_BOUND_NS);
-      if (rc == SL_OK)
-        continue;
-      CHECK(rc == SL_EIO); /* not a timeout: the death was noticed */
-      sl_error err = {0};
-      CHECK(sl_channel_error(ch, &err) == SL_EIO);
-      CHECK(err.message && strstr(err.message, "producer"));
-      sl_error_clear(&err);
-      return 0;
-    }
-    CHECK(s->seq == got);
-    CHECK(s->len == (uint32_t)(got % (payload + 1)));
-    CHECK(check(s->payload, got, s->len));
-    CHECK(sl_channel_release(ch) == SL_OK);
-    if (got == 200)
-      CHECK(link_signal(l, 'S') == 0);
-  }
-}
-
-/* The parent's side: stream, kill the child mid-way, expect SL_EIO. */
-static int killing_consumer(sl_channel **chs, int n, peer_link *l,
-                            const void *arg) {
-  (void)n, (void)arg;
-  /* Read until the producer child has sent 300 slots, then kill it. */
-  uint64_t got = 0;
-  uint32_t payload = sl_channel_payload_size(chs[0]);
-  while (got < 300) {
-    const sl_channel_slot *s = sl_channel_poll(chs[0]);
-    if (!s) {
-      CHECK(sl_channel_wait_slot(chs[0], GUARD_NS) == SL_OK);
-      continue;
-    }
-    CHECK(s->seq == got);
-    CHECK(check(s->payload, got, (uint32_t)(got % (payload + 1))));
-    CHECK(sl_channel_release(chs[0]) == SL_OK);
-    got++;
-  }
-  CHECK(kill(l->peer_pid, SIGKILL) == 0);
-  /* Keep consuming what is in flight; then the break must come. */
-  for (;;) {
-    const sl_channel_slot *s = sl_channel_poll(chs[0]);
-    if (s) {
-      CHECK(s->seq == got);
-      CHECK(sl_channel_release(chs[0]) == SL_OK);
-      got++;
-      continue;
-    }
-    int rc = sl_channel_wait_slot(chs[0], DEATH_BOUND_NS);
-    if (rc == SL_OK)
-      continue;
-    CHECK(rc == SL_EIO);
-    CHECK(sl_channel_status(chs[0]) == SL_EIO);
-    sl_error err = {0};
-    CHECK(sl_channel_error(chs[0], &err) == SL_EIO);
-    CHECK(err.message && strstr(err.message, "producer"));
-    fprintf(stderr, "  (%s: %s)\n", l->transport, err.message);
-    sl_error_clear(&err);
-    return 0;
-  }
-}
-
-static int killing_producer(sl_channel **chs, int n, peer_link *l,
-                            const void *arg) {
-  (void)n, (void)arg;
-  sl_channel *ch = chs[0];
-  uint32_t payload = sl_channel_payload_size(ch);
-  int killed = 0;
-  for (uint64_t s = 0;; s++) {
-    if (s == 300) {
+    if (killer && s == 300) {
       CHECK(link_wait(l, 'S') == 0); /* the consumer is mid-stream */
       CHECK(kill(l->peer_pid, SIGKILL) == 0);
       killed = 1;
@@ -820,40 +745,57 @@ static int killing_producer(sl_channel **chs, int n, peer_link *l,
     void *p;
     while (!(p = sl_channel_acquire(ch))) {
       int rc = sl_channel_wait_credit(ch, DEATH_BOUND_NS);
-      if (rc == SL_OK)
-        continue;
-      CHECK(killed);
-      CHECK(rc == SL_EIO); /* not a timeout */
-      sl_error err = {0};
-      CHECK(sl_channel_error(ch, &err) == SL_EIO);
-      CHECK(err.message && strstr(err.message, "consumer"));
-      fprintf(stderr, "  (%s: %s)\n", l->transport, err.message);
-      sl_error_clear(&err);
-      CHECK(sl_channel_publish(ch, 0, NULL) == SL_EIO);
-      return 0;
+      if (rc != SL_OK)
+        return expect_death(ch, rc, killed, "consumer", l);
     }
     uint32_t len = (uint32_t)(s % (payload + 1));
     fill(p, s, len);
     int rc = sl_channel_publish(ch, len, NULL);
-    if (rc != SL_OK) {
-      CHECK(killed && rc == SL_EIO);
-      return 0;
+    if (rc != SL_OK)
+      return expect_death(ch, rc, killed, "consumer", l);
+  }
+}
+
+static int death_consumer(sl_channel **chs, int n, peer_link *l,
+                          const void *arg) {
+  (void)n;
+  int killer = *(const int *)arg, killed = 0;
+  sl_channel *ch = chs[0];
+  uint32_t payload = sl_channel_payload_size(ch);
+  for (uint64_t got = 0;; got++) {
+    if (killer && got == 300) {
+      CHECK(kill(l->peer_pid, SIGKILL) == 0);
+      killed = 1; /* what is in flight may still arrive, then the break */
     }
+    const sl_channel_slot *s;
+    while (!(s = sl_channel_poll(ch))) {
+      int rc = sl_channel_wait_slot(ch, DEATH_BOUND_NS);
+      if (rc != SL_OK)
+        return expect_death(ch, rc, killed, "producer", l);
+    }
+    CHECK(s->seq == got);
+    CHECK(s->len == (uint32_t)(got % (payload + 1)));
+    CHECK(check(s->payload, got, s->len));
+    CHECK(sl_channel_release(ch) == SL_OK);
+    if (!killer && got == 200)
+      CHECK(link_signal(l, 'S') == 0);
   }
 }
 
 static void test_peer_killed(void **state) {
   if (!strcmp(*state, "local"))
     skip(); /* one process: there is no peer to kill */
+  static const int kills = 1, killed = 0;
   /* The producer dies: the consumer's wait fails. */
-  pair_run pr =
-      pair(state, 4, 4096, 1, endless_producer, killing_consumer, NULL);
+  pair_run pr = pair(state, 4, 4096, 1, death_producer, death_consumer, NULL);
   pr.child_killed = 1;
+  pr.prod_arg = &killed;
+  pr.cons_arg = &kills;
   run_pair(&pr);
   /* The consumer dies: the producer's wait for credit fails. */
-  pr = pair(state, 4, 4096, 1, killing_producer, endless_consumer, NULL);
   pr.child_is_consumer = 1;
-  pr.child_killed = 1;
+  pr.prod_arg = &kills;
+  pr.cons_arg = &killed;
   run_pair(&pr);
 }
 
