@@ -68,7 +68,11 @@
  * Ownership across processes: each process destroys its own end.  A
  * producer end that was closed sends everything still buffered before its
  * destroy returns (bounded by the endpoint's timeout), so "publish, close,
- * destroy, exit" delivers the whole stream. */
+ * destroy, exit" delivers the whole stream.  The threading rules above
+ * hold per end (one producer thread, or one consumer thread); a tcp end
+ * also runs one internal I/O thread, invisible to the caller.  A socket
+ * given to an end must not be shared with another process (fork after the
+ * open would keep a dead peer's connection looking alive). */
 #ifndef SLUICE_CHANNEL_H
 #define SLUICE_CHANNEL_H
 

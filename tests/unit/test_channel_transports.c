@@ -21,7 +21,9 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -90,6 +92,10 @@ typedef struct pair_run {
   int child_is_consumer; /* else the forked child is the producer */
   int child_killed;      /* the body kills the child: its status is moot */
   const void *prod_arg, *cons_arg; /* per side, instead of arg */
+  /* The other rendezvous: shm through a listening socket on an abstract
+   * unix name (accept / connect), tcp through sockets this test connects
+   * itself and passes (VIA_FD). */
+  int other_rendezvous;
 } pair_run;
 
 /* Run the body of `role` on this process's ends. */
@@ -141,14 +147,34 @@ static void run_local(const pair_run *pr, int *prod_rc, int *cons_rc) {
   *cons_rc = c.rc;
 }
 
+/* A tcp socket connected to "127.0.0.1:port", or -1. */
+static int connect_loopback(const char *addr) {
+  const char *colon = strrchr(addr, ':');
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  sa.sin_port = htons((uint16_t)atoi(colon ? colon + 1 : "0"));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
 /* Open this process's n ends.  0 or the failing line. */
 static int open_ends(const pair_run *pr, sl_channel_role role, int sv[][2],
                      int lfd, const char *addr, sl_channel **ch) {
+  int shm = !strcmp(pr->transport, "shm");
   for (int i = 0; i < pr->n; i++) {
     sl_channel_endpoint ep = {.transport = pr->transport, .role = role};
-    if (!strcmp(pr->transport, "shm")) {
+    if (shm && !pr->other_rendezvous) {
       ep.via = SL_CHANNEL_VIA_FD;
       ep.fd = role == SL_CHANNEL_CONSUMER ? sv[i][0] : sv[i][1];
+    } else if (!shm && pr->other_rendezvous) {
+      ep.via = SL_CHANNEL_VIA_FD;
+      ep.fd = role == SL_CHANNEL_CONSUMER ? accept(lfd, NULL, NULL)
+                                          : connect_loopback(addr);
+      CHECK(ep.fd >= 0);
     } else if (role == SL_CHANNEL_CONSUMER) {
       ep.via = SL_CHANNEL_VIA_ACCEPT;
       ep.fd = lfd;
@@ -173,13 +199,17 @@ static void run_forked(const pair_run *pr, int *prod_rc, int *cons_rc) {
   int sv[MAX_CH][2];
   int lfd = -1;
   char addr[128] = "";
-  int shm = !strcmp(pr->transport, "shm");
+  /* shm normally: one socketpair per channel; else a listening socket. */
+  int shm = !strcmp(pr->transport, "shm") && !pr->other_rendezvous;
   for (int i = 0; shm && i < pr->n; i++)
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]), 0);
   if (!shm) {
     sl_error err = {0};
-    int rc =
-        sl_channel_listen("tcp", "127.0.0.1:0", &lfd, addr, sizeof addr, &err);
+    char name[64];
+    snprintf(name, sizeof name, "@sluice-test-%d", (int)getpid());
+    int rc = sl_channel_listen(
+        pr->transport, strcmp(pr->transport, "shm") ? "127.0.0.1:0" : name,
+        &lfd, addr, sizeof addr, &err);
     if (rc)
       fprintf(stderr, "listen: %s\n", err.message);
     assert_int_equal(rc, SL_OK);
@@ -258,7 +288,8 @@ static void run_pair(const pair_run *pr) {
 
 static pair_run pair(void **state, uint32_t credits, uint32_t slot, int n,
                      body_fn prod, body_fn cons, const void *arg) {
-  pair_run pr = {*state, {credits, slot}, n, prod, cons, arg, 0, 0, NULL, NULL};
+  pair_run pr = {*state, {credits, slot}, n, prod, cons, arg, 0, 0, NULL, NULL,
+                 0};
   return pr;
 }
 
@@ -470,6 +501,16 @@ static int bp_consumer(sl_channel **chs, int n, peer_link *l, const void *arg) {
   CHECK(sl_channel_wait_slot(ch, GUARD_NS) == SL_CHANNEL_END);
   CHECK(link_signal(l, 'D') == 0);
   return 0;
+}
+
+/* The rendezvous the other tests do not use, with a plain stream. */
+static void test_other_rendezvous(void **state) {
+  if (!strcmp(*state, "local"))
+    skip(); /* both ends from one sl_channel_open */
+  stream_args a = {.n = 3000, .seed = 77};
+  pair_run pr = pair(state, 4, 512, 1, stream_producer, stream_consumer, &a);
+  pr.other_rendezvous = 1;
+  run_pair(&pr);
 }
 
 static void test_back_pressure(void **state) {
@@ -921,7 +962,8 @@ static void test_endpoint_errors(void **state) {
       cmocka_unit_test_prestate(test_orderly_close, (void *)name),             \
       cmocka_unit_test_prestate(test_abort_by_producer, (void *)name),         \
       cmocka_unit_test_prestate(test_abort_by_consumer, (void *)name),         \
-      cmocka_unit_test_prestate(test_peer_killed, (void *)name)
+      cmocka_unit_test_prestate(test_peer_killed, (void *)name),               \
+      cmocka_unit_test_prestate(test_other_rendezvous, (void *)name)
 
 int main(void) {
   /* SIGPIPE keeps its default: a send to a dead peer must be an error
