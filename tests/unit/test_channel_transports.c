@@ -302,6 +302,7 @@ typedef struct stream_args {
   uint64_t seed;
   const uint32_t *lens; /* if set: these lengths, in a cycle */
   int nlens;
+  uint32_t want_credits, want_slot; /* if set: the shape both ends got */
 } stream_args;
 
 static uint32_t stream_len(const stream_args *a, uint64_t s, uint32_t payload,
@@ -338,6 +339,8 @@ static int stream_producer(sl_channel **chs, int n, peer_link *l,
   sl_channel *ch = chs[0];
   uint64_t st = a->seed;
   uint32_t payload = sl_channel_payload_size(ch);
+  CHECK(!a->want_credits || sl_channel_credits(ch) == a->want_credits);
+  CHECK(!a->want_slot || sl_channel_slot_size(ch) == a->want_slot);
   for (uint64_t s = 0; s < a->n; s++) {
     void *p;
     CHECK(get_slot(ch, &p) == 0);
@@ -364,6 +367,8 @@ static int stream_consumer(sl_channel **chs, int n, peer_link *l,
   uint64_t st = a->seed ^ 0x9e3779b97f4a7c15ULL;
   uint64_t lst = a->seed; /* replays the producer's lengths */
   uint32_t payload = sl_channel_payload_size(ch);
+  CHECK(!a->want_credits || sl_channel_credits(ch) == a->want_credits);
+  CHECK(!a->want_slot || sl_channel_slot_size(ch) == a->want_slot);
   uint64_t got = 0;
   for (;;) {
     const sl_channel_slot *s = sl_channel_poll(ch);
@@ -507,8 +512,15 @@ static int bp_consumer(sl_channel **chs, int n, peer_link *l, const void *arg) {
 static void test_other_rendezvous(void **state) {
   if (!strcmp(*state, "local"))
     skip(); /* both ends from one sl_channel_open */
-  stream_args a = {.n = 3000, .seed = 77};
-  pair_run pr = pair(state, 4, 512, 1, stream_producer, stream_consumer, &a);
+  /* With the transport's default shape (0 x 0). */
+  int shm = !strcmp(*state, "shm");
+  stream_args a = {.n = 3000,
+                   .seed = 77,
+                   .want_credits = shm ? SL_CHANNEL_SHM_DEFAULT_CREDITS
+                                       : SL_CHANNEL_TCP_DEFAULT_CREDITS,
+                   .want_slot = shm ? SL_CHANNEL_SHM_DEFAULT_SLOT_SIZE
+                                    : SL_CHANNEL_TCP_DEFAULT_SLOT_SIZE};
+  pair_run pr = pair(state, 0, 0, 1, stream_producer, stream_consumer, &a);
   pr.other_rendezvous = 1;
   run_pair(&pr);
 }
