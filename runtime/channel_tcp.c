@@ -85,11 +85,14 @@ typedef struct tcp_channel {
   sl_ring_cshared cs;
   unsigned char *mem; /* the ring */
   int sock;
-  int wake; /* producer end: eventfd that wakes the sender */
+  /* An eventfd and a "sleeping" flag: on the producer end the sender
+   * sleeps on it and publish wakes it; on the consumer end the consumer's
+   * waits sleep on it and the receiver wakes them when a slot lands. */
+  int wake;
   pthread_t io;
   int io_started;
   _Atomic int io_done;
-  _Atomic int sleeping; /* the sender is (about to be) in poll() */
+  _Atomic int sleeping; /* the sleeper is (about to be) in poll() */
   _Atomic int stop;
   _Atomic int close_sent;
   int64_t timeout_ns; /* from the endpoint: bounds destroy's flush */
@@ -463,6 +466,7 @@ static void *tcp_receiver(void *arg) {
         break;
       }
       sl_ring_land(sl_ring_footer(r, idx), &h);
+      tcp_kick(r);
       rx++;
       idx = idx + 1 == r->base.credits ? 0 : idx + 1;
     } else if (kind == F_CLOSE && h.seq == rx) {
@@ -497,7 +501,31 @@ static void *tcp_receiver(void *arg) {
     }
   }
   atomic_store(&t->io_done, 1);
+  tcp_kick(r); /* an end, a close or a break: the consumer must look */
   return NULL;
+}
+
+/* Consumer waits sleep on the eventfd the receiver kicks, so a landed slot
+ * ends the nap at once (not after up to the back-off's 200 us).  Announce
+ * the sleep, then look once more (the receiver lands, fences, then reads
+ * `sleeping`). */
+static void tcp_consumer_nap(void *arg, int64_t ns) {
+  tcp_channel *t = arg;
+  sl_ring *r = &t->ring;
+  atomic_store(&t->sleeping, 1);
+  atomic_thread_fence(memory_order_seq_cst);
+  if (!atomic_load_explicit(&sl_ring_footer(r, r->cp.next)->full,
+                            memory_order_acquire) &&
+      !atomic_load(&t->io_done) && !sl_ring_aborted(r)) {
+    struct timespec ts = {ns / 1000000000, ns % 1000000000};
+    struct pollfd p = {t->wake, POLLIN, 0};
+    ppoll(&p, 1, &ts, NULL);
+  }
+  atomic_store(&t->sleeping, 0);
+  uint64_t v;
+  if (read(t->wake, &v, sizeof v) < 0) {
+    /* EAGAIN: nobody kicked; fine */
+  }
 }
 
 /* ---------------- set-up and tear-down ---------------- */
@@ -576,6 +604,7 @@ static const sl_ring_hooks tcp_consumer_hooks = {
     .returned = tcp_returned,
     .aborted = tcp_aborted,
     .idle = tcp_consumer_idle,
+    .nap = tcp_consumer_nap,
     .destroy = tcp_destroy,
 };
 
@@ -643,8 +672,7 @@ static int tcp_open_end(const sl_channel_endpoint *ep,
     rc = sl_endpoint_hello(t->sock, "tcp", ep->role, &c, -1, deadline, &peer,
                            NULL, t->where, err);
   }
-  if (rc == SL_OK && producer &&
-      (t->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+  if (rc == SL_OK && (t->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
     rc = sl_error_set(err, SL_EIO, "tcp channel: eventfd failed: %s",
                       strerror(errno));
   if (rc == SL_OK) {

@@ -905,9 +905,22 @@ static void test_endpoint_errors(void **state) {
   assert_int_equal(recv(sv[1], &c, 1, MSG_DONTWAIT), 0); /* EOF: closed */
   close(sv[1]);
 
-  /* Two ends that disagree on the shape both fail, saying so; a peer that
-   * hangs up during the rendezvous is an error, not a hang. */
+  /* A peer that hangs up during the rendezvous is an error, not a hang. */
   const char *trs[] = {"shm", "tcp"};
+  for (int t = 0; t < 2; t++)
+    for (int role = SL_CHANNEL_PRODUCER; role <= SL_CHANNEL_CONSUMER; role++) {
+      assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+      close(sv[1]);
+      ep = (sl_channel_endpoint){.transport = trs[t],
+                                 .role = (sl_channel_role)role,
+                                 .via = SL_CHANNEL_VIA_FD,
+                                 .fd = sv[0]};
+      assert_int_equal(sl_channel_open_end(&ep, NULL, &ch, &err), SL_EIO);
+      assert_null(ch);
+      assert_non_null(err.message);
+    }
+
+  /* Two ends that disagree on the shape both fail, saying so. */
   for (int t = 0; t < 2; t++) {
     int lfd2 = -1;
     char a2[128] = "";
