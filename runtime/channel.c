@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "channel_int.h"
 #include "sluice/clock.h"
@@ -57,8 +56,13 @@ int sl_channel_check_shape(const sl_channel_config *in, uint32_t def_credits,
 int sl_channel_open(const sl_channel_transport *t, const sl_channel_config *cfg,
                     sl_channel **out, sl_error *err) {
   *out = NULL;
-  if (!t || !t->open)
+  if (!t)
     return sl_error_set(err, SL_EINVAL, "no channel transport");
+  if (!t->open)
+    return sl_error_set(err, SL_EINVAL,
+                        "%s channels join two processes: open each end with "
+                        "sl_channel_open_end",
+                        t->name);
   return t->open(cfg, out, err);
 }
 
@@ -107,10 +111,8 @@ int sl_channel_open_end(const sl_channel_endpoint *ep,
                  t->name);
   else
     return t->open_end(ep, cfg, out, err);
-  /* The endpoint owns a passed socket from the call on, even on failure. */
-  if (ep && ep->via == SL_CHANNEL_VIA_FD && ep->fd >= 0)
-    close(ep->fd);
-  return rc;
+  /* The channel owns a passed socket from the call on, even on failure. */
+  return sl_endpoint_refuse(ep, rc);
 }
 
 int sl_channel_error(const sl_channel *ch, sl_error *err) {

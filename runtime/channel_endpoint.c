@@ -24,6 +24,12 @@
 #define RETRY_NS (10 * 1000 * 1000)            /* refused connect: retry */
 #define DEFAULT_TIMEOUT_NS (10LL * 1000000000) /* 10 s */
 
+int sl_endpoint_refuse(const sl_channel_endpoint *ep, int rc) {
+  if (ep && ep->via == SL_CHANNEL_VIA_FD && ep->fd >= 0)
+    close(ep->fd);
+  return rc;
+}
+
 int64_t sl_endpoint_deadline(const sl_channel_endpoint *ep) {
   int64_t t = ep->timeout_ns == 0 ? DEFAULT_TIMEOUT_NS : ep->timeout_ns;
   return t < 0 ? -1 : sl_clock_ns() + t;
@@ -338,9 +344,7 @@ int sl_endpoint_connect(const sl_channel_endpoint *ep, int family,
                         t);
   }
   /* A passed descriptor is the channel's even when it is refused. */
-  if (ep->fd >= 0)
-    close(ep->fd);
-  return rc;
+  return sl_endpoint_refuse(ep, rc);
 }
 
 int sl_endpoint_hello(int fd, const char *transport, sl_channel_role role,

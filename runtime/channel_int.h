@@ -214,6 +214,11 @@ int sl_endpoint_send_all(int fd, const void *buf, size_t n, int64_t deadline_ns,
 int sl_endpoint_recv_all(int fd, void *buf, size_t n, int64_t deadline_ns,
                          const char *what, const char *where, sl_error *err);
 
+/* Fail an open before the endpoint's socket was taken over: a passed
+ * descriptor (VIA_FD) belongs to the channel from the call on, so it is
+ * closed here.  Returns rc. */
+int sl_endpoint_refuse(const sl_channel_endpoint *ep, int rc);
+
 /* Deadline for a rendezvous from ep->timeout_ns. */
 int64_t sl_endpoint_deadline(const sl_channel_endpoint *ep);
 

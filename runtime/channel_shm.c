@@ -243,19 +243,14 @@ static int shm_open_end(const sl_channel_endpoint *ep,
   sl_channel_config c;
   int rc = sl_channel_check_shape(cfg, SL_CHANNEL_SHM_DEFAULT_CREDITS,
                                   SL_CHANNEL_SHM_DEFAULT_SLOT_SIZE, &c, err);
-  if (rc != SL_OK) {
-    if (ep->via == SL_CHANNEL_VIA_FD && ep->fd >= 0)
-      close(ep->fd);
-    return rc;
-  }
+  if (rc != SL_OK)
+    return sl_endpoint_refuse(ep, rc);
   size_t size =
       (sizeof(shm_channel) + SL_CACHE_LINE - 1) / SL_CACHE_LINE * SL_CACHE_LINE;
   shm_channel *s = aligned_alloc(_Alignof(shm_channel), size);
-  if (!s) {
-    if (ep->via == SL_CHANNEL_VIA_FD && ep->fd >= 0)
-      close(ep->fd);
-    return sl_error_set(err, SL_ENOMEM, "out of memory for a shm channel");
-  }
+  if (!s)
+    return sl_endpoint_refuse(
+        ep, sl_error_set(err, SL_ENOMEM, "out of memory for a shm channel"));
   memset(s, 0, sizeof *s);
   s->sock = -1;
   s->map_size = RING_OFFSET + (size_t)c.credits * c.slot_size;
@@ -286,18 +281,8 @@ static int shm_open_end(const sl_channel_endpoint *ep,
   return SL_OK;
 }
 
-static int shm_open_both(const sl_channel_config *cfg, sl_channel **out,
-                         sl_error *err) {
-  (void)cfg;
-  *out = NULL;
-  return sl_error_set(err, SL_EINVAL,
-                      "shm channels join two processes: open each end with "
-                      "sl_channel_open_end");
-}
-
 const sl_channel_transport sl_channel_shm = {
     .name = "shm",
-    .open = shm_open_both,
     SL_RING_TRANSPORT_OPS,
     .open_end = shm_open_end,
 };

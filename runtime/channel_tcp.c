@@ -428,6 +428,21 @@ static void tcp_aborted(sl_ring *r) {
   pthread_mutex_unlock(&t->out_lock);
 }
 
+/* The connection broke (rc from recv_exact) before the end of the stream,
+ * between frames after rx slots, or in the middle of slot rx. */
+static void lost_producer(tcp_channel *t, int rc, uint64_t rx, int mid) {
+  char when[64];
+  snprintf(when, sizeof when,
+           mid ? "in the middle of slot %llu" : "after %llu slots",
+           (unsigned long long)rx);
+  sl_ring_fail(&t->ring, SL_EIO, 0,
+               "tcp channel: lost the producer at %s (%s) %s, before the "
+               "end of the stream: the producer process exited or died, see "
+               "its error",
+               t->where, rc < 0 ? strerror(-rc) : "it closed the connection",
+               when);
+}
+
 /* The receiver thread: frames into the ring. */
 static void *tcp_receiver(void *arg) {
   tcp_channel *t = arg;
@@ -440,13 +455,7 @@ static void *tcp_receiver(void *arg) {
     if (atomic_load(&t->stop) || sl_ring_aborted(r))
       break;
     if (rc != 0) {
-      sl_ring_fail(r, SL_EIO, 0,
-                   "tcp channel: lost the producer at %s (%s) after %llu "
-                   "slots, before the end of the stream: the producer "
-                   "process exited or died, see its error",
-                   t->where,
-                   rc < 0 ? strerror(-rc) : "it closed the connection",
-                   (unsigned long long)rx);
+      lost_producer(t, rc, rx, 0);
       break;
     }
     unsigned kind = ((unsigned char *)&h)[sizeof h - 1];
@@ -456,13 +465,7 @@ static void *tcp_receiver(void *arg) {
       rc = h.len ? recv_exact(t->sock, sl_ring_slot(r, idx), h.len) : 0;
       if (rc != 0) {
         if (!atomic_load(&t->stop))
-          sl_ring_fail(r, SL_EIO, 0,
-                       "tcp channel: lost the producer at %s (%s) in the "
-                       "middle of slot %llu: the producer process exited or "
-                       "died, see its error",
-                       t->where,
-                       rc < 0 ? strerror(-rc) : "it closed the connection",
-                       (unsigned long long)rx);
+          lost_producer(t, rc, rx, 1);
         break;
       }
       sl_ring_land(sl_ring_footer(r, idx), &h);
@@ -628,11 +631,8 @@ static int tcp_open_end(const sl_channel_endpoint *ep,
   sl_channel_config c;
   int rc = sl_channel_check_shape(cfg, SL_CHANNEL_TCP_DEFAULT_CREDITS,
                                   SL_CHANNEL_TCP_DEFAULT_SLOT_SIZE, &c, err);
-  if (rc != SL_OK) {
-    if (ep->via == SL_CHANNEL_VIA_FD && ep->fd >= 0)
-      close(ep->fd);
-    return rc;
-  }
+  if (rc != SL_OK)
+    return sl_endpoint_refuse(ep, rc);
   size_t size =
       (sizeof(tcp_channel) + SL_CACHE_LINE - 1) / SL_CACHE_LINE * SL_CACHE_LINE;
   size_t ring_bytes = (size_t)c.credits * c.slot_size;
@@ -641,11 +641,10 @@ static int tcp_open_end(const sl_channel_endpoint *ep,
   if (!t || !mem) {
     free(t);
     free(mem);
-    if (ep->via == SL_CHANNEL_VIA_FD && ep->fd >= 0)
-      close(ep->fd);
-    return sl_error_set(err, SL_ENOMEM,
-                        "out of memory for a tcp channel of %u x %u bytes",
-                        c.credits, c.slot_size);
+    return sl_endpoint_refuse(
+        ep, sl_error_set(err, SL_ENOMEM,
+                         "out of memory for a tcp channel of %u x %u bytes",
+                         c.credits, c.slot_size));
   }
   memset(t, 0, sizeof *t);
   memset(mem, 0, ring_bytes);
@@ -695,18 +694,8 @@ static int tcp_open_end(const sl_channel_endpoint *ep,
   return SL_OK;
 }
 
-static int tcp_open_both(const sl_channel_config *cfg, sl_channel **out,
-                         sl_error *err) {
-  (void)cfg;
-  *out = NULL;
-  return sl_error_set(err, SL_EINVAL,
-                      "tcp channels join two processes: open each end with "
-                      "sl_channel_open_end");
-}
-
 const sl_channel_transport sl_channel_tcp = {
     .name = "tcp",
-    .open = tcp_open_both,
     SL_RING_TRANSPORT_OPS,
     .open_end = tcp_open_end,
 };

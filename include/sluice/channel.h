@@ -158,6 +158,7 @@ struct sl_channel_endpoint;
  * sl_channel_* function of the same name below. */
 typedef struct sl_channel_transport {
   const char *name; /* "local", "shm", "tcp", "verbs" */
+  /* Both ends in this process (NULL for cross-process transports). */
   int (*open)(const sl_channel_config *cfg, sl_channel **out, sl_error *err);
   void *(*acquire)(sl_channel *ch);
   int (*publish)(sl_channel *ch, uint32_t len, const sl_channel_header *hdr);
