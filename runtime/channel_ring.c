@@ -117,8 +117,11 @@ static int ring_break(sl_ring *r, int code) {
 }
 
 int sl_ring_fail(sl_ring *r, int code, int notify, const char *fmt, ...) {
+  /* The message explains the code in force, so only a first failure
+   * writes one (a peer that dies after aborting keeps the abort's story). */
   int st = 0;
-  if (fmt && atomic_compare_exchange_strong(&r->msg_state, &st, 1)) {
+  if (fmt && !sl_ring_aborted(r) &&
+      atomic_compare_exchange_strong(&r->msg_state, &st, 1)) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(r->msg, sizeof r->msg, fmt, ap);
@@ -385,9 +388,12 @@ int sl_ring_status(const sl_channel *ch) {
                ? SL_CHANNEL_END
                : SL_OK;
   /* A producer end alone: the stream is over once it is closed and every
-   * slot has come back as a credit (the consumer released them all). */
-  if (r->pp.closed && atomic_load_explicit(&r->ps->returned,
-                                           memory_order_acquire) == r->pp.sent)
+   * slot has come back as a credit (the consumer released them all).
+   * closed_at, not the producer's private state: any thread may ask. */
+  uint64_t closed =
+      atomic_load_explicit(&r->cs->closed_at, memory_order_acquire);
+  if (closed != SL_RING_NOT_CLOSED &&
+      atomic_load_explicit(&r->ps->returned, memory_order_acquire) == closed)
     return SL_CHANNEL_END;
   return SL_OK;
 }

@@ -56,7 +56,12 @@
  * split stays the protocol's: the ring is in the consumer's memory, the
  * credit counter in the producer's (shm: both in one shared mapping; tcp:
  * the producer keeps a copy of its ring that it sends from and receives
- * credit messages; verbs: registered memory written remotely).
+ * credit messages; verbs: registered memory written remotely).  On a
+ * producer end alone, sl_channel_status is SL_CHANNEL_END once the stream
+ * is closed and every slot has come back as a credit (tcp learns of
+ * credits when it looks for them: while out of credit, and in destroy);
+ * sl_channel_get_stats reports this end's side (a consumer end: buffers
+ * and bytes it took; a producer end: received = credits returned).
  *
  * Peer death.  A peer that exits or dies before the stream is over (the
  * producer before closing it, the consumer before reading it) breaks the
