@@ -98,12 +98,17 @@ typedef struct pair_run {
   int other_rendezvous;
 } pair_run;
 
+/* The argument of the body of `role`. */
+static const void *arg_of(const pair_run *pr, sl_channel_role role) {
+  const void *side = role == SL_CHANNEL_PRODUCER ? pr->prod_arg : pr->cons_arg;
+  return side ? side : pr->arg;
+}
+
 /* Run the body of `role` on this process's ends. */
 static int run_body(const pair_run *pr, sl_channel_role role, sl_channel **ch,
                     peer_link *l) {
-  int prod = role == SL_CHANNEL_PRODUCER;
-  const void *side = prod ? pr->prod_arg : pr->cons_arg;
-  return (prod ? pr->prod : pr->cons)(ch, pr->n, l, side ? side : pr->arg);
+  body_fn fn = role == SL_CHANNEL_PRODUCER ? pr->prod : pr->cons;
+  return fn(ch, pr->n, l, arg_of(pr, role));
 }
 
 typedef struct thread_body {
@@ -122,6 +127,7 @@ static void *thread_main(void *arg) {
 }
 
 static void run_local(const pair_run *pr, int *prod_rc, int *cons_rc) {
+  alarm(WATCHDOG_S);
   sl_channel *ch[MAX_CH];
   int a[2], b[2];
   assert_int_equal(pipe(a), 0);
@@ -133,8 +139,18 @@ static void run_local(const pair_run *pr, int *prod_rc, int *cons_rc) {
       fprintf(stderr, "open: %s\n", err.message);
     assert_int_equal(rc, SL_OK);
   }
-  thread_body p = {pr->prod, ch, pr->n, {a[1], b[0], 0, "local"}, pr->arg, -1};
-  thread_body c = {pr->cons, ch, pr->n, {b[1], a[0], 0, "local"}, pr->arg, -1};
+  thread_body p = {pr->prod,
+                   ch,
+                   pr->n,
+                   {a[1], b[0], 0, "local"},
+                   arg_of(pr, SL_CHANNEL_PRODUCER),
+                   -1};
+  thread_body c = {pr->cons,
+                   ch,
+                   pr->n,
+                   {b[1], a[0], 0, "local"},
+                   arg_of(pr, SL_CHANNEL_CONSUMER),
+                   -1};
   pthread_t tp, tc;
   assert_int_equal(pthread_create(&tc, NULL, thread_main, &c), 0);
   assert_int_equal(pthread_create(&tp, NULL, thread_main, &p), 0);
@@ -143,6 +159,7 @@ static void run_local(const pair_run *pr, int *prod_rc, int *cons_rc) {
   for (int i = 0; i < pr->n; i++)
     sl_channel_destroy(ch[i]);
   close(a[0]), close(a[1]), close(b[0]), close(b[1]);
+  alarm(0);
   *prod_rc = p.rc;
   *cons_rc = c.rc;
 }
@@ -762,6 +779,77 @@ static void test_abort_by_consumer(void **state) {
   run_pair(&pr);
 }
 
+/* --- an abort in the middle of a running stream --- */
+
+/* Both sides stream without end; the side whose arg is 1 aborts with
+ * SL_ECANCELLED after 1000 slots.  Both must then stop with exactly that
+ * code (not SL_EIO: the abort travels, the connection does not just
+ * break), and each keeps its end until the other has seen it. */
+static int stopped_by_abort(int rc, peer_link *l) {
+  CHECK(rc == SL_ECANCELLED);
+  CHECK(link_signal(l, 'X') == 0);
+  CHECK(link_wait(l, 'X') == 0);
+  return 0;
+}
+
+static int abort_mid_producer(sl_channel **chs, int n, peer_link *l,
+                              const void *arg) {
+  (void)n;
+  int aborts = *(const int *)arg;
+  sl_channel *ch = chs[0];
+  uint32_t payload = sl_channel_payload_size(ch);
+  for (uint64_t s = 0;; s++) {
+    if (aborts && s == 1000)
+      sl_channel_abort(ch, SL_ECANCELLED);
+    void *p;
+    while (!(p = sl_channel_acquire(ch))) {
+      int rc = sl_channel_wait_credit(ch, GUARD_NS);
+      if (rc != SL_OK)
+        return stopped_by_abort(rc, l);
+    }
+    uint32_t len = (uint32_t)(s % (payload + 1));
+    fill(p, s, len);
+    int rc = sl_channel_publish(ch, len, NULL);
+    if (rc != SL_OK)
+      return stopped_by_abort(rc, l);
+  }
+}
+
+static int abort_mid_consumer(sl_channel **chs, int n, peer_link *l,
+                              const void *arg) {
+  (void)n;
+  int aborts = *(const int *)arg;
+  sl_channel *ch = chs[0];
+  uint32_t payload = sl_channel_payload_size(ch);
+  for (uint64_t got = 0;; got++) {
+    if (aborts && got == 1000)
+      sl_channel_abort(ch, SL_ECANCELLED);
+    const sl_channel_slot *s;
+    while (!(s = sl_channel_poll(ch))) {
+      int rc = sl_channel_wait_slot(ch, GUARD_NS);
+      if (rc != SL_OK)
+        return stopped_by_abort(rc, l);
+    }
+    CHECK(s->seq == got);
+    CHECK(check(s->payload, got, (uint32_t)(got % (payload + 1))));
+    int rc = sl_channel_release(ch);
+    if (rc != SL_OK)
+      return stopped_by_abort(rc, l);
+  }
+}
+
+static void test_abort_mid_stream(void **state) {
+  static const int yes = 1, no = 0;
+  pair_run pr =
+      pair(state, 8, 2048, 1, abort_mid_producer, abort_mid_consumer, NULL);
+  pr.prod_arg = &yes;
+  pr.cons_arg = &no;
+  run_pair(&pr);
+  pr.prod_arg = &no;
+  pr.cons_arg = &yes;
+  run_pair(&pr);
+}
+
 /* --- a peer killed mid-stream --- */
 
 /* Both bodies stream without end.  The side whose arg is 1 (the parent)
@@ -987,6 +1075,7 @@ static void test_endpoint_errors(void **state) {
       cmocka_unit_test_prestate(test_orderly_close, (void *)name),             \
       cmocka_unit_test_prestate(test_abort_by_producer, (void *)name),         \
       cmocka_unit_test_prestate(test_abort_by_consumer, (void *)name),         \
+      cmocka_unit_test_prestate(test_abort_mid_stream, (void *)name),          \
       cmocka_unit_test_prestate(test_peer_killed, (void *)name),               \
       cmocka_unit_test_prestate(test_other_rendezvous, (void *)name)
 
