@@ -1,20 +1,40 @@
-/* channel_throughput.c - bytes per second through one in-process channel.
+/* channel_throughput.c - bytes per second through channels.
  *
- * One producer thread memcpy's a payload (from a 64 MiB source pool, so it
- * is not cache-hot) into each slot it acquires; one consumer thread reads
- * every word of each slot (a checksum) and releases it.  Slot sizes 4 KiB
- * .. 1 MiB (powers of 4), 8 credits, GB/s = payload bytes / second, median
- * of 5 runs, next to one thread doing the same memcpy (pool -> a ring of the
- * same shape) and the same memcpy + checksum with no channel in between.
+ * Default: one in-process channel.  One producer thread memcpy's a payload
+ * (from a 64 MiB source pool, so it is not cache-hot) into each slot it
+ * acquires; one consumer thread reads every word of each slot (a checksum)
+ * and releases it.  Slot sizes 4 KiB .. 1 MiB (powers of 4), 8 credits,
+ * GB/s = payload bytes / second, median of 5 runs, next to one thread doing
+ * the same memcpy (pool -> a ring of the same shape) and the same memcpy +
+ * checksum with no channel in between.
+ *
+ * --transports: local vs shm vs tcp side by side, the same producer and
+ * consumer work, for slot sizes 4 KiB, 64 KiB, 256 KiB, 1 MiB and 2, 8, 32
+ * credits.  local runs producer and consumer as two threads of this
+ * process; shm and tcp as two processes (fork: the child produces, this
+ * process consumes and times from its open to the end of the stream; tcp
+ * over 127.0.0.1).  GB/s and slots/s, median of the runs, the runs of one
+ * shape interleaved across transports so that a burst of load from
+ * elsewhere hits all three.  With them, in every round, the bound for
+ * tcp: one process send()s the same bytes in 1 MiB writes over a loopback
+ * TCP connection (TCP_NODELAY) and another recv()s them into a buffer
+ * without touching them: what the kernel's loopback moves, which no tcp
+ * channel can beat; "% of bound" = tcp GB/s / the bound's median.
  *
  *   build/bench/channel_throughput [MiB per run, default 1024]
+ *   build/bench/channel_throughput --transports [MiB per run, 256] [runs, 5]
  */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sluice/channel.h"
 #include "sluice/clock.h"
@@ -68,7 +88,7 @@ static void *producer(void *arg) {
 
 static void *consumer(void *arg) {
   run *r = arg;
-  uint64_t sum = 0;
+  uint64_t sum = 0, n = 0;
   for (;;) {
     const sl_channel_slot *s = sl_channel_poll(r->ch);
     if (!s) {
@@ -81,38 +101,64 @@ static void *consumer(void *arg) {
     }
     sum += checksum(s->payload, s->len);
     sl_channel_release(r->ch);
+    n++;
   }
+  if (n != r->slots)
+    r->err = 1;
   r->sum = sum;
   return NULL;
 }
 
-/* GB/s through a channel of slot_size bytes, moving `total` payload bytes. */
-static double channel_run(const unsigned char *pool, uint32_t slot_size,
-                          size_t total, uint64_t *stalls) {
+static void report(const char *what, sl_error *err) {
+  fprintf(stderr, "channel_throughput: %s: %s\n", what,
+          err->message ? err->message : "?");
+  sl_error_clear(err);
+}
+
+/* Seconds to move `slots` slots of `len` bytes through a local channel
+ * (two threads); < 0 on failure.  *stalls (if not NULL): no-credit
+ * episodes of the producer. */
+static double run_local(const unsigned char *pool, sl_channel_config cfg,
+                        uint64_t slots, uint32_t len, uint64_t *sink,
+                        uint64_t *stalls) {
   sl_error err = {0};
-  run r = {0};
-  if (sl_channel_open_local(CREDITS, slot_size, &r.ch, &err) != SL_OK) {
-    fprintf(stderr, "channel_throughput: %s\n", err.message);
-    sl_error_clear(&err);
-    return 0;
+  run w = {0};
+  if (sl_channel_open(&sl_channel_local, &cfg, &w.ch, &err) != SL_OK) {
+    report("local open", &err);
+    return -1;
   }
-  r.pool = pool;
-  r.len = sl_channel_payload_size(r.ch) & ~7u;
-  r.slots = total / r.len;
+  w.pool = pool;
+  w.slots = slots;
+  w.len = len;
   pthread_t p, c;
   double t0 = sl_clock_seconds();
-  pthread_create(&c, NULL, consumer, &r);
-  pthread_create(&p, NULL, producer, &r);
+  pthread_create(&c, NULL, consumer, &w);
+  pthread_create(&p, NULL, producer, &w);
   pthread_join(p, NULL);
   pthread_join(c, NULL);
   double dt = sl_clock_seconds() - t0;
   sl_channel_stats st;
-  sl_channel_get_stats(r.ch, &st);
-  *stalls = st.stalls;
-  sl_channel_destroy(r.ch);
-  if (r.err)
+  sl_channel_get_stats(w.ch, &st);
+  if (stalls)
+    *stalls = st.stalls;
+  sl_channel_destroy(w.ch);
+  *sink += w.sum;
+  return w.err ? -1 : dt;
+}
+
+/* GB/s through a local channel of slot_size bytes and CREDITS credits,
+ * moving `total` payload bytes. */
+static double channel_run(const unsigned char *pool, uint32_t slot_size,
+                          size_t total, uint64_t *stalls, uint64_t *sink) {
+  sl_channel_config cfg = {CREDITS, slot_size};
+  uint32_t len = sl_channel_payload_size_for(slot_size) & ~7u;
+  uint64_t slots = total / len;
+  double dt = run_local(pool, cfg, slots, len, sink, stalls);
+  if (dt <= 0) {
     fprintf(stderr, "channel_throughput: channel error\n");
-  return (double)r.slots * r.len / dt / 1e9;
+    return 0;
+  }
+  return (double)slots * len / dt / 1e9;
 }
 
 /* One thread: the producer's memcpy into a ring of the same shape, with
@@ -136,7 +182,208 @@ static double memcpy_run(const unsigned char *pool, unsigned char *ring,
   return (double)slots * len / dt / 1e9;
 }
 
+/* --- --transports --- */
+
+enum { MAX_RUNS = 15 };
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof v[0], cmp_double);
+  return v[n / 2];
+}
+
+static double run_forked(const char *transport, const unsigned char *pool,
+                         sl_channel_config cfg, uint64_t slots, uint32_t len,
+                         uint64_t *sink) {
+  sl_error err = {0};
+  int sv[2] = {-1, -1}, lfd = -1;
+  char addr[128] = "";
+  int shm = !strcmp(transport, "shm");
+  if (shm ? socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0
+          : sl_channel_listen("tcp", "127.0.0.1:0", &lfd, addr, sizeof addr,
+                              &err) != SL_OK) {
+    report("rendezvous", &err);
+    return -1;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    sl_channel_endpoint ep = {.transport = transport,
+                              .role = SL_CHANNEL_PRODUCER};
+    if (shm) {
+      close(sv[0]);
+      ep.via = SL_CHANNEL_VIA_FD;
+      ep.fd = sv[1];
+    } else {
+      close(lfd);
+      ep.via = SL_CHANNEL_VIA_CONNECT;
+      ep.address = addr;
+    }
+    run w = {.pool = pool, .slots = slots, .len = len};
+    if (sl_channel_open_end(&ep, &cfg, &w.ch, &err) != SL_OK) {
+      report("producer open", &err);
+      _exit(1);
+    }
+    producer(&w);
+    sl_channel_destroy(w.ch);
+    _exit(w.err);
+  }
+  sl_channel_endpoint ep = {.transport = transport,
+                            .role = SL_CHANNEL_CONSUMER};
+  if (shm) {
+    close(sv[1]);
+    ep.via = SL_CHANNEL_VIA_FD;
+    ep.fd = sv[0];
+  } else {
+    ep.via = SL_CHANNEL_VIA_ACCEPT;
+    ep.fd = lfd;
+  }
+  run w = {.slots = slots, .len = len};
+  double dt = -1;
+  if (sl_channel_open_end(&ep, &cfg, &w.ch, &err) != SL_OK)
+    report("consumer open", &err);
+  else {
+    double t0 = sl_clock_seconds();
+    consumer(&w);
+    dt = sl_clock_seconds() - t0;
+    sl_channel_destroy(w.ch);
+  }
+  if (lfd >= 0)
+    close(lfd);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  *sink += w.sum;
+  if (w.err || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return -1;
+  return dt;
+}
+
+/* Loopback TCP stream: seconds to move `total` bytes in `chunk` writes. */
+static double run_bound(const unsigned char *pool, size_t total, size_t chunk) {
+  sl_error err = {0};
+  int lfd;
+  char addr[128];
+  if (sl_channel_listen("tcp", "127.0.0.1:0", &lfd, addr, sizeof addr, &err) !=
+      SL_OK) {
+    report("bound listen", &err);
+    return -1;
+  }
+  struct sockaddr_in sa;
+  socklen_t sl = sizeof sa;
+  getsockname(lfd, (struct sockaddr *)&sa, &sl);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(fd, (struct sockaddr *)&sa, sl) != 0)
+      _exit(1);
+    size_t off = 0, left = total;
+    while (left > 0) {
+      size_t n = left < chunk ? left : chunk;
+      ssize_t k = send(fd, pool + off, n, MSG_NOSIGNAL);
+      if (k <= 0)
+        _exit(1);
+      left -= (size_t)k;
+      off = off + 2 * chunk > POOL_BYTES ? 0 : off + (size_t)k;
+    }
+    close(fd);
+    _exit(0);
+  }
+  int fd = accept(lfd, NULL, NULL);
+  close(lfd);
+  unsigned char *buf = malloc(chunk);
+  size_t got = 0;
+  double t0 = sl_clock_seconds();
+  for (;;) {
+    ssize_t k = recv(fd, buf, chunk, 0);
+    if (k <= 0)
+      break;
+    got += (size_t)k;
+  }
+  double dt = sl_clock_seconds() - t0;
+  close(fd);
+  free(buf);
+  int status;
+  waitpid(pid, &status, 0);
+  return got == total ? dt : -1;
+}
+
+static int transports_main(int argc, char **argv) {
+  size_t total = (size_t)(argc > 0 ? atoi(argv[0]) : 256) << 20;
+  int runs = argc > 1 ? atoi(argv[1]) : 5;
+  if (runs < 1 || runs > MAX_RUNS || total == 0) {
+    fprintf(
+        stderr,
+        "usage: channel_throughput --transports [MiB per run] [runs 1..%d]\n",
+        MAX_RUNS);
+    return 2;
+  }
+  unsigned char *pool = malloc(POOL_BYTES);
+  if (!pool) {
+    fprintf(stderr, "channel_throughput: out of memory\n");
+    return 1;
+  }
+  for (size_t i = 0; i < POOL_BYTES; i++)
+    pool[i] = (unsigned char)(i * 131 + (i >> 12));
+  uint64_t sink = 0;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  printf("channel transports, %zu MiB per run, median of %d runs, %ld CPUs\n",
+         total >> 20, runs, cpus);
+
+  /* The bound is measured in every round of every row, next to the
+   * channels, so that "% of bound" compares runs under the same load. */
+  printf("| slot | credits | local GB/s | shm GB/s | tcp GB/s | loopback "
+         "bound GB/s | tcp %% of bound | local slots/s | shm slots/s | tcp "
+         "slots/s |\n");
+  printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  const char *names[3] = {"local", "shm", "tcp"};
+  const uint32_t slot_sizes[] = {4096, 64 << 10, 256 << 10, 1 << 20};
+  const uint32_t credit_counts[] = {2, 8, 32};
+  int failed = 0;
+  for (int si = 0; si < 4; si++)
+    for (int ci = 0; ci < 3; ci++) {
+      sl_channel_config cfg = {credit_counts[ci], slot_sizes[si]};
+      uint32_t len = sl_channel_payload_size_for(cfg.slot_size) & ~7u;
+      uint64_t slots = total / len;
+      double gbs[3][MAX_RUNS], sps[3][MAX_RUNS], bound[MAX_RUNS];
+      for (int i = 0; i < runs; i++) {
+        for (int t = 0; t < 3; t++) {
+          double dt = t == 0
+                          ? run_local(pool, cfg, slots, len, &sink, NULL)
+                          : run_forked(names[t], pool, cfg, slots, len, &sink);
+          if (dt <= 0) {
+            fprintf(stderr, "channel_throughput: %s %u x %u failed\n", names[t],
+                    cfg.credits, cfg.slot_size);
+            failed = 1;
+            dt = 1e9;
+          }
+          gbs[t][i] = (double)slots * len / dt / 1e9;
+          sps[t][i] = (double)slots / dt;
+        }
+        double dt = run_bound(pool, (size_t)slots * len, 1 << 20);
+        bound[i] = dt > 0 ? (double)slots * len / dt / 1e9 : 0;
+      }
+      double g[3], s[3], b = median(bound, runs);
+      for (int t = 0; t < 3; t++) {
+        g[t] = median(gbs[t], runs);
+        s[t] = median(sps[t], runs);
+      }
+      printf("| %u KiB | %u | %.2f | %.2f | %.2f | %.2f | %.0f%% | %.0f | "
+             "%.0f | %.0f |\n",
+             cfg.slot_size >> 10, cfg.credits, g[0], g[1], g[2], b,
+             b > 0 ? 100 * g[2] / b : 0, s[0], s[1], s[2]);
+      fflush(stdout);
+    }
+  fprintf(stderr, "(checksum %llu)\n", (unsigned long long)sink);
+  free(pool);
+  return failed;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--transports") == 0)
+    return transports_main(argc - 2, argv + 2);
   size_t total = (size_t)(argc > 1 ? atoi(argv[1]) : 1024) << 20;
   unsigned char *pool = malloc(POOL_BYTES);
   unsigned char *ring = aligned_alloc(64, (size_t)CREDITS << 20);
@@ -156,7 +403,7 @@ int main(int argc, char **argv) {
     double ch[RUNS], mc[RUNS], mk[RUNS];
     uint64_t stalls = 0;
     for (int i = 0; i < RUNS; i++) {
-      ch[i] = channel_run(pool, slot, total, &stalls);
+      ch[i] = channel_run(pool, slot, total, &stalls, &sink);
       mc[i] = memcpy_run(pool, ring, slot, total, 0, &sink);
       mk[i] = memcpy_run(pool, ring, slot, total, 1, &sink);
     }

@@ -1,9 +1,10 @@
 /* channel.c - the transport-independent part of channels (channel.h):
- * opening by transport, shape defaults and checks, and the back-off the
- * transports' waits share.  The protocol itself lives in each transport
- * (channel_local.c for threads of one process). */
+ * opening by transport or endpoint, shape defaults and checks, and the
+ * back-off the transports' waits share.  The protocol is channel_ring.c;
+ * the transports are channel_local.c, channel_shm.c and channel_tcp.c. */
 #include <sched.h>
 #include <stddef.h>
+#include <string.h>
 #include <time.h>
 
 #include "channel_int.h"
@@ -18,13 +19,20 @@ _Static_assert(sizeof(_Atomic uint8_t) == 1, "the full flag is one byte");
 
 int sl_channel_check_config(const sl_channel_config *in, sl_channel_config *out,
                             sl_error *err) {
+  return sl_channel_check_shape(in, SL_CHANNEL_DEFAULT_CREDITS,
+                                SL_CHANNEL_DEFAULT_SLOT_SIZE, out, err);
+}
+
+int sl_channel_check_shape(const sl_channel_config *in, uint32_t def_credits,
+                           uint32_t def_slot_size, sl_channel_config *out,
+                           sl_error *err) {
   sl_channel_config c = {0, 0};
   if (in)
     c = *in;
   if (c.credits == 0)
-    c.credits = SL_CHANNEL_DEFAULT_CREDITS;
+    c.credits = def_credits;
   if (c.slot_size == 0)
-    c.slot_size = SL_CHANNEL_DEFAULT_SLOT_SIZE;
+    c.slot_size = def_slot_size;
   if (c.credits > SL_CHANNEL_MAX_CREDITS)
     return sl_error_set(err, SL_EINVAL,
                         "channel credits must be between 1 and %d, not %u",
@@ -48,8 +56,13 @@ int sl_channel_check_config(const sl_channel_config *in, sl_channel_config *out,
 int sl_channel_open(const sl_channel_transport *t, const sl_channel_config *cfg,
                     sl_channel **out, sl_error *err) {
   *out = NULL;
-  if (!t || !t->open)
+  if (!t)
     return sl_error_set(err, SL_EINVAL, "no channel transport");
+  if (!t->open)
+    return sl_error_set(err, SL_EINVAL,
+                        "%s channels join two processes: open each end with "
+                        "sl_channel_open_end",
+                        t->name);
   return t->open(cfg, out, err);
 }
 
@@ -62,6 +75,50 @@ int sl_channel_open_local(uint32_t credits, uint32_t slot_size,
 void sl_channel_destroy(sl_channel *ch) {
   if (ch)
     ch->transport->destroy(ch);
+}
+
+const sl_channel_transport *sl_channel_transport_find(const char *name) {
+  static const sl_channel_transport *const all[] = {
+      &sl_channel_local, &sl_channel_shm, &sl_channel_tcp};
+  for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
+    if (strcmp(all[i]->name, name) == 0)
+      return all[i];
+  return NULL;
+}
+
+int sl_channel_open_end(const sl_channel_endpoint *ep,
+                        const sl_channel_config *cfg, sl_channel **out,
+                        sl_error *err) {
+  *out = NULL;
+  const sl_channel_transport *t =
+      ep ? sl_channel_transport_find(ep->transport) : NULL;
+  int rc = SL_EINVAL;
+  if (!ep)
+    sl_error_set(err, rc, "no channel endpoint");
+  else if (!t)
+    sl_error_set(err, rc,
+                 "unknown channel transport '%s' (expected shm or tcp)",
+                 ep->transport ? ep->transport : "(null)");
+  else if (!t->open_end)
+    sl_error_set(err, rc,
+                 "the %s transport has both ends in one process: open it "
+                 "with sl_channel_open, or pick shm or tcp for two processes",
+                 t->name);
+  else if (ep->role != SL_CHANNEL_PRODUCER && ep->role != SL_CHANNEL_CONSUMER)
+    sl_error_set(err, rc,
+                 "%s channel endpoint: role must be producer or "
+                 "consumer",
+                 t->name);
+  else
+    return t->open_end(ep, cfg, out, err);
+  /* The channel owns a passed socket from the call on, even on failure. */
+  return sl_endpoint_refuse(ep, rc);
+}
+
+int sl_channel_error(const sl_channel *ch, sl_error *err) {
+  if (!ch || !ch->transport->error)
+    return SL_OK;
+  return ch->transport->error(ch, err);
 }
 
 /* --- back-off --- */
@@ -81,6 +138,8 @@ void sl_backoff_init(sl_backoff *b, int64_t timeout_ns) {
   b->start_ns = 0;
   b->deadline_ns = -1;
   b->timeout_ns = timeout_ns;
+  b->nap = NULL;
+  b->nap_arg = NULL;
 }
 
 int sl_backoff_pause(sl_backoff *b) {
@@ -114,6 +173,10 @@ int sl_backoff_pause(sl_backoff *b) {
     nap = b->deadline_ns - now;
   if (shift < 8)
     b->round++;
+  if (b->nap) {
+    b->nap(b->nap_arg, nap);
+    return 1;
+  }
   struct timespec ts = {0, (long)nap};
   nanosleep(&ts, NULL);
   return 1;

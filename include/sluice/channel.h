@@ -41,7 +41,43 @@
  *
  * RETURN CODES.  SL_OK, the positive SL_CHANNEL_END / SL_CHANNEL_TIMEOUT, or
  * a negative SL_E* code (error.h): SL_EINVAL for misuse, the abort code
- * (SL_EIO when a peer died) once the channel is broken. */
+ * (SL_EIO when a peer died) once the channel is broken; sl_channel_error
+ * says why, naming the peer.
+ *
+ * TWO PROCESSES (shm, tcp; later verbs).  sl_channel_open creates both ends
+ * in one process (local only).  Across processes each process opens ITS end
+ * with sl_channel_open_end and an sl_channel_endpoint: the transport, the
+ * role (producer or consumer) and how to meet the peer (an already
+ * connected socket, a listening socket to accept on, or an address to
+ * connect to).  The open blocks until the peer's end is there (bounded by
+ * endpoint.timeout_ns), both ends agree on the shape, and the ring exists;
+ * from then on the end is an ordinary sl_channel on which only its side's
+ * functions are valid (the others return NULL or SL_EINVAL).  The memory
+ * split stays the protocol's: the ring is in the consumer's memory, the
+ * credit counter in the producer's (shm: both in one shared mapping; tcp:
+ * the producer keeps a copy of its ring that it sends from and receives
+ * credit messages; verbs: registered memory written remotely).  On a
+ * producer end alone, sl_channel_status is SL_CHANNEL_END once the stream
+ * is closed and every slot has come back as a credit (tcp learns of
+ * credits when it looks for them: while out of credit, and in destroy);
+ * sl_channel_get_stats reports this end's side (a consumer end: buffers
+ * and bytes it took; a producer end: received = credits returned).
+ *
+ * Peer death.  A peer that exits or dies before the stream is over (the
+ * producer before closing it, the consumer before reading it) breaks the
+ * channel with SL_EIO, seen by every later call and by the waits within
+ * about a millisecond (shm) or when the kernel reports the connection
+ * closed (tcp; immediate for a process that dies on the same or a live
+ * host).  Nothing waits for a dead peer.
+ *
+ * Ownership across processes: each process destroys its own end.  A
+ * producer end that was closed sends everything still buffered before its
+ * destroy returns (bounded by the endpoint's timeout), so "publish, close,
+ * destroy, exit" delivers the whole stream.  The threading rules above
+ * hold per end (one producer thread, or one consumer thread); a tcp end
+ * also runs one internal I/O thread, invisible to the caller.  A socket
+ * given to an end must not be shared with another process (fork after the
+ * open would keep a dead peer's connection looking alive). */
 #ifndef SLUICE_CHANNEL_H
 #define SLUICE_CHANNEL_H
 
@@ -121,11 +157,13 @@ typedef struct sl_channel_config {
 } sl_channel_config;
 
 typedef struct sl_channel sl_channel;
+struct sl_channel_endpoint;
 
 /* A transport: how slots move.  Every function has the meaning of the
  * sl_channel_* function of the same name below. */
 typedef struct sl_channel_transport {
   const char *name; /* "local", "shm", "tcp", "verbs" */
+  /* Both ends in this process (NULL for cross-process transports). */
   int (*open)(const sl_channel_config *cfg, sl_channel **out, sl_error *err);
   void *(*acquire)(sl_channel *ch);
   int (*publish)(sl_channel *ch, uint32_t len, const sl_channel_header *hdr);
@@ -138,6 +176,12 @@ typedef struct sl_channel_transport {
   int (*status)(const sl_channel *ch);
   void (*stats)(const sl_channel *ch, sl_channel_stats *out);
   void (*destroy)(sl_channel *ch);
+  /* Cross-process ends (NULL for local): see sl_channel_open_end. */
+  int (*open_end)(const struct sl_channel_endpoint *ep,
+                  const sl_channel_config *cfg, sl_channel **out,
+                  sl_error *err);
+  /* Why the channel broke: see sl_channel_error. */
+  int (*error)(const sl_channel *ch, sl_error *err);
 } sl_channel_transport;
 
 /* The part of every channel the generic layer sees; a transport's channel
@@ -151,6 +195,86 @@ struct sl_channel {
 
 /* The in-process transport (threads of one process). */
 extern const sl_channel_transport sl_channel_local;
+/* Processes of one host: ring and credit counter in one shared mapping (an
+ * anonymous memfd handed over a unix socket, which stays open to tell
+ * either side when the other dies). */
+extern const sl_channel_transport sl_channel_shm;
+/* Any two hosts: a TCP connection; the producer sends each published slot
+ * (footer + used payload bytes) and the consumer's end receives it into its
+ * ring and sends credits back. */
+extern const sl_channel_transport sl_channel_tcp;
+
+/* "local", "shm" or "tcp"; NULL for an unknown name. */
+const sl_channel_transport *sl_channel_transport_find(const char *name);
+
+/* Default shapes of cross-process ends (docs/BENCHMARKS.md, "Channel
+ * transports"): 64 KiB slots (the engine's buffer size) and 32 credits,
+ * 2 MiB per channel.  shm: with 32 credits the producer seldom stalls, and
+ * a stall costs a back-off nap, so 64 KiB x 32 ran 1.3-2.2x faster than
+ * 64 KiB x 8 in every measurement.  tcp: the connection needs enough bytes
+ * in flight to stay busy while credits travel back; 64 KiB x 32 reached
+ * 76-88% of the loopback stream bound where 64 KiB x 8 reached 53-66%
+ * (1 MiB x 2, the same memory, did as well, but a producer takes 16 times
+ * longer to fill a slot). */
+enum {
+  SL_CHANNEL_SHM_DEFAULT_CREDITS = 32,
+  SL_CHANNEL_SHM_DEFAULT_SLOT_SIZE = 64 * 1024,
+  SL_CHANNEL_TCP_DEFAULT_CREDITS = 32,
+  SL_CHANNEL_TCP_DEFAULT_SLOT_SIZE = 64 * 1024,
+};
+
+typedef enum sl_channel_role {
+  SL_CHANNEL_PRODUCER = 1,
+  SL_CHANNEL_CONSUMER = 2,
+} sl_channel_role;
+
+/* How an end meets its peer. */
+typedef enum sl_channel_rendezvous {
+  /* `fd` is a stream socket already connected to the peer's end (from
+   * socketpair, accept or connect).  The channel owns it from the call on:
+   * it is closed by sl_channel_destroy, or before a failed open returns. */
+  SL_CHANNEL_VIA_FD = 1,
+  /* `fd` is a listening socket (see sl_channel_listen): accept one peer on
+   * it.  The caller keeps the listening socket. */
+  SL_CHANNEL_VIA_ACCEPT = 2,
+  /* Connect to the peer listening at `address` ("host:port" for tcp, a unix
+   * socket path or "@abstract-name" for shm); refused connections are
+   * retried until the timeout, so either process may start first. */
+  SL_CHANNEL_VIA_CONNECT = 3,
+} sl_channel_rendezvous;
+
+/* One end of a cross-process channel.  The shape (sl_channel_config) must
+ * be the same at both ends (0 = the transport's default); a mismatch fails
+ * both opens with SL_EINVAL. */
+typedef struct sl_channel_endpoint {
+  const char *transport; /* "shm" or "tcp" */
+  sl_channel_role role;
+  sl_channel_rendezvous via;
+  int fd;              /* VIA_FD, VIA_ACCEPT */
+  const char *address; /* VIA_CONNECT */
+  int64_t timeout_ns;  /* bound on the rendezvous; 0 = 10 s, < 0 none */
+} sl_channel_endpoint;
+
+/* Open this process's end of a channel.  Blocks until the peer's end has
+ * answered (call it from a set-up thread, not a worker).  SL_EINVAL for a
+ * bad endpoint or a shape mismatch, SL_EIO when the peer cannot be reached
+ * or goes away during the rendezvous (the message says which address and
+ * which step), SL_ENOMEM. */
+int sl_channel_open_end(const sl_channel_endpoint *ep,
+                        const sl_channel_config *cfg, sl_channel **out,
+                        sl_error *err);
+
+/* A listening socket for VIA_ACCEPT.  tcp: address "host:port" (port 0 =
+ * any free port); shm: a unix socket path or "@abstract-name".  The
+ * address peers must connect to (the chosen port filled in) is written to
+ * bound[0..bound_size).  Close *fd when done (and unlink a path). */
+int sl_channel_listen(const char *transport, const char *address, int *fd,
+                      char *bound, size_t bound_size, sl_error *err);
+
+/* Why the channel is broken: fills err (what happened, which peer, what
+ * step) and returns the abort code; SL_OK (err untouched) while it is not
+ * broken. */
+int sl_channel_error(const sl_channel *ch, sl_error *err);
 
 /* Open a channel on a transport.  cfg may be NULL (defaults). */
 int sl_channel_open(const sl_channel_transport *t, const sl_channel_config *cfg,

@@ -3,8 +3,10 @@
  * of slots, no overwrite under a slow consumer, back-pressure, tiny and
  * full payloads, many channels at once, orderly close, and abort from
  * either side.  Every wait is bounded (GUARD_NS), so a broken channel fails
- * a test instead of hanging it; no test asserts on speed.  The same cases
- * are meant to run against shm, tcp and verbs: they use only channel.h. */
+ * a test instead of hanging it; no test asserts on speed.  These are the
+ * in-process details (millions of slots, misuse, the shape check); the
+ * suite every transport passes, with the ends in two processes for shm and
+ * tcp, is test_channel_transports.c. */
 /* cmocka.h needs these first. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,39 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "channel_helpers.h"
 #include "sluice/channel.h"
-
-/* Long enough never to fire on a loaded machine; it only stops hangs. */
-#define GUARD_NS (20LL * 1000 * 1000 * 1000)
-
-/* The byte at offset j of the payload of slot s. */
-static inline uint8_t pattern(uint64_t s, uint32_t j) {
-  return (uint8_t)(s * 131 + j * 7 + (s >> 8) + 1);
-}
-
-static void fill(void *p, uint64_t s, uint32_t len) {
-  uint8_t *b = p;
-  for (uint32_t j = 0; j < len; j++)
-    b[j] = pattern(s, j);
-}
-
-/* 1 when every byte matches. */
-static int check(const void *p, uint64_t s, uint32_t len) {
-  const uint8_t *b = p;
-  for (uint32_t j = 0; j < len; j++)
-    if (b[j] != pattern(s, j))
-      return 0;
-  return 1;
-}
-
-/* Small xorshift so each thread has its own reproducible randomness. */
-static uint64_t rnd(uint64_t *st) {
-  uint64_t x = *st;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *st = x;
-}
 
 static sl_channel *open_ok(uint32_t c, uint32_t m) {
   sl_channel *ch = NULL;
@@ -62,17 +33,6 @@ static sl_channel *open_ok(uint32_t c, uint32_t m) {
   assert_int_equal(rc, SL_OK);
   assert_non_null(ch);
   return ch;
-}
-
-/* Length of slot s in the stream tests: zero, tiny, full and in between. */
-static uint32_t len_for(uint64_t s, uint32_t payload, uint64_t *st) {
-  if (s % 97 == 0)
-    return payload;
-  if (s % 13 == 0)
-    return 0;
-  if (s % 5 == 0)
-    return (uint32_t)(s % 17);
-  return (uint32_t)(rnd(st) % (payload + 1));
 }
 
 /* --- one producer thread, one consumer thread --- */

@@ -1,0 +1,53 @@
+/* channel_helpers.h - shared by the channel unit tests (test_channel.c,
+ * test_channel_transports.c): the payload pattern every test writes and
+ * checks, a small reproducible random generator, and the payload lengths
+ * of the stream tests (zero, tiny, full and in between). */
+#ifndef SLUICE_TEST_CHANNEL_HELPERS_H
+#define SLUICE_TEST_CHANNEL_HELPERS_H
+
+#include <stdint.h>
+
+/* Long enough never to fire on a loaded machine; it only stops hangs. */
+#define GUARD_NS (20LL * 1000 * 1000 * 1000)
+
+/* The byte at offset j of the payload of slot s. */
+static inline uint8_t pattern(uint64_t s, uint32_t j) {
+  return (uint8_t)(s * 131 + j * 7 + (s >> 8) + 1);
+}
+
+static inline void fill(void *p, uint64_t s, uint32_t len) {
+  uint8_t *b = p;
+  for (uint32_t j = 0; j < len; j++)
+    b[j] = pattern(s, j);
+}
+
+/* 1 when every byte matches. */
+static inline int check(const void *p, uint64_t s, uint32_t len) {
+  const uint8_t *b = p;
+  for (uint32_t j = 0; j < len; j++)
+    if (b[j] != pattern(s, j))
+      return 0;
+  return 1;
+}
+
+/* Small xorshift so each thread has its own reproducible randomness. */
+static inline uint64_t rnd(uint64_t *st) {
+  uint64_t x = *st;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *st = x;
+}
+
+/* Length of slot s in the stream tests: zero, tiny, full and in between. */
+static inline uint32_t len_for(uint64_t s, uint32_t payload, uint64_t *st) {
+  if (s % 97 == 0)
+    return payload;
+  if (s % 13 == 0)
+    return 0;
+  if (s % 5 == 0)
+    return (uint32_t)(s % 17);
+  return (uint32_t)(rnd(st) % (payload + 1));
+}
+
+#endif
