@@ -393,6 +393,9 @@ typedef struct coordinator {
    * coordinator through this socket (node.h); -1 otherwise. */
   int export_fd;
   int64_t exported_wm;
+  /* The coordinator of nodes: partials come from nodes, whose keys
+   * overlap (nodes do not repartition between them yet). */
+  bool of_nodes;
   sl_error *err;
 } coordinator;
 
@@ -589,7 +592,8 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
      * Repartitioning: each owner's partial holds all of its keys and no
      * other worker has them, so each is emitted as it is; merging them
      * would only rehash every group on this one thread. */
-    bool disjoint = c->q->plan->strategy == SL_STRATEGY_REPARTITION;
+    bool disjoint =
+        c->q->plan->strategy == SL_STRATEGY_REPARTITION && !c->of_nodes;
     double t0 = sl_clock_seconds();
     sl_group_table *merged = NULL;
     int64_t start = 0;
@@ -935,6 +939,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   c.err = err;
   c.sc = plan->sink;
   c.export_fd = node ? nodes->coordinator_fd : -1;
+  c.of_nodes = coordinator_of_nodes;
   c.exported_wm = WM_MIN;
   if (node) {
     /* A node writes nothing itself: the coordinator has the sink. */

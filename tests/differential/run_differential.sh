@@ -95,20 +95,21 @@ run_case() {
   if [ ! -s "$tmp/$name.expected" ]; then
     echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
   fi
-  for w in 1 2 4 2r 4r; do
-    strategy=late-merge
+  for w in 1 2 4 2r 4r n2 n2r; do
+    strategy=late-merge nodes=1
     case $w in *r) strategy=repartition; w=${w%r} ;; esac
-    printf "%s\nSET parallelism.default = %s;\nSET 'sluice.strategy' = '%s';\n%s\n" \
-      "$ddl" "$w" "$strategy" "$sq" > "$tmp/q.sql"
+    case $w in n*) nodes=${w#n}; w=1 ;; esac
+    printf "%s\nSET parallelism.default = %s;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\n%s\n" \
+      "$ddl" "$w" "$nodes" "$strategy" "$sq" > "$tmp/q.sql"
     if ! "$SLUICE" -m csv --no-headers "$tmp/q.sql" 2>"$tmp/err" | sort > "$tmp/$name.$w"; then
-      echo "FAIL $name ($w workers, $strategy): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); continue
+      echo "FAIL $name ($w workers x $nodes node(s), $strategy): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); continue
     fi
     if cmp -s "$tmp/$name.expected" "$tmp/$name.$w"; then
       passed=$((passed + 1))
-      echo "ok   $name ($w workers, $strategy): $(wc -l < "$tmp/$name.expected") rows equal"
+      echo "ok   $name ($w workers x $nodes node(s), $strategy): $(wc -l < "$tmp/$name.expected") rows equal"
     else
       fail=$((fail + 1))
-      echo "FAIL $name ($w workers, $strategy): results differ (< sqlite3, > sluice):"
+      echo "FAIL $name ($w workers x $nodes node(s), $strategy): results differ (< sqlite3, > sluice):"
       diff "$tmp/$name.expected" "$tmp/$name.$w" | head -10 || true
     fi
   done
