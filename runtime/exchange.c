@@ -8,10 +8,15 @@
 
 #include "worker_int.h"
 
+/* This worker's place among the exchange's members (executor_int.h). */
+static int self(const worker_state *s) {
+  return s->q->xbase + s->w->index;
+}
+
 /* Repartition: the operator's watermark, the minimum over its inputs. */
 static int64_t operator_wm(const worker_state *s) {
   int64_t m = WM_MAX;
-  for (int p = 0; p < s->q->nworkers; p++)
+  for (int p = 0; p < s->q->xn; p++)
     if (!s->input_done[p] && s->input_wm[p] < m)
       m = s->input_wm[p];
   return m;
@@ -31,8 +36,14 @@ int sl_exchange_flush(worker_state *s, int dest, bool even_empty) {
     if (rc != SL_OK || !even_empty)
       return rc;
   }
-  sl_channel *ch = s->q->channels[s->w->index * s->q->nworkers + dest];
-  const sl_buffer *b = &s->out_slots[dest];
+  sl_channel *ch = s->q->channels[self(s) * s->q->xn + dest];
+  sl_buffer *b = &s->out_slots[dest];
+  if (ch->transport != &sl_channel_local) {
+    /* Another process: string pointers become offsets (row.h). */
+    int rc = sl_buffer_swizzle(b, &s->w->err);
+    if (rc != SL_OK)
+      return rc;
+  }
   sl_channel_header hdr = {b->nrows, 0, s->local_wm};
   s->out_active[dest] = false;
   s->sent_wm[dest] = s->local_wm;
@@ -50,7 +61,7 @@ static int out_slot(worker_state *s, int dest, sl_buffer **out) {
     *out = &s->out_slots[dest];
     return SL_OK;
   }
-  sl_channel *ch = s->q->channels[s->w->index * s->q->nworkers + dest];
+  sl_channel *ch = s->q->channels[self(s) * s->q->xn + dest];
   for (;;) {
     void *p = sl_channel_acquire(ch);
     if (p) {
@@ -117,7 +128,7 @@ int sl_exchange_send(worker_state *s, int dest, const uint8_t *row) {
 /* Fold every row other workers have sent here so far. */
 int sl_exchange_drain(worker_state *s, bool *got) {
   exec_query *q = s->q;
-  int n = q->nworkers, me = s->w->index;
+  int n = q->xn, me = self(s);
   const sl_row_layout *tl = q->tmp_layout;
   int64_t proc_now = q->plan->window.proctime ? sl_now_us() : 0;
   for (int p = 0; p < n; p++) {
@@ -130,6 +141,19 @@ int sl_exchange_drain(worker_state *s, bool *got) {
       sl_buffer view;
       sl_buffer_wrap(&view, tl, slot->payload, slot->len);
       view.nrows = slot->hdr.rows;
+      if (ch->transport != &sl_channel_local) {
+        /* From another process: offsets back to pointers, each checked to
+         * lie past the rows and inside the slot. */
+        if ((size_t)view.nrows * tl->width > view.cap)
+          return sl_error_set(&s->w->err, SL_EIO,
+                              "a slot from exchange member %d claims more "
+                              "rows than it holds",
+                              p);
+        view.heap_used = view.cap - view.nrows * tl->width;
+        int urc = sl_buffer_unswizzle(&view, &s->w->err);
+        if (urc != SL_OK)
+          return urc;
+      }
       for (uint32_t r = 0; r < view.nrows; r++) {
         const uint8_t *row = sl_buffer_row(&view, r);
         /* The sender's watermark just before this record. */

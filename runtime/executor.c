@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "executor_int.h"
 #include "session_store.h"
@@ -851,21 +852,110 @@ static void report_progress(sl_result_sink *shell, worker *ws, int n,
 }
 
 /* Repartition: one channel from every worker to every other one. */
-static int open_exchange(exec_query *q, sl_error *err) {
-  int n = q->nworkers;
+/* The consumer ends of channels from other nodes, accepted on their own
+ * listening sockets while the main thread connects the producer ends. */
+typedef struct accepting {
+  exec_query *q;
+  uint64_t query_id;
+  int *listen_fd; /* xn x xn, -1 where this process consumes nothing */
+  int rc;
+  sl_error err;
+} accepting;
+
+static bool local_member(const exec_query *q, int m) {
+  return m >= q->xbase && m < q->xbase + q->nworkers;
+}
+
+static void *accept_ends(void *arg) {
+  accepting *a = arg;
+  exec_query *q = a->q;
+  int n = q->xn;
+  sl_channel_config cfg = {0, (q->buffer_size + 63u) & ~63u};
+  for (int i = 0; i < n * n && a->rc == SL_OK; i++) {
+    if (a->listen_fd[i] < 0)
+      continue;
+    sl_channel_endpoint ep = {"shm",
+                              SL_CHANNEL_CONSUMER,
+                              SL_CHANNEL_VIA_ACCEPT,
+                              a->listen_fd[i],
+                              NULL,
+                              0};
+    a->rc = sl_channel_open_end(&ep, &cfg, &q->channels[i], &a->err);
+  }
+  return NULL;
+}
+
+static int open_exchange(exec_query *q, uint64_t query_id, sl_error *err) {
+  int n = q->xn;
   q->channels = calloc((size_t)n * (size_t)n, sizeof(sl_channel *));
   if (!q->channels)
     abort();
-  for (int p = 0; p < n; p++)
-    for (int c = 0; c < n; c++) {
-      if (p == c)
-        continue;
-      int rc = sl_channel_open_local(0, (q->buffer_size + 63u) & ~63u,
-                                     &q->channels[p * n + c], err);
-      if (rc != SL_OK)
-        return rc;
+  bool remote = n > q->nworkers;
+  accepting a = {q, query_id, NULL, SL_OK, {0}};
+  pthread_t t;
+  bool accepting_started = false;
+  int rc = SL_OK;
+  if (remote) {
+    /* Listen for every channel this process consumes from another node
+     * first, so that the other nodes' connects find us. */
+    a.listen_fd = malloc(sizeof(int) * (size_t)n * (size_t)n);
+    if (!a.listen_fd)
+      abort();
+    for (int i = 0; i < n * n; i++)
+      a.listen_fd[i] = -1;
+    for (int p = 0; p < n && rc == SL_OK; p++)
+      for (int c = 0; c < n && rc == SL_OK; c++) {
+        if (local_member(q, p) || !local_member(q, c))
+          continue;
+        char name[96], bound[128];
+        snprintf(name, sizeof name, "@sluice-%llx-%d-%d",
+                 (unsigned long long)query_id, p, c);
+        rc = sl_channel_listen("shm", name, &a.listen_fd[p * n + c], bound,
+                               sizeof bound, err);
+      }
+    if (rc == SL_OK) {
+      if (pthread_create(&t, NULL, accept_ends, &a) == 0)
+        accepting_started = true;
+      else
+        rc = sl_error_set(err, SL_EINTERNAL,
+                          "cannot start the exchange's "
+                          "accepting thread");
     }
-  return SL_OK;
+  }
+  sl_channel_config cfg = {0, (q->buffer_size + 63u) & ~63u};
+  for (int p = 0; p < n && rc == SL_OK; p++)
+    for (int c = 0; c < n && rc == SL_OK; c++) {
+      if (p == c || !local_member(q, p))
+        continue;
+      if (local_member(q, c)) {
+        rc = sl_channel_open_local(0, cfg.slot_size, &q->channels[p * n + c],
+                                   err);
+      } else {
+        char name[96];
+        snprintf(name, sizeof name, "@sluice-%llx-%d-%d",
+                 (unsigned long long)query_id, p, c);
+        sl_channel_endpoint ep = {
+            "shm", SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, name, 0};
+        rc = sl_channel_open_end(&ep, &cfg, &q->channels[p * n + c], err);
+      }
+    }
+  if (remote) {
+    /* Always joined: its accepts end by themselves (the endpoints'
+     * timeout) if the peers never come. */
+    if (accepting_started) {
+      pthread_join(t, NULL);
+      if (rc == SL_OK && a.rc != SL_OK) {
+        sl_error_move(err, &a.err);
+        rc = a.rc;
+      }
+    }
+    sl_error_clear(&a.err);
+    for (int i = 0; i < n * n; i++)
+      if (a.listen_fd[i] >= 0)
+        close(a.listen_fd[i]);
+    free(a.listen_fd);
+  }
+  return rc;
 }
 
 static void free_query(exec_query *q) {
@@ -873,7 +963,7 @@ static void free_query(exec_query *q) {
   sl_slot_pool_free(q->slot_pool);
   sl_jit_free(q->jit);
   if (q->channels) {
-    for (int i = 0; i < q->nworkers * q->nworkers; i++)
+    for (int i = 0; i < q->xn * q->xn; i++)
       if (q->channels[i])
         sl_channel_destroy(q->channels[i]);
     free(q->channels);
@@ -913,13 +1003,18 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     q.nworkers = 1;
   q.src_base = node ? nodes->node_index * q.nworkers : 0;
   q.src_total = node ? nodes->node_count * q.nworkers : q.nworkers;
+  bool across = node && nodes->exchange_between_nodes &&
+                plan->kind == SL_PLAN_AGGREGATE &&
+                plan->strategy == SL_STRATEGY_REPARTITION;
+  q.xbase = across ? q.src_base : 0;
+  q.xn = across ? q.src_total : q.nworkers;
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */
   q.slot_pool = sl_slot_pool_new((size_t)256 << 20);
   int rc = prepare(&q, err);
   if (rc == SL_OK && plan->kind == SL_PLAN_AGGREGATE &&
-      plan->strategy == SL_STRATEGY_REPARTITION && q.nworkers > 1 &&
+      plan->strategy == SL_STRATEGY_REPARTITION && q.xn > 1 &&
       !coordinator_of_nodes)
-    rc = open_exchange(&q, err);
+    rc = open_exchange(&q, node ? nodes->query_id : 0, err);
   if (rc != SL_OK) {
     free_query(&q);
     return rc;
@@ -1091,7 +1186,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   if (rc != SL_OK || c.limit_reached) {
     atomic_store(&cancel, true);
     if (q.channels)
-      for (int i = 0; i < q.nworkers * q.nworkers; i++)
+      for (int i = 0; i < q.xn * q.xn; i++)
         if (q.channels[i])
           sl_channel_abort(q.channels[i], SL_ECANCELLED);
   }

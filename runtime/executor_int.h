@@ -29,6 +29,11 @@ typedef struct exec_query {
   /* This node's workers are sources src_base .. src_base + nworkers - 1
    * of src_total (one node: 0 of nworkers). */
   int src_base, src_total;
+  /* Repartitioning: this node's workers are exchange members xbase ..
+   * xbase + nworkers - 1 of xn (one node, or nodes that do not exchange
+   * with each other: 0 of nworkers).  channels is xn x xn; only pairs
+   * with an end in this process are open. */
+  int xbase, xn;
   const sl_row_layout *stream_layout; /* the leaves input 0 produces */
   int *stream_leaf;                   /* spec leaf_index for input 0 */
   sl_expr_prog *filter;               /* over stream_layout, or NULL */

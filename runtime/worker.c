@@ -481,7 +481,7 @@ static int fold_tmp(worker_state *s, const uint32_t *sel) {
   const sl_row_layout *tl = q->tmp_layout;
   const sl_row_layout *kl = q->key_layout;
   bool exchange = q->channels != NULL;
-  int me = s->w->index;
+  int me = q->xbase + s->w->index; /* in the exchange */
   {
     int64_t proc_now = pw->proctime ? sl_now_us() : 0;
     for (uint32_t r = 0; r < s->tmp.nrows; r++) {
@@ -507,8 +507,7 @@ static int fold_tmp(worker_state *s, const uint32_t *sel) {
         }
         /* The owner from the hash's high bits: group tables index by the
          * low bits, and an owner's keys must not all share them. */
-        int dest =
-            (int)((sl_key_hash(kl, s->keyrow) >> 32) % (uint64_t)q->nworkers);
+        int dest = (int)((sl_key_hash(kl, s->keyrow) >> 32) % (uint64_t)q->xn);
         if (dest == me) {
           rc = sl_worker_fold_row(s, row, s->local_wm, proc_now);
         } else {
@@ -858,7 +857,7 @@ void *sl_worker_main(void *arg) {
   s.wm = WM_MIN;
   s.local_wm = WM_MIN;
   s.next_end = WM_MAX;
-  int n = q->nworkers, me = w->index;
+  int n = q->xn, me = q->xbase + w->index;
   if (q->channels) {
     s.input_wm = malloc(sizeof(int64_t) * (size_t)n);
     s.input_done = calloc((size_t)n, sizeof(bool));

@@ -248,9 +248,13 @@ int sl_cluster_exec(sl_cluster *c, const char *text, size_t len,
 }
 
 int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
-                     sl_error *err) {
+                     bool across, sl_error *err) {
+  /* Names the query's shared-memory channels: unique per process and
+   * query (the coordinator's pid, a counter in the cluster). */
+  uint64_t id = ((uint64_t)getpid() << 32) | ++c->queries;
   for (int i = 0; i < c->n; i++) {
-    uint32_t h[3] = {(uint32_t)i, (uint32_t)c->n, (uint32_t)strategy};
+    uint32_t h[6] = {(uint32_t)i,      (uint32_t)c->n, (uint32_t)strategy,
+                     (uint32_t)across, (uint32_t)id,   (uint32_t)(id >> 32)};
     int rc = sl_frame_send(c->nodes[i].fd, SL_FRAME_QUERY, h, sizeof h, text,
                            len, err);
     if (rc != SL_OK) {

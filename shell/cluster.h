@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "sluice/error.h"
@@ -25,7 +26,8 @@ typedef struct sl_cluster_node {
 typedef struct sl_cluster {
   int n;
   sl_cluster_node *nodes;
-  bool spawned; /* started by this shell (--nodes / SET 'sluice.nodes') */
+  bool spawned;     /* started by this shell (--nodes / SET 'sluice.nodes') */
+  uint32_t queries; /* queries sent so far */
 } sl_cluster;
 
 /* Fork n node processes on this host, each serving one end of a socket
@@ -38,9 +40,10 @@ void sl_cluster_free(sl_cluster *c);
 /* Apply a statement (CREATE, DROP, SET, RESET) on every node.  The first
  * node's error, naming the node, if any refuses it. */
 int sl_cluster_exec(sl_cluster *c, const char *text, size_t len, sl_error *err);
-/* Send QUERY to every node: node i gets index i of n. */
+/* Send QUERY to every node: node i gets index i of n.  across: the nodes
+ * repartition between them (shared memory: forked clusters only). */
 int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
-                     sl_error *err);
+                     bool across, sl_error *err);
 /* After a query (succeeded or not): bring every node back in step (node.h,
  * SYNC).  A node that does not answer within 10 s is marked broken. */
 void sl_cluster_sync(sl_cluster *c);

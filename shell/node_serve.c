@@ -59,7 +59,7 @@ static int send_error(int fd, const sl_error *e) {
 
 static int run_query(sl_session *s, int fd, const sl_strbuf *p) {
   sl_error err = {0};
-  uint32_t h[3];
+  uint32_t h[6];
   if (p->len < sizeof h) {
     sl_error_set(&err, SL_EIO, "a query message was cut short");
     send_error(fd, &err);
@@ -71,9 +71,15 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p) {
   pthread_t t;
   bool watching = pthread_create(&t, NULL, watch, &w) == 0;
   sl_query_stats st;
+  sl_exec_nodes nodes = {0};
+  nodes.node_index = (int)h[0];
+  nodes.node_count = (int)h[1];
+  nodes.coordinator_fd = fd;
+  nodes.cancel = &w.cancel;
+  nodes.exchange_between_nodes = h[3] != 0;
+  nodes.query_id = (uint64_t)h[4] | (uint64_t)h[5] << 32;
   int rc = sl_session_run_on_node(s, p->data + sizeof h, p->len - sizeof h,
-                                  (int)h[0], (int)h[1], (int)h[2], fd,
-                                  &w.cancel, &st, &err);
+                                  (int)h[2], &nodes, &st, &err);
   atomic_store(&w.stop, true);
   if (watching)
     pthread_join(t, NULL);

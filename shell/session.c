@@ -466,6 +466,15 @@ static void explain_nodes(sl_session *s, const sl_plan *plan, sl_strbuf *out) {
   if (sessions)
     sl_strbuf_append(out, "except that session windows run on this process "
                           "only (not supported on several nodes yet)\n");
+  else if (plan->kind == SL_PLAN_AGGREGATE &&
+           plan->strategy == SL_STRATEGY_REPARTITION &&
+           (!s->cluster || s->cluster->spawned))
+    sl_strbuf_append(out, "records are repartitioned between every node's "
+                          "workers (shared-memory channels between nodes, "
+                          "in-process rings within one), each owner's "
+                          "partials go to this process, which merges and "
+                          "finalizes them when every node's watermark has "
+                          "passed the window\n");
   else if (plan->kind == SL_PLAN_AGGREGATE)
     sl_strbuf_append(out, "each node merges its workers' partials and sends "
                           "one partial per window over its control "
@@ -564,7 +573,14 @@ static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   }
   if (!s->cluster || sessions)
     return sl_execute(plan, s->settings, sink, st, err);
-  rc = sl_cluster_query(s->cluster, text, len, (int)plan->strategy, err);
+  /* Repartitioning between nodes needs shared memory between them: nodes
+   * forked on this host do it; daemons repartition within each node and
+   * the coordinator merges their partials. */
+  bool across = s->cluster->spawned &&
+                plan->strategy == SL_STRATEGY_REPARTITION &&
+                plan->kind == SL_PLAN_AGGREGATE;
+  rc =
+      sl_cluster_query(s->cluster, text, len, (int)plan->strategy, across, err);
   if (rc != SL_OK)
     return rc;
   int *fds = malloc(sizeof(int) * (size_t)s->cluster->n);
@@ -584,9 +600,8 @@ static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
 }
 
 int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
-                           int node_index, int node_count, int strategy, int fd,
-                           atomic_bool *cancel, sl_query_stats *stats,
-                           sl_error *err) {
+                           int strategy, const sl_exec_nodes *nodes,
+                           sl_query_stats *stats, sl_error *err) {
   sl_arena arena;
   sl_arena_init(&arena, 0);
   sl_stmt *stmt = NULL;
@@ -603,12 +618,7 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
     rc = sl_plan_build(&arena, b, &plan, err);
   if (rc == SL_OK) {
     plan->strategy = (sl_strategy)strategy;
-    sl_exec_nodes nodes = {0};
-    nodes.node_index = node_index;
-    nodes.node_count = node_count;
-    nodes.coordinator_fd = fd;
-    nodes.cancel = cancel;
-    rc = sl_execute_ex(plan, s->settings, &nodes, NULL, stats, err);
+    rc = sl_execute_ex(plan, s->settings, nodes, NULL, stats, err);
   }
   if (b)
     sl_bound_stmt_release(b);

@@ -13,8 +13,9 @@
  *     EXEC    statement text (CREATE, DROP, SET, RESET): the node applies it
  *             to its own session and answers OK or ERROR, so every node
  *             has the coordinator's catalog and settings
- *     QUERY   [node index u32][node count u32][strategy u32][text]: plan
- *             and run the query on this node's share of every source
+ *     QUERY   [node index u32][node count u32][strategy u32][exchange
+ *             between nodes u32][query id u64][text]: plan and run the
+ *             query on this node's share of every source
  *     CANCEL  stop the running query (also: the connection closing)
  *     SYNC    after every query, whatever happened: the node stops the
  *             query if it still runs and answers SYNC_ACK once idle, and
@@ -51,6 +52,7 @@
 #define SLUICE_NODE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -97,6 +99,11 @@ typedef struct sl_exec_nodes {
   int node_index, node_count;
   int coordinator_fd;
   atomic_bool *cancel;
+  /* Repartitioning between the nodes' workers (all nodes on this host):
+   * each pair of workers on different nodes gets a shared-memory channel
+   * that meets at "@sluice-<query_id>-<sender>-<owner>". */
+  bool exchange_between_nodes;
+  uint64_t query_id;
 } sl_exec_nodes;
 
 #endif

@@ -74,12 +74,12 @@ void sl_session_set_node(sl_session *s);
 
 struct sl_query_stats;
 /* On a node: plan the statement text (a query or INSERT) as the
- * coordinator did, with its strategy, and run this node's share (node
- * node_index of node_count), sending partials and rows on fd. */
+ * coordinator did, with its strategy, and run this node's share (nodes:
+ * which node, the coordinator's socket, the cancel flag, the exchange). */
+struct sl_exec_nodes;
 int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
-                           int node_index, int node_count, int strategy, int fd,
-                           atomic_bool *cancel, struct sl_query_stats *stats,
-                           sl_error *err);
+                           int strategy, const struct sl_exec_nodes *nodes,
+                           struct sl_query_stats *stats, sl_error *err);
 
 /* The nodes this session runs queries on ("" when it runs them alone), for
  * the shell's `.nodes`. */
