@@ -397,6 +397,10 @@ typedef struct coordinator {
   /* The coordinator of nodes: partials come from nodes, whose keys
    * overlap (nodes do not repartition between them yet). */
   bool of_nodes;
+  /* A node whose groups are not complete (no repartitioning between
+   * nodes): it sends partials; otherwise it finalizes its own groups and
+   * sends result rows. */
+  bool export_partials;
   sl_error *err;
 } coordinator;
 
@@ -615,7 +619,7 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
         continue;
       start = p->start;
       any = true;
-      if (disjoint && c->export_fd >= 0) {
+      if (disjoint && c->export_partials) {
         /* A node: the coordinator merges the nodes' partials. */
         if (rc == SL_OK)
           rc =
@@ -646,11 +650,11 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
     }
     double t1 = sl_clock_seconds();
     c->merge_seconds += t1 - t0;
-    if (merged && rc == SL_OK && c->export_fd >= 0)
+    if (merged && rc == SL_OK && c->export_partials)
       rc = sl_node_send_partial(c->export_fd, start, next, merged, c->err);
     else if (merged && rc == SL_OK && !c->limit_reached)
       rc = emit_groups(c, start, next, merged);
-    if (any && rc == SL_OK && !limited && c->export_fd < 0)
+    if (any && rc == SL_OK && !limited && !c->export_partials)
       rc = finish_window(c);
     c->emit_seconds += sl_clock_seconds() - t1;
     if (merged) {
@@ -1035,6 +1039,11 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   c.sc = plan->sink;
   c.export_fd = node ? nodes->coordinator_fd : -1;
   c.of_nodes = coordinator_of_nodes;
+  c.export_partials = node && !across;
+  /* Nodes that repartition between them own disjoint, complete groups:
+   * they finalize, and the coordinator only writes their rows. */
+  bool rows_from_nodes = coordinator_of_nodes && nodes->exchange_between_nodes;
+  bool fires = plan->kind == SL_PLAN_AGGREGATE && !rows_from_nodes;
   c.exported_wm = WM_MIN;
   if (node) {
     /* A node writes nothing itself: the coordinator has the sink. */
@@ -1117,9 +1126,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   bool ready_sent = false;
   while (rc == SL_OK) {
     bool progress = false;
-    rc = plan->kind == SL_PLAN_AGGREGATE
-             ? fire_windows(&c, ws, started, &progress)
-             : drain_batches(&c, ws, started, &progress);
+    rc = fires ? fire_windows(&c, ws, started, &progress)
+               : drain_batches(&c, ws, started, &progress);
     if (rc != SL_OK)
       break;
     if (c.limit_reached)
@@ -1138,9 +1146,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
       break;
     if (all_done) {
       /* One last pass: the workers' final windows and batches. */
-      rc = plan->kind == SL_PLAN_AGGREGATE
-               ? fire_windows(&c, ws, started, &progress)
-               : drain_batches(&c, ws, started, &progress);
+      rc = fires ? fire_windows(&c, ws, started, &progress)
+                 : drain_batches(&c, ws, started, &progress);
       break;
     }
     if (shell && shell->progress && sl_clock_seconds() >= next_progress) {
@@ -1163,7 +1170,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
           break;
       }
     }
-    if (node && plan->kind == SL_PLAN_AGGREGATE) {
+    if (c.export_partials && plan->kind == SL_PLAN_AGGREGATE) {
       rc = export_watermark(&c, ws, started);
       if (rc != SL_OK)
         break;
@@ -1239,6 +1246,11 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     stats->pipeline_seconds += ws[i].pipeline_seconds;
     stats->late_dropped += ws[i].late;
     stats->skipped_rows += ws[i].skipped;
+    if (rows_from_nodes) { /* the nodes fired and finalized */
+      if (ws[i].windows_fired > stats->windows_fired)
+        stats->windows_fired = ws[i].windows_fired;
+      stats->groups_emitted += ws[i].groups_emitted;
+    }
     if (coordinator_of_nodes) { /* the slowest node's compile */
       if (ws[i].jit_seconds > stats->jit_seconds)
         stats->jit_seconds = ws[i].jit_seconds;

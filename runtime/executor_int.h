@@ -149,6 +149,7 @@ typedef struct worker {
   /* A node of a cluster (coordinator side): its JIT as it reported it. */
   double jit_seconds;
   char jit_status[160];
+  uint64_t windows_fired, groups_emitted; /* when it finalized its groups */
   /* Repartition: what this worker published to other workers. */
   uint64_t exchange_rows, exchange_bytes, exchange_slots;
   double source_seconds, pipeline_seconds;

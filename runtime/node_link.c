@@ -137,6 +137,8 @@ static void on_done(worker *w, const sl_strbuf *p) {
   w->exchange_bytes = st.exchange_bytes;
   w->exchange_slots = st.exchange_slots;
   w->jit_seconds = st.jit_seconds;
+  w->windows_fired = st.windows_fired;
+  w->groups_emitted = st.groups_emitted;
   memcpy(w->jit_status, st.jit_status, sizeof w->jit_status);
   w->jit_status[sizeof w->jit_status - 1] = '\0';
   w->published_wm = WM_MAX;

@@ -471,10 +471,9 @@ static void explain_nodes(sl_session *s, const sl_plan *plan, sl_strbuf *out) {
            (!s->cluster || s->cluster->spawned))
     sl_strbuf_append(out, "records are repartitioned between every node's "
                           "workers (shared-memory channels between nodes, "
-                          "in-process rings within one), each owner's "
-                          "partials go to this process, which merges and "
-                          "finalizes them when every node's watermark has "
-                          "passed the window\n");
+                          "in-process rings within one); each node fires and "
+                          "finalizes the groups it owns and sends result "
+                          "rows to this process\n");
   else if (plan->kind == SL_PLAN_AGGREGATE)
     sl_strbuf_append(out, "each node merges its workers' partials and sends "
                           "one partial per window over its control "
@@ -588,6 +587,7 @@ static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
     abort();
   sl_exec_nodes nodes = {0};
   nodes.nnodes = s->cluster->n;
+  nodes.exchange_between_nodes = across;
   nodes.fds = sl_cluster_fds(s->cluster, fds);
   rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
   free(fds);
