@@ -860,6 +860,7 @@ static void report_progress(sl_result_sink *shell, worker *ws, int n,
  * listening sockets while the main thread connects the producer ends. */
 typedef struct accepting {
   exec_query *q;
+  const char *transport; /* "shm" or "tcp" */
   uint64_t query_id;
   int *listen_fd; /* xn x xn, -1 where this process consumes nothing */
   int rc;
@@ -878,7 +879,7 @@ static void *accept_ends(void *arg) {
   for (int i = 0; i < n * n && a->rc == SL_OK; i++) {
     if (a->listen_fd[i] < 0)
       continue;
-    sl_channel_endpoint ep = {"shm",
+    sl_channel_endpoint ep = {a->transport,
                               SL_CHANNEL_CONSUMER,
                               SL_CHANNEL_VIA_ACCEPT,
                               a->listen_fd[i],
@@ -889,13 +890,18 @@ static void *accept_ends(void *arg) {
   return NULL;
 }
 
-static int open_exchange(exec_query *q, uint64_t query_id, sl_error *err) {
+static int open_exchange(exec_query *q, const sl_exec_nodes *nodes,
+                         sl_error *err) {
   int n = q->xn;
   q->channels = calloc((size_t)n * (size_t)n, sizeof(sl_channel *));
   if (!q->channels)
     abort();
   bool remote = n > q->nworkers;
-  accepting a = {q, query_id, NULL, SL_OK, {0}};
+  /* Between nodes: shared memory on one host, TCP between daemons (whose
+   * listening sockets the session opened at XLISTEN and closes). */
+  bool tcp = remote && nodes->exchange_transport == 2;
+  uint64_t query_id = remote ? nodes->query_id : 0;
+  accepting a = {q, tcp ? "tcp" : "shm", query_id, NULL, SL_OK, {0}};
   pthread_t t;
   bool accepting_started = false;
   int rc = SL_OK;
@@ -911,6 +917,16 @@ static int open_exchange(exec_query *q, uint64_t query_id, sl_error *err) {
       for (int c = 0; c < n && rc == SL_OK; c++) {
         if (local_member(q, p) || !local_member(q, c))
           continue;
+        if (tcp) {
+          a.listen_fd[p * n + c] =
+              nodes->listen_fds ? nodes->listen_fds[p * n + c] : -1;
+          if (a.listen_fd[p * n + c] < 0)
+            rc = sl_error_set(err, SL_EINTERNAL,
+                              "no listening socket for the exchange channel "
+                              "%d -> %d",
+                              p, c);
+          continue;
+        }
         char name[96], bound[128];
         snprintf(name, sizeof name, "@sluice-%llx-%d-%d",
                  (unsigned long long)query_id, p, c);
@@ -922,8 +938,7 @@ static int open_exchange(exec_query *q, uint64_t query_id, sl_error *err) {
         accepting_started = true;
       else
         rc = sl_error_set(err, SL_EINTERNAL,
-                          "cannot start the exchange's "
-                          "accepting thread");
+                          "cannot start the exchange's accepting thread");
     }
   }
   sl_channel_config cfg = {0, (q->buffer_size + 63u) & ~63u};
@@ -934,14 +949,22 @@ static int open_exchange(exec_query *q, uint64_t query_id, sl_error *err) {
       if (local_member(q, c)) {
         rc = sl_channel_open_local(0, cfg.slot_size, &q->channels[p * n + c],
                                    err);
-      } else {
-        char name[96];
-        snprintf(name, sizeof name, "@sluice-%llx-%d-%d",
-                 (unsigned long long)query_id, p, c);
-        sl_channel_endpoint ep = {
-            "shm", SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, name, 0};
-        rc = sl_channel_open_end(&ep, &cfg, &q->channels[p * n + c], err);
+        continue;
       }
+      char name[96];
+      snprintf(name, sizeof name, "@sluice-%llx-%d-%d",
+               (unsigned long long)query_id, p, c);
+      const char *to = name;
+      if (tcp)
+        to = nodes->peer_addrs ? nodes->peer_addrs[p * n + c] : NULL;
+      if (!to) {
+        rc = sl_error_set(err, SL_EINTERNAL,
+                          "no address for the exchange channel %d -> %d", p, c);
+        break;
+      }
+      sl_channel_endpoint ep = {
+          a.transport, SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, to, 0};
+      rc = sl_channel_open_end(&ep, &cfg, &q->channels[p * n + c], err);
     }
   if (remote) {
     /* Always joined: its accepts end by themselves (the endpoints'
@@ -954,7 +977,7 @@ static int open_exchange(exec_query *q, uint64_t query_id, sl_error *err) {
       }
     }
     sl_error_clear(&a.err);
-    for (int i = 0; i < n * n; i++)
+    for (int i = 0; i < n * n && !tcp; i++)
       if (a.listen_fd[i] >= 0)
         close(a.listen_fd[i]);
     free(a.listen_fd);
@@ -1018,7 +1041,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   if (rc == SL_OK && plan->kind == SL_PLAN_AGGREGATE &&
       plan->strategy == SL_STRATEGY_REPARTITION && q.xn > 1 &&
       !coordinator_of_nodes)
-    rc = open_exchange(&q, node ? nodes->query_id : 0, err);
+    rc = open_exchange(&q, nodes, err);
   if (rc != SL_OK) {
     free_query(&q);
     return rc;

@@ -248,21 +248,61 @@ int sl_cluster_exec(sl_cluster *c, const char *text, size_t len,
 }
 
 int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
-                     bool across, sl_error *err) {
+                     int across, const sl_strbuf *addrs, sl_error *err) {
   /* Names the query's shared-memory channels: unique per process and
    * query (the coordinator's pid, a counter in the cluster). */
   uint64_t id = ((uint64_t)getpid() << 32) | ++c->queries;
+  sl_strbuf head = SL_STRBUF_INIT;
   for (int i = 0; i < c->n; i++) {
-    uint32_t h[6] = {(uint32_t)i,      (uint32_t)c->n, (uint32_t)strategy,
-                     (uint32_t)across, (uint32_t)id,   (uint32_t)(id >> 32)};
-    int rc = sl_frame_send(c->nodes[i].fd, SL_FRAME_QUERY, h, sizeof h, text,
-                           len, err);
+    uint32_t h[7] = {(uint32_t)i,
+                     (uint32_t)c->n,
+                     (uint32_t)strategy,
+                     (uint32_t)across,
+                     (uint32_t)id,
+                     (uint32_t)(id >> 32),
+                     (uint32_t)(addrs ? addrs->len : 0)};
+    sl_strbuf_reset(&head);
+    sl_strbuf_appendn(&head, (const char *)h, sizeof h);
+    if (addrs && addrs->len)
+      sl_strbuf_appendn(&head, addrs->data, addrs->len);
+    int rc = sl_frame_send(c->nodes[i].fd, SL_FRAME_QUERY, head.data, head.len,
+                           text, len, err);
     if (rc != SL_OK) {
       c->nodes[i].healthy = false;
+      sl_strbuf_free(&head);
       return about_node(err, SL_EIO, i, c->nodes[i].address);
     }
   }
+  sl_strbuf_free(&head);
   return SL_OK;
+}
+
+int sl_cluster_xlisten(sl_cluster *c, sl_strbuf *addrs, sl_error *err) {
+  sl_strbuf p = SL_STRBUF_INIT;
+  int rc = SL_OK;
+  for (int i = 0; i < c->n && rc == SL_OK; i++) {
+    uint32_t h[2] = {(uint32_t)i, (uint32_t)c->n};
+    rc = sl_frame_send(c->nodes[i].fd, SL_FRAME_XLISTEN, h, sizeof h, NULL, 0,
+                       err);
+  }
+  for (int i = 0; i < c->n && rc == SL_OK; i++) {
+    uint32_t type = 0;
+    rc = sl_frame_recv(c->nodes[i].fd, &type, &p, 10000, err);
+    if (rc == SL_FRAME_TIMEOUT)
+      rc = sl_error_set(err, SL_EIO, "no answer within 10 s");
+    else if (rc == SL_OK && type == SL_FRAME_ERROR && p.len >= 4)
+      rc = sl_error_set(err, SL_EIO, "%.*s", (int)(p.len - 4), p.data + 4);
+    else if (rc == SL_OK && type != SL_FRAME_XADDR)
+      rc = sl_error_set(err, SL_EIO, "sent message %u instead of XADDR", type);
+    if (rc == SL_OK)
+      sl_strbuf_appendn(addrs, p.data, p.len);
+    else {
+      c->nodes[i].healthy = false;
+      rc = about_node(err, SL_EIO, i, c->nodes[i].address);
+    }
+  }
+  sl_strbuf_free(&p);
+  return rc;
 }
 
 void sl_cluster_ping(sl_cluster *c) {

@@ -41,9 +41,14 @@ void sl_cluster_free(sl_cluster *c);
  * node's error, naming the node, if any refuses it. */
 int sl_cluster_exec(sl_cluster *c, const char *text, size_t len, sl_error *err);
 /* Send QUERY to every node: node i gets index i of n.  across: the nodes
- * repartition between them (shared memory: forked clusters only). */
+ * repartition between them, 1 over shared memory (forked nodes), 2 over
+ * TCP (daemons, with the addresses from sl_cluster_xlisten). */
 int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
-                     bool across, sl_error *err);
+                     int across, const sl_strbuf *addrs, sl_error *err);
+/* Before a query that repartitions between daemons: every node listens
+ * (TCP) for the exchange channels it will consume; their XADDR lines are
+ * appended to addrs. */
+int sl_cluster_xlisten(sl_cluster *c, sl_strbuf *addrs, sl_error *err);
 /* After a query (succeeded or not): bring every node back in step (node.h,
  * SYNC).  A node that does not answer within 10 s is marked broken. */
 void sl_cluster_sync(sl_cluster *c);

@@ -5,6 +5,7 @@
  * this node's share of the sources while a watcher thread reads the
  * connection for CANCEL (or its end, which cancels too); the end of the
  * connection ends the loop. */
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "sluice/channel.h"
 #include "sluice/node.h"
 #include "sluice/plan.h"
 #include "sluice/session.h"
@@ -57,16 +59,121 @@ static int send_error(int fd, const sl_error *e) {
   return rc;
 }
 
-static int run_query(sl_session *s, int fd, const sl_strbuf *p) {
+/* The exchange between daemons (node.h, XLISTEN): this node's listening
+ * sockets, one per channel it will consume, until the next query ends. */
+typedef struct exchange_listen {
+  int members; /* node count x workers; 0: none */
+  int *fds;    /* members x members, -1 where none */
+} exchange_listen;
+
+static void exchange_listen_close(exchange_listen *x) {
+  for (int i = 0; x->fds && i < x->members * x->members; i++)
+    if (x->fds[i] >= 0)
+      close(x->fds[i]);
+  free(x->fds);
+  x->fds = NULL;
+  x->members = 0;
+}
+
+/* XLISTEN: listen on this host's address of the control connection (the
+ * one the coordinator reached) for each channel from another node's worker
+ * to one of ours, and answer with "sender owner host:port" lines. */
+static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
+                   exchange_listen *x) {
   sl_error err = {0};
-  uint32_t h[6];
-  if (p->len < sizeof h) {
+  exchange_listen_close(x);
+  uint32_t h[2];
+  int rc = SL_OK;
+  char host[INET6_ADDRSTRLEN + 2] = "127.0.0.1";
+  struct sockaddr_storage sa;
+  socklen_t salen = sizeof sa;
+  if (getsockname(fd, (struct sockaddr *)&sa, &salen) == 0) {
+    if (sa.ss_family == AF_INET)
+      inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, host,
+                sizeof host);
+  }
+  if (p->len < sizeof h)
+    rc = sl_error_set(&err, SL_EIO, "an XLISTEN message was cut short");
+  sl_strbuf lines = SL_STRBUF_INIT;
+  if (rc == SL_OK) {
+    memcpy(h, p->data, sizeof h);
+    int w = (int)sl_settings_get_int(sl_session_settings(s),
+                                     "parallelism.default", 1);
+    if (w < 1)
+      w = 1;
+    int me = (int)h[0], n = (int)h[1] * w;
+    x->members = n;
+    x->fds = malloc(sizeof(int) * (size_t)n * (size_t)n);
+    if (!x->fds)
+      abort();
+    for (int i = 0; i < n * n; i++)
+      x->fds[i] = -1;
+    char addr[INET6_ADDRSTRLEN + 8];
+    snprintf(addr, sizeof addr, "%s:0", host);
+    for (int snd = 0; snd < n && rc == SL_OK; snd++)
+      for (int own = 0; own < n && rc == SL_OK; own++) {
+        if (own / w != me || snd / w == me)
+          continue;
+        char bound[128];
+        rc = sl_channel_listen("tcp", addr, &x->fds[snd * n + own], bound,
+                               sizeof bound, &err);
+        if (rc == SL_OK)
+          sl_strbuf_printf(&lines, "%d %d %s\n", snd, own, bound);
+      }
+  }
+  if (rc == SL_OK)
+    rc =
+        sl_frame_send(fd, SL_FRAME_XADDR, lines.data, lines.len, NULL, 0, &err);
+  else {
+    exchange_listen_close(x);
+    rc = send_error(fd, &err);
+  }
+  sl_strbuf_free(&lines);
+  sl_error_clear(&err);
+  return rc;
+}
+
+/* "sender owner host:port" lines -> addrs[sender * members + owner]. */
+static char **parse_addrs(const char *text, size_t len, int members) {
+  char **addrs = calloc((size_t)members * (size_t)members, sizeof *addrs);
+  if (!addrs)
+    abort();
+  char *copy = malloc(len + 1);
+  if (!copy)
+    abort();
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  char *save = NULL;
+  for (char *line = strtok_r(copy, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    int snd, own;
+    char where[160];
+    if (sscanf(line, "%d %d %159s", &snd, &own, where) == 3 && snd >= 0 &&
+        own >= 0 && snd < members && own < members) {
+      free(addrs[snd * members + own]);
+      addrs[snd * members + own] = strdup(where);
+    }
+  }
+  free(copy);
+  return addrs;
+}
+
+static int run_query(sl_session *s, int fd, const sl_strbuf *p,
+                     exchange_listen *x) {
+  sl_error err = {0};
+  uint32_t h[7] = {0};
+  if (p->len >= sizeof h)
+    memcpy(h, p->data, sizeof h);
+  if (p->len < sizeof h || p->len - sizeof h < h[6]) {
     sl_error_set(&err, SL_EIO, "a query message was cut short");
     send_error(fd, &err);
     sl_error_clear(&err);
+    exchange_listen_close(x);
     return SL_EIO;
   }
-  memcpy(h, p->data, sizeof h);
+  const char *addr_text = p->data + sizeof h;
+  const char *sql = addr_text + h[6];
+  size_t sql_len = p->len - sizeof h - h[6];
   watcher w = {fd, false, false, false};
   pthread_t t;
   bool watching = pthread_create(&t, NULL, watch, &w) == 0;
@@ -77,12 +184,25 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p) {
   nodes.coordinator_fd = fd;
   nodes.cancel = &w.cancel;
   nodes.exchange_between_nodes = h[3] != 0;
+  nodes.exchange_transport = (int)h[3];
   nodes.query_id = (uint64_t)h[4] | (uint64_t)h[5] << 32;
-  int rc = sl_session_run_on_node(s, p->data + sizeof h, p->len - sizeof h,
-                                  (int)h[2], &nodes, &st, &err);
+  char **addrs = NULL;
+  if (h[3] == 2 && x->members > 0) {
+    addrs = parse_addrs(addr_text, h[6], x->members);
+    nodes.listen_fds = x->fds;
+    nodes.peer_addrs = (const char *const *)addrs;
+  }
+  int rc =
+      sl_session_run_on_node(s, sql, sql_len, (int)h[2], &nodes, &st, &err);
   atomic_store(&w.stop, true);
   if (watching)
     pthread_join(t, NULL);
+  if (addrs) {
+    for (int i = 0; i < x->members * x->members; i++)
+      free(addrs[i]);
+    free(addrs);
+  }
+  exchange_listen_close(x);
   int src;
   if (rc == SL_ECANCELLED && atomic_load(&w.cancel))
     rc = SL_OK; /* stopped as asked: what it did counts */
@@ -106,6 +226,7 @@ int sl_node_serve(int fd) {
   int rc = sl_frame_send(fd, SL_FRAME_HELLO, &workers, sizeof workers, v,
                          strlen(v), &err);
   sl_strbuf p = SL_STRBUF_INIT;
+  exchange_listen x = {0, NULL};
   while (rc == SL_OK) {
     uint32_t type;
     rc = sl_frame_recv(fd, &type, &p, -1, &err);
@@ -120,14 +241,17 @@ int sl_node_serve(int fd) {
       rc = erc == SL_OK ? sl_frame_send(fd, SL_FRAME_OK, NULL, 0, NULL, 0, &err)
                         : send_error(fd, &e);
       sl_error_clear(&e);
+    } else if (type == SL_FRAME_XLISTEN) {
+      rc = xlisten(s, fd, &p, &x);
     } else if (type == SL_FRAME_QUERY) {
-      rc = run_query(s, fd, &p);
+      rc = run_query(s, fd, &p, &x);
     } else if (type == SL_FRAME_SYNC) {
       rc = sl_frame_send(fd, SL_FRAME_SYNC_ACK, NULL, 0, NULL, 0, &err);
     }
     /* Anything else (a CANCEL that arrived after its query ended) is
      * ignored. */
   }
+  exchange_listen_close(&x);
   sl_strbuf_free(&p);
   sl_error_clear(&err);
   sl_session_free(s);

@@ -467,13 +467,15 @@ static void explain_nodes(sl_session *s, const sl_plan *plan, sl_strbuf *out) {
     sl_strbuf_append(out, "except that session windows run on this process "
                           "only (not supported on several nodes yet)\n");
   else if (plan->kind == SL_PLAN_AGGREGATE &&
-           plan->strategy == SL_STRATEGY_REPARTITION &&
-           (!s->cluster || s->cluster->spawned))
-    sl_strbuf_append(out, "records are repartitioned between every node's "
-                          "workers (shared-memory channels between nodes, "
-                          "in-process rings within one); each node fires and "
-                          "finalizes the groups it owns and sends result "
-                          "rows to this process\n");
+           plan->strategy == SL_STRATEGY_REPARTITION)
+    sl_strbuf_printf(out,
+                     "records are repartitioned between every node's "
+                     "workers (%s between nodes, in-process rings within "
+                     "one); each node fires and finalizes the groups it owns "
+                     "and sends result rows to this process\n",
+                     !s->cluster || s->cluster->spawned
+                         ? "shared-memory channels"
+                         : "TCP channels");
   else if (plan->kind == SL_PLAN_AGGREGATE)
     sl_strbuf_append(out, "each node merges its workers' partials and sends "
                           "one partial per window over its control "
@@ -572,14 +574,20 @@ static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   }
   if (!s->cluster || sessions)
     return sl_execute(plan, s->settings, sink, st, err);
-  /* Repartitioning between nodes needs shared memory between them: nodes
-   * forked on this host do it; daemons repartition within each node and
-   * the coordinator merges their partials. */
-  bool across = s->cluster->spawned &&
-                plan->strategy == SL_STRATEGY_REPARTITION &&
+  /* Repartitioning between nodes: forked nodes meet over shared memory,
+   * daemons over TCP at addresses they give first (XLISTEN). */
+  bool across = plan->strategy == SL_STRATEGY_REPARTITION &&
                 plan->kind == SL_PLAN_AGGREGATE;
-  rc =
-      sl_cluster_query(s->cluster, text, len, (int)plan->strategy, across, err);
+  sl_strbuf addrs = SL_STRBUF_INIT;
+  if (across && !s->cluster->spawned)
+    rc = sl_cluster_xlisten(s->cluster, &addrs, err);
+  if (rc == SL_OK)
+    rc = sl_cluster_query(s->cluster, text, len, (int)plan->strategy,
+                          !across               ? 0
+                          : s->cluster->spawned ? 1
+                                                : 2,
+                          &addrs, err);
+  sl_strbuf_free(&addrs);
   if (rc != SL_OK)
     return rc;
   int *fds = malloc(sizeof(int) * (size_t)s->cluster->n);

@@ -14,8 +14,13 @@
  *             to its own session and answers OK or ERROR, so every node
  *             has the coordinator's catalog and settings
  *     QUERY   [node index u32][node count u32][strategy u32][exchange
- *             between nodes u32][query id u64][text]: plan and run the
- *             query on this node's share of every source
+ *             between nodes u32: 0 none, 1 shm, 2 tcp][query id u64]
+ *             [address list length u32][every node's XADDR lines][text]:
+ *             plan and run the query on this node's share of every source
+ *     XLISTEN [node index u32][node count u32]: before a query that
+ *             repartitions between daemons, listen (TCP) for the exchange
+ *             channels this node will consume; answered by
+ *     XADDR   lines "sender owner host:port": one per channel
  *     CANCEL  stop the running query (also: the connection closing)
  *     SYNC    after every query, whatever happened: the node stops the
  *             query if it still runs and answers SYNC_ACK once idle, and
@@ -73,6 +78,8 @@ typedef enum sl_frame_type {
   SL_FRAME_SYNC = 11,     /* coordinator: the query is over for me */
   SL_FRAME_SYNC_ACK = 12, /* node: and for me; nothing more follows */
   SL_FRAME_READY = 13,    /* node: every source is open (pre-generated) */
+  SL_FRAME_XLISTEN = 14,  /* coordinator: listen for the exchange */
+  SL_FRAME_XADDR = 15,    /* node: where it listens, per channel */
 } sl_frame_type;
 
 /* Write one frame (payload = a then b, either may be empty).  SL_EIO with
@@ -99,11 +106,17 @@ typedef struct sl_exec_nodes {
   int node_index, node_count;
   int coordinator_fd;
   atomic_bool *cancel;
-  /* Repartitioning between the nodes' workers (all nodes on this host):
-   * each pair of workers on different nodes gets a shared-memory channel
-   * that meets at "@sluice-<query_id>-<sender>-<owner>". */
+  /* Repartitioning between the nodes' workers: each pair of workers on
+   * different nodes gets a channel.  shm (nodes on this host): it meets
+   * at "@sluice-<query_id>-<sender>-<owner>".  tcp (daemons): the owner's
+   * end accepts on listen_fds[sender * members + owner], the sender's end
+   * connects to peer_addrs[sender * members + owner] (both from XLISTEN /
+   * XADDR; members = node_count x workers). */
   bool exchange_between_nodes;
+  int exchange_transport; /* 1 shm, 2 tcp */
   uint64_t query_id;
+  const int *listen_fds;
+  const char *const *peer_addrs;
 } sl_exec_nodes;
 
 #endif

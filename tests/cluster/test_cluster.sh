@@ -56,8 +56,8 @@ grep -q "Source ro .*(actual: rows=400000)" "$tmp/analyze" ||
   { cat "$tmp/analyze"; fail "EXPLAIN ANALYZE does not count every node's rows"; }
 echo "ok   EXPLAIN ANALYZE counts the 400000 events read by both nodes"
 
-# Forked nodes, each repartitioning between its own workers: the nodes'
-# partials share keys and must still be merged, not concatenated.
+# Forked nodes repartitioning between all their workers (shared-memory
+# channels between the nodes): the same rows as one process.
 R="CREATE TABLE r (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
   WITH ('connector' = 'ro', 'key.range' = '50', 'events.num' = '300000');
 SET 'sluice.strategy' = 'repartition';
@@ -67,7 +67,16 @@ SELECT key, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE r, DESCRIPTOR(ts),
 "$SLUICE" -m csv --nodes 2 -c "$R" 2>/dev/null | sort > "$tmp/r_nodes"
 [ "$(wc -l < "$tmp/r_local")" -gt 50 ] || fail "no rows for the repartition case"
 cmp -s "$tmp/r_local" "$tmp/r_nodes" || { diff "$tmp/r_local" "$tmp/r_nodes" | head; fail "repartitioning nodes differ"; }
-echo "ok   $(wc -l < "$tmp/r_local") rows equal with --nodes 2 repartitioning inside each node"
+echo "ok   $(wc -l < "$tmp/r_local") rows equal with --nodes 2 repartitioning between them (shared memory)"
+
+# Daemons repartitioning between them (TCP channels from every worker to
+# every other node's workers): the same rows, and the exchange moved rows.
+"$SLUICE" -m csv --cluster "$cluster" -c "$R" 2>"$tmp/err" | sort > "$tmp/r_daemons" ||
+  { cat "$tmp/err"; fail "repartitioning between daemons failed"; }
+cmp -s "$tmp/r_local" "$tmp/r_daemons" || { diff "$tmp/r_local" "$tmp/r_daemons" | head; fail "repartitioning daemons differ"; }
+"$SLUICE" --cluster "$cluster" -c "${R%SELECT*} EXPLAIN ANALYZE SELECT${R##*SELECT}" > "$tmp/x" 2>&1
+grep -q "rows sent to other workers=[1-9]" "$tmp/x" || { cat "$tmp/x"; fail "no rows crossed the exchange"; }
+echo "ok   rows equal with 2 daemons repartitioning between them over TCP"
 
 "$SLUICE" --cluster "$cluster" -c ".nodes" > "$tmp/nodes"
 [ "$(grep -c healthy "$tmp/nodes")" = 2 ] || { cat "$tmp/nodes"; fail ".nodes"; }
