@@ -360,7 +360,8 @@ const int *sl_cluster_fds(const sl_cluster *c, int *buf) {
 void sl_cluster_describe(const sl_cluster *c, sl_strbuf *out) {
   for (int i = 0; i < c->n; i++)
     sl_strbuf_printf(
-        out, "node %d  %s  transport=%s  workers=%d  %s\n", i,
+        out, "node %d  %s  control=%s  exchange=%s  workers=%d  %s\n", i,
         c->nodes[i].address, c->nodes[i].pid > 0 ? "unix socket" : "tcp",
-        c->nodes[i].workers, c->nodes[i].healthy ? "healthy" : "broken");
+        c->nodes[i].pid > 0 ? "shm" : "tcp", c->nodes[i].workers,
+        c->nodes[i].healthy ? "healthy" : "broken");
 }
