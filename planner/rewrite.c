@@ -305,14 +305,23 @@ static sl_bexpr *and_of(sl_arena *a, sl_bexpr *x, sl_bexpr *y) {
   return e;
 }
 
-static sl_bexpr *push(sl_arena *a, sl_plan *p, sl_bexpr *e) {
+/* Offer each conjunct of e to move (which returns NULL for one it took
+ * elsewhere, else the conjunct); what stays, ANDed again, or NULL. */
+typedef sl_bexpr *(*conjunct_mover)(sl_arena *a, sl_plan *p, sl_bexpr *e);
+
+static sl_bexpr *move_conjuncts(sl_arena *a, sl_plan *p, sl_bexpr *e,
+                                conjunct_mover move) {
   if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_AND) {
-    sl_bexpr *x = push(a, p, e->args[0]);
-    sl_bexpr *y = push(a, p, e->args[1]);
+    sl_bexpr *x = move_conjuncts(a, p, e->args[0], move);
+    sl_bexpr *y = move_conjuncts(a, p, e->args[1], move);
     if (!x || !y)
       return x ? x : y;
     return and_of(a, x, y);
   }
+  return move(a, p, e);
+}
+
+static sl_bexpr *push(sl_arena *a, sl_plan *p, sl_bexpr *e) {
   if (!over_keys_only(e, p->nkeys))
     return e; /* stays in HAVING */
   sl_bexpr *below = keys_to_base(a, e, p->keys);
@@ -330,7 +339,7 @@ static sl_bexpr *push(sl_arena *a, sl_plan *p, sl_bexpr *e) {
 void sl_plan_push_having(sl_arena *a, sl_plan *p) {
   if (p->kind != SL_PLAN_AGGREGATE || !p->having || p->nkeys == 0)
     return;
-  p->having = push(a, p, p->having);
+  p->having = move_conjuncts(a, p, p->having, push);
 }
 
 /* ---- filters into sources ------------------------------------------------ */
@@ -381,13 +390,6 @@ static bool as_source_filter(const sl_plan *p, const sl_plan_input *in,
 }
 
 static sl_bexpr *push_source(sl_arena *a, sl_plan *p, sl_bexpr *e) {
-  if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_AND) {
-    sl_bexpr *x = push_source(a, p, e->args[0]);
-    sl_bexpr *y = push_source(a, p, e->args[1]);
-    if (!x || !y)
-      return x ? x : y;
-    return and_of(a, x, y);
-  }
   sl_plan_input *in = &p->inputs[0];
   sl_source_filter f;
   if (!as_source_filter(p, in, e, &f))
@@ -415,5 +417,5 @@ void sl_plan_push_into_sources(sl_arena *a, sl_plan *p) {
    * plan may lose rows at the source. */
   if (p->kind != SL_PLAN_STATELESS || !p->filter)
     return;
-  p->filter = push_source(a, p, p->filter);
+  p->filter = move_conjuncts(a, p, p->filter, push_source);
 }

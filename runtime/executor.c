@@ -43,6 +43,45 @@ int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
   return 0;
 }
 
+out_batch *sl_exec_take_batch(worker *w, uint32_t cap) {
+  out_batch *b = NULL;
+  pthread_mutex_lock(&w->lock);
+  if (w->free_batches) {
+    b = w->free_batches;
+    w->free_batches = b->next;
+  }
+  pthread_mutex_unlock(&w->lock);
+  if (!b) {
+    b = malloc(sizeof *b);
+    if (!b)
+      abort();
+    sl_buffer_init(&b->buf, w->q->out_layout, cap);
+  } else if (b->buf.cap < cap) {
+    sl_buffer_free(&b->buf);
+    sl_buffer_init(&b->buf, w->q->out_layout, cap);
+  }
+  sl_buffer_clear(&b->buf);
+  b->next = NULL;
+  return b;
+}
+
+void sl_exec_publish_batch(worker *w, out_batch *b) {
+  pthread_mutex_lock(&w->lock);
+  if (w->batches_tail)
+    w->batches_tail->next = b;
+  else
+    w->batches = b;
+  w->batches_tail = b;
+  pthread_mutex_unlock(&w->lock);
+}
+
+void sl_exec_return_batch(worker *w, out_batch *b) {
+  pthread_mutex_lock(&w->lock);
+  b->next = w->free_batches;
+  w->free_batches = b;
+  pthread_mutex_unlock(&w->lock);
+}
+
 void sl_exec_wait_ready(exec_shared *sh) {
   pthread_mutex_lock(&sh->lock);
   if (++sh->ready >= sh->expected) {

@@ -185,6 +185,13 @@ int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
                       const sl_buffer *in, const uint32_t *sel, uint32_t n,
                       sl_buffer *out, sl_expr_ctx *ctx, sl_error *err);
 
+/* Result batches of a worker (executor.c): one from its free list (or a
+ * new one) with room for cap bytes, cleared; a finished one handed to
+ * the coordinator; one given back unused. */
+out_batch *sl_exec_take_batch(worker *w, uint32_t cap);
+void sl_exec_publish_batch(worker *w, out_batch *b);
+void sl_exec_return_batch(worker *w, out_batch *b);
+
 /* A worker whose source is open waits for the others (executor.c). */
 void sl_exec_wait_ready(exec_shared *sh);
 

@@ -78,44 +78,25 @@ static int on_rows(worker *w, const sl_strbuf *p, sl_error *err) {
   size_t rows_bytes = (size_t)h[0] * q->out_layout->width;
   if (p->len != sizeof h + rows_bytes + h[1])
     return sl_error_set(err, SL_EIO, "a result buffer has the wrong size");
-  out_batch *b = NULL;
-  pthread_mutex_lock(&w->lock);
-  if (w->free_batches) {
-    b = w->free_batches;
-    w->free_batches = b->next;
-  }
-  pthread_mutex_unlock(&w->lock);
-  if (!b) {
-    b = malloc(sizeof *b);
-    if (!b)
-      abort();
-    sl_buffer_init(&b->buf, q->out_layout, h[2]);
-  }
+  if (h[2] < rows_bytes + h[1])
+    return sl_error_set(err, SL_EIO, "a result buffer does not fit");
+  out_batch *b = sl_exec_take_batch(w, h[2]);
   if (b->buf.cap != h[2]) {
+    /* The strings' offsets count from the sender's buffer of h[2] bytes,
+     * whose heap ends at its end: this one must be that size. */
     sl_buffer_free(&b->buf);
     sl_buffer_init(&b->buf, q->out_layout, h[2]);
   }
-  if (b->buf.cap < rows_bytes + h[1])
-    return sl_error_set(err, SL_EIO, "a result buffer does not fit");
-  b->next = NULL;
   memcpy(b->buf.data, p->data + sizeof h, rows_bytes);
   memcpy(b->buf.data + b->buf.cap - h[1], p->data + sizeof h + rows_bytes,
          h[1]);
   b->buf.nrows = h[0];
   b->buf.heap_used = h[1];
   int rc = sl_buffer_unswizzle(&b->buf, err);
-  pthread_mutex_lock(&w->lock);
-  if (rc != SL_OK) {
-    b->next = w->free_batches;
-    w->free_batches = b;
-  } else {
-    if (w->batches_tail)
-      w->batches_tail->next = b;
-    else
-      w->batches = b;
-    w->batches_tail = b;
-  }
-  pthread_mutex_unlock(&w->lock);
+  if (rc != SL_OK)
+    sl_exec_return_batch(w, b);
+  else
+    sl_exec_publish_batch(w, b);
   return rc;
 }
 

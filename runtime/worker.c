@@ -310,33 +310,11 @@ static int eval_rows(worker_state *s, sl_expr_prog *const *progs, int nprogs,
 }
 
 static out_batch *new_batch(worker_state *s) {
-  worker *w = s->w;
-  out_batch *b = NULL;
-  pthread_mutex_lock(&w->lock);
-  if (w->free_batches) {
-    b = w->free_batches;
-    w->free_batches = b->next;
-  }
-  pthread_mutex_unlock(&w->lock);
-  if (!b) {
-    b = malloc(sizeof *b);
-    if (!b)
-      abort();
-    sl_buffer_init(&b->buf, s->q->out_layout, s->q->buffer_size);
-  }
-  sl_buffer_clear(&b->buf);
-  b->next = NULL;
-  return b;
+  return sl_exec_take_batch(s->w, s->q->buffer_size);
 }
 
 static void publish_batch(worker *w, out_batch *b) {
-  pthread_mutex_lock(&w->lock);
-  if (w->batches_tail)
-    w->batches_tail->next = b;
-  else
-    w->batches = b;
-  w->batches_tail = b;
-  pthread_mutex_unlock(&w->lock);
+  sl_exec_publish_batch(w, b);
 }
 
 static int project(worker_state *s, const sl_buffer *in, const uint32_t *sel,

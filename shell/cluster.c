@@ -305,50 +305,39 @@ int sl_cluster_xlisten(sl_cluster *c, sl_strbuf *addrs, sl_error *err) {
   return rc;
 }
 
-void sl_cluster_ping(sl_cluster *c) {
+/* SYNC every healthy node, then skip each one's messages up to its
+ * SYNC_ACK; a node that is gone or silent for timeout_ms is marked
+ * broken. */
+static void round_trip(sl_cluster *c, int timeout_ms) {
   sl_error err = {0};
   sl_strbuf p = SL_STRBUF_INIT;
   for (int i = 0; i < c->n; i++) {
     sl_cluster_node *nd = &c->nodes[i];
-    if (!nd->healthy)
-      continue;
-    uint32_t type = 0;
-    int rc = sl_frame_send(nd->fd, SL_FRAME_SYNC, NULL, 0, NULL, 0, &err);
-    while (rc == SL_OK) {
-      rc = sl_frame_recv(nd->fd, &type, &p, 2000, &err);
-      if (rc == SL_OK && type == SL_FRAME_SYNC_ACK)
-        break;
-    }
-    if (rc != SL_OK)
-      nd->healthy = false;
-  }
-  sl_strbuf_free(&p);
-  sl_error_clear(&err);
-}
-
-void sl_cluster_sync(sl_cluster *c) {
-  sl_error err = {0};
-  sl_strbuf p = SL_STRBUF_INIT;
-  for (int i = 0; i < c->n; i++) {
-    sl_cluster_node *nd = &c->nodes[i];
-    if (!nd->healthy)
-      continue;
-    if (sl_frame_send(nd->fd, SL_FRAME_SYNC, NULL, 0, NULL, 0, &err) != SL_OK)
+    if (nd->healthy &&
+        sl_frame_send(nd->fd, SL_FRAME_SYNC, NULL, 0, NULL, 0, &err) != SL_OK)
       nd->healthy = false;
   }
   for (int i = 0; i < c->n; i++) {
     sl_cluster_node *nd = &c->nodes[i];
     while (nd->healthy) {
       uint32_t type;
-      int rc = sl_frame_recv(nd->fd, &type, &p, 10000, &err);
+      int rc = sl_frame_recv(nd->fd, &type, &p, timeout_ms, &err);
       if (rc != SL_OK)
-        nd->healthy = false; /* gone, or silent for 10 s */
+        nd->healthy = false;
       else if (type == SL_FRAME_SYNC_ACK)
         break;
     }
   }
   sl_strbuf_free(&p);
   sl_error_clear(&err);
+}
+
+void sl_cluster_ping(sl_cluster *c) {
+  round_trip(c, 2000);
+}
+
+void sl_cluster_sync(sl_cluster *c) {
+  round_trip(c, 10000); /* a node may still be stopping a large query */
 }
 
 const int *sl_cluster_fds(const sl_cluster *c, int *buf) {
