@@ -48,6 +48,11 @@ static const known_setting KNOWN[] = {
       "~/.cache/sluice) or fresh (measured again now)"},
      V_ENUM,
      "cached|fresh"},
+    {{"sluice.debug.exchange-delay-us", "0",
+      "testing only: before each exchange slot is published, wait a random "
+      "0..N microseconds (timing noise that must not change results)"},
+     V_ANY,
+     NULL},
     {{"sluice.epoch-size", "64mb",
       "input per node between two merges of shared state (late merge)"},
      V_SIZE,

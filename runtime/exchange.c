@@ -5,6 +5,7 @@
  * workers sending to each other never block each other. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "worker_int.h"
 
@@ -43,6 +44,15 @@ int sl_exchange_flush(worker_state *s, int dest, bool even_empty) {
     int rc = sl_buffer_swizzle(b, &s->w->err);
     if (rc != SL_OK)
       return rc;
+  }
+  if (s->q->exchange_delay_us > 0) {
+    /* Testing only: timing noise between workers must not change any
+     * result (each worker its own sequence, seeded by its index). */
+    if (!s->noise)
+      s->noise = 0x9e3779b97f4a7c15ULL * (uint64_t)(self(s) + 1);
+    s->noise = s->noise * 6364136223846793005ULL + 1442695040888963407ULL;
+    usleep((useconds_t)((s->noise >> 33) %
+                        (uint64_t)(s->q->exchange_delay_us + 1)));
   }
   sl_channel_header hdr = {b->nrows, 0, s->local_wm};
   s->out_active[dest] = false;

@@ -1072,6 +1072,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   bool across = node && nodes->exchange_between_nodes &&
                 plan->kind == SL_PLAN_AGGREGATE &&
                 plan->strategy == SL_STRATEGY_REPARTITION;
+  q.exchange_delay_us =
+      sl_settings_get_int(settings, "sluice.debug.exchange-delay-us", 0);
   q.xbase = across ? q.src_base : 0;
   q.xn = across ? q.src_total : q.nworkers;
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */

@@ -34,6 +34,7 @@ typedef struct exec_query {
    * with each other: 0 of nworkers).  channels is xn x xn; only pairs
    * with an end in this process are open. */
   int xbase, xn;
+  int64_t exchange_delay_us;          /* SET 'sluice.debug.exchange-delay-us' */
   const sl_row_layout *stream_layout; /* the leaves input 0 produces */
   int *stream_leaf;                   /* spec leaf_index for input 0 */
   sl_expr_prog *filter;               /* over stream_layout, or NULL */

@@ -44,6 +44,7 @@ typedef struct worker_state {
   sl_buffer *out_slots; /* per destination: the slot being filled */
   bool *out_active;
   int64_t *sent_wm; /* per destination: local_wm when last published */
+  uint64_t noise;   /* state of the exchange-delay test knob's generator */
   sl_buffer joined, tmp;
   sl_buffer keys; /* join keys of the filtered rows (q->k_join) */
   uint32_t *sel, *sel2;
