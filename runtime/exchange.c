@@ -3,6 +3,7 @@
  * (channel.h: slots in the owner's memory, credits back to the sender).
  * A worker waiting for credit folds what others sent it meanwhile, so two
  * workers sending to each other never block each other. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,23 @@
 /* This worker's place among the exchange's members (executor_int.h). */
 static int self(const worker_state *s) {
   return s->q->xbase + s->w->index;
+}
+
+/* A channel of the exchange broke: say which member, on which node when
+ * the exchange spans nodes, and why (the transport's account, which
+ * names the peer). */
+static int broken(worker_state *s, const sl_channel *ch, int code,
+                  const char *dir, int member) {
+  sl_error why = {0};
+  sl_channel_error(ch, &why);
+  char where[48] = "";
+  if (s->q->xn > s->q->nworkers)
+    snprintf(where, sizeof where, " (node %d)", member / s->q->nworkers);
+  sl_error_set(&s->w->err, code, "the exchange %s worker %d%s broke%s%s", dir,
+               member, where, why.message ? ": " : "",
+               why.message ? why.message : "");
+  sl_error_clear(&why);
+  return code;
 }
 
 /* Repartition: the operator's watermark, the minimum over its inputs. */
@@ -83,8 +101,7 @@ static int out_slot(worker_state *s, int dest, sl_buffer **out) {
     }
     int st = sl_channel_status(ch);
     if (st < 0)
-      return sl_error_set(&s->w->err, st, "the exchange to worker %d broke",
-                          dest);
+      return broken(s, ch, st, "to", dest);
     if (atomic_load(s->w->cancel))
       return SL_ECANCELLED;
     bool got = false;
@@ -185,8 +202,7 @@ int sl_exchange_drain(worker_state *s, bool *got) {
       s->input_done[p] = true;
       *got = true;
     } else if (st < 0) {
-      return sl_error_set(&s->w->err, st, "the exchange from worker %d broke",
-                          p);
+      return broken(s, ch, st, "from", p);
     }
   }
   s->wm = operator_wm(s);
