@@ -48,6 +48,8 @@ struct sl_jit_kernel {
   bool has_filter;
   bool has_pre;
   int nprogs;
+  bool is_fold; /* a fold function (sl_jit_add_fold), called as fold_fn */
+  int32_t (*fold_fn)(sl_jit_fold_call *);
 };
 
 struct pipeline;
@@ -105,6 +107,11 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
                      const sl_expr_prog *filter, sl_expr_prog *const *progs,
                      int nprogs, const sl_row_layout *in,
                      const sl_row_layout *out, bool borrow, sl_error *err);
+
+/* ---- jit_fold.c ---------------------------------------------------------- */
+/* Add the fold function `name` (jit.h, sl_jit_add_fold) to g's module. */
+int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
+                   sl_error *err);
 
 /* ---- jit_helpers.c: called from generated code --------------------------- */
 int32_t sl_jit_rt_cast(const inode *n, const void *arg, void *res);
