@@ -19,17 +19,19 @@
  *
  * "Stop" stores the loop's state back into the call and returns with pos
  * at the row, which nothing has changed yet; the caller folds that row in
- * C and calls again.  So the hit path has no calls at all.
+ * C and calls again.  So the hit path has no calls, except for string
+ * keys: their bytes are hashed and compared by direct calls to the C
+ * functions sl_key_hash and keys_equal use (jit_helpers.c).
  */
 #include <stddef.h>
 
 #include "jit_int.h"
 #include "sluice/aggregate.h"
 
-/* Key fields and aggregate arguments the fold handles (fixed width, at
- * most 8 bytes, not DECIMAL in a state). */
+/* Key fields and aggregate arguments the fold handles (keys: strings or
+ * at most 8 bytes; arguments: no strings and no DECIMAL in a state). */
 static bool key_ptype_ok(sl_ptype p) {
-  return p != SL_P_STR && p != SL_P_DEC128;
+  return p != SL_P_DEC128;
 }
 
 static bool arg_ptype_ok(sl_ptype p) {
@@ -51,7 +53,7 @@ const char *sl_jit_fold_status(const sl_plan *p) {
     return "repartition";
   for (int i = 0; i < p->nkeys; i++)
     if (!key_ptype_ok(sl_ptype_of(p->keys[i]->type)))
-      return "a string or DECIMAL(>18) group key";
+      return "a DECIMAL(>18) group key";
   for (int i = 0; i < p->naggs; i++) {
     const sl_plan_agg *a = &p->aggs[i];
     if (a->distinct)
@@ -281,7 +283,8 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   const sl_row_layout *wl = spec->wm_layout;
   const sl_agg_set *aggs = spec->aggs;
   for (int i = 0; i < kl->nfields; i++)
-    if (!key_ptype_ok(kl->fields[i].ptype) || kl->fields[i].size > 8)
+    if (!key_ptype_ok(kl->fields[i].ptype) ||
+        (kl->fields[i].size > 8 && kl->fields[i].ptype != SL_P_STR))
       return sl_error_set(err, SL_EINTERNAL,
                           "internal error: JIT fold over a key it cannot hash");
   if (wl && (wl->fields[0].ptype == SL_P_STR || wl->fields[0].size != 8))
@@ -428,7 +431,7 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   for (int i = 0; i < kl->nfields; i++) {
     int tf = spec->tmp_keys + i;
     const sl_field *kf = &kl->fields[i];
-    LLVMTypeRef it = int_of_size(g, kf->size);
+    LLVMTypeRef it = kf->ptype == SL_P_STR ? g->i128 : int_of_size(g, kf->size);
     LLVMValueRef nul = is_null(g, row, tf);
     LLVMValueRef nbp = jit_at(g, keybuf, (uint64_t)i >> 3, g->i8);
     LLVMValueRef bit =
@@ -443,12 +446,24 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMValueRef h = LLVMBuildXor(
       g->b, LLVMConstInt(g->i64, 0x9e3779b97f4a7c15ULL, 0),
       LLVMBuildZExt(g->b, ld(g, g->i8, keybuf, 0, 1), g->i64, ""), "");
+  bool strings = false;
   for (int i = 0; i < kl->nfields; i++) {
     const sl_field *kf = &kl->fields[i];
-    LLVMTypeRef it = int_of_size(g, kf->size);
-    LLVMValueRef x = ld(g, it, keybuf, kf->offset, 1);
-    if (it != g->i64)
-      x = LLVMBuildZExt(g->b, x, g->i64, "");
+    LLVMValueRef x;
+    if (kf->ptype == SL_P_STR) {
+      /* the bytes' hash, as sl_key_hash: a direct call (strings are
+       * hashed by content, wherever their bytes are) */
+      strings = true;
+      LLVMTypeRef ps1[1] = {g->ptr};
+      LLVMValueRef arg = jit_at(g, keybuf, kf->offset, g->i8);
+      x = jit_call_c(g, LLVMFunctionType(g->i64, ps1, 1, 0),
+                     (void *)(uintptr_t)sl_jit_rt_str_hash, &arg, 1);
+    } else {
+      LLVMTypeRef it = int_of_size(g, kf->size);
+      x = ld(g, it, keybuf, kf->offset, 1);
+      if (it != g->i64)
+        x = LLVMBuildZExt(g->b, x, g->i64, "");
+    }
     LLVMValueRef m = mix64(g, LLVMBuildXor(g->b, h, x, ""));
     h = LLVMBuildSelect(g->b, is_null(g, keybuf, i), h, m, "");
   }
@@ -483,11 +498,42 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   /* keys_equal without strings: memcmp of the whole key row (8-byte
    * multiple, row.h) */
   LLVMValueRef eq = LLVMConstInt(g->i1, 1, 0);
-  for (uint64_t w = 0; w < kw; w += 8)
-    eq = LLVMBuildAnd(g->b, eq,
-                      LLVMBuildICmp(g->b, LLVMIntEQ, ld(g, g->i64, e, 8 + w, 8),
-                                    ld(g, g->i64, keybuf, w, 8), ""),
-                      "");
+  if (!strings) {
+    for (uint64_t w = 0; w < kw; w += 8)
+      eq = LLVMBuildAnd(g->b, eq,
+                        LLVMBuildICmp(g->b, LLVMIntEQ,
+                                      ld(g, g->i64, e, 8 + w, 8),
+                                      ld(g, g->i64, keybuf, w, 8), ""),
+                        "");
+  } else {
+    /* keys_equal with strings: the null bitmaps, then field by field
+     * (NULL fields are zero in both, so comparing them is harmless) */
+    for (uint32_t w = 0; w < kl->null_bytes; w++)
+      eq =
+          LLVMBuildAnd(g->b, eq,
+                       LLVMBuildICmp(g->b, LLVMIntEQ, ld(g, g->i8, e, 8 + w, 1),
+                                     ld(g, g->i8, keybuf, w, 1), ""),
+                       "");
+    for (int i = 0; i < kl->nfields; i++) {
+      const sl_field *kf = &kl->fields[i];
+      LLVMValueRef same;
+      if (kf->ptype == SL_P_STR) {
+        LLVMTypeRef ps2[2] = {g->ptr, g->ptr};
+        LLVMValueRef args[2] = {jit_at(g, e, 8 + kf->offset, g->i8),
+                                jit_at(g, keybuf, kf->offset, g->i8)};
+        same = LLVMBuildICmp(g->b, LLVMIntNE,
+                             jit_call_c(g, LLVMFunctionType(g->i32, ps2, 2, 0),
+                                        (void *)(uintptr_t)sl_jit_rt_str_eq,
+                                        args, 2),
+                             LLVMConstInt(g->i32, 0, 0), "");
+      } else {
+        LLVMTypeRef it = int_of_size(g, kf->size);
+        same = LLVMBuildICmp(g->b, LLVMIntEQ, ld(g, it, e, 8 + kf->offset, 1),
+                             ld(g, it, keybuf, kf->offset, 1), "");
+      }
+      eq = LLVMBuildAnd(g->b, eq, same, "");
+    }
+  }
   LLVMBuildCondBr(g->b, eq, hit, other);
   LLVMPositionBuilderAtEnd(g->b, other);
   jit_store(g,

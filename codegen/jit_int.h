@@ -119,6 +119,8 @@ int32_t sl_jit_rt_dec_arith(const inode *n, const i128 *a, const i128 *b,
                             i128 *r);
 int32_t sl_jit_rt_str_cmp(const sl_str *a, const sl_str *b);
 int32_t sl_jit_rt_str_eq(const sl_str *a, const sl_str *b);
+/* sl_key_hash's hash of a string key field's bytes. */
+uint64_t sl_jit_rt_str_hash(const sl_str *s);
 int32_t sl_jit_rt_like(const void *pat, const sl_str *s);
 int64_t sl_jit_rt_char_length(const sl_str *s);
 double sl_jit_rt_fmod(double a, double b);

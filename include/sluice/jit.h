@@ -152,7 +152,8 @@ const char *sl_jit_plan_status(sl_arena *a, const sl_plan *p, bool jit_on);
  * it: the caller folds that row with sl_worker_fold_row (which reports
  * errors exactly as the interpreter path does) and calls again from
  * pos + 1.  Only for late-merge event-time TUMBLE/HOP windows whose keys
- * are fixed-width (no strings, no DECIMAL(>18)) and whose aggregates are
+ * are not DECIMAL(>18) (strings are hashed and compared by content, as
+ * group_table.c does) and whose aggregates are
  * COUNT(*), COUNT, SUM, AVG, MIN, MAX without DISTINCT over integer or
  * floating arguments (sl_jit_fold_status). */
 
