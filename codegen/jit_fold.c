@@ -11,8 +11,10 @@
  *     start is not the cached slice's: stop (C finds or makes the slice)
  *     key row (as C builds it), hash (sl_key_hash's, constant-folded per
  *     field), linear probe of the slice's table:
- *       empty slot: stop (C inserts, growing the table if it must)
- *       equal key:  every integer SUM/AVG checked for overflow first (an
+ *       empty slot: a new group, inserted by sl_group_table_upsert
+ *                   (a direct call; it grows the table if it must)
+ *       equal key, or the new group: every integer SUM/AVG checked for
+ *                   overflow first (an
  *                   overflow stops before any state changed: C reports
  *                   it), then every update inline
  *     advance the watermark over row r's input row
@@ -491,9 +493,22 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMBasicBlockRef not_eq = blk(g, "probe.ne");
   LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, eh, h, ""), cmp, not_eq);
   LLVMPositionBuilderAtEnd(g->b, not_eq);
-  /* an empty slot: a new group (C inserts, growing the table first) */
-  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, eh, c64(g, 0), ""), stop,
-                  other);
+  /* an empty slot: a new group; sl_group_table_upsert inserts it (growing
+   * the table first if it must: the slots are reloaded per record) by a
+   * direct call, and the updates below run on its fresh state.  Redoing
+   * the whole record in C instead made high-cardinality windows, where
+   * most records are new groups, slower than phase 1. */
+  LLVMBasicBlockRef insert = blk(g, "insert");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, eh, c64(g, 0), ""),
+                  insert, other);
+  LLVMPositionBuilderAtEnd(g->b, insert);
+  LLVMTypeRef ps3[3] = {g->ptr, g->i64, g->ptr};
+  LLVMValueRef iargs[3] = {table, h, keybuf};
+  LLVMValueRef fresh =
+      jit_call_c(g, LLVMFunctionType(g->ptr, ps3, 3, 0),
+                 (void *)(uintptr_t)sl_group_table_upsert, iargs, 3);
+  LLVMBasicBlockRef update_at = blk(g, "states");
+  LLVMBuildBr(g->b, update_at);
   LLVMPositionBuilderAtEnd(g->b, cmp);
   /* keys_equal without strings: memcmp of the whole key row (8-byte
    * multiple, row.h) */
@@ -545,7 +560,13 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMBuildBr(g->b, probe);
 
   LLVMPositionBuilderAtEnd(g->b, hit);
-  LLVMValueRef st = jit_at(g, e, 8 + kw, g->i8);
+  LLVMValueRef hit_st = jit_at(g, e, 8 + kw, g->i8);
+  LLVMBuildBr(g->b, update_at);
+  LLVMPositionBuilderAtEnd(g->b, update_at);
+  LLVMValueRef st = LLVMBuildPhi(g->b, g->ptr, "st");
+  LLVMValueRef sts[2] = {hit_st, fresh};
+  LLVMBasicBlockRef stb[2] = {hit, insert};
+  LLVMAddIncoming(st, sts, stb, 2);
   LLVMValueRef ovf = updates(g, row, st, aggs, tl, true);
   LLVMBasicBlockRef upd = blk(g, "update");
   LLVMBuildCondBr(g->b, ovf, stop, upd);

@@ -12,8 +12,9 @@
  * from the interpreter's programs (interpreter.h), whose coercions are
  * explicit and whose columns are resolved, so the JIT computes exactly
  * what the interpreter computes.
- * Window assignment, the group-table probe/insert and aggregate updates
- * stay in C (runtime/worker.c), as does the lookup join's hash probe.
+ * Phase 2 (sl_jit_add_fold, below) compiles the window state update too
+ * for the common window aggregates; the rest of it, and the lookup join's
+ * hash probe, stay in C (runtime/worker.c).
  *
  * Fallback.  sl_jit_supports() says whether every node of a program can be
  * compiled and, if not, why ("JIT does not handle REGEXP_REPLACE"); a query
@@ -146,8 +147,9 @@ const char *sl_jit_plan_status(sl_arena *a, const sl_plan *p, bool jit_on);
  * sl_worker_fold_row (runtime/worker.c) does for each: advance the
  * watermark over the input rows before it, lateness, slice, key hash (equal
  * to sl_key_hash), the probe of the slice's group table and, on a hit, the
- * aggregate updates inline.  Anything rare (a new group, a table that must
- * grow, another slice, a NULL event time, an integer SUM overflow) stops
+ * aggregate updates inline; a new group is inserted by a direct call to
+ * sl_group_table_upsert.  Anything rare (another slice than the last one,
+ * a NULL event time, an integer SUM overflow) stops
  * the loop *before touching that row* and returns SL_JIT_RETRY with pos at
  * it: the caller folds that row with sl_worker_fold_row (which reports
  * errors exactly as the interpreter path does) and calls again from
