@@ -474,8 +474,9 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
 }
 
 /* fold_tmp with the compiled fold (q->k_fold, jit.h): it runs until a row
- * needs C (a new group or slice, a table to grow, an error to report),
- * which sl_worker_fold_row then folds exactly as without the JIT. */
+ * needs C (another slice than the last one, a NULL event time, an overflow
+ * to report), which sl_worker_fold_row then folds exactly as without the
+ * JIT; then the compiled fold goes on from the next row. */
 static int fold_tmp_compiled(worker_state *s, const uint32_t *sel) {
   exec_query *q = s->q;
   sl_jit_fold_call c;
