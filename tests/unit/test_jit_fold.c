@@ -109,7 +109,8 @@ static int run(sl_session *s, const char *sql, int ncols, rows *r,
   if (b)
     sl_bound_stmt_release(b);
   sl_arena_free(&a);
-  qsort(r->line, r->n, sizeof(char *), cmp_line);
+  if (r->n) /* qsort must not be given NULL */
+    qsort(r->line, r->n, sizeof(char *), cmp_line);
   return rc;
 }
 
