@@ -12,9 +12,15 @@
  * interleaved so that the shared machine's drift hits all alike) with
  * YSB's compile time and both records/s, and the total time of a
  * 10-second query at that rate.
- * Medians of `runs` runs, min and max beside.
+ * Then the window state update (JIT phase 2): YSB and the Read-Only
+ * COUNT(*) per key per 1 s tumbling window at 1K and 1M keys (uniform),
+ * interpreted vs phase 1 (compiled loop, C fold: SET
+ * 'sluice.jit.state-update' = 'off') vs phase 2 (state update compiled),
+ * runs interleaved.
+ * Medians of `runs` runs, min and max beside.  With "phase2" as the fourth
+ * argument, only the phase 2 table.
  *
- *   build/bench/jit_bench [ysb events] [nexmark events] [runs]
+ *   build/bench/jit_bench [ysb events] [nexmark events] [runs] [phase2]
  *                                      (default 10000000 5000000 5)
  */
 #include "bench_util.h"
@@ -64,6 +70,71 @@ static const char *Q1 = "INSERT INTO nexmark_q1 SELECT auction, bidder, "
 static const char *Q2 = "INSERT INTO nexmark_q2 SELECT auction, price FROM "
                         "bid WHERE MOD(auction, 123) = 0";
 
+/* Interpreted, phase 1 and phase 2 side by side (see the top). */
+static int phase2(sl_session *s, long events, int runs) {
+  char ddl[1024];
+  for (int t = 0; t < 2; t++) {
+    snprintf(ddl, sizeof ddl,
+             "CREATE TABLE ro_%s (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR "
+             "ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'ro', "
+             "'key.range' = '%s', 'events.num' = '%ld', 'events.per-second' = "
+             "'1000000', 'pregenerate' = 'true', 'seed' = '3')",
+             t ? "1m" : "1k", t ? "1000000" : "1000", events);
+    if (bench_exec(s, ddl))
+      return 1;
+  }
+  static const char *const modes[3][2] = {
+      {"off", "off"}, {"on", "off"}, {"on", "on"}};
+  struct {
+    const char *name, *sql;
+  } qs[] = {
+      {"YSB", YSB},
+      {"RO COUNT(*) per key, 1 s tumble, 1K keys",
+       "SELECT key, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ro_1k, "
+       "DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, "
+       "window_end"},
+      {"RO COUNT(*) per key, 1 s tumble, 1M keys",
+       "SELECT key, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ro_1m, "
+       "DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, "
+       "window_end"},
+  };
+  printf("Window state update (phase 2), 1 worker, %ld events each, median "
+         "of %d runs interleaved (interpreted, phase 1, phase 2, then again)"
+         "\n\n",
+         events, runs);
+  printf("| query | interpreted records/s | phase 1 records/s | phase 2 "
+         "records/s | phase 2 / phase 1 | phase 2 / interpreted |\n| --- | "
+         "--- | --- | --- | --- | --- |\n");
+  for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
+    static double rate[3][99], jit[3][99];
+    for (int i = 0; i < runs; i++)
+      for (int m = 0; m < 3; m++) {
+        char set[128];
+        snprintf(set, sizeof set, "SET 'sluice.jit' = '%s'", modes[m][0]);
+        bench_exec(s, set);
+        snprintf(set, sizeof set, "SET 'sluice.jit.state-update' = '%s'",
+                 modes[m][1]);
+        bench_exec(s, set);
+        if (run_once(s, qs[q].sql, &rate[m][i], &jit[m][i]))
+          return 1;
+      }
+    result r[3];
+    for (int m = 0; m < 3; m++)
+      summarize(rate[m], jit[m], runs, &r[m]);
+    printf("| %s | %.1f M (%.1f-%.1f) | %.1f M (%.1f-%.1f) | %.1f M "
+           "(%.1f-%.1f) | %.2fx | %.2fx |\n",
+           qs[q].name, r[0].med / 1e6, r[0].min / 1e6, r[0].max / 1e6,
+           r[1].med / 1e6, r[1].min / 1e6, r[1].max / 1e6, r[2].med / 1e6,
+           r[2].min / 1e6, r[2].max / 1e6, r[2].med / r[1].med,
+           r[2].med / r[0].med);
+    fflush(stdout);
+  }
+  bench_exec(s, "SET 'sluice.jit' = 'on'");
+  bench_exec(s, "SET 'sluice.jit.state-update' = 'on'");
+  printf("\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   long ysb_events = argc > 1 ? atol(argv[1]) : 10000000;
   long nx_events = argc > 2 ? atol(argv[2]) : 5000000;
@@ -106,6 +177,13 @@ int main(int argc, char **argv) {
                  "('connector' = 'blackhole')") ||
       bench_exec(s, "SET 'parallelism.default' = '1'"))
     return 1;
+
+  if (phase2(s, ysb_events, runs))
+    return 1;
+  if (argc > 4 && strcmp(argv[4], "phase2") == 0) {
+    sl_session_free(s);
+    return 0;
+  }
 
   struct {
     const char *name, *sql;

@@ -165,6 +165,47 @@ double sl_jit_seconds(const sl_jit *j) {
   return j ? j->seconds : 0;
 }
 
+/* Code generation state for kernel kn of j (named after its index). */
+static void begin_cg(sl_jit *j, sl_jit_kernel *kn, jit_cg *g) {
+  snprintf(kn->name, sizeof kn->name, "sl_kernel_%d", j->nkernels);
+  memset(g, 0, sizeof *g);
+  g->ctx = j->ctx;
+  g->mod = j->mod;
+  g->b = LLVMCreateBuilderInContext(j->ctx);
+  g->i1 = LLVMInt1TypeInContext(j->ctx);
+  g->i8 = LLVMInt8TypeInContext(j->ctx);
+  g->i16 = LLVMInt16TypeInContext(j->ctx);
+  g->i32 = LLVMInt32TypeInContext(j->ctx);
+  g->i64 = LLVMInt64TypeInContext(j->ctx);
+  g->i128 = LLVMInt128TypeInContext(j->ctx);
+  g->f32 = LLVMFloatTypeInContext(j->ctx);
+  g->f64 = LLVMDoubleTypeInContext(j->ctx);
+  g->ptr = LLVMPointerType(g->i8, 0);
+}
+
+/* Register kn (built with status rc) with j. */
+static int end_cg(sl_jit *j, sl_jit_kernel *kn, jit_cg *g, int rc, double t0,
+                  sl_jit_kernel **k, sl_error *err) {
+  LLVMDisposeBuilder(g->b);
+  if (rc != SL_OK) {
+    free(kn);
+    return rc;
+  }
+  if (j->nkernels == j->cap) {
+    j->cap = j->cap ? j->cap * 2 : 4;
+    sl_jit_kernel **ks = realloc(j->kernels, sizeof *ks * (size_t)j->cap);
+    if (!ks) {
+      free(kn);
+      return sl_error_set(err, SL_ENOMEM, "out of memory");
+    }
+    j->kernels = ks;
+  }
+  j->kernels[j->nkernels++] = kn;
+  j->seconds += sl_clock_seconds() - t0;
+  *k = kn;
+  return SL_OK;
+}
+
 int sl_jit_add_kernel(sl_jit *j, const sl_expr_prog *filter,
                       sl_expr_prog *const *progs, int nprogs,
                       const sl_row_layout *in, const sl_row_layout *out,
@@ -195,44 +236,35 @@ int sl_jit_add_kernel_pre(sl_jit *j, const sl_expr_prog *pre,
   sl_jit_kernel *kn = calloc(1, sizeof *kn);
   if (!kn)
     return sl_error_set(err, SL_ENOMEM, "out of memory");
-  snprintf(kn->name, sizeof kn->name, "sl_kernel_%d", j->nkernels);
   kn->has_filter = filter != NULL;
   kn->has_pre = pre != NULL;
   kn->nprogs = nprogs;
   jit_cg g;
-  memset(&g, 0, sizeof g);
-  g.ctx = j->ctx;
-  g.mod = j->mod;
-  g.b = LLVMCreateBuilderInContext(j->ctx);
-  g.i1 = LLVMInt1TypeInContext(j->ctx);
-  g.i8 = LLVMInt8TypeInContext(j->ctx);
-  g.i16 = LLVMInt16TypeInContext(j->ctx);
-  g.i32 = LLVMInt32TypeInContext(j->ctx);
-  g.i64 = LLVMInt64TypeInContext(j->ctx);
-  g.i128 = LLVMInt128TypeInContext(j->ctx);
-  g.f32 = LLVMFloatTypeInContext(j->ctx);
-  g.f64 = LLVMDoubleTypeInContext(j->ctx);
-  g.ptr = LLVMPointerType(g.i8, 0);
+  begin_cg(j, kn, &g);
   int rc = jit_build_kernel(&g, kn->name, pre, pre_layout, filter, progs,
                             nprogs, in, out, borrow, err);
-  LLVMDisposeBuilder(g.b);
-  if (rc != SL_OK) {
-    free(kn);
-    return rc;
-  }
-  if (j->nkernels == j->cap) {
-    j->cap = j->cap ? j->cap * 2 : 4;
-    sl_jit_kernel **ks = realloc(j->kernels, sizeof *ks * (size_t)j->cap);
-    if (!ks) {
-      free(kn);
-      return sl_error_set(err, SL_ENOMEM, "out of memory");
-    }
-    j->kernels = ks;
-  }
-  j->kernels[j->nkernels++] = kn;
-  j->seconds += sl_clock_seconds() - t0;
-  *k = kn;
-  return SL_OK;
+  return end_cg(j, kn, &g, rc, t0, k, err);
+}
+
+int sl_jit_add_fold(sl_jit *j, const sl_jit_fold_spec *spec, sl_jit_kernel **k,
+                    sl_error *err) {
+  *k = NULL;
+  if (!j->mod)
+    return sl_error_set(err, SL_EINTERNAL,
+                        "internal error: JIT kernel added after compiling");
+  double t0 = sl_clock_seconds();
+  sl_jit_kernel *kn = calloc(1, sizeof *kn);
+  if (!kn)
+    return sl_error_set(err, SL_ENOMEM, "out of memory");
+  kn->is_fold = true;
+  jit_cg g;
+  begin_cg(j, kn, &g);
+  int rc = jit_build_fold(&g, kn->name, spec, err);
+  return end_cg(j, kn, &g, rc, t0, k, err);
+}
+
+int sl_jit_fold_run(const sl_jit_kernel *k, sl_jit_fold_call *c) {
+  return k->fold_fn(c) == JIT_OK ? SL_OK : SL_JIT_RETRY;
 }
 
 int sl_jit_compile(sl_jit *j, char **ir, sl_error *err) {
@@ -277,7 +309,10 @@ int sl_jit_compile(sl_jit *j, char **ir, sl_error *err) {
     e = LLVMOrcLLJITLookup(j->lljit, &addr, j->kernels[i]->name);
     if (e)
       return llvm_error(err, "generating code", e);
-    j->kernels[i]->fn = (jit_fn)(uintptr_t)addr;
+    if (j->kernels[i]->is_fold)
+      j->kernels[i]->fold_fn = (int32_t(*)(sl_jit_fold_call *))(uintptr_t)addr;
+    else
+      j->kernels[i]->fn = (jit_fn)(uintptr_t)addr;
   }
   j->seconds += sl_clock_seconds() - t0;
   return SL_OK;

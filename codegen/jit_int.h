@@ -48,6 +48,8 @@ struct sl_jit_kernel {
   bool has_filter;
   bool has_pre;
   int nprogs;
+  bool is_fold; /* a fold function (sl_jit_add_fold), called as fold_fn */
+  int32_t (*fold_fn)(sl_jit_fold_call *);
 };
 
 struct pipeline;
@@ -106,12 +108,19 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
                      int nprogs, const sl_row_layout *in,
                      const sl_row_layout *out, bool borrow, sl_error *err);
 
+/* ---- jit_fold.c ---------------------------------------------------------- */
+/* Add the fold function `name` (jit.h, sl_jit_add_fold) to g's module. */
+int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
+                   sl_error *err);
+
 /* ---- jit_helpers.c: called from generated code --------------------------- */
 int32_t sl_jit_rt_cast(const inode *n, const void *arg, void *res);
 int32_t sl_jit_rt_dec_arith(const inode *n, const i128 *a, const i128 *b,
                             i128 *r);
 int32_t sl_jit_rt_str_cmp(const sl_str *a, const sl_str *b);
 int32_t sl_jit_rt_str_eq(const sl_str *a, const sl_str *b);
+/* sl_key_hash's hash of a string key field's bytes. */
+uint64_t sl_jit_rt_str_hash(const sl_str *s);
 int32_t sl_jit_rt_like(const void *pat, const sl_str *s);
 int64_t sl_jit_rt_char_length(const sl_str *s);
 double sl_jit_rt_fmod(double a, double b);

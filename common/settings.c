@@ -68,6 +68,11 @@ static const known_setting KNOWN[] = {
       "fast"},
      V_ENUM,
      "default|O0|O1|O2|O3|light|fast"},
+    {{"sluice.jit.state-update", "on",
+      "compile the state update of window aggregates into the loop (off: "
+      "the compiled loop hands each record to C)"},
+     V_BOOL,
+     NULL},
     {{"sluice.late-records", "drop",
       "what happens to records later than the watermark: drop (counted) or "
       "side-output"},

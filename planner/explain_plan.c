@@ -164,11 +164,18 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
   const char *why = sl_jit_plan_status(a, p, p->jit);
   if (st)
     why = st->jit_status[0] ? st->jit_status : NULL;
+  /* the window state update too (phase 2), or the C fold */
+  bool state = !why && p->kind == SL_PLAN_AGGREGATE && p->jit_state &&
+               !sl_jit_fold_status(p);
   pipe->detail = sl_arena_printf(
       a, "[%s, %d worker%s, each on its own share of the stream]",
-      why ? sl_arena_printf(a, "interpreted: %s", why) : "compiled", workers,
-      workers == 1 ? "" : "s");
+      why     ? sl_arena_printf(a, "interpreted: %s", why)
+      : state ? "compiled, state update compiled"
+              : "compiled",
+      workers, workers == 1 ? "" : "s");
   sl_xnode_attr(a, pipe, "mode", why ? "interpreted" : "compiled");
+  if (!why && p->kind == SL_PLAN_AGGREGATE)
+    sl_xnode_attr(a, pipe, "state_update", state ? "compiled" : "C");
   if (why)
     sl_xnode_attr(a, pipe, "interpreted_because", why);
   sl_xnode_attr(a, pipe, "workers", sl_arena_printf(a, "%d", workers));

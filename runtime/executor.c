@@ -386,6 +386,15 @@ static void prepare_jit(exec_query *q, const sl_settings *settings,
                                q->stream_key_progs, q->nkey_progs,
                                q->stream_layout, q->join_key_layout, true,
                                &q->k_join, &err);
+  /* Phase 2: the state update of the window aggregates it handles. */
+  if (rc == SL_OK && !stateless &&
+      sl_settings_get_bool(settings, "sluice.jit.state-update", true) &&
+      !sl_jit_fold_status(plan)) {
+    q->fold_spec = (sl_jit_fold_spec){&plan->window, q->tmp_layout, q->tmp_time,
+                                      q->tmp_keys,   q->key_layout, &q->aggs,
+                                      q->wm_layout};
+    rc = sl_jit_add_fold(q->jit, &q->fold_spec, &q->k_fold, &err);
+  }
   const char *dump = sl_settings_get(settings, "sluice.jit.dump");
   char *ir = NULL;
   if (rc == SL_OK)
@@ -405,7 +414,7 @@ static void prepare_jit(exec_query *q, const sl_settings *settings,
         sl_arena_strdup(&q->arena, err.message ? err.message : "JIT failed");
     sl_jit_free(q->jit);
     q->jit = NULL;
-    q->k_main = q->k_join = NULL;
+    q->k_main = q->k_join = q->k_fold = NULL;
   }
   sl_error_clear(&err);
 }

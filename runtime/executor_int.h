@@ -93,6 +93,11 @@ typedef struct exec_query {
   const char *jit_status; /* NULL: compiled */
   double jit_seconds;
   sl_jit_kernel *k_main, *k_join;
+  /* k_fold: the fold of tmp rows into window state (phase 2, jit.h), or
+   * NULL (sl_worker_fold_row per record); fold_spec is what it was built
+   * from and must live as long. */
+  sl_jit_kernel *k_fold;
+  sl_jit_fold_spec fold_spec;
 } exec_query;
 
 /* A window's partial state from one worker, handed to the coordinator. */

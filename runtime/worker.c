@@ -451,10 +451,62 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
   return SL_OK;
 }
 
+/* fold_tmp with the compiled fold (q->k_fold, jit.h): it runs until a row
+ * needs C (another slice than the last one, a NULL event time, an overflow
+ * to report), which sl_worker_fold_row then folds exactly as without the
+ * JIT; then the compiled fold goes on from the next row. */
+static int fold_tmp_compiled(worker_state *s, const uint32_t *sel) {
+  exec_query *q = s->q;
+  sl_jit_fold_call c;
+  memset(&c, 0, sizeof c);
+  c.tmp = s->tmp.data;
+  c.sel = sel;
+  c.origin = s->origin;
+  c.wm_rows = s->wm_values.data;
+  c.wm_nrows = s->wm_values.data ? s->wm_values.nrows : 0;
+  c.n = s->tmp.nrows;
+  c.local_wm = s->local_wm;
+  c.next_end = s->next_end;
+  c.wm_next = s->wm_next;
+  for (;;) {
+    if (s->last < s->nslices) {
+      c.table = s->slices[s->last].table;
+      c.slice_start = s->slices[s->last].start;
+    } else {
+      c.table = NULL;
+    }
+    c.late = c.rows_state = 0;
+    int done = sl_jit_fold_run(q->k_fold, &c);
+    s->w->late += c.late;
+    s->w->rows_state += c.rows_state;
+    s->local_wm = c.local_wm;
+    s->next_end = c.next_end;
+    if (s->wm_values.data) {
+      s->wm_next = c.wm_next;
+      s->wm = s->local_wm; /* late merge: the operator's is its own */
+    }
+    if (done == SL_OK)
+      return SL_OK;
+    uint32_t r = c.pos;
+    uint32_t input_row = s->origin ? s->origin[sel[r]] : sel[r];
+    advance_watermark(s, input_row);
+    int rc = sl_worker_fold_row(s, sl_buffer_row(&s->tmp, r), s->wm, 0);
+    if (rc != SL_OK)
+      return rc;
+    advance_watermark(s, input_row + 1);
+    c.pos = r + 1;
+    c.local_wm = s->local_wm;
+    c.next_end = s->next_end;
+    c.wm_next = s->wm_next;
+  }
+}
+
 /* Fold the evaluated tmp rows of s->tmp into state (or send them to their
  * owners); tmp row r comes from row sel[r] of the buffer being processed. */
 static int fold_tmp(worker_state *s, const uint32_t *sel) {
   exec_query *q = s->q;
+  if (q->k_fold && !q->channels)
+    return fold_tmp_compiled(s, sel);
   const sl_plan_window *pw = &q->plan->window;
   const sl_row_layout *tl = q->tmp_layout;
   const sl_row_layout *kl = q->key_layout;

@@ -528,6 +528,8 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
     if (rc != SL_OK)
       return rc;
     plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
+    plan->jit_state =
+        sl_settings_get_bool(s->settings, "sluice.jit.state-update", true);
   }
   if (plan && ast->u.explain.analyze) {
     int rc;
@@ -646,6 +648,8 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   if (rc != SL_OK)
     return rc;
   plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
+  plan->jit_state =
+      sl_settings_get_bool(s->settings, "sluice.jit.state-update", true);
   sl_query_stats st;
   rc = execute(s, plan, b->text, strlen(b->text), sink, &st, err);
   if (rc != SL_OK)

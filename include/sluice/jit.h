@@ -12,8 +12,9 @@
  * from the interpreter's programs (interpreter.h), whose coercions are
  * explicit and whose columns are resolved, so the JIT computes exactly
  * what the interpreter computes.
- * Window assignment, the group-table probe/insert and aggregate updates
- * stay in C (runtime/worker.c), as does the lookup join's hash probe.
+ * Phase 2 (sl_jit_add_fold, below) compiles the window state update too
+ * for the common window aggregates; the rest of it, and the lookup join's
+ * hash probe, stay in C (runtime/worker.c).
  *
  * Fallback.  sl_jit_supports() says whether every node of a program can be
  * compiled and, if not, why ("JIT does not handle REGEXP_REPLACE"); a query
@@ -140,5 +141,62 @@ const sl_row_layout *sl_plan_joined_layout(sl_arena *a,
  * reason it runs interpreted ("sluice.jit = off", "JIT does not handle
  * REGEXP_REPLACE"), in a. */
 const char *sl_jit_plan_status(sl_arena *a, const sl_plan *p, bool jit_on);
+
+/* ---- phase 2: the fold of tmp rows into window state ----------------------
+ * One compiled function per query that does, for a batch of tmp rows, what
+ * sl_worker_fold_row (runtime/worker.c) does for each: advance the
+ * watermark over the input rows before it, lateness, slice, key hash (equal
+ * to sl_key_hash), the probe of the slice's group table and, on a hit, the
+ * aggregate updates inline; a new group is inserted by a direct call to
+ * sl_group_table_upsert.  Anything rare (another slice than the last one,
+ * a NULL event time, an integer SUM overflow) stops
+ * the loop *before touching that row* and returns SL_JIT_RETRY with pos at
+ * it: the caller folds that row with sl_worker_fold_row (which reports
+ * errors exactly as the interpreter path does) and calls again from
+ * pos + 1.  Only for late-merge event-time TUMBLE/HOP windows whose keys
+ * are not DECIMAL(>18) (strings are hashed and compared by content, as
+ * group_table.c does) and whose aggregates are
+ * COUNT(*), COUNT, SUM, AVG, MIN, MAX without DISTINCT over integer or
+ * floating arguments (sl_jit_fold_status). */
+
+struct sl_group_table;
+struct sl_agg_set;
+
+/* What the fold function reads and updates (C fills, the code reads at
+ * offsetof() offsets). */
+typedef struct sl_jit_fold_call {
+  const uint8_t *tmp;           /* tmp rows */
+  const uint32_t *sel;          /* tmp row r comes from row sel[r] */
+  const uint32_t *origin;       /* NULL, or sel -> input row (a join) */
+  const uint8_t *wm_rows;       /* WATERMARK per input row, or NULL */
+  struct sl_group_table *table; /* the slice last used, or NULL */
+  int64_t slice_start;          /* its start */
+  int64_t local_wm;             /* in/out: the worker's watermark */
+  int64_t next_end;             /* in/out */
+  uint64_t late, rows_state;    /* out: added to */
+  uint32_t pos, n;              /* in: first row; out: where it stopped */
+  uint32_t wm_next, wm_nrows;   /* in/out: first input row not folded */
+} sl_jit_fold_call;
+
+typedef struct sl_jit_fold_spec {
+  const sl_plan_window *window;
+  const sl_row_layout *tmp; /* layout of the tmp rows (= aggs->input) */
+  int tmp_time, tmp_keys;   /* fields: event time, first key */
+  const sl_row_layout *key_layout;
+  const struct sl_agg_set *aggs;
+  const sl_row_layout *wm_layout; /* WATERMARK rows, or NULL */
+} sl_jit_fold_spec;
+
+/* NULL if plan p's state update can be compiled, else why not. */
+const char *sl_jit_fold_status(const sl_plan *p);
+
+/* Add the fold function for spec (everything it points to must outlive
+ * the JIT).  *k is valid after sl_jit_compile. */
+int sl_jit_add_fold(sl_jit *j, const sl_jit_fold_spec *spec, sl_jit_kernel **k,
+                    sl_error *err);
+
+/* Run it from c->pos: SL_OK when every row up to c->n is done, or
+ * SL_JIT_RETRY with c->pos at the row C must fold (see above). */
+int sl_jit_fold_run(const sl_jit_kernel *k, sl_jit_fold_call *c);
 
 #endif

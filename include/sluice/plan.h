@@ -97,6 +97,8 @@ typedef struct sl_plan {
                          * 0: not known */
   bool jit; /* compile the pipeline (SET 'sluice.jit'); set by the session,
              * read by EXPLAIN (the executor reads the setting itself) */
+  bool jit_state; /* SET 'sluice.jit.state-update': compile the window
+                   * state update too (jit.h, phase 2); the same */
   /* The base row: input 0 (the stream), then optionally input 1 (the
    * bounded table of a lookup join).  base_ncols columns in all, with
    * names and types (ROW columns included; their leaves are read by FIELD

@@ -1,0 +1,355 @@
+/* test_jit_fold.c - the compiled window state update (JIT phase 2, jit.h
+ * sl_jit_add_fold) against the C fold (sluice.jit.state-update = off) and
+ * the interpreter (sluice.jit = off): the same rows, the same late and
+ * folded counts, the same error, over the `ro` generator with zipf keys
+ * (many groups, so tables grow), NULL keys and arguments, FILTER, out of
+ * order event times (late and, for hopping windows, partly late records),
+ * and integer SUM overflow.  Each case also checks that EXPLAIN says the
+ * state update is compiled, so that the comparison is not vacuous. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice/binder.h"
+#include "sluice/executor.h"
+#include "sluice/parser.h"
+#include "sluice/plan.h"
+#include "sluice/session.h"
+#include "sluice/strbuf.h"
+
+/* ---- a sink that keeps the rows (sorted later) and any text ------------ */
+
+typedef struct rows {
+  char **line;
+  size_t n, cap;
+  sl_strbuf text;
+} rows;
+
+static int r_begin(void *ctx, int ncols, const char *const *names,
+                   const sl_type *const *types) {
+  (void)ctx, (void)ncols, (void)names, (void)types;
+  return SL_OK;
+}
+
+static int g_ncols; /* of the query being run (the sink is not told twice) */
+
+static int r_row(void *ctx, const char *const *cells) {
+  rows *r = ctx;
+  sl_strbuf b = SL_STRBUF_INIT;
+  for (int i = 0; i < g_ncols; i++)
+    sl_strbuf_printf(&b, "%s%s", i ? "|" : "", cells[i] ? cells[i] : "NULL");
+  if (r->n == r->cap) {
+    r->cap = r->cap ? r->cap * 2 : 256;
+    r->line = realloc(r->line, sizeof(char *) * r->cap);
+    assert_non_null(r->line);
+  }
+  r->line[r->n++] = sl_strbuf_detach(&b);
+  return SL_OK;
+}
+
+static int r_end(void *ctx) {
+  (void)ctx;
+  return SL_OK;
+}
+
+static int r_text(void *ctx, const char *text) {
+  sl_strbuf_append(&((rows *)ctx)->text, text);
+  return SL_OK;
+}
+
+static sl_result_sink rows_sink(rows *r) {
+  sl_result_sink s = {r, r_begin, r_row, NULL, r_end, r_text, NULL, NULL};
+  return s;
+}
+
+static void rows_free(rows *r) {
+  for (size_t i = 0; i < r->n; i++)
+    free(r->line[i]);
+  free(r->line);
+  sl_strbuf_free(&r->text);
+  memset(r, 0, sizeof *r);
+}
+
+static int cmp_line(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void exec_ok(sl_session *s, const char *sql) {
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sl_error err = {0};
+  if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) != SL_OK)
+    fail_msg("%s: %s", sql, err.message);
+}
+
+/* Plan and run sql into r; the status, stats and (on error) err. */
+static int run(sl_session *s, const char *sql, int ncols, rows *r,
+               sl_query_stats *st, sl_error *err) {
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  char *text = sl_arena_strdup(&a, sql);
+  sl_stmt *stmt;
+  sl_bound_stmt *b = NULL;
+  sl_plan *plan;
+  g_ncols = ncols;
+  sl_result_sink sink = rows_sink(r);
+  int rc = sl_parse_one(&a, text, strlen(text), 1, &stmt, err);
+  if (rc == SL_OK)
+    rc = sl_bind(&a, sl_session_catalog(s), stmt, text, 1, &b, err);
+  if (rc == SL_OK)
+    rc = sl_plan_build(&a, b, &plan, err);
+  if (rc == SL_OK)
+    rc = sl_execute(plan, sl_session_settings(s), &sink, st, err);
+  if (b)
+    sl_bound_stmt_release(b);
+  sl_arena_free(&a);
+  if (r->n) /* qsort must not be given NULL */
+    qsort(r->line, r->n, sizeof(char *), cmp_line);
+  return rc;
+}
+
+/* The three ways to run a query. */
+static const char *const MODES[3][2] = {
+    {"off", "off"}, /* interpreter, C fold */
+    {"on", "off"},  /* compiled loop, C fold (phase 1) */
+    {"on", "on"},   /* compiled loop and state update (phase 2) */
+};
+
+static void set_mode(sl_session *s, int m) {
+  char sql[128];
+  snprintf(sql, sizeof sql, "SET 'sluice.jit' = '%s'", MODES[m][0]);
+  exec_ok(s, sql);
+  snprintf(sql, sizeof sql, "SET 'sluice.jit.state-update' = '%s'",
+           MODES[m][1]);
+  exec_ok(s, sql);
+}
+
+/* EXPLAIN of sql with phase 2 on says the state update is compiled. */
+static void assert_state_compiled(sl_session *s, const char *sql) {
+  set_mode(s, 2);
+  char ex[4096];
+  snprintf(ex, sizeof ex, "EXPLAIN %s", sql);
+  rows r = {0};
+  sl_result_sink sink = rows_sink(&r);
+  sl_error err = {0};
+  if (sl_session_execute(s, ex, strlen(ex), 1, &sink, &err) != SL_OK)
+    fail_msg("%s: %s", ex, err.message);
+  if (!strstr(sl_strbuf_cstr(&r.text), "[compiled, state update compiled"))
+    fail_msg("state update not compiled:\n%s", sl_strbuf_cstr(&r.text));
+  rows_free(&r);
+}
+
+/* sql gives the same sorted rows, late and folded counts (or the same
+ * error) in every mode; returns the rows of the last mode's run. */
+static size_t same_in_every_mode(sl_session *s, const char *sql, int ncols) {
+  assert_state_compiled(s, sql);
+  rows r[3];
+  sl_query_stats st[3];
+  sl_error err[3];
+  int rc[3];
+  memset(r, 0, sizeof r);
+  memset(err, 0, sizeof err);
+  for (int m = 0; m < 3; m++) {
+    set_mode(s, m);
+    rc[m] = run(s, sql, ncols, &r[m], &st[m], &err[m]);
+  }
+  for (int m = 1; m < 3; m++) {
+    if (rc[m] != rc[0])
+      fail_msg("%s: status %d (%s) with jit=%s state=%s, %d (%s) without", sql,
+               rc[m], err[m].message ? err[m].message : "", MODES[m][0],
+               MODES[m][1], rc[0], err[0].message ? err[0].message : "");
+    if (rc[0] != SL_OK) {
+      assert_string_equal(err[m].message, err[0].message);
+      continue;
+    }
+    if (r[m].n != r[0].n)
+      fail_msg("%s: %zu rows with jit=%s state=%s, %zu without", sql, r[m].n,
+               MODES[m][0], MODES[m][1], r[0].n);
+    for (size_t i = 0; i < r[0].n; i++)
+      if (strcmp(r[m].line[i], r[0].line[i]) != 0)
+        fail_msg("%s: row %zu differs with jit=%s state=%s:\n  %s\n  %s", sql,
+                 i, MODES[m][0], MODES[m][1], r[m].line[i], r[0].line[i]);
+    assert_int_equal(st[m].late_dropped, st[0].late_dropped);
+    assert_int_equal(st[m].rows_state, st[0].rows_state);
+  }
+  size_t n = r[2].n;
+  for (int m = 0; m < 3; m++) {
+    rows_free(&r[m]);
+    sl_error_clear(&err[m]);
+  }
+  return n;
+}
+
+/* `ro` with zipf keys; event time t is ts, but 3 s earlier for one key in
+ * ten (out of order: late for 1 s windows behind a 1 s bound). */
+static sl_session *ro_session(long events, long keys, int workers) {
+  char sql[1024];
+  sl_session *s = sl_session_new();
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE ro (key BIGINT, ts TIMESTAMP(3), t AS CASE WHEN "
+           "MOD(key, 10) = 3 THEN ts - INTERVAL '3' SECOND ELSE ts END, "
+           "WATERMARK FOR t AS t - INTERVAL '1' SECOND) WITH ('connector' = "
+           "'ro', 'key.range' = '%ld', 'key.distribution' = 'zipf', "
+           "'events.num' = '%ld', 'events.per-second' = '100000')",
+           keys, events);
+  exec_ok(s, sql);
+  snprintf(sql, sizeof sql, "SET 'parallelism.default' = '%d'", workers);
+  exec_ok(s, sql);
+  return s;
+}
+
+/* Every supported aggregate, NULL keys (k2) and NULL arguments (v),
+ * FILTER, over a tumbling and a hopping window. */
+static void test_differential_ro(void **state) {
+  (void)state;
+  static const char *const windows[] = {
+      "TUMBLE(TABLE ro, DESCRIPTOR(t), INTERVAL '1' SECOND)",
+      "HOP(TABLE ro, DESCRIPTOR(t), INTERVAL '500' MILLISECOND, INTERVAL "
+      "'2' SECOND)",
+  };
+  for (int workers = 1; workers <= 2; workers++) {
+    sl_session *s = ro_session(150000, 50000, workers);
+    for (int w = 0; w < 2; w++) {
+      char sql[2048];
+      snprintf(
+          sql, sizeof sql,
+          "SELECT k1, k2, window_start, window_end, COUNT(*), COUNT(v), "
+          "SUM(v), AVG(v), MIN(v), MAX(v), SUM(d), AVG(d), MIN(d), "
+          "MAX(d), MIN(i), MAX(i), SUM(i), COUNT(*) FILTER (WHERE v > "
+          "100) FROM (SELECT key / 4 AS k1, CASE WHEN MOD(key, 7) = 0 THEN "
+          "NULL ELSE CAST(MOD(key, 3) AS INT) END AS k2, CASE WHEN "
+          "MOD(key, 5) = 1 THEN NULL ELSE key END AS v, CAST(key AS "
+          "DOUBLE) / 3 AS d, CAST(MOD(key, 1000) AS INT) - 500 AS i, "
+          "window_start, window_end FROM TABLE(%s)) GROUP BY k1, k2, "
+          "window_start, window_end",
+          windows[w]);
+      size_t n = same_in_every_mode(s, sql, 18);
+      assert_true(n > 5000); /* many groups: tables grew */
+    }
+    sl_session_free(s);
+  }
+}
+
+/* Late and partly late records: the same drops and folds. */
+static void test_late_counts(void **state) {
+  (void)state;
+  sl_session *s = ro_session(200000, 1000, 1);
+  const char *tumble =
+      "SELECT key, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ro, "
+      "DESCRIPTOR(t), INTERVAL '1' SECOND)) GROUP BY key, window_start, "
+      "window_end";
+  const char *hop =
+      "SELECT key, window_start, COUNT(*), SUM(key) FROM TABLE(HOP(TABLE ro, "
+      "DESCRIPTOR(t), INTERVAL '1' SECOND, INTERVAL '3' SECOND)) GROUP BY key, "
+      "window_start, window_end";
+  same_in_every_mode(s, tumble, 3);
+  same_in_every_mode(s, hop, 4);
+  /* and there are late records in the tumbling case */
+  rows r = {0};
+  sl_query_stats st;
+  sl_error err = {0};
+  set_mode(s, 2);
+  assert_int_equal(run(s, tumble, 3, &r, &st, &err), SL_OK);
+  assert_true(st.late_dropped > 0);
+  assert_true(st.rows_state + st.late_dropped == st.events);
+  rows_free(&r);
+  sl_session_free(s);
+}
+
+/* An integer SUM that overflows: the same error, word for word. */
+static void test_sum_overflow(void **state) {
+  (void)state;
+  sl_session *s = ro_session(50000, 10, 1);
+  same_in_every_mode(
+      s,
+      "SELECT key, window_start, COUNT(*), SUM(key + 9223372036854775000) "
+      "FROM TABLE(TUMBLE(TABLE ro, DESCRIPTOR(t), INTERVAL '1' SECOND)) GROUP "
+      "BY key, window_start, window_end",
+      4);
+  rows r = {0};
+  sl_query_stats st;
+  sl_error err = {0};
+  set_mode(s, 2);
+  assert_int_not_equal(
+      run(s,
+          "SELECT key, SUM(key + 9223372036854775000) FROM TABLE(TUMBLE(TABLE "
+          "ro, DESCRIPTOR(t), INTERVAL '1' SECOND)) GROUP BY key, "
+          "window_start, window_end",
+          2, &r, &st, &err),
+      SL_OK);
+  assert_non_null(strstr(err.message, "integer overflow in SUM"));
+  sl_error_clear(&err);
+  rows_free(&r);
+  sl_session_free(s);
+}
+
+/* What the state update is not compiled for keeps the C fold. */
+static void test_not_compiled(void **state) {
+  (void)state;
+  sl_session *s = ro_session(1000, 10, 1);
+  static const char *const sql[] = {
+      "EXPLAIN SELECT COUNT(DISTINCT key) FROM TABLE(TUMBLE(TABLE ro, "
+      "DESCRIPTOR(t), INTERVAL '1' SECOND)) GROUP BY window_start, window_end",
+      "EXPLAIN SELECT k, COUNT(*) FROM (SELECT CAST(key AS DECIMAL(30, 0)) "
+      "AS k, window_start, window_end FROM TABLE(TUMBLE(TABLE ro, "
+      "DESCRIPTOR(t), INTERVAL '1' SECOND))) GROUP BY k, window_start, "
+      "window_end",
+      "EXPLAIN SELECT key, SUM(CAST(key AS DECIMAL(10, 2))) FROM "
+      "TABLE(TUMBLE(TABLE ro, DESCRIPTOR(t), INTERVAL '1' SECOND)) GROUP BY "
+      "key, window_start, window_end",
+      "EXPLAIN SELECT key, COUNT(*) FROM TABLE(SESSION(TABLE ro PARTITION BY "
+      "key, DESCRIPTOR(t), INTERVAL '1' SECOND)) GROUP BY key, window_start, "
+      "window_end",
+  };
+  for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
+    rows r = {0};
+    sl_result_sink sink = rows_sink(&r);
+    sl_error err = {0};
+    if (sl_session_execute(s, sql[i], strlen(sql[i]), 1, &sink, &err) != SL_OK)
+      fail_msg("%s: %s", sql[i], err.message);
+    if (strstr(sl_strbuf_cstr(&r.text), "state update compiled"))
+      fail_msg("%s:\n%s", sql[i], sl_strbuf_cstr(&r.text));
+    rows_free(&r);
+  }
+  sl_session_free(s);
+}
+
+/* String keys, short and long (NEXMark's bid channel and url): hashed and
+ * compared by content, field by field. */
+static void test_string_keys(void **state) {
+  (void)state;
+  sl_session *s = sl_session_new();
+  exec_ok(s, "CREATE TABLE datagen (event_type INT, bid ROW<auction BIGINT, "
+             "bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, "
+             "dateTime TIMESTAMP(3), extra VARCHAR>, dateTime AS bid.dateTime, "
+             "WATERMARK FOR dateTime AS dateTime - INTERVAL '4' SECOND) WITH "
+             "('connector' = 'nexmark', 'events.num' = '200000')");
+  exec_ok(s, "SET 'parallelism.default' = '1'");
+  size_t n = same_in_every_mode(
+      s,
+      "SELECT bid.channel, bid.url, MOD(bid.auction, 3), window_start, "
+      "COUNT(*), SUM(bid.price), MAX(bid.price) FROM TABLE(TUMBLE(TABLE "
+      "datagen, DESCRIPTOR(dateTime), INTERVAL '1' SECOND)) WHERE event_type "
+      "= 2 GROUP BY bid.channel, bid.url, MOD(bid.auction, 3), window_start, "
+      "window_end",
+      7);
+  assert_true(n > 100);
+  sl_session_free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_differential_ro),
+      cmocka_unit_test(test_late_counts),
+      cmocka_unit_test(test_sum_overflow),
+      cmocka_unit_test(test_not_compiled),
+      cmocka_unit_test(test_string_keys),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
