@@ -6,8 +6,8 @@
  * connection for CANCEL (or its end, which cancels too); the end of the
  * connection ends the loop. */
 #include <arpa/inet.h>
-#include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,41 +260,19 @@ int sl_node_serve(int fd) {
 }
 
 int sl_node_listen(const char *address, sl_error *err) {
-  char host[256];
-  const char *colon = strrchr(address, ':');
-  if (!colon || (size_t)(colon - address) >= sizeof host)
-    return sl_error_set(err, SL_EINVAL,
-                        "--listen wants HOST:PORT (e.g. 0.0.0.0:7070), got "
-                        "'%s'",
-                        address);
-  memcpy(host, address, (size_t)(colon - address));
-  host[colon - address] = '\0';
-  struct addrinfo hints = {0}, *res = NULL;
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  int g = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res);
-  if (g != 0)
-    return sl_error_set(err, SL_EIO, "cannot resolve '%s': %s", address,
-                        gai_strerror(g));
-  int fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol);
+  /* The channels' listener: address parsing, SO_REUSEADDR, messages. */
+  int fd;
+  char bound[128];
+  int rc = sl_channel_listen("tcp", address, &fd, bound, sizeof bound, err);
+  if (rc != SL_OK)
+    return rc;
+  fprintf(stderr, "sluice node listening on %s\n", bound);
   int one = 1;
-  if (fd >= 0)
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0 ||
-      listen(fd, 4) != 0) {
-    freeaddrinfo(res);
-    if (fd >= 0)
-      close(fd);
-    return sl_error_set(err, SL_EIO, "cannot listen on %s: %m", address);
-  }
-  freeaddrinfo(res);
-  fprintf(stderr, "sluice node listening on %s\n", address);
   for (;;) {
     int c = accept(fd, NULL, NULL);
     if (c < 0)
       continue;
-    setsockopt(c, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof one);
+    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     sl_node_serve(c); /* one coordinator at a time */
   }
 }
