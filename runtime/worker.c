@@ -145,8 +145,29 @@ static bool exchange_due(worker_state *s, int dest) {
   return slice_of(pw, was + pw->unit_us) != slice_of(pw, now + pw->unit_us);
 }
 
-static void publish_partial(worker *w, int64_t start, int64_t end,
+/* Whether the coordinator has news from this worker (see worker_state's
+ * news): it is woken for that, or else finds the rest (progress, event
+ * counts) on its own periodic wake-up. */
+static bool worth_waking(worker_state *s) {
+  bool news = s->news;
+  s->news = false;
+  int64_t was = s->signalled_wm, now = s->wm;
+  if (now == was)
+    return news;
+  s->signalled_wm = now;
+  const sl_plan_window *pw = &s->plan->window;
+  if (s->plan->kind != SL_PLAN_AGGREGATE || !s->plan->windowed)
+    return news; /* no window waits on the watermark */
+  if (pw->kind == SL_WINDOW_SESSION || was == WM_MIN || now == WM_MAX)
+    return true;
+  return news ||
+         slice_of(pw, was + pw->unit_us) != slice_of(pw, now + pw->unit_us);
+}
+
+static void publish_partial(worker_state *s, int64_t start, int64_t end,
                             sl_group_table *t) {
+  worker *w = s->w;
+  s->news = true;
   window_partial *p = malloc(sizeof *p);
   if (!p)
     abort();
@@ -211,6 +232,7 @@ static int hand_over_sessions(worker_state *s) {
   }
   pthread_mutex_lock(&w->lock);
   if (c.head) {
+    s->news = true;
     if (w->fragments_tail)
       w->fragments_tail->next = c.head;
     else
@@ -238,7 +260,7 @@ static int hand_over_windows(worker_state *s) {
   if (!plan->windowed) {
     /* A global aggregate: one "window" that closes at the end of input. */
     if (s->wm == WM_MAX && s->nslices > 0) {
-      publish_partial(w, WM_MIN, WM_MAX, s->slices[0].table);
+      publish_partial(s, WM_MIN, WM_MAX, s->slices[0].table);
       drop_slice(s, 0, false);
     }
   } else {
@@ -251,7 +273,7 @@ static int hand_over_windows(worker_state *s) {
         /* The window is exactly one slice: hand over its table. */
         for (int i = 0; i < s->nslices; i++)
           if (s->slices[i].start == start) {
-            publish_partial(w, start, end, s->slices[i].table);
+            publish_partial(s, start, end, s->slices[i].table);
             drop_slice(s, i, false);
             break;
           }
@@ -274,7 +296,7 @@ static int hand_over_windows(worker_state *s) {
             return rc;
         }
         if (merged)
-          publish_partial(w, start, end, merged);
+          publish_partial(s, start, end, merged);
         /* Slices whose last window this was are no longer needed. */
         for (int i = 0; i < s->nslices;)
           if (last_end(pw, s->slices[i].start) <= end)
@@ -313,8 +335,9 @@ static out_batch *new_batch(worker_state *s) {
   return sl_exec_take_batch(s->w, s->q->buffer_size);
 }
 
-static void publish_batch(worker *w, out_batch *b) {
-  sl_exec_publish_batch(w, b);
+static void publish_batch(worker_state *s, out_batch *b) {
+  s->news = true;
+  sl_exec_publish_batch(s->w, b);
 }
 
 static int project(worker_state *s, const sl_buffer *in, const uint32_t *sel,
@@ -326,7 +349,7 @@ static int project(worker_state *s, const sl_buffer *in, const uint32_t *sel,
     int k = eval_rows(s, q->out_progs, q->plan->nout, in, sel + done, n - done,
                       &b->buf);
     if (k < 0) {
-      publish_batch(s->w, b);
+      publish_batch(s, b);
       return k;
     }
     if (k == 0 && b->buf.nrows == 0)
@@ -335,7 +358,7 @@ static int project(worker_state *s, const sl_buffer *in, const uint32_t *sel,
                           "raise SET 'sluice.buffer-size'",
                           q->buffer_size);
     done += (uint32_t)k;
-    publish_batch(s->w, b);
+    publish_batch(s, b);
   }
   return SL_OK;
 }
@@ -887,6 +910,7 @@ void *sl_worker_main(void *arg) {
   s.wm = WM_MIN;
   s.local_wm = WM_MIN;
   s.next_end = WM_MAX;
+  s.signalled_wm = WM_MIN;
   int n = q->xn, me = q->xbase + w->index;
   if (q->channels) {
     s.input_wm = malloc(sizeof(int64_t) * (size_t)n);
@@ -990,7 +1014,8 @@ void *sl_worker_main(void *arg) {
       w->published_wm = s.wm;
       pthread_mutex_unlock(&w->lock);
     }
-    sl_exec_signal(w);
+    if (rc != SL_OK || done || worth_waking(&s))
+      sl_exec_signal(w);
   }
   if (q->channels) {
     /* This worker's input is done: tell the others, then keep folding what
