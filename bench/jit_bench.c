@@ -83,54 +83,71 @@ static int phase2(sl_session *s, long events, int runs) {
     if (bench_exec(s, ddl))
       return 1;
   }
-  static const char *const modes[3][2] = {
-      {"off", "off"}, {"on", "off"}, {"on", "on"}};
+  /* sluice.jit, sluice.jit.state-update, sluice.jit.join-probe */
+  static const char *const modes[4][3] = {{"off", "off", "off"},
+                                          {"on", "off", "off"},
+                                          {"on", "on", "off"},
+                                          {"on", "on", "on"}};
+  static const char *const keys[3] = {"sluice.jit", "sluice.jit.state-update",
+                                      "sluice.jit.join-probe"};
   struct {
     const char *name, *sql;
+    bool join;
   } qs[] = {
-      {"YSB", YSB},
+      {"YSB", YSB, true},
       {"RO COUNT(*) per key, 1 s tumble, 1K keys",
        "SELECT key, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ro_1k, "
        "DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, "
-       "window_end"},
+       "window_end",
+       false},
       {"RO COUNT(*) per key, 1 s tumble, 1M keys",
        "SELECT key, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ro_1m, "
        "DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, "
-       "window_end"},
+       "window_end",
+       false},
   };
-  printf("Window state update (phase 2), 1 worker, %ld events each, median "
-         "of %d runs interleaved (interpreted, phase 1, phase 2, then again)"
-         "\n\n",
+  printf("Compiled steps, 1 worker, %ld events each, median of %d runs "
+         "interleaved (interpreted; phase 1: compiled loops, the join probe "
+         "and the state update in C; + the state update compiled (phase 2); "
+         "+ the join probe compiled into the loop; then again)\n\n",
          events, runs);
-  printf("| query | interpreted records/s | phase 1 records/s | phase 2 "
-         "records/s | phase 2 / phase 1 | phase 2 / interpreted |\n| --- | "
-         "--- | --- | --- | --- | --- |\n");
+  printf("| query | interpreted records/s | phase 1 records/s | + state "
+         "update records/s | + join probe records/s | all / phase 1 | all / "
+         "interpreted |\n| --- | --- | --- | --- | --- | --- | --- |\n");
   for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++) {
-    static double rate[3][99], jit[3][99];
+    static double rate[4][99], jit[4][99];
+    int nm = qs[q].join ? 4 : 3; /* no join: nothing more to compile */
     for (int i = 0; i < runs; i++)
-      for (int m = 0; m < 3; m++) {
-        char set[128];
-        snprintf(set, sizeof set, "SET 'sluice.jit' = '%s'", modes[m][0]);
-        bench_exec(s, set);
-        snprintf(set, sizeof set, "SET 'sluice.jit.state-update' = '%s'",
-                 modes[m][1]);
-        bench_exec(s, set);
+      for (int m = 0; m < nm; m++) {
+        for (int k = 0; k < 3; k++) {
+          char set[128];
+          snprintf(set, sizeof set, "SET '%s' = '%s'", keys[k], modes[m][k]);
+          bench_exec(s, set);
+        }
         if (run_once(s, qs[q].sql, &rate[m][i], &jit[m][i]))
           return 1;
       }
-    result r[3];
-    for (int m = 0; m < 3; m++)
+    result r[4];
+    for (int m = 0; m < nm; m++)
       summarize(rate[m], jit[m], runs, &r[m]);
+    char probe[64] = "(no join)";
+    if (qs[q].join)
+      snprintf(probe, sizeof probe, "%.1f M (%.1f-%.1f)", r[3].med / 1e6,
+               r[3].min / 1e6, r[3].max / 1e6);
+    const result *all = &r[nm - 1];
     printf("| %s | %.1f M (%.1f-%.1f) | %.1f M (%.1f-%.1f) | %.1f M "
-           "(%.1f-%.1f) | %.2fx | %.2fx |\n",
+           "(%.1f-%.1f) | %s | %.2fx | %.2fx |\n",
            qs[q].name, r[0].med / 1e6, r[0].min / 1e6, r[0].max / 1e6,
            r[1].med / 1e6, r[1].min / 1e6, r[1].max / 1e6, r[2].med / 1e6,
-           r[2].min / 1e6, r[2].max / 1e6, r[2].med / r[1].med,
-           r[2].med / r[0].med);
+           r[2].min / 1e6, r[2].max / 1e6, probe, all->med / r[1].med,
+           all->med / r[0].med);
     fflush(stdout);
   }
-  bench_exec(s, "SET 'sluice.jit' = 'on'");
-  bench_exec(s, "SET 'sluice.jit.state-update' = 'on'");
+  for (int k = 0; k < 3; k++) {
+    char set[128];
+    snprintf(set, sizeof set, "RESET '%s'", keys[k]);
+    bench_exec(s, set);
+  }
   printf("\n");
   return 0;
 }

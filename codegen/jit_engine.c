@@ -181,6 +181,7 @@ static void begin_cg(sl_jit *j, sl_jit_kernel *kn, jit_cg *g) {
   g->f32 = LLVMFloatTypeInContext(j->ctx);
   g->f64 = LLVMDoubleTypeInContext(j->ctx);
   g->ptr = LLVMPointerType(g->i8, 0);
+  g->jsplit = -1;
 }
 
 /* Register kn (built with status rc) with j. */
@@ -214,21 +215,29 @@ int sl_jit_add_kernel(sl_jit *j, const sl_expr_prog *filter,
                                borrow, k, err);
 }
 
-int sl_jit_add_kernel_pre(sl_jit *j, const sl_expr_prog *pre,
-                          const sl_row_layout *pre_layout,
-                          const sl_expr_prog *filter,
-                          sl_expr_prog *const *progs, int nprogs,
-                          const sl_row_layout *in, const sl_row_layout *out,
-                          bool borrow, sl_jit_kernel **k, sl_error *err) {
+/* A kernel, with a lookup join when lookup is not NULL (jit.h). */
+static int add_kernel(sl_jit *j, const sl_expr_prog *pre,
+                      const sl_row_layout *pre_layout,
+                      const sl_expr_prog *filter, const sl_jit_lookup *lookup,
+                      sl_expr_prog *const *progs, int nprogs,
+                      const sl_row_layout *in, const sl_row_layout *out,
+                      bool borrow, sl_jit_kernel **k, sl_error *err) {
   *k = NULL;
   if (!j->mod)
     return sl_error_set(err, SL_EINTERNAL,
                         "internal error: JIT kernel added after compiling");
+  if (lookup && !sl_jit_lookup_supported(lookup->key_layout))
+    return sl_error_set(err, SL_EUNSUPPORTED,
+                        "JIT does not probe a join on a DECIMAL(>18) key");
   char why[160];
-  if (pre && !sl_jit_supports(pre, why, sizeof why))
-    return sl_error_set(err, SL_EUNSUPPORTED, "%s", why);
-  if (filter && !sl_jit_supports(filter, why, sizeof why))
-    return sl_error_set(err, SL_EUNSUPPORTED, "%s", why);
+  const sl_expr_prog *check[3] = {pre, filter,
+                                  lookup ? lookup->post_filter : NULL};
+  for (int i = 0; i < 3; i++)
+    if (check[i] && !sl_jit_supports(check[i], why, sizeof why))
+      return sl_error_set(err, SL_EUNSUPPORTED, "%s", why);
+  for (int i = 0; lookup && i < lookup->nkeys; i++)
+    if (!sl_jit_supports(lookup->key_progs[i], why, sizeof why))
+      return sl_error_set(err, SL_EUNSUPPORTED, "%s", why);
   for (int i = 0; i < nprogs; i++)
     if (progs[i] && !sl_jit_supports(progs[i], why, sizeof why))
       return sl_error_set(err, SL_EUNSUPPORTED, "%s", why);
@@ -236,14 +245,44 @@ int sl_jit_add_kernel_pre(sl_jit *j, const sl_expr_prog *pre,
   sl_jit_kernel *kn = calloc(1, sizeof *kn);
   if (!kn)
     return sl_error_set(err, SL_ENOMEM, "out of memory");
-  kn->has_filter = filter != NULL;
+  kn->has_filter = filter != NULL || lookup != NULL; /* a join selects */
   kn->has_pre = pre != NULL;
   kn->nprogs = nprogs;
+  kn->lookup = lookup != NULL;
   jit_cg g;
   begin_cg(j, kn, &g);
-  int rc = jit_build_kernel(&g, kn->name, pre, pre_layout, filter, progs,
-                            nprogs, in, out, borrow, err);
+  int rc = jit_build_kernel(&g, kn->name, pre, pre_layout, filter, lookup,
+                            progs, nprogs, in, out, borrow, err);
   return end_cg(j, kn, &g, rc, t0, k, err);
+}
+
+int sl_jit_add_kernel_pre(sl_jit *j, const sl_expr_prog *pre,
+                          const sl_row_layout *pre_layout,
+                          const sl_expr_prog *filter,
+                          sl_expr_prog *const *progs, int nprogs,
+                          const sl_row_layout *in, const sl_row_layout *out,
+                          bool borrow, sl_jit_kernel **k, sl_error *err) {
+  return add_kernel(j, pre, pre_layout, filter, NULL, progs, nprogs, in, out,
+                    borrow, k, err);
+}
+
+bool sl_jit_lookup_supported(const sl_row_layout *key_layout) {
+  for (int i = 0; i < key_layout->nfields; i++)
+    if (key_layout->fields[i].ptype != SL_P_STR &&
+        key_layout->fields[i].size > 8)
+      return false;
+  return true;
+}
+
+int sl_jit_add_lookup_kernel(sl_jit *j, const sl_expr_prog *pre,
+                             const sl_row_layout *pre_layout,
+                             const sl_expr_prog *filter,
+                             const sl_jit_lookup *lookup,
+                             sl_expr_prog *const *progs, int nprogs,
+                             const sl_row_layout *in, const sl_row_layout *out,
+                             bool borrow, sl_jit_kernel **k, sl_error *err) {
+  return add_kernel(j, pre, pre_layout, filter, lookup, progs, nprogs, in, out,
+                    borrow, k, err);
 }
 
 int sl_jit_add_fold(sl_jit *j, const sl_jit_fold_spec *spec, sl_jit_kernel **k,
@@ -324,10 +363,34 @@ int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in, const uint32_t *sel,
   return sl_jit_run_pre(k, in, sel, n, sel_out, nout, out, NULL, next);
 }
 
+static int run(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
+               const sl_buffer *in, const uint32_t *sel, uint32_t n,
+               uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
+               sl_buffer *pre_out, uint32_t *next, uint32_t *passed);
+
 int sl_jit_run_pre(const sl_jit_kernel *k, const sl_buffer *in,
                    const uint32_t *sel, uint32_t n, uint32_t *sel_out,
                    uint32_t *nout, sl_buffer *out, sl_buffer *pre_out,
                    uint32_t *next) {
+  if (k->lookup)
+    return SL_JIT_RETRY; /* needs its table: sl_jit_run_lookup */
+  return run(k, NULL, in, sel, n, sel_out, nout, out, pre_out, next, NULL);
+}
+
+int sl_jit_run_lookup(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
+                      const sl_buffer *in, const uint32_t *sel, uint32_t n,
+                      uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
+                      sl_buffer *pre_out, uint32_t *next, uint32_t *passed) {
+  if (!k->lookup || !t)
+    return SL_JIT_RETRY;
+  *passed = 0;
+  return run(k, t, in, sel, n, sel_out, nout, out, pre_out, next, passed);
+}
+
+static int run(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
+               const sl_buffer *in, const uint32_t *sel, uint32_t n,
+               uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
+               sl_buffer *pre_out, uint32_t *next, uint32_t *passed) {
   if (k->has_pre) {
     if (!pre_out || (size_t)n * pre_out->layout->width > (size_t)pre_out->cap)
       return SL_JIT_RETRY;
@@ -340,6 +403,7 @@ int sl_jit_run_pre(const sl_jit_kernel *k, const sl_buffer *in,
   c.sel_out = sel_out;
   c.n = n;
   c.pre_out = k->has_pre ? pre_out->data : NULL;
+  c.table = t;
   uint32_t heap0 = 0;
   if (out && k->nprogs > 0) {
     c.out = out->data;
@@ -361,6 +425,8 @@ int sl_jit_run_pre(const sl_jit_kernel *k, const sl_buffer *in,
     pre_out->nrows = n;
   *nout = c.nout;
   *next = c.next;
+  if (passed)
+    *passed = c.npassed;
   return SL_OK;
 }
 

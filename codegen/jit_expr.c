@@ -319,18 +319,30 @@ const char *jit_check(const inode *n, char *buf, size_t len) {
 
 static jit_val gen_load(jit_cg *g, const inode *n) {
   jit_val r;
+  LLVMValueRef row = g->row;
+  int field = n->field;
+  uint64_t offset = n->offset;
+  if (g->jsplit >= 0) {
+    /* a joined row that is never built: the stream's or the table's */
+    const sl_row_layout *l = g->jstream;
+    if (field >= g->jsplit) {
+      field -= g->jsplit;
+      row = g->trow;
+      l = g->jtable;
+    }
+    offset = l->fields[field].offset;
+  }
   LLVMValueRef nb =
-      jit_load(g, g->i8, jit_at(g, g->row, (uint64_t)n->field >> 3, g->i8), 1);
-  nb = LLVMBuildLShr(g->b, nb, LLVMConstInt(g->i8, (uint64_t)n->field & 7, 0),
-                     "");
+      jit_load(g, g->i8, jit_at(g, row, (uint64_t)field >> 3, g->i8), 1);
+  nb = LLVMBuildLShr(g->b, nb, LLVMConstInt(g->i8, (uint64_t)field & 7, 0), "");
   r.null = LLVMBuildTrunc(g->b, nb, g->i1, "");
   if (n->ptype == SL_P_STR) {
-    r.v = jit_at(g, g->row, n->offset, g->i8); /* the sl_str itself */
+    r.v = jit_at(g, row, offset, g->i8); /* the sl_str itself */
     return r;
   }
   unsigned align;
   LLVMTypeRef t = jit_field_type(g, n->ptype, &align);
-  LLVMValueRef v = jit_load(g, t, jit_at(g, g->row, n->offset, t), align);
+  LLVMValueRef v = jit_load(g, t, jit_at(g, row, offset, t), align);
   /* widen to the representation: int64 (BOOLEAN zero-extended), double,
    * i128 */
   LLVMTypeRef want = jit_type_of(g, n->rep);
@@ -554,44 +566,6 @@ static LLVMIntPredicate int_pred(int op) {
   }
 }
 
-/* String equality: length and prefix in one 8-byte compare, then the
- * inline bytes; long strings call sl_str_equal.  Only for non-NULL. */
-static LLVMValueRef str_eq(jit_cg *g, LLVMValueRef x, LLVMValueRef y) {
-  LLVMValueRef x0 = jit_load(g, g->i64, jit_at(g, x, 0, g->i64), 8);
-  LLVMValueRef y0 = jit_load(g, g->i64, jit_at(g, y, 0, g->i64), 8);
-  LLVMBasicBlockRef start = LLVMGetInsertBlock(g->b);
-  LLVMBasicBlockRef more = block(g, "streq.more"),
-                    inl = block(g, "streq.inline"),
-                    call = block(g, "streq.call"),
-                    done = block(g, "streq.done");
-  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, x0, y0, ""), more, done);
-  LLVMPositionBuilderAtEnd(g->b, more);
-  LLVMValueRef len = jit_load(g, g->i32, jit_at(g, x, 0, g->i32), 8);
-  LLVMBuildCondBr(g->b,
-                  LLVMBuildICmp(g->b, LLVMIntULE, len,
-                                LLVMConstInt(g->i32, SL_STR_INLINE, 0), ""),
-                  inl, call);
-  LLVMPositionBuilderAtEnd(g->b, inl);
-  LLVMValueRef x1 = jit_load(g, g->i64, jit_at(g, x, 8, g->i64), 8);
-  LLVMValueRef y1 = jit_load(g, g->i64, jit_at(g, y, 8, g->i64), 8);
-  LLVMValueRef r1 = LLVMBuildICmp(g->b, LLVMIntEQ, x1, y1, "");
-  LLVMBuildBr(g->b, done);
-  LLVMPositionBuilderAtEnd(g->b, call);
-  LLVMTypeRef ps[2] = {g->ptr, g->ptr};
-  LLVMValueRef args[2] = {x, y};
-  LLVMValueRef rc = jit_call_c(g, LLVMFunctionType(g->i32, ps, 2, 0),
-                               FN(sl_jit_rt_str_eq), args, 2);
-  LLVMValueRef r2 =
-      LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), "");
-  LLVMBuildBr(g->b, done);
-  LLVMPositionBuilderAtEnd(g->b, done);
-  LLVMValueRef p = LLVMBuildPhi(g->b, g->i1, "");
-  LLVMValueRef vals[3] = {i1c(g, 0), r1, r2};
-  LLVMBasicBlockRef from[3] = {start, inl, call};
-  LLVMAddIncoming(p, vals, from, 3);
-  return p;
-}
-
 /* x op y (both non-NULL for strings) as an i1. */
 static LLVMValueRef compare(jit_cg *g, irep rep, int op, LLVMValueRef x,
                             LLVMValueRef y) {
@@ -616,9 +590,9 @@ static LLVMValueRef compare(jit_cg *g, irep rep, int op, LLVMValueRef x,
   }
   default: {
     if (op == SL_OP_EQ)
-      return str_eq(g, x, y);
+      return jit_str_eq(g, x, y);
     if (op == SL_OP_NE)
-      return not1(g, str_eq(g, x, y));
+      return not1(g, jit_str_eq(g, x, y));
     LLVMTypeRef ps[2] = {g->ptr, g->ptr};
     LLVMValueRef args[2] = {x, y};
     LLVMValueRef c3 = jit_call_c(g, LLVMFunctionType(g->i32, ps, 2, 0),

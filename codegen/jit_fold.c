@@ -21,9 +21,9 @@
  *
  * "Stop" stores the loop's state back into the call and returns with pos
  * at the row, which nothing has changed yet; the caller folds that row in
- * C and calls again.  So the hit path has no calls, except for string
- * keys: their bytes are hashed and compared by direct calls to the C
- * functions sl_key_hash and keys_equal use (jit_helpers.c).
+ * C and calls again.  So the hit path has no calls: string keys are
+ * hashed and compared inline too (jit_hash.c), but for the bytes of long
+ * strings equal in length and prefix (memcmp).
  */
 #include <stddef.h>
 
@@ -264,18 +264,6 @@ static LLVMValueRef updates(jit_cg *g, LLVMValueRef row, LLVMValueRef st,
 }
 
 /* sl_mix64 (row.h). */
-static LLVMValueRef mix64(jit_cg *g, LLVMValueRef x) {
-  x = LLVMBuildXor(g->b, x, LLVMBuildLShr(g->b, x, c64(g, 33), ""), "");
-  x = LLVMBuildMul(g->b, x, LLVMConstInt(g->i64, 0xff51afd7ed558ccdULL, 0), "");
-  x = LLVMBuildXor(g->b, x, LLVMBuildLShr(g->b, x, c64(g, 33), ""), "");
-  x = LLVMBuildMul(g->b, x, LLVMConstInt(g->i64, 0xc4ceb9fe1a85ec53ULL, 0), "");
-  return LLVMBuildXor(g->b, x, LLVMBuildLShr(g->b, x, c64(g, 33), ""), "");
-}
-
-static LLVMTypeRef int_of_size(jit_cg *g, uint32_t size) {
-  return size == 1 ? g->i8 : size == 2 ? g->i16 : size == 4 ? g->i32 : g->i64;
-}
-
 #define CALL_FIELD(t, f, a) ld(g, t, call, offsetof(sl_jit_fold_call, f), a)
 
 int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
@@ -433,7 +421,8 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   for (int i = 0; i < kl->nfields; i++) {
     int tf = spec->tmp_keys + i;
     const sl_field *kf = &kl->fields[i];
-    LLVMTypeRef it = kf->ptype == SL_P_STR ? g->i128 : int_of_size(g, kf->size);
+    LLVMTypeRef it =
+        kf->ptype == SL_P_STR ? g->i128 : jit_int_of_size(g, kf->size);
     LLVMValueRef nul = is_null(g, row, tf);
     LLVMValueRef nbp = jit_at(g, keybuf, (uint64_t)i >> 3, g->i8);
     LLVMValueRef bit =
@@ -445,32 +434,10 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
     x = LLVMBuildSelect(g->b, nul, LLVMConstInt(it, 0, 0), x, "");
     jit_store(g, x, jit_at(g, keybuf, kf->offset, it), 1);
   }
-  LLVMValueRef h = LLVMBuildXor(
-      g->b, LLVMConstInt(g->i64, 0x9e3779b97f4a7c15ULL, 0),
-      LLVMBuildZExt(g->b, ld(g, g->i8, keybuf, 0, 1), g->i64, ""), "");
   bool strings = false;
-  for (int i = 0; i < kl->nfields; i++) {
-    const sl_field *kf = &kl->fields[i];
-    LLVMValueRef x;
-    if (kf->ptype == SL_P_STR) {
-      /* the bytes' hash, as sl_key_hash: a direct call (strings are
-       * hashed by content, wherever their bytes are) */
-      strings = true;
-      LLVMTypeRef ps1[1] = {g->ptr};
-      LLVMValueRef arg = jit_at(g, keybuf, kf->offset, g->i8);
-      x = jit_call_c(g, LLVMFunctionType(g->i64, ps1, 1, 0),
-                     (void *)(uintptr_t)sl_jit_rt_str_hash, &arg, 1);
-    } else {
-      LLVMTypeRef it = int_of_size(g, kf->size);
-      x = ld(g, it, keybuf, kf->offset, 1);
-      if (it != g->i64)
-        x = LLVMBuildZExt(g->b, x, g->i64, "");
-    }
-    LLVMValueRef m = mix64(g, LLVMBuildXor(g->b, h, x, ""));
-    h = LLVMBuildSelect(g->b, is_null(g, keybuf, i), h, m, "");
-  }
-  h = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, h, c64(g, 0), ""),
-                      c64(g, 1), h, "hash");
+  for (int i = 0; i < kl->nfields; i++)
+    strings |= kl->fields[i].ptype == SL_P_STR;
+  LLVMValueRef h = jit_key_hash(g, kl, keybuf);
 
   /* the probe: linear, from hash & mask */
   LLVMValueRef slots = ld(g, g->ptr, table, offsetof(sl_group_table, slots), 8);
@@ -533,16 +500,10 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
       const sl_field *kf = &kl->fields[i];
       LLVMValueRef same;
       if (kf->ptype == SL_P_STR) {
-        LLVMTypeRef ps2[2] = {g->ptr, g->ptr};
-        LLVMValueRef args[2] = {jit_at(g, e, 8 + kf->offset, g->i8),
-                                jit_at(g, keybuf, kf->offset, g->i8)};
-        same = LLVMBuildICmp(g->b, LLVMIntNE,
-                             jit_call_c(g, LLVMFunctionType(g->i32, ps2, 2, 0),
-                                        (void *)(uintptr_t)sl_jit_rt_str_eq,
-                                        args, 2),
-                             LLVMConstInt(g->i32, 0, 0), "");
+        same = jit_str_eq(g, jit_at(g, e, 8 + kf->offset, g->i8),
+                          jit_at(g, keybuf, kf->offset, g->i8));
       } else {
-        LLVMTypeRef it = int_of_size(g, kf->size);
+        LLVMTypeRef it = jit_int_of_size(g, kf->size);
         same = LLVMBuildICmp(g->b, LLVMIntEQ, ld(g, it, e, 8 + kf->offset, 1),
                              ld(g, it, keybuf, kf->offset, 1), "");
       }

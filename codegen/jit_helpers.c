@@ -23,14 +23,6 @@ int32_t sl_jit_rt_str_cmp(const sl_str *a, const sl_str *b) {
   return sl_str_compare(a, b);
 }
 
-int32_t sl_jit_rt_str_eq(const sl_str *a, const sl_str *b) {
-  return sl_str_equal(a, b);
-}
-
-uint64_t sl_jit_rt_str_hash(const sl_str *s) {
-  return sl_hash_bytes(sl_str_data(s), s->len);
-}
-
 int32_t sl_jit_rt_like(const void *pat, const sl_str *s) {
   return ix_like_match_str(pat, s);
 }

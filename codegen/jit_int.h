@@ -33,6 +33,9 @@ typedef struct jit_call {
   uint32_t next; /* result: where to continue in sel */
   uint32_t heap_mark;
   uint8_t *pre_out; /* rows for the pre expression, one per sel[k] */
+  const sl_jit_lookup_table *table; /* a lookup kernel's join table */
+  uint32_t npassed; /* result of a lookup kernel: rows that passed the
+                     * stream filter */
 } jit_call;
 
 /* Kernel return values. */
@@ -48,6 +51,7 @@ struct sl_jit_kernel {
   bool has_filter;
   bool has_pre;
   int nprogs;
+  bool lookup;  /* a lookup-join kernel: run with its table */
   bool is_fold; /* a fold function (sl_jit_add_fold), called as fold_fn */
   int32_t (*fold_fn)(sl_jit_fold_call *);
 };
@@ -72,8 +76,15 @@ typedef struct jit_cg {
   LLVMBuilderRef b;
   LLVMValueRef fn;
   LLVMTypeRef i1, i8, i16, i32, i64, i128, f32, f64, ptr, i32fn;
-  LLVMBasicBlockRef err_bb;            /* returns JIT_ERROR */
-  LLVMValueRef row;                    /* the current input row (i8*) */
+  LLVMBasicBlockRef err_bb; /* returns JIT_ERROR */
+  LLVMValueRef row;         /* the current input row (i8*) */
+  /* A lookup kernel's post-join expressions read joined rows that are
+   * never built: fields [0, jsplit) from the stream row (row, layout
+   * jstream), the rest from the matched table row (trow, jtable).
+   * jsplit < 0: loads read row at the program's own offsets. */
+  int jsplit;
+  const sl_row_layout *jstream, *jtable;
+  LLVMValueRef trow;
   LLVMValueRef slot_a, slot_b, slot_r; /* 16-byte helper arguments */
 } jit_cg;
 
@@ -101,12 +112,29 @@ LLVMValueRef jit_call_c(jit_cg *g, LLVMTypeRef ft, void *addr,
 LLVMValueRef jit_const_ptr(jit_cg *g, const void *p);
 
 /* ---- jit_kernel.c -------------------------------------------------------- */
-/* Add the function `name` for one kernel to g's module. */
+/* Add the function `name` for one kernel to g's module; lookup (may be
+ * NULL) makes it a lookup-join kernel (jit.h). */
 int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
                      const sl_row_layout *pre_layout,
-                     const sl_expr_prog *filter, sl_expr_prog *const *progs,
-                     int nprogs, const sl_row_layout *in,
-                     const sl_row_layout *out, bool borrow, sl_error *err);
+                     const sl_expr_prog *filter, const sl_jit_lookup *lookup,
+                     sl_expr_prog *const *progs, int nprogs,
+                     const sl_row_layout *in, const sl_row_layout *out,
+                     bool borrow, sl_error *err);
+
+/* ---- jit_hash.c: keys, hashed and compared as C does ----------------------
+ */
+LLVMValueRef jit_mix64(jit_cg *g, LLVMValueRef x);
+LLVMTypeRef jit_int_of_size(jit_cg *g, uint32_t size);
+/* sl_hash_bytes of the bytes of the sl_str at s (i64). */
+LLVMValueRef jit_str_hash(jit_cg *g, LLVMValueRef s);
+/* sl_str_equal of the sl_strs at a and b (i1). */
+LLVMValueRef jit_str_eq(jit_cg *g, LLVMValueRef a, LLVMValueRef b);
+/* sl_key_hash of the key row at key (layout kl: strings or fields of at
+ * most 8 bytes). */
+LLVMValueRef jit_key_hash(jit_cg *g, const sl_row_layout *kl, LLVMValueRef key);
+/* Every field of key rows a and b equal (null bits not compared). */
+LLVMValueRef jit_key_fields_equal(jit_cg *g, const sl_row_layout *kl,
+                                  LLVMValueRef a, LLVMValueRef b);
 
 /* ---- jit_fold.c ---------------------------------------------------------- */
 /* Add the fold function `name` (jit.h, sl_jit_add_fold) to g's module. */
@@ -118,9 +146,6 @@ int32_t sl_jit_rt_cast(const inode *n, const void *arg, void *res);
 int32_t sl_jit_rt_dec_arith(const inode *n, const i128 *a, const i128 *b,
                             i128 *r);
 int32_t sl_jit_rt_str_cmp(const sl_str *a, const sl_str *b);
-int32_t sl_jit_rt_str_eq(const sl_str *a, const sl_str *b);
-/* sl_key_hash's hash of a string key field's bytes. */
-uint64_t sl_jit_rt_str_hash(const sl_str *s);
 int32_t sl_jit_rt_like(const void *pat, const sl_str *s);
 int64_t sl_jit_rt_char_length(const sl_str *s);
 double sl_jit_rt_fmod(double a, double b);

@@ -99,11 +99,65 @@ static void store_field(jit_cg *g, LLVMValueRef call, LLVMValueRef orow,
   }
 }
 
+/* The join key row of a lookup kernel, as the interpreter's key rows are
+ * stored (strings: the 16-byte sl_str, pointing at the input or a
+ * constant, both alive for the call).  Returns "some key is NULL" (i1). */
+static LLVMValueRef store_keys(jit_cg *g, LLVMValueRef call,
+                               LLVMValueRef keyrow, const sl_jit_lookup *lk,
+                               LLVMBasicBlockRef full) {
+  const sl_row_layout *kl = lk->key_layout;
+  LLVMBuildMemSet(g->b, keyrow, LLVMConstInt(g->i8, 0, 0),
+                  LLVMConstInt(g->i64, kl->width, 0), 8);
+  LLVMValueRef anynull = LLVMConstInt(g->i1, 0, 0);
+  for (int f = 0; f < lk->nkeys; f++) {
+    const inode *root = lk->key_progs[f]->root;
+    jit_val v = jit_gen(g, root);
+    anynull = LLVMBuildOr(g->b, anynull, v.null, "");
+    const sl_field *kf = &kl->fields[f];
+    if (kf->ptype != SL_P_STR) {
+      store_field(g, call, keyrow, kf, f, root, v, true, full);
+      continue;
+    }
+    LLVMValueRef dst = jit_at(g, keyrow, kf->offset, g->i8);
+    for (int h = 0; h < 2; h++) {
+      LLVMValueRef w =
+          jit_load(g, g->i64, jit_at(g, v.v, 8 * (uint64_t)h, g->i64), 4);
+      w = LLVMBuildSelect(g->b, v.null, LLVMConstInt(g->i64, 0, 0), w, "");
+      jit_store(g, w, jit_at(g, dst, 8 * (uint64_t)h, g->i64), 8);
+    }
+  }
+  return anynull;
+}
+
+/* Go on in a new block `name` where predicate p is TRUE, else to other
+ * (NULL and FALSE alike, as WHERE treats them). */
+static void keep_if_true(jit_cg *g, const sl_expr_prog *p,
+                         LLVMBasicBlockRef other, const char *name) {
+  jit_val v = jit_gen(g, p->root);
+  LLVMValueRef pass = LLVMBuildAnd(
+      g->b, LLVMBuildXor(g->b, v.null, LLVMConstInt(g->i1, 1, 0), ""),
+      LLVMBuildICmp(g->b, LLVMIntNE, v.v, LLVMConstInt(g->i64, 0, 0), ""), "");
+  LLVMBasicBlockRef keep = LLVMAppendBasicBlockInContext(g->ctx, g->fn, name);
+  LLVMBuildCondBr(g->b, pass, keep, other);
+  LLVMPositionBuilderAtEnd(g->b, keep);
+}
+
+static LLVMValueRef ldp(jit_cg *g, LLVMValueRef base, LLVMValueRef idx,
+                        LLVMTypeRef t, unsigned align) {
+  return jit_load(
+      g, t,
+      LLVMBuildGEP2(g->b, t,
+                    LLVMBuildBitCast(g->b, base, LLVMPointerType(t, 0), ""),
+                    &idx, 1, ""),
+      align);
+}
+
 int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
                      const sl_row_layout *pre_layout,
-                     const sl_expr_prog *filter, sl_expr_prog *const *progs,
-                     int nprogs, const sl_row_layout *in,
-                     const sl_row_layout *out, bool borrow, sl_error *err) {
+                     const sl_expr_prog *filter, const sl_jit_lookup *lookup,
+                     sl_expr_prog *const *progs, int nprogs,
+                     const sl_row_layout *in, const sl_row_layout *out,
+                     bool borrow, sl_error *err) {
   if (pre &&
       (pre->root->rep == R_STR || !pre_layout || pre_layout->nfields < 1 ||
        !store_compatible(&pre_layout->fields[0], pre->root)))
@@ -135,6 +189,19 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   g->slot_a = slots[0], g->slot_b = slots[1], g->slot_r = slots[2];
   LLVMValueRef kvar = LLVMBuildAlloca(g->b, g->i32, "k");
   LLVMValueRef nvar = LLVMBuildAlloca(g->b, g->i32, "nout");
+  /* nout when the current row started: a row whose outputs do not all fit
+   * is undone as a whole */
+  LLVMValueRef rnvar = LLVMBuildAlloca(g->b, g->i32, "row_nout");
+  LLVMValueRef jvar = NULL, keyrow = NULL;
+  LLVMValueRef pvar = LLVMBuildAlloca(g->b, g->i32, "passed");
+  jit_store(g, LLVMConstInt(g->i32, 0, 0), pvar, 4);
+  if (lookup) {
+    jvar = LLVMBuildAlloca(g->b, g->i32, "slot");
+    keyrow = LLVMBuildAlloca(
+        g->b, LLVMArrayType(g->i64, (lookup->key_layout->width + 7) / 8),
+        "keyrow");
+    keyrow = LLVMBuildBitCast(g->b, keyrow, g->ptr, "");
+  }
   jit_store(g, LLVMConstInt(g->i32, 0, 0), kvar, 4);
   jit_store(g, LLVMConstInt(g->i32, 0, 0), nvar, 4);
 
@@ -191,24 +258,85 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
     store_field(g, call, prow, &pre_layout->fields[0], 0, pre->root, v, false,
                 full);
   }
-  if (filter) {
-    jit_val p = jit_gen(g, filter->root);
-    LLVMValueRef pass = LLVMBuildAnd(
-        g->b, LLVMBuildXor(g->b, p.null, LLVMConstInt(g->i1, 1, 0), ""),
-        LLVMBuildICmp(g->b, LLVMIntNE, p.v, LLVMConstInt(g->i64, 0, 0), ""),
-        "");
-    LLVMBasicBlockRef keep =
-        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "keep");
-    LLVMBuildCondBr(g->b, pass, keep, skip);
-    LLVMPositionBuilderAtEnd(g->b, keep);
-  }
+  if (filter)
+    keep_if_true(g, filter, skip, "keep");
   LLVMValueRef nout = jit_load(g, g->i32, nvar, 4);
+  jit_store(g, nout, rnvar, 4);
+  if (nprogs > 0)
+    set_call_field(g, call, offsetof(jit_call, heap_mark),
+                   jit_load(g, g->i32, heap, 4));
+  LLVMBasicBlockRef pnext = NULL, probe_bb = NULL;
+  if (lookup) {
+    jit_store(g,
+              LLVMBuildAdd(g->b, jit_load(g, g->i32, pvar, 4),
+                           LLVMConstInt(g->i32, 1, 0), ""),
+              pvar, 4);
+    /* the key row and its hash; a NULL key matches nothing */
+    LLVMValueRef anynull = store_keys(g, call, keyrow, lookup, full);
+    LLVMBasicBlockRef keyed =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "keyed");
+    LLVMBuildCondBr(g->b, anynull, skip, keyed);
+    LLVMPositionBuilderAtEnd(g->b, keyed);
+    LLVMValueRef h = jit_key_hash(g, lookup->key_layout, keyrow);
+    LLVMValueRef tab =
+        call_field(g, call, offsetof(jit_call, table), g->ptr, 8);
+    LLVMValueRef thash =
+        call_field(g, tab, offsetof(sl_jit_lookup_table, hash), g->ptr, 8);
+    LLVMValueRef tslot =
+        call_field(g, tab, offsetof(sl_jit_lookup_table, slot_row), g->ptr, 8);
+    LLVMValueRef tkeys =
+        call_field(g, tab, offsetof(sl_jit_lookup_table, keys), g->ptr, 8);
+    LLVMValueRef trows =
+        call_field(g, tab, offsetof(sl_jit_lookup_table, rows), g->ptr, 8);
+    LLVMValueRef mask =
+        call_field(g, tab, offsetof(sl_jit_lookup_table, mask), g->i32, 4);
+    jit_store(g,
+              LLVMBuildAnd(g->b, LLVMBuildTrunc(g->b, h, g->i32, ""), mask, ""),
+              jvar, 4);
+    /* linear probing, every equal key in slot order (as the C probe) */
+    LLVMBasicBlockRef probe =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "probe");
+    LLVMBasicBlockRef cand =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "probe.used");
+    LLVMBasicBlockRef cmp =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "probe.cmp");
+    LLVMBasicBlockRef match =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "probe.match");
+    pnext = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "probe.next");
+    probe_bb = probe;
+    LLVMBuildBr(g->b, probe);
+    LLVMPositionBuilderAtEnd(g->b, probe);
+    LLVMValueRef j64 =
+        LLVMBuildZExt(g->b, jit_load(g, g->i32, jvar, 4), g->i64, "");
+    LLVMValueRef hj = ldp(g, thash, j64, g->i64, 8);
+    LLVMBuildCondBr(
+        g->b,
+        LLVMBuildICmp(g->b, LLVMIntEQ, hj, LLVMConstInt(g->i64, 0, 0), ""),
+        skip, cand);
+    LLVMPositionBuilderAtEnd(g->b, cand);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, hj, h, ""), cmp,
+                    pnext);
+    LLVMPositionBuilderAtEnd(g->b, cmp);
+    LLVMValueRef tr =
+        LLVMBuildZExt(g->b, ldp(g, tslot, j64, g->i32, 4), g->i64, "");
+    LLVMValueRef tkey = ldp(g, tkeys, tr, g->ptr, 8);
+    LLVMValueRef eq = jit_key_fields_equal(g, lookup->key_layout, keyrow, tkey);
+    LLVMBuildCondBr(g->b, eq, match, pnext);
+    LLVMPositionBuilderAtEnd(g->b, match);
+    /* from here on, loads read the joined row (stream row + table row) */
+    g->trow = ldp(g, trows, tr, g->ptr, 8);
+    g->jsplit = lookup->joined->nfields - lookup->table->nfields;
+    g->jstream = in;
+    g->jtable = lookup->table;
+    if (lookup->post_filter)
+      keep_if_true(g, lookup->post_filter, pnext, "post.keep");
+    nout = jit_load(g, g->i32, nvar, 4);
+  }
   if (nprogs > 0) {
     uint64_t w = out->width;
     LLVMValueRef r =
         LLVMBuildAdd(g->b, base, LLVMBuildZExt(g->b, nout, g->i64, ""), "");
     LLVMValueRef mark = jit_load(g, g->i32, heap, 4);
-    set_call_field(g, call, offsetof(jit_call, heap_mark), mark);
     LLVMValueRef need = LLVMBuildAdd(
         g->b,
         LLVMBuildMul(g->b,
@@ -232,7 +360,7 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
                   full);
     }
   }
-  if (filter) {
+  if (filter || lookup) {
     LLVMValueRef n64 = LLVMBuildZExt(g->b, nout, g->i64, "");
     jit_store(g, idx,
               LLVMBuildGEP2(g->b, g->i32,
@@ -243,7 +371,25 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   }
   jit_store(g, LLVMBuildAdd(g->b, nout, LLVMConstInt(g->i32, 1, 0), ""), nvar,
             4);
-  LLVMBuildBr(g->b, skip);
+  if (lookup) {
+    /* the next slot: more table rows may have the same key */
+    LLVMBuildBr(g->b, pnext);
+    LLVMPositionBuilderAtEnd(g->b, pnext);
+    LLVMValueRef mask =
+        call_field(g, call_field(g, call, offsetof(jit_call, table), g->ptr, 8),
+                   offsetof(sl_jit_lookup_table, mask), g->i32, 4);
+    jit_store(g,
+              LLVMBuildAnd(g->b,
+                           LLVMBuildAdd(g->b, jit_load(g, g->i32, jvar, 4),
+                                        LLVMConstInt(g->i32, 1, 0), ""),
+                           mask, ""),
+              jvar, 4);
+    LLVMBuildBr(g->b, probe_bb);
+    g->jsplit = -1;
+    g->trow = NULL;
+  } else {
+    LLVMBuildBr(g->b, skip);
+  }
 
   LLVMPositionBuilderAtEnd(g->b, skip);
   jit_store(g,
@@ -257,15 +403,18 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   set_call_field(g, call, offsetof(jit_call, nout),
                  jit_load(g, g->i32, nvar, 4));
   set_call_field(g, call, offsetof(jit_call, next), n);
+  set_call_field(g, call, offsetof(jit_call, npassed),
+                 jit_load(g, g->i32, pvar, 4));
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_OK, 0));
 
-  /* the output is full at row k: undo that row's long strings, stop */
+  /* the output is full at row k: undo that row's outputs and long
+   * strings, stop */
   LLVMPositionBuilderAtEnd(g->b, full);
   if (nprogs > 0)
     jit_store(g, call_field(g, call, offsetof(jit_call, heap_mark), g->i32, 4),
               heap, 4);
   set_call_field(g, call, offsetof(jit_call, nout),
-                 jit_load(g, g->i32, nvar, 4));
+                 jit_load(g, g->i32, rnvar, 4));
   set_call_field(g, call, offsetof(jit_call, next),
                  jit_load(g, g->i32, kvar, 4));
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_OK, 0));

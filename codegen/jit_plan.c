@@ -120,3 +120,14 @@ const char *sl_jit_plan_status(sl_arena *a, const sl_plan *p, bool jit_on) {
   }
   return c.why;
 }
+
+const char *sl_jit_lookup_status(const sl_plan *p) {
+  if (!p->join)
+    return "no lookup join";
+  if (p->kind != SL_PLAN_AGGREGATE)
+    return "not an aggregate";
+  for (int i = 0; i < p->njoin_keys; i++)
+    if (sl_ptype_of(p->join_stream_keys[i]->type) == SL_P_DEC128)
+      return "a DECIMAL(>18) join key";
+  return NULL;
+}

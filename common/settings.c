@@ -68,6 +68,12 @@ static const known_setting KNOWN[] = {
       "fast"},
      V_ENUM,
      "default|O0|O1|O2|O3|light|fast"},
+    {{"sluice.jit.join-probe", "on",
+      "probe a lookup join's table in the same compiled loop as the filter "
+      "and the window state's inputs (off: two compiled loops, the probe in "
+      "C between them)"},
+     V_BOOL,
+     NULL},
     {{"sluice.jit.state-update", "on",
       "compile the state update of window aggregates into the loop (off: "
       "the compiled loop hands each record to C)"},

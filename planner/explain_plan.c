@@ -167,15 +167,18 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
   /* the window state update too (phase 2), or the C fold */
   bool state = !why && p->kind == SL_PLAN_AGGREGATE && p->jit_state &&
                !sl_jit_fold_status(p);
+  /* the lookup join's probe in the same loop */
+  bool probe = !why && p->jit_probe && !sl_jit_lookup_status(p);
   pipe->detail = sl_arena_printf(
-      a, "[%s, %d worker%s, each on its own share of the stream]",
-      why     ? sl_arena_printf(a, "interpreted: %s", why)
-      : state ? "compiled, state update compiled"
-              : "compiled",
-      workers, workers == 1 ? "" : "s");
+      a, "[%s%s%s, %d worker%s, each on its own share of the stream]",
+      why ? sl_arena_printf(a, "interpreted: %s", why) : "compiled",
+      probe ? ", join probe compiled" : "",
+      state ? ", state update compiled" : "", workers, workers == 1 ? "" : "s");
   sl_xnode_attr(a, pipe, "mode", why ? "interpreted" : "compiled");
   if (!why && p->kind == SL_PLAN_AGGREGATE)
     sl_xnode_attr(a, pipe, "state_update", state ? "compiled" : "C");
+  if (!why && p->join)
+    sl_xnode_attr(a, pipe, "join_probe", probe ? "compiled" : "C");
   if (why)
     sl_xnode_attr(a, pipe, "interpreted_because", why);
   sl_xnode_attr(a, pipe, "workers", sl_arena_printf(a, "%d", workers));

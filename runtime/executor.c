@@ -371,9 +371,27 @@ static void prepare_jit(exec_query *q, const sl_settings *settings,
   int rc =
       sl_jit_new(&q->jit, sl_settings_get(settings, "sluice.jit.passes"), &err);
   bool stateless = plan->kind == SL_PLAN_STATELESS;
-  /* The WATERMARK goes into the first loop over the source's rows (it
-   * counts every row, so it runs before the filter there). */
-  if (rc == SL_OK)
+  /* A window aggregate over a lookup join: everything up to the tmp rows
+   * in one loop, the table's probe included (a buffer it hands back runs
+   * interpreted up to the fold).  Otherwise the WATERMARK goes into the
+   * first loop over the source's rows (it counts every row, so it runs
+   * before the filter there). */
+  bool fused = !sl_jit_lookup_status(plan) &&
+               sl_settings_get_bool(settings, "sluice.jit.join-probe", true) &&
+               sl_jit_lookup_supported(q->join_key_layout);
+  if (rc == SL_OK && fused) {
+    q->lookup = (sl_jit_lookup){q->stream_key_progs, q->nkey_progs,
+                                q->join_key_layout,  q->post_join_filter,
+                                q->joined_layout,    q->table_layout};
+    q->lookup_table =
+        (sl_jit_lookup_table){q->table_hash, q->table_slot_row, q->table_keys,
+                              q->table_rows, q->table_cap - 1};
+    rc = sl_jit_add_lookup_kernel(q->jit, q->wm_prog, q->wm_layout, q->filter,
+                                  &q->lookup, q->tmp_progs,
+                                  q->tmp_layout->nfields, q->stream_layout,
+                                  q->tmp_layout, true, &q->k_lookup, &err);
+  }
+  if (rc == SL_OK && !fused)
     rc = sl_jit_add_kernel_pre(
         q->jit, q->join ? NULL : q->wm_prog, q->wm_layout,
         q->join ? q->post_join_filter : q->filter,
@@ -381,7 +399,7 @@ static void prepare_jit(exec_query *q, const sl_settings *settings,
         stateless ? plan->nout : q->tmp_layout->nfields, q->row_layout,
         stateless ? q->out_layout : q->tmp_layout, !stateless, &q->k_main,
         &err);
-  if (rc == SL_OK && q->join)
+  if (rc == SL_OK && q->join && !fused)
     rc = sl_jit_add_kernel_pre(q->jit, q->wm_prog, q->wm_layout, q->filter,
                                q->stream_key_progs, q->nkey_progs,
                                q->stream_layout, q->join_key_layout, true,
@@ -414,7 +432,7 @@ static void prepare_jit(exec_query *q, const sl_settings *settings,
         sl_arena_strdup(&q->arena, err.message ? err.message : "JIT failed");
     sl_jit_free(q->jit);
     q->jit = NULL;
-    q->k_main = q->k_join = q->k_fold = NULL;
+    q->k_main = q->k_join = q->k_fold = q->k_lookup = NULL;
   }
   sl_error_clear(&err);
 }

@@ -93,6 +93,12 @@ typedef struct exec_query {
   const char *jit_status; /* NULL: compiled */
   double jit_seconds;
   sl_jit_kernel *k_main, *k_join;
+  /* k_lookup: for a window aggregate over a lookup join, everything from
+   * the source's rows to the tmp rows in one loop, the table's probe
+   * included (jit.h); k_join + k_main remain for what it hands back. */
+  sl_jit_kernel *k_lookup;
+  sl_jit_lookup lookup;
+  sl_jit_lookup_table lookup_table;
   /* k_fold: the fold of tmp rows into window state (phase 2, jit.h), or
    * NULL (sl_worker_fold_row per record); fold_spec is what it was built
    * from and must live as long. */

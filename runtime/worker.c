@@ -820,10 +820,38 @@ static int process_buffer(worker_state *s, sl_buffer *in) {
   return rc;
 }
 
+/* q->k_lookup over input rows 0..n: the whole step from the source's rows
+ * to the state, the join's probe included; SL_JIT_RETRY (nothing done)
+ * when the kernel hands the buffer back. */
+static int jit_lookup(worker_state *s, const sl_buffer *in, uint32_t n,
+                      sl_buffer *wm_out) {
+  exec_query *q = s->q;
+  uint32_t nout, next, passed;
+  sl_buffer_clear(&s->tmp);
+  int rc = sl_jit_run_lookup(q->k_lookup, &q->lookup_table, in, s->sel, n,
+                             s->jsel, &nout, &s->tmp, wm_out, &next, &passed);
+  if (rc != SL_OK || next < n) {
+    sl_buffer_clear(&s->tmp);
+    return SL_JIT_RETRY;
+  }
+  s->w->rows_filtered += passed;
+  s->w->rows_joined += nout;
+  /* jsel holds the input row of every tmp row */
+  s->origin = NULL;
+  rc = fold_tmp(s, s->jsel);
+  aggregate_done(s);
+  return rc;
+}
+
 static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
   exec_query *q = s->q;
   int rc;
   sl_buffer *wm_out = q->wm_prog ? &s->wm_values : NULL;
+  if (q->k_lookup) {
+    rc = jit_lookup(s, in, n, wm_out);
+    if (rc != SL_JIT_RETRY)
+      return rc;
+  }
   if (q->k_main && !q->join) {
     /* the whole pipeline up to the state (or the output) in one loop */
     s->origin = NULL;
@@ -932,8 +960,6 @@ void *sl_worker_main(void *arg) {
   uint32_t max_joined = q->buffer_size / jl->width + 1;
   s.sel2 = malloc(sizeof(uint32_t) *
                   (max_joined > max_rows ? max_joined : max_rows));
-  s.jsel = malloc(sizeof(uint32_t) *
-                  (max_joined > max_rows ? max_joined : max_rows));
   if (q->join) {
     sl_buffer_init(&s.joined, q->joined_layout,
                    max_rows * q->joined_layout->width);
@@ -957,6 +983,11 @@ void *sl_worker_main(void *arg) {
   uint32_t kw = q->join_key_layout ? q->join_key_layout->width : 0;
   uint32_t tw = tl->width > kw ? tl->width : kw;
   sl_buffer_init(&s.tmp, tl, tmp_rows * tw + q->buffer_size);
+  /* jsel: the rows a kernel kept, one per row it wrote into tmp (a lookup
+   * kernel writes one per match, as many as tmp holds) */
+  s.jsel = malloc(sizeof(uint32_t) * (s.tmp.cap / tl->width + 1 > tmp_rows
+                                          ? s.tmp.cap / tl->width + 1
+                                          : tmp_rows));
   /* tmp rows (keys, arguments, join keys) live only while the input buffer
    * they come from does. */
   s.tmp.borrow_strings = true;

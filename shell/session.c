@@ -530,6 +530,8 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
     plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
     plan->jit_state =
         sl_settings_get_bool(s->settings, "sluice.jit.state-update", true);
+    plan->jit_probe =
+        sl_settings_get_bool(s->settings, "sluice.jit.join-probe", true);
   }
   if (plan && ast->u.explain.analyze) {
     int rc;
@@ -650,6 +652,8 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
   plan->jit_state =
       sl_settings_get_bool(s->settings, "sluice.jit.state-update", true);
+  plan->jit_probe =
+      sl_settings_get_bool(s->settings, "sluice.jit.join-probe", true);
   sl_query_stats st;
   rc = execute(s, plan, b->text, strlen(b->text), sink, &st, err);
   if (rc != SL_OK)

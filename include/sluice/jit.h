@@ -90,6 +90,60 @@ int sl_jit_add_kernel_pre(sl_jit *j, const sl_expr_prog *pre,
                           const sl_row_layout *in, const sl_row_layout *out,
                           bool borrow, sl_jit_kernel **k, sl_error *err);
 
+/* A lookup-join kernel: the stream filter, the join keys, the probe of
+ * the bounded table's hash table, the post-join filter and the output
+ * fields in one loop, with no joined row ever built:
+ *
+ *   for k in 0..n: row = in[sel[k]]; pre; stream filter;
+ *     key row (key_progs; any NULL key: no match); h = sl_key_hash;
+ *     for each table row with an equal key, in probe order:
+ *       post filter over (row, table row); output fields; sel_out = sel[k]
+ *
+ * So sel_out[i] is the input row of output row i (one per match).  The
+ * post filter and the output programs are compiled over `joined` (stream
+ * fields, then table fields: sl_plan_joined_layout).  Join keys must be
+ * strings or at most 8 bytes wide (sl_jit_lookup_supported). */
+typedef struct sl_jit_lookup {
+  sl_expr_prog *const *key_progs; /* over the stream rows */
+  int nkeys;
+  const sl_row_layout *key_layout;
+  const sl_expr_prog *post_filter; /* over joined rows, or NULL */
+  const sl_row_layout *joined, *table;
+} sl_jit_lookup;
+
+/* The join table, as runtime/executor.c builds it: open addressing over
+ * mask + 1 slots, hash[j] = sl_key_hash of the key (0: empty), slot_row[j]
+ * its table row, whose key row (key_layout) is keys[r] and whose row
+ * (table layout) is rows[r]. */
+typedef struct sl_jit_lookup_table {
+  const uint64_t *hash;
+  const uint32_t *slot_row;
+  uint8_t *const *keys;
+  uint8_t *const *rows;
+  uint32_t mask;
+} sl_jit_lookup_table;
+
+bool sl_jit_lookup_supported(const sl_row_layout *key_layout);
+/* NULL if the pipeline of plan p (compiled at all) has its lookup join
+ * probed in a lookup kernel, else why not (EXPLAIN and the executor). */
+const char *sl_jit_lookup_status(const sl_plan *p);
+
+int sl_jit_add_lookup_kernel(sl_jit *j, const sl_expr_prog *pre,
+                             const sl_row_layout *pre_layout,
+                             const sl_expr_prog *filter,
+                             const sl_jit_lookup *lookup,
+                             sl_expr_prog *const *progs, int nprogs,
+                             const sl_row_layout *in, const sl_row_layout *out,
+                             bool borrow, sl_jit_kernel **k, sl_error *err);
+
+/* sl_jit_run_pre for a lookup kernel over table t.  A row whose matches do
+ * not all fit in out is not started (*next is that row).  *passed: rows
+ * that passed the stream filter (when every row was done). */
+int sl_jit_run_lookup(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
+                      const sl_buffer *in, const uint32_t *sel, uint32_t n,
+                      uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
+                      sl_buffer *pre_out, uint32_t *next, uint32_t *passed);
+
 /* Optimize and compile every kernel added so far (once; no kernel can be
  * added after).  ir (may be NULL): receives the optimized IR as a malloc'd
  * string (free it). */

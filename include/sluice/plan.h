@@ -99,6 +99,8 @@ typedef struct sl_plan {
              * read by EXPLAIN (the executor reads the setting itself) */
   bool jit_state; /* SET 'sluice.jit.state-update': compile the window
                    * state update too (jit.h, phase 2); the same */
+  bool jit_probe; /* SET 'sluice.jit.join-probe': the lookup join's probe
+                   * in the compiled loop (jit.h); the same */
   /* The base row: input 0 (the stream), then optionally input 1 (the
    * bounded table of a lookup join).  base_ncols columns in all, with
    * names and types (ROW columns included; their leaves are read by FIELD

@@ -120,6 +120,58 @@ for entry in "${QUERIES[@]}"; do
   run_case "$name" "$DDL" "${rest%%|*}" "${rest#*|}"
 done
 
+# Lookup joins (the stream joined with a bounded table, probed per record;
+# compiled into the pipeline's one loop when the JIT is on): a stream with
+# a string key (short inline names, long ones, 5% NULL) against a table
+# with duplicate keys (several matches per record), NULL keys and a column
+# the post-join filter compares with the stream's.
+awk -v n="$((ROWS / 4))" -v seed="$SEED" 'BEGIN {
+  srand(seed + 1); t = 2000;
+  for (i = 0; i < n; i++) {
+    t += int(rand() * 40);
+    ts = t - int(rand() * 1500);
+    k = int(rand() * 30);
+    name = (rand() < 0.05) ? "" : (k % 2 ? sprintf("a-long-name-for-key-%d", k) : sprintf("n%d", k));
+    printf "%s,%d,%d,2024-01-01 %02d:%02d:%02d.%03d\n", name, k, int(rand() * 100),
+           int(ts / 3600000), int(ts / 60000) % 60, int(ts / 1000) % 60, ts % 1000;
+  }
+}' > "$tmp/jstream.csv"
+awk 'BEGIN {
+  for (k = 0; k < 30; k += 1) {
+    if (k % 5 == 4) continue;                      # keys no record finds
+    name = k % 2 ? sprintf("a-long-name-for-key-%d", k) : sprintf("n%d", k);
+    for (d = 0; d <= k % 3; d++)                   # 1..3 rows per key
+      printf "%s,%d,g%d,%d\n", name, k, (k + d) % 4, (k * 7 + d * 13) % 100;
+  }
+  printf ",7,gnull,50\n";                         # NULL keys match nothing
+  printf "n8,,gnull,50\n";
+}' > "$tmp/jtable.csv"
+JOIN_DDL="CREATE TABLE js (name STRING, k INT, v INT, ts TIMESTAMP(3),
+       WATERMARK FOR ts AS ts - INTERVAL '2' SECOND)
+     WITH ('connector' = 'filesystem', 'path' = '$tmp/jstream.csv', 'format' = 'csv');
+CREATE TABLE jt (name STRING, k INT, grp STRING, w INT)
+     WITH ('connector' = 'filesystem', 'path' = '$tmp/jtable.csv', 'format' = 'csv');"
+sqlite3 "$tmp/oracle.db" <<SQL
+CREATE TABLE jsraw (name TEXT, k INTEGER, v INTEGER, ts TEXT);
+CREATE TABLE jtraw (name TEXT, k, grp TEXT, w INTEGER);
+.mode csv
+.import $tmp/jstream.csv jsraw
+.import $tmp/jtable.csv jtraw
+CREATE TABLE js AS SELECT NULLIF(name, '') AS name, k, v,
+  CAST(strftime('%s', substr(ts, 1, 19)) AS INTEGER) * 1000 + CAST(substr(ts, 21, 3) AS INTEGER) AS ts_ms
+  FROM jsraw;
+CREATE TABLE jt AS SELECT NULLIF(name, '') AS name, CAST(NULLIF(k, '') AS INTEGER) AS k, grp, w FROM jtraw;
+SQL
+run_case join_string_key "$JOIN_DDL" \
+  "SELECT t.grp, window_start, COUNT(*), SUM(s.v + t.w) FROM TABLE(TUMBLE(TABLE js, DESCRIPTOR(ts), INTERVAL '5' SECOND)) AS s JOIN jt AS t ON s.name = t.name WHERE s.v > t.w GROUP BY t.grp, window_start, window_end;" \
+  "SELECT t.grp, fmt(w5), COUNT(*), SUM(s.v + t.w) FROM (SELECT name, v, (ts_ms / 5000) * 5000 AS w5 FROM js) s JOIN jt t ON s.name = t.name WHERE s.v > t.w GROUP BY t.grp, w5;"
+run_case join_two_keys "$JOIN_DDL" \
+  "SELECT t.name, window_start, COUNT(*), MAX(s.v), MIN(t.w) FROM TABLE(HOP(TABLE js, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND)) AS s JOIN jt AS t ON s.k = t.k AND s.name = t.name WHERE s.v < 90 GROUP BY t.name, window_start, window_end;" \
+  "SELECT t.name, fmt(wh), COUNT(*), MAX(s.v), MIN(t.w) FROM (SELECT name, k, v, (ts_ms / 2000) * 2000 - j * 2000 AS wh FROM js, offsets) s JOIN jt t ON s.k = t.k AND s.name = t.name WHERE s.v < 90 GROUP BY t.name, wh;"
+run_case join_expression_key "$JOIN_DDL" \
+  "SELECT t.grp, window_start, COUNT(*), SUM(t.w) FROM TABLE(TUMBLE(TABLE js, DESCRIPTOR(ts), INTERVAL '10' SECOND)) AS s JOIN jt AS t ON MOD(s.v, 30) = t.k GROUP BY t.grp, window_start, window_end;" \
+  "SELECT t.grp, fmt(w10), COUNT(*), SUM(t.w) FROM (SELECT v, (ts_ms / 10000) * 10000 AS w10 FROM js) s JOIN jt t ON s.v % 30 = t.k GROUP BY t.grp, w10;"
+
 # NEXMark: the generator's bids, exported through the CSV sink, are the
 # oracle's input; Sluice computes the windowed queries from the generator
 # itself (through the datagen table, its computed dateTime and the bid view).

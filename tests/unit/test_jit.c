@@ -358,7 +358,12 @@ static const char *const WORDS[] = {"",
                                     "héllo wörld",
                                     "a%b_c",
                                     "exactly12byte",
-                                    "a long string over twelve bytes"};
+                                    "exactly12bytf",
+                                    "sixteen bytes!!!",
+                                    "sixteen bytes!!?",
+                                    "a long string over twelve bytes",
+                                    "a long strXng over twelve bytes",
+                                    "a long string over twelve bytez"};
 
 static void random_rows(uint32_t n) {
   sl_buffer_clear(&g_rand);
