@@ -205,6 +205,7 @@ const sl_source_connector sl_source_cm = {
     .validate = cm_validate,
     .open = cm_open,
     .next = gen_next,
+    .lend = gen_lend,
     .stats = gen_stats,
     .close = gen_close,
 };

@@ -463,6 +463,23 @@ static void replay(gen_source *g, sl_buffer *buf) {
   }
 }
 
+int gen_lend(sl_source *s, uint32_t max_rows, const sl_buffer **out, bool *done,
+             sl_error *err) {
+  (void)err;
+  gen_source *g = (gen_source *)s;
+  *out = NULL;
+  *done = false;
+  if (!g->chunks || g->chunk_at >= g->nchunks || g->row_at != 0 ||
+      g->chunks[g->chunk_at].nrows > max_rows)
+    return SL_OK;
+  const sl_buffer *c = &g->chunks[g->chunk_at++];
+  *out = c;
+  *done = g->chunk_at >= g->nchunks;
+  g->rows += c->nrows;
+  g->bytes += (uint64_t)c->nrows * g->layout->width + c->heap_used;
+  return SL_OK;
+}
+
 int gen_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
   gen_source *g = (gen_source *)s;
   uint32_t rows0 = buf->nrows, heap0 = buf->heap_used;

@@ -212,6 +212,10 @@ int gen_begin(gen_source **out, const sl_source_spec *spec,
 int gen_ready(gen_source *g, const gen_options *o, sl_error *err);
 
 int gen_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err);
+/* The connector's lend: a whole pre-generated chunk, when the input was
+ * pre-generated, the next chunk starts afresh and fits max_rows. */
+int gen_lend(sl_source *s, uint32_t max_rows, const sl_buffer **out, bool *done,
+             sl_error *err);
 void gen_stats(const sl_source *s, sl_source_stats *out);
 void gen_close(sl_source *s);
 

@@ -373,6 +373,7 @@ const sl_source_connector sl_source_datagen = {
     .validate = dg_validate,
     .open = dg_open,
     .next = gen_next,
+    .lend = gen_lend,
     .stats = gen_stats,
     .close = gen_close,
 };

@@ -573,6 +573,7 @@ const sl_source_connector sl_source_nexmark = {
     .open = nx_open,
     .can_filter = nx_can_filter,
     .next = gen_next,
+    .lend = gen_lend,
     .stats = gen_stats,
     .close = gen_close,
 };

@@ -124,6 +124,7 @@ const sl_source_connector sl_source_ro = {
     .validate = ro_validate,
     .open = ro_open,
     .next = gen_next,
+    .lend = gen_lend,
     .stats = gen_stats,
     .close = gen_close,
 };

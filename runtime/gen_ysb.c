@@ -226,6 +226,7 @@ const sl_source_connector sl_source_ysb = {
     .validate = ysb_validate,
     .open = ysb_open,
     .next = gen_next,
+    .lend = gen_lend,
     .stats = gen_stats,
     .close = gen_close,
 };

@@ -789,7 +789,7 @@ static int process_rows(worker_state *s, const sl_buffer *buf,
                                             : aggregate(s, buf, sel, n);
 }
 
-static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n);
+static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n);
 
 /* The WATERMARK expression of input rows 0..n (s->sel is 0..n-1 here). */
 static int eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n) {
@@ -799,7 +799,7 @@ static int eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n) {
   return k < 0 ? k : SL_OK;
 }
 
-static int process_buffer(worker_state *s, sl_buffer *in) {
+static int process_buffer(worker_state *s, const sl_buffer *in) {
   exec_query *q = s->q;
   uint32_t n = in->nrows;
   for (uint32_t i = 0; i < n; i++)
@@ -843,7 +843,7 @@ static int jit_lookup(worker_state *s, const sl_buffer *in, uint32_t n,
   return rc;
 }
 
-static int process_filtered(worker_state *s, sl_buffer *in, uint32_t n) {
+static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
   exec_query *q = s->q;
   int rc;
   sl_buffer *wm_out = q->wm_prog ? &s->wm_values : NULL;
@@ -1009,14 +1009,21 @@ void *sl_worker_main(void *arg) {
       break;
     sl_buffer_clear(&in);
     double t0 = sl_clock_seconds();
-    rc = plan->inputs[0].connector->next(src, &in, &done, &w->err);
+    /* rows the source lends (no copy), else rows it copies into in */
+    const sl_source_connector *sc = plan->inputs[0].connector;
+    const sl_buffer *lent = NULL;
+    if (sc->lend)
+      rc = sc->lend(src, max_rows - 1, &lent, &done, &w->err);
+    if (rc == SL_OK && !lent)
+      rc = sc->next(src, &in, &done, &w->err);
     double t1 = sl_clock_seconds();
     w->source_seconds += t1 - t0;
     if (rc != SL_OK)
       break;
-    atomic_fetch_add_explicit(&w->events, in.nrows, memory_order_relaxed);
-    if (in.nrows > 0)
-      rc = process_buffer(&s, &in);
+    const sl_buffer *buf = lent ? lent : &in;
+    atomic_fetch_add_explicit(&w->events, buf->nrows, memory_order_relaxed);
+    if (buf->nrows > 0)
+      rc = process_buffer(&s, buf);
     w->pipeline_seconds += sl_clock_seconds() - t1;
     if (rc != SL_OK)
       break;
