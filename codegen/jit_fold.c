@@ -264,6 +264,89 @@ static LLVMValueRef updates(jit_cg *g, LLVMValueRef row, LLVMValueRef st,
 }
 
 /* sl_mix64 (row.h). */
+/* The key row of tmp row `row` into keybuf, as sl_worker_fold_row builds
+ * it (null bits, NULL fields zero). */
+static void build_key(jit_cg *g, LLVMValueRef keybuf, LLVMValueRef row,
+                      const sl_jit_fold_spec *spec) {
+  const sl_row_layout *kl = spec->key_layout, *tl = spec->tmp;
+  LLVMBuildMemSet(g->b, keybuf, LLVMConstInt(g->i8, 0, 0),
+                  LLVMConstInt(g->i64, kl->width, 0), 8);
+  for (int i = 0; i < kl->nfields; i++) {
+    int tf = spec->tmp_keys + i;
+    const sl_field *kf = &kl->fields[i];
+    LLVMTypeRef it =
+        kf->ptype == SL_P_STR ? g->i128 : jit_int_of_size(g, kf->size);
+    LLVMValueRef nul = is_null(g, row, tf);
+    LLVMValueRef nbp = jit_at(g, keybuf, (uint64_t)i >> 3, g->i8);
+    LLVMValueRef bit =
+        LLVMBuildShl(g->b, LLVMBuildZExt(g->b, nul, g->i8, ""),
+                     LLVMConstInt(g->i8, (uint64_t)i & 7, 0), "");
+    jit_store(g, LLVMBuildOr(g->b, jit_load(g, g->i8, nbp, 1), bit, ""), nbp,
+              1);
+    LLVMValueRef x = ld(g, it, row, tl->fields[tf].offset, 1);
+    x = LLVMBuildSelect(g->b, nul, LLVMConstInt(it, 0, 0), x, "");
+    jit_store(g, x, jit_at(g, keybuf, kf->offset, it), 1);
+  }
+}
+
+/* Rows ahead of the current one whose group-table slot is prefetched, and
+ * the table size from which that pays: below it the slots stay in the
+ * cache anyway and the second hash per record would only cost. */
+#define PREFETCH_AHEAD 8
+#define PREFETCH_TABLE_BYTES (1u << 20)
+
+/* Prefetch the slot where tmp row r + PREFETCH_AHEAD's key will be
+ * looked up in table (when there is such a row and the table is large):
+ * with millions of groups nearly every probe misses the cache, and the
+ * misses of several records then overlap. */
+static void prefetch_ahead(jit_cg *g, LLVMValueRef r, LLVMValueRef n,
+                           LLVMValueRef tmp, LLVMValueRef table,
+                           LLVMValueRef have_table, LLVMValueRef keybuf,
+                           const sl_jit_fold_spec *spec, uint64_t ew) {
+  LLVMBasicBlockRef check = blk(g, "pf.check"), pf = blk(g, "pf"),
+                    done = blk(g, "pf.done");
+  LLVMValueRef ahead =
+      LLVMBuildAdd(g->b, r, LLVMConstInt(g->i32, PREFETCH_AHEAD, 0), "");
+  LLVMBuildCondBr(g->b,
+                  LLVMBuildAnd(g->b, have_table,
+                               LLVMBuildICmp(g->b, LLVMIntULT, ahead, n, ""),
+                               ""),
+                  check, done);
+  LLVMPositionBuilderAtEnd(g->b, check);
+  LLVMValueRef cap = LLVMBuildZExt(
+      g->b, ld(g, g->i32, table, offsetof(sl_group_table, cap), 4), g->i64, "");
+  LLVMBuildCondBr(
+      g->b,
+      LLVMBuildICmp(g->b, LLVMIntUGT,
+                    LLVMBuildMul(g->b, cap, c64(g, (int64_t)ew), ""),
+                    c64(g, PREFETCH_TABLE_BYTES), ""),
+      pf, done);
+  LLVMPositionBuilderAtEnd(g->b, pf);
+  LLVMValueRef off = LLVMBuildMul(g->b, LLVMBuildZExt(g->b, ahead, g->i64, ""),
+                                  c64(g, (int64_t)spec->tmp->width), "");
+  build_key(g, keybuf, LLVMBuildGEP2(g->b, g->i8, tmp, &off, 1, ""), spec);
+  LLVMValueRef h = jit_key_hash(g, spec->key_layout, keybuf);
+  LLVMValueRef slot =
+      LLVMBuildAnd(g->b, h, LLVMBuildSub(g->b, cap, c64(g, 1), ""), "");
+  LLVMValueRef soff = LLVMBuildMul(g->b, slot, c64(g, (int64_t)ew), "");
+  LLVMValueRef at = LLVMBuildGEP2(
+      g->b, g->i8, ld(g, g->ptr, table, offsetof(sl_group_table, slots), 8),
+      &soff, 1, "");
+  unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", 13);
+  LLVMTypeRef pt[1] = {g->ptr};
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, pt, 1);
+  LLVMTypeRef ps[4] = {g->ptr, g->i32, g->i32, g->i32};
+  /* a write (the update follows), high locality, data cache */
+  LLVMValueRef args[4] = {at, LLVMConstInt(g->i32, 1, 0),
+                          LLVMConstInt(g->i32, 3, 0),
+                          LLVMConstInt(g->i32, 1, 0)};
+  LLVMBuildCall2(g->b,
+                 LLVMFunctionType(LLVMVoidTypeInContext(g->ctx), ps, 4, 0), fn,
+                 args, 4, "");
+  LLVMBuildBr(g->b, done);
+  LLVMPositionBuilderAtEnd(g->b, done);
+}
+
 #define CALL_FIELD(t, f, a) ld(g, t, call, offsetof(sl_jit_fold_call, f), a)
 
 int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
@@ -303,6 +386,9 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMValueRef keybuf =
       LLVMBuildAlloca(g->b, LLVMArrayType(g->i64, (unsigned)(kw / 8)), "key");
   keybuf = LLVMBuildBitCast(g->b, keybuf, g->ptr, "");
+  LLVMValueRef keybuf2 =
+      LLVMBuildAlloca(g->b, LLVMArrayType(g->i64, (unsigned)(kw / 8)), "key2");
+  keybuf2 = LLVMBuildBitCast(g->b, keybuf2, g->ptr, "");
   jit_store(g, CALL_FIELD(g->i32, pos, 4), v.r, 4);
   jit_store(g, CALL_FIELD(g->i32, wm_next, 4), v.wn, 4);
   jit_store(g, CALL_FIELD(g->i64, local_wm, 8), v.lwm, 8);
@@ -335,6 +421,7 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, r, n, ""), body, done);
 
   LLVMPositionBuilderAtEnd(g->b, body);
+  prefetch_ahead(g, r, n, tmp, table, have_table, keybuf2, spec, ew);
   LLVMValueRef r64 = LLVMBuildZExt(g->b, r, g->i64, "");
   LLVMValueRef at =
       jit_load(g, g->i32, LLVMBuildGEP2(g->b, g->i32, sel, &r64, 1, ""), 4);
@@ -416,24 +503,7 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
             v.ne, 8);
 
   /* the key row, as sl_worker_fold_row builds it, and sl_key_hash */
-  LLVMBuildMemSet(g->b, keybuf, LLVMConstInt(g->i8, 0, 0),
-                  LLVMConstInt(g->i64, kw, 0), 8);
-  for (int i = 0; i < kl->nfields; i++) {
-    int tf = spec->tmp_keys + i;
-    const sl_field *kf = &kl->fields[i];
-    LLVMTypeRef it =
-        kf->ptype == SL_P_STR ? g->i128 : jit_int_of_size(g, kf->size);
-    LLVMValueRef nul = is_null(g, row, tf);
-    LLVMValueRef nbp = jit_at(g, keybuf, (uint64_t)i >> 3, g->i8);
-    LLVMValueRef bit =
-        LLVMBuildShl(g->b, LLVMBuildZExt(g->b, nul, g->i8, ""),
-                     LLVMConstInt(g->i8, (uint64_t)i & 7, 0), "");
-    jit_store(g, LLVMBuildOr(g->b, jit_load(g, g->i8, nbp, 1), bit, ""), nbp,
-              1);
-    LLVMValueRef x = ld(g, it, row, tl->fields[tf].offset, 1);
-    x = LLVMBuildSelect(g->b, nul, LLVMConstInt(it, 0, 0), x, "");
-    jit_store(g, x, jit_at(g, keybuf, kf->offset, it), 1);
-  }
+  build_key(g, keybuf, row, spec);
   bool strings = false;
   for (int i = 0; i < kl->nfields; i++)
     strings |= kl->fields[i].ptype == SL_P_STR;
