@@ -112,9 +112,11 @@ int sl_jit_new(sl_jit **out, const char *passes, sl_error *err) {
   if (!j)
     return sl_error_set(err, SL_ENOMEM, "out of memory");
   j->pipeline = pl;
+  sl_arena_init(&j->arena, 0);
   /* Code generation at the pipeline's level, for this host's CPU. */
   LLVMTargetMachineRef tm = host_machine(pl, err);
   if (!tm) {
+    sl_arena_free(&j->arena);
     free(j);
     return err->code;
   }
@@ -158,6 +160,7 @@ void sl_jit_free(sl_jit *j) {
   for (int i = 0; i < j->nkernels; i++)
     free(j->kernels[i]);
   free(j->kernels);
+  sl_arena_free(&j->arena);
   free(j);
 }
 
@@ -215,6 +218,54 @@ int sl_jit_add_kernel(sl_jit *j, const sl_expr_prog *filter,
                                borrow, k, err);
 }
 
+/* The subtrees of a kernel's programs that the code generator does not
+ * handle (all over the kernel's input rows): one-node programs the
+ * interpreter runs over the call's rows before the loop, into aux rows
+ * whose fields the loop loads (gen_interp). */
+static void prepare_aux(sl_jit *j, sl_jit_kernel *kn, jit_cg *g,
+                        const sl_expr_prog *pre, const sl_expr_prog *filter,
+                        const sl_jit_lookup *lookup, sl_expr_prog *const *progs,
+                        int nprogs) {
+  const sl_expr_prog *all[64];
+  int na = 0;
+  all[na++] = pre;
+  all[na++] = filter;
+  for (int i = 0; lookup && i < lookup->nkeys && na < 64; i++)
+    all[na++] = lookup->key_progs[i];
+  for (int i = 0; i < nprogs && na < 64; i++)
+    all[na++] = progs[i];
+  int n = 0;
+  const inode **nodes = sl_arena_alloc(&j->arena, sizeof *nodes * 256);
+  const sl_expr_prog **owner = sl_arena_alloc(&j->arena, sizeof *owner * 256);
+  for (int i = 0; i < na; i++) {
+    if (!all[i])
+      continue;
+    int before = n;
+    n = jit_collect_interp(all[i]->root, nodes, 256, n);
+    if (n > 256)
+      n = 256; /* the rest are generated as errors: interpreted batches */
+    for (int k = before; k < n; k++)
+      owner[k] = all[i];
+  }
+  if (n == 0)
+    return;
+  const sl_type **types = sl_arena_alloc(&j->arena, sizeof *types * (size_t)n);
+  kn->aux_progs = sl_arena_alloc(&j->arena, sizeof *kn->aux_progs * (size_t)n);
+  for (int a = 0; a < n; a++) {
+    types[a] = nodes[a]->type;
+    sl_expr_prog *p = sl_arena_alloc(&j->arena, sizeof *p);
+    p->root = (inode *)nodes[a];
+    p->nslots = owner[a]->nslots;
+    p->input = owner[a]->input;
+    kn->aux_progs[a] = p;
+  }
+  kn->naux = n;
+  kn->aux_layout = sl_row_layout_new(&j->arena, n, NULL, types);
+  g->aux_nodes = nodes;
+  g->naux = n;
+  g->aux_layout = kn->aux_layout;
+}
+
 /* A kernel, with a lookup join when lookup is not NULL (jit.h). */
 static int add_kernel(sl_jit *j, const sl_expr_prog *pre,
                       const sl_row_layout *pre_layout,
@@ -229,18 +280,21 @@ static int add_kernel(sl_jit *j, const sl_expr_prog *pre,
   if (lookup && !sl_jit_lookup_supported(lookup->key_layout))
     return sl_error_set(err, SL_EUNSUPPORTED,
                         "JIT does not probe a join on a DECIMAL(>18) key");
+  /* Subtrees the code generator does not handle are interpreted per row
+   * from the compiled code, except over a lookup kernel's joined rows,
+   * which are never built (sl_jit_lookup_status keeps those away). */
   char why[160];
-  const sl_expr_prog *check[3] = {pre, filter,
-                                  lookup ? lookup->post_filter : NULL};
-  for (int i = 0; i < 3; i++)
-    if (check[i] && !sl_jit_supports(check[i], why, sizeof why))
-      return sl_error_set(err, SL_EUNSUPPORTED, "%s", why);
-  for (int i = 0; lookup && i < lookup->nkeys; i++)
-    if (!sl_jit_supports(lookup->key_progs[i], why, sizeof why))
-      return sl_error_set(err, SL_EUNSUPPORTED, "%s", why);
-  for (int i = 0; i < nprogs; i++)
-    if (progs[i] && !sl_jit_supports(progs[i], why, sizeof why))
-      return sl_error_set(err, SL_EUNSUPPORTED, "%s", why);
+  if (lookup) {
+    bool native = !lookup->post_filter ||
+                  !jit_check(lookup->post_filter->root, why, sizeof why);
+    for (int i = 0; i < nprogs && native; i++)
+      native = !progs[i] || !jit_check(progs[i]->root, why, sizeof why);
+    if (!native)
+      return sl_error_set(err, SL_EINTERNAL,
+                          "internal error: a lookup kernel over an expression "
+                          "the JIT interprets (%s)",
+                          why);
+  }
   double t0 = sl_clock_seconds();
   sl_jit_kernel *kn = calloc(1, sizeof *kn);
   if (!kn)
@@ -251,6 +305,8 @@ static int add_kernel(sl_jit *j, const sl_expr_prog *pre,
   kn->lookup = lookup != NULL;
   jit_cg g;
   begin_cg(j, kn, &g);
+  prepare_aux(j, kn, &g, pre, filter, lookup, lookup ? NULL : progs,
+              lookup ? 0 : nprogs);
   int rc = jit_build_kernel(&g, kn->name, pre, pre_layout, filter, lookup,
                             progs, nprogs, in, out, borrow, err);
   return end_cg(j, kn, &g, rc, t0, k, err);
@@ -359,38 +415,41 @@ int sl_jit_compile(sl_jit *j, char **ir, sl_error *err) {
 
 int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in, const uint32_t *sel,
                uint32_t n, uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
-               uint32_t *next) {
-  return sl_jit_run_pre(k, in, sel, n, sel_out, nout, out, NULL, next);
+               uint32_t *next, sl_expr_ctx *ctx) {
+  return sl_jit_run_pre(k, in, sel, n, sel_out, nout, out, NULL, next, ctx);
 }
 
 static int run(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
                const sl_buffer *in, const uint32_t *sel, uint32_t n,
                uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
-               sl_buffer *pre_out, uint32_t *next, uint32_t *passed);
+               sl_buffer *pre_out, uint32_t *next, uint32_t *passed,
+               sl_expr_ctx *ctx);
 
 int sl_jit_run_pre(const sl_jit_kernel *k, const sl_buffer *in,
                    const uint32_t *sel, uint32_t n, uint32_t *sel_out,
                    uint32_t *nout, sl_buffer *out, sl_buffer *pre_out,
-                   uint32_t *next) {
+                   uint32_t *next, sl_expr_ctx *ctx) {
   if (k->lookup)
     return SL_JIT_RETRY; /* needs its table: sl_jit_run_lookup */
-  return run(k, NULL, in, sel, n, sel_out, nout, out, pre_out, next, NULL);
+  return run(k, NULL, in, sel, n, sel_out, nout, out, pre_out, next, NULL, ctx);
 }
 
 int sl_jit_run_lookup(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
                       const sl_buffer *in, const uint32_t *sel, uint32_t n,
                       uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
-                      sl_buffer *pre_out, uint32_t *next, uint32_t *passed) {
+                      sl_buffer *pre_out, uint32_t *next, uint32_t *passed,
+                      sl_expr_ctx *ctx) {
   if (!k->lookup || !t)
     return SL_JIT_RETRY;
   *passed = 0;
-  return run(k, t, in, sel, n, sel_out, nout, out, pre_out, next, passed);
+  return run(k, t, in, sel, n, sel_out, nout, out, pre_out, next, passed, ctx);
 }
 
 static int run(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
                const sl_buffer *in, const uint32_t *sel, uint32_t n,
                uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
-               sl_buffer *pre_out, uint32_t *next, uint32_t *passed) {
+               sl_buffer *pre_out, uint32_t *next, uint32_t *passed,
+               sl_expr_ctx *ctx) {
   if (k->has_pre) {
     if (!pre_out || (size_t)n * pre_out->layout->width > (size_t)pre_out->cap)
       return SL_JIT_RETRY;
@@ -404,6 +463,40 @@ static int run(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
   c.n = n;
   c.pre_out = k->has_pre ? pre_out->data : NULL;
   c.table = t;
+  /* The subtrees the loop does not compute: the interpreter, vectorized,
+   * over every row first.  An error there (perhaps in a CASE branch the
+   * row would not have taken) hands the batch back: the interpreter then
+   * does it with the exact semantics and message. */
+  sl_buffer aux = {0};
+  if (k->naux > 0 && n > 0) {
+    if (!ctx)
+      return SL_JIT_RETRY;
+    /* strings they build go to aux's heap: start at 64 bytes per value,
+     * double while it is too small */
+    uint32_t w = k->aux_layout->width;
+    size_t heap = (size_t)n * 64 * (size_t)k->naux;
+    for (;;) {
+      if ((size_t)n * w + heap > (size_t)1 << 30)
+        return SL_JIT_RETRY;
+      sl_buffer_init(&aux, k->aux_layout, (uint32_t)((size_t)n * w + heap));
+      memset(aux.data, 0, (size_t)n * w);
+      aux.nrows = n;
+      int rc = SL_OK;
+      for (int a = 0; a < k->naux && rc == SL_OK; a++) {
+        sl_error err = {0};
+        rc = sl_expr_eval_into(k->aux_progs[a], in, sel, n, &aux, 0, a, ctx,
+                               &err);
+        sl_error_clear(&err);
+      }
+      if (rc == SL_OK)
+        break;
+      sl_buffer_free(&aux);
+      if (rc != SL_EXPR_HEAP_FULL)
+        return SL_JIT_RETRY;
+      heap *= 2;
+    }
+    c.aux = aux.data;
+  }
   uint32_t heap0 = 0;
   if (out && k->nprogs > 0) {
     c.out = out->data;
@@ -414,6 +507,8 @@ static int run(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
     heap0 = out->heap_used;
   }
   int32_t rc = k->fn(&c);
+  if (aux.data)
+    sl_buffer_free(&aux);
   if (rc != JIT_OK) {
     if (c.outbuf)
       out->heap_used = heap0;

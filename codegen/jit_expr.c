@@ -13,9 +13,12 @@
  *   - anything that can fail jumps to the kernel's error block, which
  *     returns JIT_ERROR: the caller redoes the batch with the interpreter,
  *     which then reports the error with its usual message.
- * jit_check() decides beforehand what is supported; jit_gen() assumes it.
+ * A node the code generator does not handle (jit_check names the first)
+ * is evaluated, with its whole subtree, by the interpreter on the current
+ * row through a call (gen_interp).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jit_int.h"
@@ -252,12 +255,8 @@ static const char *nope(char *buf, size_t len, const char *what) {
   return buf;
 }
 
-const char *jit_check(const inode *n, char *buf, size_t len) {
-  for (int i = 0; i < n->nargs; i++) {
-    const char *why = jit_check(n->args[i], buf, len);
-    if (why)
-      return why;
-  }
+/* NULL if node n itself (its operands aside) compiles to native code. */
+static const char *node_reason(const inode *n, char *buf, size_t len) {
   switch (n->kind) {
   case N_CONST:
   case N_LOAD:
@@ -314,11 +313,45 @@ const char *jit_check(const inode *n, char *buf, size_t len) {
   return nope(buf, len, "this expression");
 }
 
+const char *jit_check(const inode *n, char *buf, size_t len) {
+  const char *why = node_reason(n, buf, len);
+  for (int i = 0; i < n->nargs && !why; i++)
+    why = jit_check(n->args[i], buf, len);
+  return why;
+}
+
 /* ---- code generation -----------------------------------------------------
  */
 
-static jit_val gen_load(jit_cg *g, const inode *n) {
+/* Field `field` (at offset, of physical type ptype) of the row at row,
+ * widened to representation rep. */
+static jit_val load_field(jit_cg *g, LLVMValueRef row, int field,
+                          uint64_t offset, sl_ptype ptype, irep rep) {
   jit_val r;
+  LLVMValueRef nb =
+      jit_load(g, g->i8, jit_at(g, row, (uint64_t)field >> 3, g->i8), 1);
+  nb = LLVMBuildLShr(g->b, nb, LLVMConstInt(g->i8, (uint64_t)field & 7, 0), "");
+  r.null = LLVMBuildTrunc(g->b, nb, g->i1, "");
+  if (ptype == SL_P_STR) {
+    r.v = jit_at(g, row, offset, g->i8); /* the sl_str itself */
+    return r;
+  }
+  unsigned align;
+  LLVMTypeRef t = jit_field_type(g, ptype, &align);
+  LLVMValueRef v = jit_load(g, t, jit_at(g, row, offset, t), align);
+  /* widen to the representation: int64 (BOOLEAN zero-extended), double,
+   * i128 */
+  LLVMTypeRef want = jit_type_of(g, rep);
+  if (t == g->f32)
+    v = LLVMBuildFPExt(g->b, v, g->f64, "");
+  else if (t != want)
+    v = ptype == SL_P_BOOL ? LLVMBuildZExt(g->b, v, want, "")
+                           : LLVMBuildSExt(g->b, v, want, "");
+  r.v = v;
+  return r;
+}
+
+static jit_val gen_load(jit_cg *g, const inode *n) {
   LLVMValueRef row = g->row;
   int field = n->field;
   uint64_t offset = n->offset;
@@ -332,27 +365,7 @@ static jit_val gen_load(jit_cg *g, const inode *n) {
     }
     offset = l->fields[field].offset;
   }
-  LLVMValueRef nb =
-      jit_load(g, g->i8, jit_at(g, row, (uint64_t)field >> 3, g->i8), 1);
-  nb = LLVMBuildLShr(g->b, nb, LLVMConstInt(g->i8, (uint64_t)field & 7, 0), "");
-  r.null = LLVMBuildTrunc(g->b, nb, g->i1, "");
-  if (n->ptype == SL_P_STR) {
-    r.v = jit_at(g, row, offset, g->i8); /* the sl_str itself */
-    return r;
-  }
-  unsigned align;
-  LLVMTypeRef t = jit_field_type(g, n->ptype, &align);
-  LLVMValueRef v = jit_load(g, t, jit_at(g, row, offset, t), align);
-  /* widen to the representation: int64 (BOOLEAN zero-extended), double,
-   * i128 */
-  LLVMTypeRef want = jit_type_of(g, n->rep);
-  if (t == g->f32)
-    v = LLVMBuildFPExt(g->b, v, g->f64, "");
-  else if (t != want)
-    v = n->ptype == SL_P_BOOL ? LLVMBuildZExt(g->b, v, want, "")
-                              : LLVMBuildSExt(g->b, v, want, "");
-  r.v = v;
-  return r;
+  return load_field(g, row, field, offset, n->ptype, n->rep);
 }
 
 static jit_val gen_const(jit_cg *g, const inode *n) {
@@ -889,7 +902,72 @@ static jit_val gen_call(jit_cg *g, const inode *n) {
   }
 }
 
+/* A subtree the code generator does not handle: the interpreter has
+ * evaluated it, vectorized, for every row of the call before the loop
+ * (jit_engine.c), into field a of this row's aux row; load it from there.
+ * (Regexes, DATE_FORMAT, string building: one row at a time through the
+ * interpreter, the calls cost more than the vectorized interpreter.) */
+static jit_val gen_interp(jit_cg *g, const inode *n) {
+  for (int a = 0; a < g->naux; a++)
+    if (g->aux_nodes[a] == n && g->aux_row && g->jsplit < 0) {
+      const sl_field *f = &g->aux_layout->fields[a];
+      return load_field(g, g->aux_row, a, f->offset, f->ptype, n->rep);
+    }
+  /* not prepared (a joined row that is never built): this batch goes back
+   * to the interpreter whole */
+  jit_val r;
+  LLVMBuildBr(g->b, g->err_bb);
+  LLVMPositionBuilderAtEnd(g->b, block(g, "unreachable"));
+  r.null = i1c(g, 1);
+  r.v = zero_of(g, n->rep);
+  return r;
+}
+
+/* Operands after the first of CASE, AND, OR and COALESCE are evaluated
+ * only for the rows that need them. */
+static bool is_conditional(const inode *n) {
+  return n->kind == N_CASE || n->kind == N_AND || n->kind == N_OR ||
+         n->kind == N_COALESCE;
+}
+
+static int add_once(const inode *n, const inode **out, int cap, int k) {
+  for (int i = 0; i < k && i < cap; i++)
+    if (out[i] == n)
+      return k;
+  if (k < cap)
+    out[k] = n;
+  return k + 1;
+}
+
+int jit_collect_interp(const inode *n, const inode **out, int cap, int k) {
+  char why[160];
+  if (node_reason(n, why, sizeof why))
+    return add_once(n, out, cap, k);
+  if (is_conditional(n))
+    for (int i = 1; i < n->nargs; i++)
+      if (jit_check(n->args[i], why, sizeof why))
+        /* evaluated before the loop, for every row, the operand would do
+         * work (a regex) or fail (a cast) where the row never needs it:
+         * the interpreter takes the whole CASE instead, and evaluates its
+         * operands where they are needed, as always */
+        return add_once(n, out, cap, k);
+  for (int i = 0; i < n->nargs; i++)
+    k = jit_collect_interp(n->args[i], out, cap, k);
+  return k;
+}
+
+jit_val jit_gen_prog(jit_cg *g, const sl_expr_prog *p) {
+  g->prog = p;
+  return jit_gen(g, p->root);
+}
+
 jit_val jit_gen(jit_cg *g, const inode *n) {
+  char why[160];
+  bool aux = false;
+  for (int a = 0; a < g->naux && !aux; a++)
+    aux = g->aux_nodes[a] == n;
+  if (aux || node_reason(n, why, sizeof why))
+    return gen_interp(g, n);
   switch (n->kind) {
   case N_CONST:
     return gen_const(g, n);

@@ -36,6 +36,10 @@ typedef struct jit_call {
   const sl_jit_lookup_table *table; /* a lookup kernel's join table */
   uint32_t npassed; /* result of a lookup kernel: rows that passed the
                      * stream filter */
+  /* the values of the subtrees the code generator does not handle, one
+   * aux row per sel position, computed by the interpreter before the loop
+   * (the kernel's aux_layout) */
+  const uint8_t *aux;
 } jit_call;
 
 /* Kernel return values. */
@@ -51,7 +55,11 @@ struct sl_jit_kernel {
   bool has_filter;
   bool has_pre;
   int nprogs;
-  bool lookup;  /* a lookup-join kernel: run with its table */
+  bool lookup; /* a lookup-join kernel: run with its table */
+  /* subtrees the interpreter evaluates over the call's rows first */
+  int naux;
+  sl_expr_prog **aux_progs;
+  const sl_row_layout *aux_layout;
   bool is_fold; /* a fold function (sl_jit_add_fold), called as fold_fn */
   int32_t (*fold_fn)(sl_jit_fold_call *);
 };
@@ -67,10 +75,19 @@ struct sl_jit {
   sl_jit_kernel **kernels;
   int nkernels, cap;
   double seconds;
+  /* The programs of interpreted subtrees and their aux layouts. */
+  sl_arena arena;
 };
 
 /* Code generation state for one kernel function. */
 typedef struct jit_cg {
+  const sl_expr_prog *prog; /* the program being generated */
+  /* Subtrees the interpreter evaluates before the loop: aux_nodes[a] is
+   * field a of aux_layout, in the aux row at aux_row (jit_call's aux). */
+  const inode **aux_nodes;
+  int naux;
+  const sl_row_layout *aux_layout;
+  LLVMValueRef aux_row;
   LLVMContextRef ctx;
   LLVMModuleRef mod;
   LLVMBuilderRef b;
@@ -95,8 +112,16 @@ typedef struct jit_val {
 } jit_val;
 
 /* ---- jit_expr.c ---------------------------------------------------------- */
-/* NULL if n (and its subtree) can be compiled, else the reason in buf. */
+/* NULL if n and its whole subtree compile to native code, else (the
+ * first node that does not) the reason in buf; such a subtree is
+ * evaluated by the interpreter from the compiled code instead. */
 const char *jit_check(const inode *n, char *buf, size_t len);
+/* Code for program p (sets g->prog). */
+jit_val jit_gen_prog(jit_cg *g, const sl_expr_prog *p);
+/* The maximal subtrees of n that are not native (jit_check), added to
+ * out[k..cap) unless already there; returns the new count (which may
+ * exceed cap: then not all were stored). */
+int jit_collect_interp(const inode *n, const inode **out, int cap, int k);
 jit_val jit_gen(jit_cg *g, const inode *n);
 LLVMTypeRef jit_type_of(jit_cg *g, irep r);
 /* The type and alignment a row field of physical type p (not a string)
@@ -156,5 +181,4 @@ double sl_jit_rt_pow(double a, double b);
  * output buffer's heap; 0 = ok, 1 = no room. */
 int32_t sl_jit_rt_put_str(jit_call *c, uint8_t *orow, sl_str *dst,
                           const sl_str *s);
-
 #endif

@@ -111,7 +111,7 @@ static LLVMValueRef store_keys(jit_cg *g, LLVMValueRef call,
   LLVMValueRef anynull = LLVMConstInt(g->i1, 0, 0);
   for (int f = 0; f < lk->nkeys; f++) {
     const inode *root = lk->key_progs[f]->root;
-    jit_val v = jit_gen(g, root);
+    jit_val v = jit_gen_prog(g, lk->key_progs[f]);
     anynull = LLVMBuildOr(g->b, anynull, v.null, "");
     const sl_field *kf = &kl->fields[f];
     if (kf->ptype != SL_P_STR) {
@@ -133,7 +133,7 @@ static LLVMValueRef store_keys(jit_cg *g, LLVMValueRef call,
  * (NULL and FALSE alike, as WHERE treats them). */
 static void keep_if_true(jit_cg *g, const sl_expr_prog *p,
                          LLVMBasicBlockRef other, const char *name) {
-  jit_val v = jit_gen(g, p->root);
+  jit_val v = jit_gen_prog(g, p);
   LLVMValueRef pass = LLVMBuildAnd(
       g->b, LLVMBuildXor(g->b, v.null, LLVMConstInt(g->i1, 1, 0), ""),
       LLVMBuildICmp(g->b, LLVMIntNE, v.v, LLVMConstInt(g->i64, 0, 0), ""), "");
@@ -245,6 +245,14 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   LLVMValueRef off = LLVMBuildMul(g->b, LLVMBuildZExt(g->b, idx, g->i64, ""),
                                   LLVMConstInt(g->i64, in->width, 0), "");
   g->row = LLVMBuildGEP2(g->b, g->i8, inrows, &off, 1, "row");
+  if (g->naux > 0) {
+    /* the interpreted subtrees' values for sel position k */
+    LLVMValueRef aoff = LLVMBuildMul(
+        g->b, k64, LLVMConstInt(g->i64, g->aux_layout->width, 0), "");
+    g->aux_row = LLVMBuildGEP2(
+        g->b, g->i8, call_field(g, call, offsetof(jit_call, aux), g->ptr, 8),
+        &aoff, 1, "aux");
+  }
   if (pre) {
     /* every row, before the filter: row k of pre_out (never a string, so
      * the store cannot need the heap) */
@@ -254,7 +262,7 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
     LLVMValueRef prow = LLVMBuildGEP2(g->b, g->i8, pre_rows, &poff, 1, "prow");
     LLVMBuildMemSet(g->b, prow, LLVMConstInt(g->i8, 0, 0),
                     LLVMConstInt(g->i64, pw, 0), 8);
-    jit_val v = jit_gen(g, pre->root);
+    jit_val v = jit_gen_prog(g, pre);
     store_field(g, call, prow, &pre_layout->fields[0], 0, pre->root, v, false,
                 full);
   }
@@ -355,7 +363,7 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
     for (int f = 0; f < nprogs; f++) {
       if (!progs[f])
         continue;
-      jit_val v = jit_gen(g, progs[f]->root);
+      jit_val v = jit_gen_prog(g, progs[f]);
       store_field(g, call, orow, &out->fields[f], f, progs[f]->root, v, borrow,
                   full);
     }

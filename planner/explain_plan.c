@@ -169,9 +169,12 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
                !sl_jit_fold_status(p);
   /* the lookup join's probe in the same loop */
   bool probe = !why && p->jit_probe && !sl_jit_lookup_status(p);
+  /* subtrees the compiled code hands to the interpreter, per row */
+  const char *interp = why ? NULL : sl_jit_plan_interpreted(a, p);
   pipe->detail = sl_arena_printf(
-      a, "[%s%s%s, %d worker%s, each on its own share of the stream]",
+      a, "[%s%s%s%s, %d worker%s, each on its own share of the stream]",
       why ? sl_arena_printf(a, "interpreted: %s", why) : "compiled",
+      interp ? sl_arena_printf(a, " (%s through the interpreter)", interp) : "",
       probe ? ", join probe compiled" : "",
       state ? ", state update compiled" : "", workers, workers == 1 ? "" : "s");
   sl_xnode_attr(a, pipe, "mode", why ? "interpreted" : "compiled");
@@ -179,6 +182,8 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
     sl_xnode_attr(a, pipe, "state_update", state ? "compiled" : "C");
   if (!why && p->join)
     sl_xnode_attr(a, pipe, "join_probe", probe ? "compiled" : "C");
+  if (interp)
+    sl_xnode_attr(a, pipe, "through_interpreter", interp);
   if (why)
     sl_xnode_attr(a, pipe, "interpreted_because", why);
   sl_xnode_attr(a, pipe, "workers", sl_arena_printf(a, "%d", workers));

@@ -719,7 +719,7 @@ static int jit_main(worker_state *s, const sl_buffer *buf, const uint32_t *sel,
     /* tmp holds a row for every input row: one call does the buffer */
     sl_buffer_clear(&s->tmp);
     int rc = sl_jit_run_pre(q->k_main, buf, sel, n, s->jsel, &nout, &s->tmp,
-                            wm_out, &next);
+                            wm_out, &next, s->ctx);
     if (rc != SL_OK || next < n) {
       sl_buffer_clear(&s->tmp);
       return SL_JIT_RETRY;
@@ -739,7 +739,7 @@ static int jit_main(worker_state *s, const sl_buffer *buf, const uint32_t *sel,
   while (pos < n) {
     out_batch *b = new_batch(s);
     rc = sl_jit_run(q->k_main, buf, sel + pos, n - pos, s->jsel, &nout, &b->buf,
-                    &next);
+                    &next, s->ctx);
     if (tail)
       tail->next = b;
     else
@@ -828,8 +828,9 @@ static int jit_lookup(worker_state *s, const sl_buffer *in, uint32_t n,
   exec_query *q = s->q;
   uint32_t nout, next, passed;
   sl_buffer_clear(&s->tmp);
-  int rc = sl_jit_run_lookup(q->k_lookup, &q->lookup_table, in, s->sel, n,
-                             s->jsel, &nout, &s->tmp, wm_out, &next, &passed);
+  int rc =
+      sl_jit_run_lookup(q->k_lookup, &q->lookup_table, in, s->sel, n, s->jsel,
+                        &nout, &s->tmp, wm_out, &next, &passed, s->ctx);
   if (rc != SL_OK || next < n) {
     sl_buffer_clear(&s->tmp);
     return SL_JIT_RETRY;
@@ -865,7 +866,7 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
     uint32_t nf, next;
     sl_buffer_clear(&s->keys);
     if (sl_jit_run_pre(q->k_join, in, s->sel, n, s->jsel, &nf, &s->keys, wm_out,
-                       &next) == SL_OK &&
+                       &next, s->ctx) == SL_OK &&
         next == n) {
       if (q->filter)
         memcpy(s->sel, s->jsel, sizeof(uint32_t) * nf);

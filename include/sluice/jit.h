@@ -16,10 +16,13 @@
  * for the common window aggregates; the rest of it, and the lookup join's
  * hash probe, stay in C (runtime/worker.c).
  *
- * Fallback.  sl_jit_supports() says whether every node of a program can be
- * compiled and, if not, why ("JIT does not handle REGEXP_REPLACE"); a query
- * one of whose programs is not supported runs interpreted, and EXPLAIN says
- * so.  At run time a kernel that meets an error (overflow, division by
+ * Fallback.  sl_jit_supports() says whether every node of a program
+ * compiles to native code and, if not, why ("JIT does not handle
+ * REGEXP_REPLACE").  Such a subtree (regexes, DATE_FORMAT, string
+ * building, ...) is evaluated by the interpreter from inside the compiled
+ * loop, one row at a time, with the caller's expression context; the rest
+ * of the pipeline stays compiled, and EXPLAIN names what goes through the
+ * interpreter.  At run time a kernel that meets an error (overflow, division by
  * zero, a cast that fails, a full output buffer's string heap) stops and
  * returns SL_JIT_RETRY *without side effects outside its output rows*; the
  * caller then redoes that same step with the interpreter, which gives the
@@ -142,7 +145,8 @@ int sl_jit_add_lookup_kernel(sl_jit *j, const sl_expr_prog *pre,
 int sl_jit_run_lookup(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
                       const sl_buffer *in, const uint32_t *sel, uint32_t n,
                       uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
-                      sl_buffer *pre_out, uint32_t *next, uint32_t *passed);
+                      sl_buffer *pre_out, uint32_t *next, uint32_t *passed,
+                      sl_expr_ctx *ctx);
 
 /* Optimize and compile every kernel added so far (once; no kernel can be
  * added after).  ir (may be NULL): receives the optimized IR as a malloc'd
@@ -158,10 +162,12 @@ double sl_jit_seconds(const sl_jit *j);
  * to out (zeroed first).  Stops early when out has no room for another row
  * (long strings included): *next is the position in sel to continue from
  * (n when all were done).  Returns SL_OK, or SL_JIT_RETRY (see above)
- * with out unchanged. */
+ * with out unchanged.  ctx: the calling thread's expression context, for
+ * the subtrees the kernel interprets (may be NULL when there are none:
+ * such a row then goes back to the interpreter). */
 int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in, const uint32_t *sel,
                uint32_t n, uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
-               uint32_t *next);
+               uint32_t *next, sl_expr_ctx *ctx);
 /* The same for a kernel with a pre expression: pre_out gets rows 0..n
  * (cleared first; SL_JIT_RETRY if they do not fit).  When the kernel stops
  * early (*next < n), pre_out's rows are not all there: pre_out->nrows is
@@ -169,7 +175,7 @@ int sl_jit_run(const sl_jit_kernel *k, const sl_buffer *in, const uint32_t *sel,
 int sl_jit_run_pre(const sl_jit_kernel *k, const sl_buffer *in,
                    const uint32_t *sel, uint32_t n, uint32_t *sel_out,
                    uint32_t *nout, sl_buffer *out, sl_buffer *pre_out,
-                   uint32_t *next);
+                   uint32_t *next, sl_expr_ctx *ctx);
 
 /* ---- plans ----------------------------------------------------------------
  * The rows a plan's pipeline runs over, shared by the executor (which runs
@@ -192,9 +198,11 @@ const sl_row_layout *sl_plan_joined_layout(sl_arena *a,
                                            const sl_row_layout *table);
 
 /* Whether the pipeline of plan p runs compiled: NULL if so, otherwise the
- * reason it runs interpreted ("sluice.jit = off", "JIT does not handle
- * REGEXP_REPLACE"), in a. */
+ * reason it runs interpreted ("sluice.jit = off"), in a. */
 const char *sl_jit_plan_status(sl_arena *a, const sl_plan *p, bool jit_on);
+/* What of a compiled pipeline the compiled code hands to the interpreter
+ * per row ("REGEXP_EXTRACT, DATE_FORMAT"), or NULL: nothing. */
+const char *sl_jit_plan_interpreted(sl_arena *a, const sl_plan *p);
 
 /* ---- phase 2: the fold of tmp rows into window state ----------------------
  * One compiled function per query that does, for a batch of tmp rows, what
