@@ -289,6 +289,13 @@ static void build_key(jit_cg *g, LLVMValueRef keybuf, LLVMValueRef row,
   }
 }
 
+static bool strings_in(const sl_row_layout *kl) {
+  for (int i = 0; i < kl->nfields; i++)
+    if (kl->fields[i].ptype == SL_P_STR)
+      return true;
+  return false;
+}
+
 /* Rows ahead of the current one whose group-table slot is prefetched, and
  * the table size from which that pays: below it the slots stay in the
  * cache anyway and the second hash per record would only cost. */
@@ -421,7 +428,8 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, r, n, ""), body, done);
 
   LLVMPositionBuilderAtEnd(g->b, body);
-  prefetch_ahead(g, r, n, tmp, table, have_table, keybuf2, spec, ew);
+  if (!strings_in(kl)) /* a string key's hash is too dear to do twice */
+    prefetch_ahead(g, r, n, tmp, table, have_table, keybuf2, spec, ew);
   LLVMValueRef r64 = LLVMBuildZExt(g->b, r, g->i64, "");
   LLVMValueRef at =
       jit_load(g, g->i32, LLVMBuildGEP2(g->b, g->i32, sel, &r64, 1, ""), 4);
@@ -504,9 +512,7 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
 
   /* the key row, as sl_worker_fold_row builds it, and sl_key_hash */
   build_key(g, keybuf, row, spec);
-  bool strings = false;
-  for (int i = 0; i < kl->nfields; i++)
-    strings |= kl->fields[i].ptype == SL_P_STR;
+  bool strings = strings_in(kl);
   LLVMValueRef h = jit_key_hash(g, kl, keybuf);
 
   /* the probe: linear, from hash & mask */
