@@ -358,6 +358,28 @@ int sl_jit_add_fold(sl_jit *j, const sl_jit_fold_spec *spec, sl_jit_kernel **k,
   return end_cg(j, kn, &g, rc, t0, k, err);
 }
 
+int sl_jit_add_route(sl_jit *j, const sl_jit_fold_spec *spec, int owners,
+                     sl_jit_kernel **k, sl_error *err) {
+  *k = NULL;
+  if (!j->mod)
+    return sl_error_set(err, SL_EINTERNAL,
+                        "internal error: JIT kernel added after compiling");
+  double t0 = sl_clock_seconds();
+  sl_jit_kernel *kn = calloc(1, sizeof *kn);
+  if (!kn)
+    return sl_error_set(err, SL_ENOMEM, "out of memory");
+  kn->is_route = true;
+  jit_cg g;
+  begin_cg(j, kn, &g);
+  int rc = jit_build_route(&g, kn->name, spec, owners, err);
+  return end_cg(j, kn, &g, rc, t0, k, err);
+}
+
+void sl_jit_route_run(const sl_jit_kernel *k, const uint8_t *tmp, uint32_t n,
+                      uint32_t *dest) {
+  k->route_fn(tmp, n, dest);
+}
+
 int sl_jit_fold_run(const sl_jit_kernel *k, sl_jit_fold_call *c) {
   return k->fold_fn(c) == JIT_OK ? SL_OK : SL_JIT_RETRY;
 }
@@ -406,6 +428,9 @@ int sl_jit_compile(sl_jit *j, char **ir, sl_error *err) {
       return llvm_error(err, "generating code", e);
     if (j->kernels[i]->is_fold)
       j->kernels[i]->fold_fn = (int32_t(*)(sl_jit_fold_call *))(uintptr_t)addr;
+    else if (j->kernels[i]->is_route)
+      j->kernels[i]->route_fn =
+          (int32_t(*)(const uint8_t *, uint32_t, uint32_t *))(uintptr_t)addr;
     else
       j->kernels[i]->fn = (jit_fn)(uintptr_t)addr;
   }

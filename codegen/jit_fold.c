@@ -642,3 +642,69 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   }
   return SL_OK;
 }
+
+const char *sl_jit_route_status(const sl_plan *p) {
+  if (p->kind != SL_PLAN_AGGREGATE || p->strategy != SL_STRATEGY_REPARTITION)
+    return "not repartitioned";
+  if (p->windowed && p->window.kind == SL_WINDOW_SESSION)
+    return "session windows";
+  for (int i = 0; i < p->nkeys; i++)
+    if (!key_ptype_ok(sl_ptype_of(p->keys[i]->type)))
+      return "a DECIMAL(>18) group key";
+  return NULL;
+}
+
+/* The repartition's routing: for each tmp row, the exchange member that
+ * owns its key, (sl_key_hash >> 32) % owners as fold_tmp computes it
+ * (the high bits: group tables index by the low ones).
+ *
+ *   for r in 0..n: key row of tmp row r; dest[r] = (hash >> 32) % owners
+ */
+int jit_build_route(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
+                    int owners, sl_error *err) {
+  const sl_row_layout *kl = spec->key_layout, *tl = spec->tmp;
+  for (int i = 0; i < kl->nfields; i++)
+    if (!key_ptype_ok(kl->fields[i].ptype) ||
+        (kl->fields[i].size > 8 && kl->fields[i].ptype != SL_P_STR))
+      return sl_error_set(err, SL_EINTERNAL,
+                          "internal error: JIT routing of a key it cannot "
+                          "hash");
+  /* void route(const uint8_t *tmp, uint32_t n, uint32_t *dest) */
+  LLVMTypeRef ps[3] = {g->ptr, g->i32, g->ptr};
+  g->fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, ps, 3, 0));
+  LLVMValueRef tmp = LLVMGetParam(g->fn, 0), n = LLVMGetParam(g->fn, 1),
+               dest = LLVMGetParam(g->fn, 2);
+  LLVMBasicBlockRef entry = blk(g, "entry");
+  LLVMPositionBuilderAtEnd(g->b, entry);
+  LLVMValueRef keybuf = LLVMBuildAlloca(
+      g->b, LLVMArrayType(g->i64, (unsigned)(kl->width / 8)), "key");
+  keybuf = LLVMBuildBitCast(g->b, keybuf, g->ptr, "");
+  LLVMBasicBlockRef head = blk(g, "loop"), body = blk(g, "row"),
+                    done = blk(g, "done");
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMValueRef r = LLVMBuildPhi(g->b, g->i32, "r");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, r, n, ""), body, done);
+  LLVMPositionBuilderAtEnd(g->b, body);
+  LLVMValueRef r64 = LLVMBuildZExt(g->b, r, g->i64, "");
+  LLVMValueRef off = LLVMBuildMul(g->b, r64, c64(g, (int64_t)tl->width), "");
+  build_key(g, keybuf, LLVMBuildGEP2(g->b, g->i8, tmp, &off, 1, ""), spec);
+  LLVMValueRef h = jit_key_hash(g, kl, keybuf);
+  LLVMValueRef d = LLVMBuildURem(g->b, LLVMBuildLShr(g->b, h, c64(g, 32), ""),
+                                 c64(g, owners), "");
+  jit_store(g, LLVMBuildTrunc(g->b, d, g->i32, ""),
+            LLVMBuildGEP2(
+                g->b, g->i32,
+                LLVMBuildBitCast(g->b, dest, LLVMPointerType(g->i32, 0), ""),
+                &r64, 1, ""),
+            4);
+  LLVMValueRef r1 = LLVMBuildAdd(g->b, r, LLVMConstInt(g->i32, 1, 0), "");
+  LLVMBasicBlockRef body_end = LLVMGetInsertBlock(g->b);
+  LLVMBuildBr(g->b, head);
+  LLVMValueRef rin[2] = {LLVMConstInt(g->i32, 0, 0), r1};
+  LLVMBasicBlockRef rfrom[2] = {entry, body_end};
+  LLVMAddIncoming(r, rin, rfrom, 2);
+  LLVMPositionBuilderAtEnd(g->b, done);
+  LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_OK, 0));
+  return SL_OK;
+}

@@ -60,6 +60,9 @@ struct sl_jit_kernel {
   int naux;
   sl_expr_prog **aux_progs;
   const sl_row_layout *aux_layout;
+  /* a routing function (sl_jit_add_route), called as route_fn */
+  int32_t (*route_fn)(const uint8_t *, uint32_t, uint32_t *);
+  bool is_route;
   bool is_fold; /* a fold function (sl_jit_add_fold), called as fold_fn */
   int32_t (*fold_fn)(sl_jit_fold_call *);
 };
@@ -165,6 +168,9 @@ LLVMValueRef jit_key_fields_equal(jit_cg *g, const sl_row_layout *kl,
 /* Add the fold function `name` (jit.h, sl_jit_add_fold) to g's module. */
 int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
                    sl_error *err);
+/* Add the routing function `name` (jit.h, sl_jit_add_route). */
+int jit_build_route(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
+                    int owners, sl_error *err);
 
 /* ---- jit_helpers.c: called from generated code --------------------------- */
 int32_t sl_jit_rt_cast(const inode *n, const void *arg, void *res);

@@ -167,16 +167,18 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
   /* the window state update too (phase 2), or the C fold */
   bool state = !why && p->kind == SL_PLAN_AGGREGATE && p->jit_state &&
                !sl_jit_fold_status(p);
-  /* the lookup join's probe in the same loop */
+  /* the lookup join's probe in the same loop; the exchange's routing */
   bool probe = !why && p->jit_probe && !sl_jit_lookup_status(p);
+  bool route = !why && workers > 1 && !sl_jit_route_status(p);
   /* subtrees the compiled code hands to the interpreter, per row */
   const char *interp = why ? NULL : sl_jit_plan_interpreted(a, p);
   pipe->detail = sl_arena_printf(
-      a, "[%s%s%s%s, %d worker%s, each on its own share of the stream]",
+      a, "[%s%s%s%s%s, %d worker%s, each on its own share of the stream]",
       why ? sl_arena_printf(a, "interpreted: %s", why) : "compiled",
       interp ? sl_arena_printf(a, " (%s through the interpreter)", interp) : "",
       probe ? ", join probe compiled" : "",
-      state ? ", state update compiled" : "", workers, workers == 1 ? "" : "s");
+      state ? ", state update compiled" : "", route ? ", routing compiled" : "",
+      workers, workers == 1 ? "" : "s");
   sl_xnode_attr(a, pipe, "mode", why ? "interpreted" : "compiled");
   if (!why && p->kind == SL_PLAN_AGGREGATE)
     sl_xnode_attr(a, pipe, "state_update", state ? "compiled" : "C");

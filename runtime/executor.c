@@ -413,6 +413,13 @@ static void prepare_jit(exec_query *q, const sl_settings *settings,
                                       q->wm_layout};
     rc = sl_jit_add_fold(q->jit, &q->fold_spec, &q->k_fold, &err);
   }
+  /* Repartition: the owner of each record's key, computed in one loop. */
+  if (rc == SL_OK && !stateless && q->channels && !sl_jit_route_status(plan)) {
+    q->fold_spec = (sl_jit_fold_spec){&plan->window, q->tmp_layout, q->tmp_time,
+                                      q->tmp_keys,   q->key_layout, &q->aggs,
+                                      q->wm_layout};
+    rc = sl_jit_add_route(q->jit, &q->fold_spec, q->xn, &q->k_route, &err);
+  }
   const char *dump = sl_settings_get(settings, "sluice.jit.dump");
   char *ir = NULL;
   if (rc == SL_OK)
@@ -432,7 +439,7 @@ static void prepare_jit(exec_query *q, const sl_settings *settings,
         sl_arena_strdup(&q->arena, err.message ? err.message : "JIT failed");
     sl_jit_free(q->jit);
     q->jit = NULL;
-    q->k_main = q->k_join = q->k_fold = q->k_lookup = NULL;
+    q->k_main = q->k_join = q->k_fold = q->k_lookup = q->k_route = NULL;
   }
   sl_error_clear(&err);
 }

@@ -103,6 +103,9 @@ typedef struct exec_query {
    * NULL (sl_worker_fold_row per record); fold_spec is what it was built
    * from and must live as long. */
   sl_jit_kernel *k_fold;
+  /* k_route: the exchange member owning each tmp row's key (repartition),
+   * or NULL (C hashes each row) */
+  sl_jit_kernel *k_route;
   sl_jit_fold_spec fold_spec;
 } exec_query;
 

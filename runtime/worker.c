@@ -535,6 +535,10 @@ static int fold_tmp(worker_state *s, const uint32_t *sel) {
   const sl_row_layout *kl = q->key_layout;
   bool exchange = q->channels != NULL;
   int me = q->xbase + s->w->index; /* in the exchange */
+  /* the owners of all rows in one compiled loop, else per row below */
+  bool routed = exchange && q->k_route;
+  if (routed)
+    sl_jit_route_run(q->k_route, s->tmp.data, s->tmp.nrows, s->dest);
   {
     int64_t proc_now = pw->proctime ? sl_now_us() : 0;
     for (uint32_t r = 0; r < s->tmp.nrows; r++) {
@@ -549,18 +553,24 @@ static int fold_tmp(worker_state *s, const uint32_t *sel) {
         /* The owner of the key folds it, judging lateness by its own
          * watermark; the record carries ours. */
         SL_FIELD(row, tl, q->tmp_wm_tag, int64_t) = s->local_wm;
-        memset(s->keyrow, 0, kl->width);
-        for (int i = 0; i < kl->nfields; i++) {
-          int tf = q->tmp_keys + i;
-          if (sl_row_is_null(row, tf))
-            sl_row_set_null(s->keyrow, i, true);
-          else
-            memcpy(s->keyrow + kl->fields[i].offset,
-                   row + tl->fields[tf].offset, kl->fields[i].size);
+        int dest;
+        if (routed) {
+          dest = (int)s->dest[r];
+        } else {
+          memset(s->keyrow, 0, kl->width);
+          for (int i = 0; i < kl->nfields; i++) {
+            int tf = q->tmp_keys + i;
+            if (sl_row_is_null(row, tf))
+              sl_row_set_null(s->keyrow, i, true);
+            else
+              memcpy(s->keyrow + kl->fields[i].offset,
+                     row + tl->fields[tf].offset, kl->fields[i].size);
+          }
+          /* The owner from the hash's high bits: group tables index by the
+           * low bits, and an owner's keys must not all share them (the
+           * compiled route computes the same). */
+          dest = (int)((sl_key_hash(kl, s->keyrow) >> 32) % (uint64_t)q->xn);
         }
-        /* The owner from the hash's high bits: group tables index by the
-         * low bits, and an owner's keys must not all share them. */
-        int dest = (int)((sl_key_hash(kl, s->keyrow) >> 32) % (uint64_t)q->xn);
         if (dest == me) {
           rc = sl_worker_fold_row(s, row, s->local_wm, proc_now);
         } else {
@@ -989,12 +999,15 @@ void *sl_worker_main(void *arg) {
   s.jsel = malloc(sizeof(uint32_t) * (s.tmp.cap / tl->width + 1 > tmp_rows
                                           ? s.tmp.cap / tl->width + 1
                                           : tmp_rows));
+  if (q->k_route) /* the owner of every tmp row */
+    s.dest = malloc(sizeof(uint32_t) * (s.tmp.cap / tl->width + 1));
   /* tmp rows (keys, arguments, join keys) live only while the input buffer
    * they come from does. */
   s.tmp.borrow_strings = true;
   if (q->key_layout)
     s.keyrow = calloc(1, q->key_layout->width + 8);
-  if (!s.sel || !s.sel2 || !s.jsel || (q->key_layout && !s.keyrow))
+  if (!s.sel || !s.sel2 || !s.jsel || (q->key_layout && !s.keyrow) ||
+      (q->k_route && !s.dest))
     abort();
 
   sl_source *src = NULL;
@@ -1106,6 +1119,7 @@ void *sl_worker_main(void *arg) {
   free(s.sel);
   free(s.sel2);
   free(s.jsel);
+  free(s.dest);
   free(s.keyrow);
   free(s.input_wm);
   free(s.input_done);

@@ -48,6 +48,7 @@ typedef struct worker_state {
   sl_buffer joined, tmp;
   sl_buffer keys; /* join keys of the filtered rows (q->k_join) */
   uint32_t *sel, *sel2;
+  uint32_t *dest; /* repartition: the owner of each tmp row (k_route) */
   uint32_t *jsel; /* rows a JIT kernel kept (the input sel stays intact for
                    * the interpreter, should the kernel hand back) */
   uint8_t *keyrow;

@@ -261,4 +261,22 @@ int sl_jit_add_fold(sl_jit *j, const sl_jit_fold_spec *spec, sl_jit_kernel **k,
  * SL_JIT_RETRY with c->pos at the row C must fold (see above). */
 int sl_jit_fold_run(const sl_jit_kernel *k, sl_jit_fold_call *c);
 
+/* ---- repartition: the owner of each tmp row ------------------------------
+ * One compiled function per query that computes, for a batch of tmp rows,
+ * the exchange member owning each row's key: (sl_key_hash of the key row
+ * >> 32) % owners, exactly as runtime/worker.c does in C.  For aggregates
+ * that repartition (sl_jit_route_status NULL); the copy into the
+ * outgoing slot stays a memcpy in C. */
+
+const char *sl_jit_route_status(const sl_plan *p);
+
+/* spec's tmp, tmp_keys and key_layout are used (they must outlive the
+ * JIT); owners > 0. */
+int sl_jit_add_route(sl_jit *j, const sl_jit_fold_spec *spec, int owners,
+                     sl_jit_kernel **k, sl_error *err);
+
+/* dest[r] for tmp rows 0..n of the buffer at tmp. */
+void sl_jit_route_run(const sl_jit_kernel *k, const uint8_t *tmp, uint32_t n,
+                      uint32_t *dest);
+
 #endif

@@ -17,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sluice/aggregate.h"
 #include "sluice/binder.h"
 #include "sluice/executor.h"
+#include "sluice/jit.h"
 #include "sluice/parser.h"
 #include "sluice/plan.h"
 #include "sluice/session.h"
@@ -343,8 +345,78 @@ static void test_string_keys(void **state) {
   sl_session_free(s);
 }
 
+/* The compiled routing of repartitioned records: the same owner as C's
+ * (sl_key_hash >> 32) % owners for every row (NULL keys, integers, short
+ * and long strings), else workers with and without the JIT would split a
+ * key's records between two owners. */
+static void test_route(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  const sl_type *tt[3] = {sl_type_timestamp(&a, 3),
+                          sl_type_new(&a, SL_TYPE_BIGINT),
+                          sl_type_varchar(&a, -1)};
+  const sl_row_layout *tl = sl_row_layout_new(&a, 3, NULL, tt);
+  const sl_row_layout *kl = sl_row_layout_new(&a, 2, NULL, tt + 1);
+  sl_buffer tmp;
+  sl_buffer_init(&tmp, tl, 1 << 20);
+  static const char *const words[] = {"", "a", "exactly12byte",
+                                      "a string longer than twelve bytes"};
+  uint64_t x = 42;
+  for (int r = 0; r < 5000; r++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint8_t *row = sl_buffer_append(&tmp);
+    assert_non_null(row);
+    SL_FIELD(row, tl, 1, int64_t) = (int64_t)(x >> 20) - (1 << 30);
+    if ((x >> 8) % 9 == 0)
+      sl_row_set_null(row, 1, true);
+    if ((x >> 12) % 7 == 0) {
+      sl_row_set_null(row, 2, true);
+    } else {
+      const char *w = words[(x >> 16) % 4];
+      char buf[64];
+      snprintf(buf, sizeof buf, "%s%d", w, (int)((x >> 24) % 50));
+      sl_str *s = (sl_str *)(row + tl->fields[2].offset);
+      assert_true(sl_buffer_put_str(&tmp, s, buf, (uint32_t)strlen(buf)));
+    }
+  }
+  sl_plan_window pw = {0};
+  sl_jit_fold_spec spec = {&pw, tl, 0, 1, kl, NULL, NULL};
+  sl_jit *j = NULL;
+  sl_jit_kernel *k = NULL;
+  sl_error err = {0};
+  assert_int_equal(sl_jit_new(&j, NULL, &err), SL_OK);
+  assert_int_equal(sl_jit_add_route(j, &spec, 7, &k, &err), SL_OK);
+  assert_int_equal(sl_jit_compile(j, NULL, &err), SL_OK);
+  uint32_t *dest = malloc(sizeof(uint32_t) * tmp.nrows);
+  sl_jit_route_run(k, tmp.data, tmp.nrows, dest);
+  int used[7] = {0};
+  uint8_t key[64];
+  for (uint32_t r = 0; r < tmp.nrows; r++) {
+    const uint8_t *row = sl_buffer_row(&tmp, r);
+    memset(key, 0, sizeof key);
+    for (int i = 0; i < 2; i++) {
+      if (sl_row_is_null(row, 1 + i))
+        sl_row_set_null(key, i, true);
+      else
+        memcpy(key + kl->fields[i].offset, row + tl->fields[1 + i].offset,
+               kl->fields[i].size);
+    }
+    uint32_t want = (uint32_t)((sl_key_hash(kl, key) >> 32) % 7);
+    assert_int_equal(dest[r], want);
+    used[want]++;
+  }
+  for (int d = 0; d < 7; d++)
+    assert_true(used[d] > 0); /* and every owner gets some */
+  free(dest);
+  sl_jit_free(j);
+  sl_buffer_free(&tmp);
+  sl_arena_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_route),
       cmocka_unit_test(test_differential_ro),
       cmocka_unit_test(test_late_counts),
       cmocka_unit_test(test_sum_overflow),
