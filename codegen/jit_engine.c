@@ -23,17 +23,20 @@
 /* The optimization pipelines, by the name SET 'sluice.jit.passes' uses.
  * The code generator's level follows the IR pipeline's.
  *
- * The chosen one ("default" = O2), measured with bench/jit_bench and
+ * The chosen one ("default" = light), measured with bench/jit_bench and
  * interleaved EXPLAIN ANALYZE runs on this 2-core shared machine
- * (docs/BENCHMARKS.md, "JIT"): O0 and "fast" run the kernels at about
- * half speed; O1, O2, O3 and "light" are close, O2 ahead in the quieter
- * measurement (NEXMark q2, nearly all kernel: 206 M records/s with O2,
- * 184 M with O1, 176 M with light, 96 M with fast).  YSB's two kernels
- * compile in a median 17.9 ms with O2 (O3 the same, O1 15.5, light 10.3,
- * fast and O0 3.7; about 30 ms with O2 when the machine is loaded).  For a
- * 10-second query the kernel speed decides (the compile times differ by
- * milliseconds), and O2 keeps to the 30 ms budget of an interactive
- * shell; 'light' roughly halves it for many short queries. */
+ * (docs/BENCHMARKS.md, "JIT"): O0 and "fast" run the kernels at half to
+ * two thirds of the speed.  Since the lookup join's probe, the state
+ * update and their inline string hashing are compiled, YSB's functions
+ * compile in about 25 ms with light and 55-65 ms with O1..O3 (at load
+ * 1.5-2), and light's code runs YSB as fast (23.8 M records/s against
+ * 17-22 M in the same run; 25.1 M against 22.9 M in the shell): the O
+ * levels' loop passes (vectorizing and unrolling the hash loops) buy
+ * nothing there.  A 10-second YSB query is fastest with light (7.3 s
+ * against 8.0-11.0 s), and it keeps to the 30 ms budget of an interactive
+ * shell.  O2 stays a setting: on the RO COUNT per key fold it is about 9%
+ * faster (50.7 M against 46.3 M records/s), worth it for long queries of
+ * that shape. */
 typedef struct pipeline {
   const char *name, *passes;
   LLVMCodeGenOptLevel cg;
@@ -47,7 +50,7 @@ static const pipeline PIPELINES[] = {
     {"light", "sroa,early-cse,instcombine,simplifycfg", LLVMCodeGenLevelLess},
     {"fast", "sroa,early-cse,simplifycfg", LLVMCodeGenLevelNone},
 };
-#define DEFAULT_PIPELINE "O2"
+#define DEFAULT_PIPELINE "light"
 
 static const pipeline *find_pipeline(const char *name) {
   if (!name || strcmp(name, "default") == 0)
