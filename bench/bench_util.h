@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sluice/binder.h"
+#include "sluice/clock.h"
 #include "sluice/executor.h"
 #include "sluice/parser.h"
 #include "sluice/plan.h"
@@ -62,6 +63,27 @@ static inline int bench_run(sl_session *s, const char *sql, int strategy,
     sl_bound_stmt_release(b);
   sl_arena_free(&a);
   return rc;
+}
+
+/* Single-thread memcpy bandwidth in bytes/s: median of 7 copies of 256 MiB
+ * (the memory bound that throughput tables compare with). */
+static inline double bench_memcpy_bandwidth(void) {
+  size_t n = (size_t)256 << 20;
+  char *a = malloc(n), *b = malloc(n);
+  if (!a || !b)
+    abort();
+  memset(a, 1, n);
+  memset(b, 2, n);
+  double bw[7];
+  for (int i = 0; i < 7; i++) {
+    double t0 = sl_clock_seconds();
+    memcpy(i % 2 ? a : b, i % 2 ? b : a, n);
+    bw[i] = (double)n / (sl_clock_seconds() - t0);
+  }
+  free(a);
+  free(b);
+  qsort(bw, 7, sizeof(double), bench_cmp_double);
+  return bw[3];
 }
 
 /* The YSB ad events ('pregenerate': generated into memory before the clock

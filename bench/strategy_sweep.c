@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
            events);
   if (bench_exec(s, ddl) ||
       bench_exec(s, "CREATE TABLE campaigns (ad_id STRING, campaign_id STRING) "
-              "WITH ('connector' = 'ysb', 'ysb.table' = 'campaigns')") ||
+                    "WITH ('connector' = 'ysb', 'ysb.table' = 'campaigns')") ||
       bench_exec(s, "SET 'parallelism.default' = '2'"))
     return 1;
   row(s, "campaign_id | 100",

@@ -23,26 +23,6 @@
 #include "sluice/row.h"
 #include "sluice/session.h"
 
-/* Single-thread memcpy bandwidth in bytes/s: median of 7 copies of 256 MiB. */
-static double memcpy_bandwidth(void) {
-  size_t n = (size_t)256 << 20;
-  char *a = malloc(n), *b = malloc(n);
-  if (!a || !b)
-    abort();
-  memset(a, 1, n);
-  memset(b, 2, n);
-  double bw[7];
-  for (int i = 0; i < 7; i++) {
-    double t0 = sl_clock_seconds();
-    memcpy(i % 2 ? a : b, i % 2 ? b : a, n);
-    bw[i] = (double)n / (sl_clock_seconds() - t0);
-  }
-  free(a);
-  free(b);
-  qsort(bw, 7, sizeof(double), bench_cmp_double);
-  return bw[3];
-}
-
 int main(int argc, char **argv) {
   long events = argc > 1 ? atol(argv[1]) : 20000000;
   int runs = argc > 2 ? atoi(argv[2]) : 5;
@@ -50,7 +30,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: ysb_throughput [events >= 1000] [runs 1..99]\n");
     return 2;
   }
-  double bw = memcpy_bandwidth();
+  double bw = bench_memcpy_bandwidth();
   printf("memcpy bandwidth (1 thread, 256 MiB): %.2f GB/s\n", bw / 1e9);
 
   sl_session *s = sl_session_new();

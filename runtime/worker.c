@@ -965,20 +965,23 @@ void *sl_worker_main(void *arg) {
   }
   sl_buffer in;
   sl_buffer_init(&in, q->stream_layout, q->buffer_size);
-  uint32_t max_rows = q->buffer_size / q->stream_layout->width + 1;
+  /* Rows as the buffers really hold them (their capacity is rounded up). */
+  uint32_t max_rows = in.cap / q->stream_layout->width + 1;
   s.sel = malloc(sizeof(uint32_t) * max_rows);
   const sl_row_layout *jl = q->join ? q->joined_layout : q->stream_layout;
   uint32_t max_joined = q->buffer_size / jl->width + 1;
-  s.sel2 = malloc(sizeof(uint32_t) *
-                  (max_joined > max_rows ? max_joined : max_rows));
   if (q->join) {
     sl_buffer_init(&s.joined, q->joined_layout,
                    max_rows * q->joined_layout->width);
-    /* One per joined row: the joined buffer holds up to max_rows. */
-    s.joined_origin = malloc(sizeof(uint32_t) * (max_rows + 1));
+    if (s.joined.cap / jl->width + 1 > max_joined)
+      max_joined = s.joined.cap / jl->width + 1;
+    /* One per joined row. */
+    s.joined_origin = malloc(sizeof(uint32_t) * (max_joined + 1));
     if (!s.joined_origin)
       abort();
   }
+  s.sel2 = malloc(sizeof(uint32_t) *
+                  (max_joined > max_rows ? max_joined : max_rows));
   if (q->k_join) {
     /* every stream row's key (strings borrowed from the input) */
     sl_buffer_init(&s.keys, q->join_key_layout,
