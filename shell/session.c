@@ -582,12 +582,17 @@ static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
    * daemons over TCP at addresses they give first (XLISTEN). */
   bool across = plan->strategy == SL_STRATEGY_REPARTITION &&
                 plan->kind == SL_PLAN_AGGREGATE;
+  /* Late merge: partial state goes to partition leaders over channels
+   * between the nodes (node_leaders.h), unless the shell is to merge. */
+  const char *lm = sl_settings_get(s->settings, "sluice.late-merge");
+  bool leaders = !across && plan->kind == SL_PLAN_AGGREGATE &&
+                 s->cluster->n > 1 && !(lm && strcmp(lm, "coordinator") == 0);
   sl_strbuf addrs = SL_STRBUF_INIT;
-  if (across && !s->cluster->spawned)
-    rc = sl_cluster_xlisten(s->cluster, &addrs, err);
+  if ((across || leaders) && !s->cluster->spawned)
+    rc = sl_cluster_xlisten(s->cluster, across ? 1 : 2, &addrs, err);
   if (rc == SL_OK)
     rc = sl_cluster_query(s->cluster, text, len, (int)plan->strategy,
-                          !across               ? 0
+                          !across && !leaders   ? 0
                           : s->cluster->spawned ? 1
                                                 : 2,
                           &addrs, err);
@@ -599,7 +604,7 @@ static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
     abort();
   sl_exec_nodes nodes = {0};
   nodes.nnodes = s->cluster->n;
-  nodes.exchange_between_nodes = across;
+  nodes.exchange_between_nodes = across || leaders;
   nodes.fds = sl_cluster_fds(s->cluster, fds);
   rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
   free(fds);
