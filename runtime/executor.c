@@ -813,8 +813,7 @@ static int leaders_round(coordinator *c, worker *ws, int n, bool *progress) {
       free(o);
     }
     if (rc == SL_OK)
-      rc = sl_node_leaders_ship(c->leaders, p->start, p->end, p->table,
-                                c->err);
+      rc = sl_node_leaders_ship(c->leaders, p->start, p->end, p->table, c->err);
     sl_group_table_free(p->table);
     free(p->table);
     free(p);
@@ -1402,8 +1401,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   for (int i = 0; i < started; i++)
     pthread_join(ws[i].thread, NULL);
   if (c.leaders) {
-    sl_node_leaders_counts(c.leaders, &stats->epochs_sent,
-                           &stats->state_bytes_moved);
+    sl_node_leaders_counts(c.leaders, &stats->epochs_sent, &stats->state_moved);
     sl_node_leaders_close(c.leaders);
     c.leaders = NULL;
   }
@@ -1470,7 +1468,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     stats->exchange_bytes += ws[i].exchange_bytes;
     stats->exchange_slots += ws[i].exchange_slots;
     stats->epochs_sent += ws[i].epochs_sent;
-    stats->state_bytes_moved += ws[i].state_bytes_moved;
+    stats->state_moved += ws[i].state_moved;
     window_partial *p = ws[i].partials;
     while (p) {
       window_partial *next = p->next;

@@ -118,7 +118,7 @@ static void on_done(worker *w, const sl_strbuf *p) {
   w->exchange_bytes = st.exchange_bytes;
   w->exchange_slots = st.exchange_slots;
   w->epochs_sent = st.epochs_sent;
-  w->state_bytes_moved = st.state_bytes_moved;
+  w->state_moved = st.state_moved;
   w->jit_seconds = st.jit_seconds;
   w->windows_fired = st.windows_fired;
   w->groups_emitted = st.groups_emitted;

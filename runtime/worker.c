@@ -264,8 +264,8 @@ static void hand_over_epoch(worker_state *s) {
     sl_group_table *fresh = malloc(sizeof *fresh);
     if (!fresh)
       abort();
-    sl_group_table_init_pooled(fresh, s->q->key_layout, &s->q->aggs,
-                               old->count, s->q->slot_pool);
+    sl_group_table_init_pooled(fresh, s->q->key_layout, &s->q->aggs, old->count,
+                               s->q->slot_pool);
     int64_t start = s->slices[i].start;
     if (plan->windowed)
       publish_partial(s, start, first_end(&plan->window, start), old);

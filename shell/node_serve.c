@@ -65,7 +65,7 @@ typedef struct exchange_listen {
   int members; /* node count x workers; 0: none */
   int *fds;    /* members x members, -1 where none */
   /* Late merge at partition leaders: one channel per pair of nodes. */
-  int nodes;        /* node count; 0: none */
+  int nodes;       /* node count; 0: none */
   int *leader_fds; /* nodes x nodes: [sender * nodes + this node] */
 } exchange_listen;
 
@@ -87,8 +87,7 @@ static void exchange_listen_close(exchange_listen *x) {
 /* XLISTEN for the partition leaders: a channel from every other node to
  * this one, announced as "L sender leader host:port" lines. */
 static int xlisten_leaders(exchange_listen *x, int me, int nodes,
-                           const char *host, sl_strbuf *lines,
-                           sl_error *err) {
+                           const char *host, sl_strbuf *lines, sl_error *err) {
   x->nodes = nodes;
   x->leader_fds = malloc(sizeof(int) * (size_t)nodes * (size_t)nodes);
   if (!x->leader_fds)
@@ -102,8 +101,8 @@ static int xlisten_leaders(exchange_listen *x, int me, int nodes,
     if (snd == me)
       continue;
     char bound[128];
-    rc = sl_channel_listen("tcp", addr, &x->leader_fds[snd * nodes + me],
-                           bound, sizeof bound, err);
+    rc = sl_channel_listen("tcp", addr, &x->leader_fds[snd * nodes + me], bound,
+                           sizeof bound, err);
     if (rc == SL_OK)
       sl_strbuf_printf(lines, "L %d %d %s\n", snd, me, bound);
   }
