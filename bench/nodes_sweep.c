@@ -9,8 +9,8 @@
  * runs each, side by side, in records/s from the moment every node's input
  * is generated (the shell's summary line).
  *
- *   build/bench/nodes_sweep [events] [runs] [ro key range]
- *                                        (default 10000000 5 65536)
+ *   build/bench/nodes_sweep [events] [runs] [ro key range] [nodes]
+ *                            (default 10000000 5 65536, nodes 2 and 4)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +94,7 @@ int main(int argc, char **argv) {
   long events = argc > 1 ? atol(argv[1]) : 10000000;
   int runs = argc > 2 ? atoi(argv[2]) : 5;
   long range = argc > 3 ? atol(argv[3]) : 65536;
+  int only = argc > 4 ? atoi(argv[4]) : 0; /* one node count, or both */
   if (runs < 1 || runs > 16 || events < 1000 || range < 1) {
     fprintf(stderr, "usage: nodes_sweep [events >= 1000] [runs 1..16] "
                     "[ro key range]\n");
@@ -106,6 +107,8 @@ int main(int argc, char **argv) {
          events, runs);
   for (size_t i = 0; i < sizeof node_counts / sizeof node_counts[0]; i++) {
     int n = node_counts[i];
+    if (only > 0 && n != only)
+      continue;
     printf("\n%d nodes\n\n| workload | late merge (leaders) | late merge "
            "(coordinator) | repartition | ratio |\n| --- | --- | --- | --- | "
            "--- |\n",

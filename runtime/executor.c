@@ -1323,7 +1323,10 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
                    : drain_batches(&c, ws, started, &progress);
     if (rc != SL_OK)
       break;
-    if (c.limit_reached)
+    /* A partition leader that has its LIMIT still reads on: its workers'
+     * state for the other partitions is what their leaders' rows are made
+     * of (the shell cancels every node once it has its rows). */
+    if (c.limit_reached && !c.leaders)
       atomic_store(&cancel, true);
     bool all_done = true;
     for (int i = 0; i < started; i++) {

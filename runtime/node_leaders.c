@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct sl_node_leaders;
@@ -74,10 +75,13 @@ static void *receive_main(void *arg) {
   sl_channel *ch = l->in[r->from];
   sl_strbuf msg = SL_STRBUF_INIT;
   sl_error err = {0};
+  int idle = 0;
   for (;;) {
     if (atomic_load(&l->stop))
       break;
     const sl_channel_slot *s = sl_channel_poll(ch);
+    if (s)
+      idle = 0;
     if (!s) {
       int st = sl_channel_status(ch);
       if (st == SL_CHANNEL_END) {
@@ -91,10 +95,19 @@ static void *receive_main(void *arg) {
         fail(l, channel_broke(ch, "from", r->from, st, &err), &err);
         break;
       }
-      int w = sl_channel_wait_slot(ch, 20 * 1000000);
+      /* State arrives once per epoch: after a short wait (the rest of a
+       * chunked part), nap 1 ms between looks instead of the channel's
+       * back-off, whose naps of at most 200 us would take thousands of
+       * wake-ups a second from the workers on a busy host.  A leader
+       * fires a window 1 ms later at worst. */
+      int w = sl_channel_wait_slot(ch, idle < 4 ? 200 * 1000 : 0);
       if (w < 0 && w != SL_CHANNEL_TIMEOUT && !atomic_load(&l->stop)) {
         fail(l, channel_broke(ch, "from", r->from, w, &err), &err);
         break;
+      }
+      if (w == SL_CHANNEL_TIMEOUT && ++idle >= 4) {
+        struct timespec nap = {0, 1000 * 1000};
+        nanosleep(&nap, NULL);
       }
       continue;
     }
