@@ -1332,7 +1332,12 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     for (int i = 0; i < started; i++) {
       pthread_mutex_lock(&ws[i].lock);
       all_done &= ws[i].done;
-      if (ws[i].done && ws[i].rc != SL_OK && rc == SL_OK) {
+      /* Once LIMIT has its rows the workers are cancelled: one stopped in
+       * the exchange (waiting for a credit) says SL_ECANCELLED, and the
+       * workers it aborted its channels for say so too.  That is the stop
+       * we asked for, not an error (it failed the query now and then). */
+      bool stopped = c.limit_reached && ws[i].rc == SL_ECANCELLED;
+      if (ws[i].done && ws[i].rc != SL_OK && rc == SL_OK && !stopped) {
         sl_error_move(err, &ws[i].err);
         rc = ws[i].rc;
       }
