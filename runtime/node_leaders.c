@@ -184,7 +184,8 @@ static int send_message(sl_node_leaders *l, int p, const char *bytes,
     if (!slot)
       return rc;
     uint32_t k = len - off > room ? room : (uint32_t)(len - off);
-    memcpy(slot, bytes + off, k);
+    if (k) /* a watermark-only message has no bytes (bytes may be NULL) */
+      memcpy(slot, bytes + off, k);
     off += k;
     sl_channel_header h = {0, 0, INT64_MIN};
     if (part)
