@@ -16,7 +16,9 @@
  *     QUERY   [node index u32][node count u32][strategy u32][exchange
  *             between nodes u32: 0 none, 1 shm, 2 tcp][query id u64]
  *             [address list length u32][every node's XADDR lines][text]:
- *             plan and run the query on this node's share of every source
+ *             plan and run the query on this node's share of every source;
+ *             channels between nodes carry records under repartition and
+ *             partial state to the partition leaders under late merge
  *     XLISTEN [node index u32][node count u32][what u32]: before a query
  *             that moves data between daemons, listen (TCP) for the
  *             channels this node will consume (what 1: the repartition's
