@@ -88,6 +88,11 @@ static const known_setting KNOWN[] = {
       "bound on operator state per node (0: a fraction of RAM)"},
      V_SIZE,
      NULL},
+    {{"sluice.late-merge", "leaders",
+      "where late merge across nodes merges partial state: leaders (node k "
+      "leads partition k of the keys) or coordinator (the shell merges)"},
+     V_ENUM,
+     "leaders|coordinator"},
     {{"sluice.nodes", "1", "node processes a query runs on"},
      V_POSITIVE_INT,
      NULL},

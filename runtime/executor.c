@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "executor_int.h"
+#include "node_leaders.h"
 #include "session_store.h"
 #include "sluice/clock.h"
 #include "sluice/interrupt.h"
@@ -474,6 +475,10 @@ typedef struct coordinator {
    * nodes): it sends partials; otherwise it finalizes its own groups and
    * sends result rows. */
   bool export_partials;
+  /* A node of a cluster under late merge at partition leaders: it ships
+   * its partials split by partition and fires its own partition's windows
+   * (node_leaders.h); NULL otherwise. */
+  sl_node_leaders *leaders;
   sl_error *err;
 } coordinator;
 
@@ -759,6 +764,81 @@ static int export_watermark(coordinator *c, worker *ws, int n) {
   if (rc == SL_OK)
     rc = sl_node_send_wm(c->export_fd, global, c->err);
   c->exported_wm = global;
+  return rc;
+}
+
+/* Late merge at partition leaders, one round on a node's coordinator.
+ * As a helper: read the workers' watermark first, then take every partial
+ * they published (epoch deltas and closed windows), merge them per window,
+ * ship each split by partition, and then send the watermark (so no window
+ * it covers has changes still unsent).  As a leader: fire every window
+ * of this node's partition that the vector clock has passed, finalize its
+ * groups and send the rows to the shell. */
+static int leaders_round(coordinator *c, worker *ws, int n, bool *progress) {
+  int64_t global = WM_MAX;
+  window_partial *all = NULL, *tail = NULL;
+  for (int i = 0; i < n; i++) {
+    pthread_mutex_lock(&ws[i].lock);
+    int64_t wm = ws[i].done ? WM_MAX : ws[i].published_wm;
+    if (ws[i].partials) {
+      if (tail)
+        tail->next = ws[i].partials;
+      else
+        all = ws[i].partials;
+      tail = ws[i].partials_tail;
+      ws[i].partials = ws[i].partials_tail = NULL;
+    }
+    pthread_mutex_unlock(&ws[i].lock);
+    if (wm < global)
+      global = wm;
+  }
+  double t0 = sl_clock_seconds();
+  int rc = SL_OK;
+  /* One table per window: the workers' deltas merged (keys overlap). */
+  while (all) {
+    window_partial *p = all, **at = &all;
+    all = p->next;
+    p->next = NULL;
+    while (*at) {
+      window_partial *o = *at;
+      if (o->end != p->end) {
+        at = &o->next;
+        continue;
+      }
+      *at = o->next;
+      if (rc == SL_OK)
+        rc = sl_group_table_merge(p->table, o->table, c->err);
+      sl_group_table_free(o->table);
+      free(o->table);
+      free(o);
+    }
+    if (rc == SL_OK)
+      rc = sl_node_leaders_ship(c->leaders, p->start, p->end, p->table, c->err);
+    sl_group_table_free(p->table);
+    free(p->table);
+    free(p);
+    *progress = true;
+  }
+  if (rc == SL_OK && global > c->exported_wm) {
+    rc = sl_node_leaders_watermark(c->leaders, global, c->err);
+    c->exported_wm = global;
+  }
+  sl_node_leaders_epoch_done(c->leaders);
+  double t1 = sl_clock_seconds();
+  c->merge_seconds += t1 - t0;
+  if (rc == SL_OK)
+    rc = sl_node_leaders_status(c->leaders, c->err);
+  sl_leader_window *w;
+  while (rc == SL_OK &&
+         (w = sl_leader_store_take(sl_node_leaders_store(c->leaders)))) {
+    if (!c->limit_reached)
+      rc = emit_groups(c, w->start, w->end, w->table);
+    if (rc == SL_OK)
+      rc = finish_window(c); /* rows copy the table's strings */
+    sl_leader_window_free(w);
+    *progress = true;
+  }
+  c->emit_seconds += sl_clock_seconds() - t1;
   return rc;
 }
 
@@ -1106,10 +1186,22 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   bool across = node && nodes->exchange_between_nodes &&
                 plan->kind == SL_PLAN_AGGREGATE &&
                 plan->strategy == SL_STRATEGY_REPARTITION;
+  /* Late merge with channels between nodes: partition leaders. */
+  bool leaders = node && nodes->exchange_between_nodes &&
+                 plan->kind == SL_PLAN_AGGREGATE &&
+                 plan->strategy != SL_STRATEGY_REPARTITION;
   q.exchange_delay_us =
       sl_settings_get_int(settings, "sluice.debug.exchange-delay-us", 0);
   q.xbase = across ? q.src_base : 0;
   q.xn = across ? q.src_total : q.nworkers;
+  if (leaders) {
+    /* sluice.epoch-size is per node: each worker ends its epochs after
+     * its share of it. */
+    int64_t e = sl_settings_get_int(settings, "sluice.epoch-size", 64 << 20);
+    q.epoch_bytes = e > 0 ? (uint64_t)e / (uint64_t)q.nworkers : 0;
+    if (e > 0 && q.epoch_bytes == 0)
+      q.epoch_bytes = 1;
+  }
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */
   q.slot_pool = sl_slot_pool_new((size_t)256 << 20);
   int rc = prepare(&q, err);
@@ -1137,7 +1229,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   c.sc = plan->sink;
   c.export_fd = node ? nodes->coordinator_fd : -1;
   c.of_nodes = coordinator_of_nodes;
-  c.export_partials = node && !across;
+  c.export_partials = node && !across && !leaders;
   /* Nodes that repartition between them own disjoint, complete groups:
    * they finalize, and the coordinator only writes their rows. */
   bool rows_from_nodes = coordinator_of_nodes && nodes->exchange_between_nodes;
@@ -1192,8 +1284,10 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   if (!ws)
     abort();
   double t0 = sl_clock_seconds();
+  if (leaders)
+    rc = sl_node_leaders_open(&q, nodes, &shared, &c.leaders, err);
   int started = 0;
-  for (int i = 0; i < nthreads; i++) {
+  for (int i = 0; i < nthreads && rc == SL_OK; i++) {
     ws[i].index = i;
     ws[i].node_fd = coordinator_of_nodes ? nodes->fds[i] : -1;
     ws[i].q = &q;
@@ -1224,17 +1318,26 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   bool ready_sent = false;
   while (rc == SL_OK) {
     bool progress = false;
-    rc = fires ? fire_windows(&c, ws, started, &progress)
-               : drain_batches(&c, ws, started, &progress);
+    rc = c.leaders ? leaders_round(&c, ws, started, &progress)
+         : fires   ? fire_windows(&c, ws, started, &progress)
+                   : drain_batches(&c, ws, started, &progress);
     if (rc != SL_OK)
       break;
-    if (c.limit_reached)
+    /* A partition leader that has its LIMIT still reads on: its workers'
+     * state for the other partitions is what their leaders' rows are made
+     * of (the shell cancels every node once it has its rows). */
+    if (c.limit_reached && !c.leaders)
       atomic_store(&cancel, true);
     bool all_done = true;
     for (int i = 0; i < started; i++) {
       pthread_mutex_lock(&ws[i].lock);
       all_done &= ws[i].done;
-      if (ws[i].done && ws[i].rc != SL_OK && rc == SL_OK) {
+      /* Once LIMIT has its rows the workers are cancelled: one stopped in
+       * the exchange (waiting for a credit) says SL_ECANCELLED, and the
+       * workers it aborted its channels for say so too.  That is the stop
+       * we asked for, not an error (it failed the query now and then). */
+      bool stopped = c.limit_reached && ws[i].rc == SL_ECANCELLED;
+      if (ws[i].done && ws[i].rc != SL_OK && rc == SL_OK && !stopped) {
         sl_error_move(err, &ws[i].err);
         rc = ws[i].rc;
       }
@@ -1242,7 +1345,13 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     }
     if (rc != SL_OK)
       break;
-    if (all_done) {
+    if (all_done && c.leaders) {
+      /* A leader is done when every node (this one included, which the
+       * round above told) has sent everything and every window of its
+       * partition has fired; until then it waits for the others. */
+      if (sl_leader_store_finished(sl_node_leaders_store(c.leaders)))
+        break;
+    } else if (all_done) {
       /* One last pass: the workers' final windows and batches. */
       rc = fires ? fire_windows(&c, ws, started, &progress)
                  : drain_batches(&c, ws, started, &progress);
@@ -1288,6 +1397,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   }
   if (shell && shell->progress)
     shell->progress(shell->ctx, NULL);
+  if (rc != SL_OK)
+    sl_node_leaders_abort(c.leaders);
   if (rc != SL_OK || c.limit_reached) {
     atomic_store(&cancel, true);
     if (q.channels)
@@ -1297,6 +1408,11 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   }
   for (int i = 0; i < started; i++)
     pthread_join(ws[i].thread, NULL);
+  if (c.leaders) {
+    sl_node_leaders_counts(c.leaders, &stats->epochs_sent, &stats->state_moved);
+    sl_node_leaders_close(c.leaders);
+    c.leaders = NULL;
+  }
 
   if (rc == SL_OK)
     rc = flush_out(&c);
@@ -1359,6 +1475,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     stats->exchange_rows += ws[i].exchange_rows;
     stats->exchange_bytes += ws[i].exchange_bytes;
     stats->exchange_slots += ws[i].exchange_slots;
+    stats->epochs_sent += ws[i].epochs_sent;
+    stats->state_moved += ws[i].state_moved;
     window_partial *p = ws[i].partials;
     while (p) {
       window_partial *next = p->next;

@@ -34,7 +34,11 @@ typedef struct exec_query {
    * with each other: 0 of nworkers).  channels is xn x xn; only pairs
    * with an end in this process are open. */
   int xbase, xn;
-  int64_t exchange_delay_us;          /* SET 'sluice.debug.exchange-delay-us' */
+  int64_t exchange_delay_us; /* SET 'sluice.debug.exchange-delay-us' */
+  /* Late merge at partition leaders (node_leaders.h): after this much
+   * input (bytes of source rows) a worker ends an epoch and hands over
+   * its open windows' changes; 0: only at window ends. */
+  uint64_t epoch_bytes;
   const sl_row_layout *stream_layout; /* the leaves input 0 produces */
   int *stream_leaf;                   /* spec leaf_index for input 0 */
   sl_expr_prog *filter;               /* over stream_layout, or NULL */
@@ -167,6 +171,8 @@ typedef struct worker {
   uint64_t windows_fired, groups_emitted; /* when it finalized its groups */
   /* Repartition: what this worker published to other workers. */
   uint64_t exchange_rows, exchange_bytes, exchange_slots;
+  /* A node of a cluster (coordinator side): late merge at leaders. */
+  uint64_t epochs_sent, state_moved;
   double source_seconds, pipeline_seconds;
 } worker;
 

@@ -268,15 +268,24 @@ size_t sl_group_table_bytes(const sl_group_table *t) {
 #define WIRE_MAGIC 0x54474c53u /* "SLGT" little-endian */
 #define WIRE_VERSION 1u
 
-void sl_group_table_encode(const sl_group_table *t, sl_strbuf *out) {
+uint32_t sl_group_table_encode_where(const sl_group_table *t,
+                                     bool (*keep)(void *arg, uint64_t hash),
+                                     void *arg, sl_strbuf *out) {
   const sl_row_layout *kl = t->key_layout;
+  size_t at = out->len;
   uint32_t head[5] = {WIRE_MAGIC, WIRE_VERSION, kl->width, t->aggs->state_width,
-                      t->count};
+                      0};
   sl_strbuf_appendn(out, (const char *)head, sizeof head);
+  uint32_t groups = 0;
   for (uint32_t i = 0; i < t->cap; i++) {
     if (!sl_group_table_slot_used(t, i))
       continue;
     const uint8_t *key = sl_group_table_key(t, i);
+    /* The hash the receiver computes (sl_key_hash), not the stored one: a
+     * compiled fold's hash must not decide where a group goes. */
+    if (keep && !keep(arg, sl_key_hash(kl, key)))
+      continue;
+    groups++;
     sl_strbuf_appendn(out, (const char *)key, kl->width);
     for (int f = 0; t->key_has_strings && f < kl->nfields; f++) {
       const sl_str *s = (const sl_str *)(key + kl->fields[f].offset);
@@ -286,6 +295,12 @@ void sl_group_table_encode(const sl_group_table *t, sl_strbuf *out) {
     }
     sl_agg_state_encode(t->aggs, sl_group_table_states(t, i), out);
   }
+  memcpy(out->data + at + 4 * sizeof(uint32_t), &groups, sizeof groups);
+  return groups;
+}
+
+void sl_group_table_encode(const sl_group_table *t, sl_strbuf *out) {
+  sl_group_table_encode_where(t, NULL, NULL, out);
 }
 
 static int corrupt(sl_error *err, const char *what) {

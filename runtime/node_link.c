@@ -117,6 +117,8 @@ static void on_done(worker *w, const sl_strbuf *p) {
   w->exchange_rows = st.exchange_rows;
   w->exchange_bytes = st.exchange_bytes;
   w->exchange_slots = st.exchange_slots;
+  w->epochs_sent = st.epochs_sent;
+  w->state_moved = st.state_moved;
   w->jit_seconds = st.jit_seconds;
   w->windows_fired = st.windows_fired;
   w->groups_emitted = st.groups_emitted;
@@ -178,9 +180,12 @@ void *sl_node_link_main(void *arg) {
     } else if (type == SL_FRAME_ERROR && p.len >= 4) {
       int32_t code;
       memcpy(&code, p.data, sizeof code);
-      if (cancel_sent && code == SL_ECANCELLED) {
+      if (cancel_sent || atomic_load(w->cancel)) {
         /* It stopped because we asked it to (LIMIT reached, or another
-         * node failed): not an error of this node. */
+         * node failed): not an error of this node.  Whatever it met once
+         * the query was stopping, even before our CANCEL reached it (a
+         * partition leader channel broken by a node that stopped first),
+         * is a consequence, not the cause. */
         pthread_mutex_lock(&w->lock);
         w->done = true;
         pthread_mutex_unlock(&w->lock);

@@ -245,6 +245,36 @@ static int hand_over_sessions(worker_state *s) {
   return SL_OK;
 }
 
+/* Late merge at partition leaders: an epoch ends.  Hand over what changed
+ * since the last epoch in every open window by swapping its slice's table
+ * for a fresh one and publishing the old one as a delta: partial states
+ * are CRDTs, so a leader merging deltas gets what merging whole windows
+ * would, and nothing is scanned to find the changes.  Tumbling windows
+ * and the global aggregate only (a slice is one window); a hopping or
+ * cumulating window's slice belongs to several windows, and its state
+ * moves at window ends only. */
+static void hand_over_epoch(worker_state *s) {
+  const sl_plan *plan = s->plan;
+  if (plan->windowed && plan->window.kind != SL_WINDOW_TUMBLE)
+    return;
+  for (int i = 0; i < s->nslices; i++) {
+    sl_group_table *old = s->slices[i].table;
+    if (old->count == 0)
+      continue;
+    sl_group_table *fresh = malloc(sizeof *fresh);
+    if (!fresh)
+      abort();
+    sl_group_table_init_pooled(fresh, s->q->key_layout, &s->q->aggs, old->count,
+                               s->q->slot_pool);
+    int64_t start = s->slices[i].start;
+    if (plan->windowed)
+      publish_partial(s, start, first_end(&plan->window, start), old);
+    else
+      publish_partial(s, WM_MIN, WM_MAX, old);
+    s->slices[i].table = fresh;
+  }
+}
+
 /* Hand over every window that ends at or before the watermark. */
 static int hand_over_windows(worker_state *s) {
   const sl_plan *plan = s->plan;
@@ -1061,6 +1091,13 @@ void *sl_worker_main(void *arg) {
         rc = sl_exchange_drain(&s, &got);
       if (rc != SL_OK)
         break;
+    }
+    if (q->epoch_bytes && plan->kind == SL_PLAN_AGGREGATE) {
+      s.epoch_in += (uint64_t)buf->nrows * buf->layout->width;
+      if (s.epoch_in >= q->epoch_bytes) {
+        s.epoch_in = 0;
+        hand_over_epoch(&s);
+      }
     }
     if (plan->kind == SL_PLAN_AGGREGATE)
       rc = hand_over_windows(&s);

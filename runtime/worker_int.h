@@ -59,6 +59,7 @@ typedef struct worker_state {
    * context switches. */
   bool news;
   int64_t signalled_wm;
+  uint64_t epoch_in; /* input bytes since this worker's last epoch */
 } worker_state;
 
 static inline int64_t sl_now_us(void) {

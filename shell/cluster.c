@@ -277,11 +277,12 @@ int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
   return SL_OK;
 }
 
-int sl_cluster_xlisten(sl_cluster *c, sl_strbuf *addrs, sl_error *err) {
+int sl_cluster_xlisten(sl_cluster *c, int what, sl_strbuf *addrs,
+                       sl_error *err) {
   sl_strbuf p = SL_STRBUF_INIT;
   int rc = SL_OK;
   for (int i = 0; i < c->n && rc == SL_OK; i++) {
-    uint32_t h[2] = {(uint32_t)i, (uint32_t)c->n};
+    uint32_t h[3] = {(uint32_t)i, (uint32_t)c->n, (uint32_t)what};
     rc = sl_frame_send(c->nodes[i].fd, SL_FRAME_XLISTEN, h, sizeof h, NULL, 0,
                        err);
   }

@@ -45,10 +45,12 @@ int sl_cluster_exec(sl_cluster *c, const char *text, size_t len, sl_error *err);
  * TCP (daemons, with the addresses from sl_cluster_xlisten). */
 int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
                      int across, const sl_strbuf *addrs, sl_error *err);
-/* Before a query that repartitions between daemons: every node listens
- * (TCP) for the exchange channels it will consume; their XADDR lines are
- * appended to addrs. */
-int sl_cluster_xlisten(sl_cluster *c, sl_strbuf *addrs, sl_error *err);
+/* Before a query that moves data between daemons: every node listens
+ * (TCP) for the channels it will consume; their XADDR lines are appended
+ * to addrs.  what: 1 the exchange between workers (repartition), 2 the
+ * partition leaders' channels between nodes (late merge). */
+int sl_cluster_xlisten(sl_cluster *c, int what, sl_strbuf *addrs,
+                       sl_error *err);
 /* After a query (succeeded or not): bring every node back in step (node.h,
  * SYNC).  A node that does not answer within 10 s is marked broken. */
 void sl_cluster_sync(sl_cluster *c);

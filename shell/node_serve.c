@@ -64,6 +64,9 @@ static int send_error(int fd, const sl_error *e) {
 typedef struct exchange_listen {
   int members; /* node count x workers; 0: none */
   int *fds;    /* members x members, -1 where none */
+  /* Late merge at partition leaders: one channel per pair of nodes. */
+  int nodes;       /* node count; 0: none */
+  int *leader_fds; /* nodes x nodes: [sender * nodes + this node] */
 } exchange_listen;
 
 static void exchange_listen_close(exchange_listen *x) {
@@ -73,6 +76,37 @@ static void exchange_listen_close(exchange_listen *x) {
   free(x->fds);
   x->fds = NULL;
   x->members = 0;
+  for (int i = 0; x->leader_fds && i < x->nodes * x->nodes; i++)
+    if (x->leader_fds[i] >= 0)
+      close(x->leader_fds[i]);
+  free(x->leader_fds);
+  x->leader_fds = NULL;
+  x->nodes = 0;
+}
+
+/* XLISTEN for the partition leaders: a channel from every other node to
+ * this one, announced as "L sender leader host:port" lines. */
+static int xlisten_leaders(exchange_listen *x, int me, int nodes,
+                           const char *host, sl_strbuf *lines, sl_error *err) {
+  x->nodes = nodes;
+  x->leader_fds = malloc(sizeof(int) * (size_t)nodes * (size_t)nodes);
+  if (!x->leader_fds)
+    abort();
+  for (int i = 0; i < nodes * nodes; i++)
+    x->leader_fds[i] = -1;
+  char addr[INET6_ADDRSTRLEN + 8];
+  snprintf(addr, sizeof addr, "%s:0", host);
+  int rc = SL_OK;
+  for (int snd = 0; snd < nodes && rc == SL_OK; snd++) {
+    if (snd == me)
+      continue;
+    char bound[128];
+    rc = sl_channel_listen("tcp", addr, &x->leader_fds[snd * nodes + me], bound,
+                           sizeof bound, err);
+    if (rc == SL_OK)
+      sl_strbuf_printf(lines, "L %d %d %s\n", snd, me, bound);
+  }
+  return rc;
 }
 
 /* XLISTEN: listen on this host's address of the control connection (the
@@ -82,7 +116,7 @@ static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
                    exchange_listen *x) {
   sl_error err = {0};
   exchange_listen_close(x);
-  uint32_t h[2];
+  uint32_t h[3] = {0, 0, 1}; /* [2]: 1 exchange, 2 leaders (node.h) */
   int rc = SL_OK;
   char host[INET6_ADDRSTRLEN + 2] = "127.0.0.1";
   struct sockaddr_storage sa;
@@ -92,11 +126,14 @@ static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
       inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, host,
                 sizeof host);
   }
-  if (p->len < sizeof h)
+  if (p->len < 2 * sizeof(uint32_t))
     rc = sl_error_set(&err, SL_EIO, "an XLISTEN message was cut short");
   sl_strbuf lines = SL_STRBUF_INIT;
-  if (rc == SL_OK) {
-    memcpy(h, p->data, sizeof h);
+  if (rc == SL_OK)
+    memcpy(h, p->data, p->len < sizeof h ? 2 * sizeof(uint32_t) : sizeof h);
+  if (rc == SL_OK && h[2] == 2)
+    rc = xlisten_leaders(x, (int)h[0], (int)h[1], host, &lines, &err);
+  else if (rc == SL_OK) {
     int w = (int)sl_settings_get_int(sl_session_settings(s),
                                      "parallelism.default", 1);
     if (w < 1)
@@ -131,6 +168,29 @@ static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
   sl_strbuf_free(&lines);
   sl_error_clear(&err);
   return rc;
+}
+
+/* "L sender leader host:port" lines -> addrs[sender * nodes + leader]. */
+static char **parse_leader_addrs(const char *text, size_t len, int nodes) {
+  char **addrs = calloc((size_t)nodes * (size_t)nodes, sizeof *addrs);
+  char *copy = malloc(len + 1);
+  if (!addrs || !copy)
+    abort();
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  char *save = NULL;
+  for (char *line = strtok_r(copy, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    int snd, own;
+    char where[160];
+    if (sscanf(line, "L %d %d %159s", &snd, &own, where) == 3 && snd >= 0 &&
+        own >= 0 && snd < nodes && own < nodes) {
+      free(addrs[snd * nodes + own]);
+      addrs[snd * nodes + own] = strdup(where);
+    }
+  }
+  free(copy);
+  return addrs;
 }
 
 /* "sender owner host:port" lines -> addrs[sender * members + owner]. */
@@ -186,11 +246,16 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   nodes.exchange_between_nodes = h[3] != 0;
   nodes.exchange_transport = (int)h[3];
   nodes.query_id = (uint64_t)h[4] | (uint64_t)h[5] << 32;
-  char **addrs = NULL;
+  char **addrs = NULL, **leader_addrs = NULL;
   if (h[3] == 2 && x->members > 0) {
     addrs = parse_addrs(addr_text, h[6], x->members);
     nodes.listen_fds = x->fds;
     nodes.peer_addrs = (const char *const *)addrs;
+  }
+  if (h[3] == 2 && x->nodes > 0) {
+    leader_addrs = parse_leader_addrs(addr_text, h[6], x->nodes);
+    nodes.leader_listen_fds = x->leader_fds;
+    nodes.leader_addrs = (const char *const *)leader_addrs;
   }
   int rc =
       sl_session_run_on_node(s, sql, sql_len, (int)h[2], &nodes, &st, &err);
@@ -201,6 +266,11 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
     for (int i = 0; i < x->members * x->members; i++)
       free(addrs[i]);
     free(addrs);
+  }
+  if (leader_addrs) {
+    for (int i = 0; i < x->nodes * x->nodes; i++)
+      free(leader_addrs[i]);
+    free(leader_addrs);
   }
   exchange_listen_close(x);
   int src;
@@ -226,7 +296,7 @@ int sl_node_serve(int fd) {
   int rc = sl_frame_send(fd, SL_FRAME_HELLO, &workers, sizeof workers, v,
                          strlen(v), &err);
   sl_strbuf p = SL_STRBUF_INIT;
-  exchange_listen x = {0, NULL};
+  exchange_listen x = {0, NULL, 0, NULL};
   while (rc == SL_OK) {
     uint32_t type;
     rc = sl_frame_recv(fd, &type, &p, -1, &err);

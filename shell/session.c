@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sluice/binder.h"
+#include "sluice/channel.h"
 #include "sluice/connector.h"
 #include "sluice/cost_model.h"
 #include "sluice/executor.h"
@@ -449,7 +450,57 @@ static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
 
 /* EXPLAIN's "== Nodes ==" block: where the plan runs when there are
  * several nodes, and how their results meet. */
-static void explain_nodes(sl_session *s, const sl_plan *plan, sl_strbuf *out) {
+/* Late merge at partition leaders, for EXPLAIN's Nodes block: who leads
+ * what, the epochs, and the channels between nodes (runtime/node_leaders.h);
+ * with EXPLAIN ANALYZE what moved. */
+/* SET 'sluice.late-merge' = 'coordinator': the shell merges, as before
+ * partition leaders existed. */
+static bool late_merge_at_coordinator(sl_session *s) {
+  const char *lm = sl_settings_get(s->settings, "sluice.late-merge");
+  return lm && strcmp(lm, "coordinator") == 0;
+}
+
+static void explain_leaders(sl_session *s, const sl_plan *plan, int n,
+                            const sl_query_stats *st, sl_strbuf *out) {
+  bool tcp = s->cluster && !s->cluster->spawned;
+  sl_strbuf_append(out, "late merge at partition leaders: each node merges "
+                        "its workers' partial states, splits them by "
+                        "partition of the group key and sends each part to "
+                        "its leader; the leader merges, fires a window when "
+                        "every node's watermark (its vector clock) has "
+                        "passed it, finalizes and sends result rows to this "
+                        "process\nleaders:");
+  for (int k = 0; k < n; k++)
+    sl_strbuf_printf(out, "%s partition %d on node %d", k ? "," : "", k, k);
+  const char *es = sl_settings_get(s->settings, "sluice.epoch-size");
+  bool deltas = !plan->windowed || plan->window.kind == SL_WINDOW_TUMBLE;
+  sl_strbuf_printf(out,
+                   "\nepoch size: %s of input per node%s, and at every "
+                   "window end\n",
+                   es ? es : "64mb",
+                   deltas ? " (open windows' changes move as deltas)"
+                          : " ignored for hopping and cumulating windows "
+                            "(a slice belongs to several windows)");
+  int64_t bs = sl_settings_get_int(s->settings, "sluice.buffer-size", 65536);
+  if (bs < 4096)
+    bs = 4096;
+  sl_strbuf_printf(out,
+                   "channels between nodes: %d x %d %s, %d credits x %lld "
+                   "bytes\n",
+                   n, n - 1, tcp ? "tcp" : "shm",
+                   tcp ? SL_CHANNEL_TCP_DEFAULT_CREDITS
+                       : SL_CHANNEL_SHM_DEFAULT_CREDITS,
+                   (long long)((bs + 63) & ~63));
+  if (st)
+    sl_strbuf_printf(out,
+                     "(actual: epochs sent=%llu, state moved between "
+                     "nodes=%llu bytes)\n",
+                     (unsigned long long)st->epochs_sent,
+                     (unsigned long long)st->state_moved);
+}
+
+static void explain_nodes(sl_session *s, const sl_plan *plan,
+                          const sl_query_stats *st, sl_strbuf *out) {
   int n = s->cluster ? s->cluster->n
                      : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
   if (s->is_node || n <= 1)
@@ -476,6 +527,8 @@ static void explain_nodes(sl_session *s, const sl_plan *plan, sl_strbuf *out) {
                      !s->cluster || s->cluster->spawned
                          ? "shared-memory channels"
                          : "TCP channels");
+  else if (plan->kind == SL_PLAN_AGGREGATE && !late_merge_at_coordinator(s))
+    explain_leaders(s, plan, n, st, out);
   else if (plan->kind == SL_PLAN_AGGREGATE)
     sl_strbuf_append(out, "each node merges its workers' partials and sends "
                           "one partial per window over its control "
@@ -553,7 +606,7 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
                        plan ? strategy_name(plan) : "late-merge", why,
                        analyzed ? &st : NULL, ast->u.explain.format);
   if (plan && ast->u.explain.format != SL_EXPLAIN_JSON)
-    explain_nodes(s, plan, &out);
+    explain_nodes(s, plan, analyzed ? &st : NULL, &out);
   sl_error_clear(&plan_err);
   int rc = sink->text(sink->ctx, sl_strbuf_cstr(&out));
   sl_strbuf_free(&out);
@@ -582,12 +635,16 @@ static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
    * daemons over TCP at addresses they give first (XLISTEN). */
   bool across = plan->strategy == SL_STRATEGY_REPARTITION &&
                 plan->kind == SL_PLAN_AGGREGATE;
+  /* Late merge: partial state goes to partition leaders over channels
+   * between the nodes (node_leaders.h), unless the shell is to merge. */
+  bool leaders = !across && plan->kind == SL_PLAN_AGGREGATE &&
+                 s->cluster->n > 1 && !late_merge_at_coordinator(s);
   sl_strbuf addrs = SL_STRBUF_INIT;
-  if (across && !s->cluster->spawned)
-    rc = sl_cluster_xlisten(s->cluster, &addrs, err);
+  if ((across || leaders) && !s->cluster->spawned)
+    rc = sl_cluster_xlisten(s->cluster, across ? 1 : 2, &addrs, err);
   if (rc == SL_OK)
     rc = sl_cluster_query(s->cluster, text, len, (int)plan->strategy,
-                          !across               ? 0
+                          !across && !leaders   ? 0
                           : s->cluster->spawned ? 1
                                                 : 2,
                           &addrs, err);
@@ -599,7 +656,7 @@ static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
     abort();
   sl_exec_nodes nodes = {0};
   nodes.nnodes = s->cluster->n;
-  nodes.exchange_between_nodes = across;
+  nodes.exchange_between_nodes = across || leaders;
   nodes.fds = sl_cluster_fds(s->cluster, fds);
   rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
   free(fds);

@@ -173,6 +173,11 @@ int sl_group_table_merge(sl_group_table *dst, const sl_group_table *src,
  * key and state widths, group count), then per group its key row (long
  * key strings inline after it) and its state (sl_agg_state_encode). */
 void sl_group_table_encode(const sl_group_table *t, sl_strbuf *out);
+/* The same for the groups whose key hash keep(arg, hash) accepts (keep
+ * NULL: all); returns how many were written. */
+uint32_t sl_group_table_encode_where(const sl_group_table *t,
+                                     bool (*keep)(void *arg, uint64_t hash),
+                                     void *arg, sl_strbuf *out);
 /* Merge the groups of an encoded table into dst (dst += decoded), as
  * sl_group_table_merge does for a table in memory.  SL_EINVAL with a
  * message when the bytes are cut short, corrupt, or of another shape. */

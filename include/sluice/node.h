@@ -16,11 +16,16 @@
  *     QUERY   [node index u32][node count u32][strategy u32][exchange
  *             between nodes u32: 0 none, 1 shm, 2 tcp][query id u64]
  *             [address list length u32][every node's XADDR lines][text]:
- *             plan and run the query on this node's share of every source
- *     XLISTEN [node index u32][node count u32]: before a query that
- *             repartitions between daemons, listen (TCP) for the exchange
- *             channels this node will consume; answered by
- *     XADDR   lines "sender owner host:port": one per channel
+ *             plan and run the query on this node's share of every source;
+ *             channels between nodes carry records under repartition and
+ *             partial state to the partition leaders under late merge
+ *     XLISTEN [node index u32][node count u32][what u32]: before a query
+ *             that moves data between daemons, listen (TCP) for the
+ *             channels this node will consume (what 1: the repartition's
+ *             between workers; 2: the partition leaders' between nodes, for
+ *             late merge); answered by
+ *     XADDR   lines "sender owner host:port" (exchange members) or
+ *             "L sender leader host:port" (nodes): one per channel
  *     CANCEL  stop the running query (also: the connection closing)
  *     SYNC    after every query, whatever happened: the node stops the
  *             query if it still runs and answers SYNC_ACK once idle, and
@@ -42,10 +47,13 @@
  * The coordinator plans once (statistics, strategy), ships the statement
  * text and the chosen strategy, and every node plans the same text against
  * the same catalog; then each node looks, to the coordinator's executor,
- * like one worker: its partials are merged window by window when every
- * node's watermark has passed, and finalized once.  Nodes ship their merged
- * partial per window (late merge across nodes, at the coordinator); within
- * a node the chosen strategy is used between its workers.
+ * like one worker.  Late merge: by default (sluice.late-merge = leaders)
+ * node k leads partition k of the keys; nodes ship their state split by
+ * partition to the leaders over channels between them (node_leaders.h),
+ * each leader fires its partition's windows on its vector clock and sends
+ * ROWS.  With sluice.late-merge = coordinator, nodes ship their merged
+ * partial per window here (PARTIAL, WM) and the coordinator merges.
+ * Within a node the chosen strategy is used between its workers.
  *
  * Every node and the coordinator must run the same build (frames and
  * layouts are native, not portable across architectures or versions).
@@ -117,6 +125,13 @@ typedef struct sl_exec_nodes {
   uint64_t query_id;
   const int *listen_fds;
   const char *const *peer_addrs;
+  /* Late merge at partition leaders (exchange_between_nodes with the
+   * late-merge strategy): node s's state for node o's partition goes on a
+   * channel s -> o.  shm: "@sluice-<query_id>-L<s>-<o>"; tcp: o accepts on
+   * leader_listen_fds[s * node_count + o], s connects to
+   * leader_addrs[s * node_count + o] (XLISTEN / XADDR "L" lines). */
+  const int *leader_listen_fds;
+  const char *const *leader_addrs;
 } sl_exec_nodes;
 
 #endif

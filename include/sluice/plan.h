@@ -173,6 +173,9 @@ typedef struct sl_query_stats {
   uint64_t exchange_rows;    /* repartition: rows sent to other workers */
   uint64_t exchange_bytes;   /* ... their bytes (rows and long strings) */
   uint64_t exchange_slots;   /* ... channel slots published */
+  uint64_t epochs_sent;      /* late merge at leaders: epochs that moved
+                              * state to another node (summed over nodes) */
+  uint64_t state_moved;      /* ... partial state bytes sent between nodes */
   double source_seconds;     /* workers' time in the source */
   double pipeline_seconds;   /* workers' time in filter, join, state updates */
   double merge_seconds;      /* coordinator: merging partial states */
