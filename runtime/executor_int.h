@@ -187,6 +187,17 @@ struct exec_shared {
 
 extern void *sl_worker_main(void *arg);
 
+/* Setting a query up (query_setup.c), before its workers start: the
+ * lookup join's table, layouts and programs; then the JIT's functions
+ * (never fails: without them the query runs interpreted, and
+ * q->jit_status says why; shell may be NULL). */
+int sl_exec_prepare(exec_query *q, sl_error *err);
+void sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
+                         sl_result_sink *shell);
+/* The exchange's channels, q->channels (xn x xn; exchange_open.c). */
+int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
+                          sl_error *err);
+
 /* Clusters (node_link.c): on the coordinator, the thread that turns a
  * node's frames into what a worker publishes; on a node, what goes to the
  * coordinator instead of a sink. */

@@ -1,0 +1,356 @@
+/* query_setup.c - what a query needs before its workers start: the lookup
+ * join's table loaded and hashed, the row layouts and the interpreter's
+ * programs of every step (prepare), and the JIT's compiled functions for
+ * them (prepare_jit).  The executor (executor.c) calls both, then runs the
+ * workers (worker.c) and the coordinator. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor_int.h"
+#include "sluice/clock.h"
+
+static int compile(exec_query *q, const sl_bexpr *e, const sl_row_layout *l,
+                   const int *map, sl_expr_prog **out, sl_error *err) {
+  *out = NULL;
+  if (!e)
+    return SL_OK;
+  return sl_expr_compile(&q->arena, e, l, map, out, err);
+}
+
+/* ---- the lookup join's table -------------------------------------------- */
+
+static int load_table(exec_query *q, const int *table_leaf, int *table_map,
+                      sl_error *err) {
+  const sl_plan *plan = q->plan;
+  const sl_plan_input *in = &plan->inputs[1];
+  sl_source_spec spec = {in->table, q->table_layout, table_leaf, 0, 1, 0, NULL};
+  sl_source *src;
+  int rc = in->connector->open(&spec, &src, err);
+  if (rc != SL_OK)
+    return rc;
+  sl_expr_prog **kp = SL_ANEW_N(&q->arena, sl_expr_prog *, plan->njoin_keys);
+  for (int i = 0; i < plan->njoin_keys && rc == SL_OK; i++)
+    rc = compile(q, plan->join_table_keys[i], q->table_layout, table_map,
+                 &kp[i], err);
+  int cap_bufs = 8;
+  q->table_buffers = malloc(sizeof(sl_buffer) * 2 * (size_t)cap_bufs);
+  sl_expr_ctx *ctx = sl_expr_ctx_new();
+  bool done = false;
+  uint32_t nrows = 0;
+  while (rc == SL_OK && !done) {
+    if (q->ntable_buffers + 2 > 2 * cap_bufs) {
+      cap_bufs *= 2;
+      q->table_buffers =
+          realloc(q->table_buffers, sizeof(sl_buffer) * 2 * (size_t)cap_bufs);
+    }
+    if (!q->table_buffers)
+      abort();
+    sl_buffer *b = &q->table_buffers[q->ntable_buffers];
+    sl_buffer_init(b, q->table_layout, q->buffer_size);
+    rc = in->connector->next(src, b, &done, err);
+    if (rc != SL_OK || b->nrows == 0) {
+      sl_buffer_free(b);
+      continue;
+    }
+    /* The key row of every table row, in a parallel buffer. */
+    sl_buffer *kb = &q->table_buffers[q->ntable_buffers + 1];
+    sl_buffer_init(kb, q->join_key_layout,
+                   b->nrows * q->join_key_layout->width + b->cap);
+    q->ntable_buffers += 2;
+    uint32_t *sel = malloc(sizeof(uint32_t) * b->nrows);
+    for (uint32_t i = 0; i < b->nrows; i++)
+      sel[i] = i;
+    int k =
+        sl_exec_eval_rows(kp, plan->njoin_keys, b, sel, b->nrows, kb, ctx, err);
+    free(sel);
+    if (k < 0)
+      rc = k;
+    else if ((uint32_t)k != b->nrows)
+      rc = sl_error_set(err, SL_EINTERNAL, "join keys did not fit");
+    nrows += b->nrows;
+  }
+  in->connector->close(src);
+  sl_expr_ctx_free(ctx);
+  if (rc != SL_OK)
+    return rc;
+
+  q->table_nrows = nrows;
+  q->table_rows = SL_ANEW_N(&q->arena, uint8_t *, nrows + 1);
+  q->table_keys = SL_ANEW_N(&q->arena, uint8_t *, nrows + 1);
+  uint32_t r = 0;
+  for (int b = 0; b < q->ntable_buffers; b += 2)
+    for (uint32_t i = 0; i < q->table_buffers[b].nrows; i++, r++) {
+      q->table_rows[r] = sl_buffer_row(&q->table_buffers[b], i);
+      q->table_keys[r] = sl_buffer_row(&q->table_buffers[b + 1], i);
+    }
+  uint32_t cap = 16;
+  while (cap < 2 * nrows)
+    cap *= 2;
+  q->table_cap = cap;
+  q->table_hash = SL_ANEW_N(&q->arena, uint64_t, cap);
+  q->table_slot_row = SL_ANEW_N(&q->arena, uint32_t, cap);
+  for (r = 0; r < nrows; r++) {
+    const uint8_t *key = q->table_keys[r];
+    bool null_key = false;
+    for (int f = 0; f < q->join_key_layout->nfields; f++)
+      null_key |= sl_row_is_null(key, f);
+    if (null_key)
+      continue;
+    uint64_t h = sl_key_hash(q->join_key_layout, key);
+    uint32_t j = (uint32_t)h & (cap - 1);
+    while (q->table_hash[j])
+      j = (j + 1) & (cap - 1);
+    q->table_hash[j] = h;
+    q->table_slot_row[j] = r;
+  }
+  return SL_OK;
+}
+
+/* ---- setting a query up ------------------------------------------------- */
+
+static const sl_row_layout *layout_of(sl_arena *a, int n,
+                                      const char *const *names,
+                                      const sl_type *const *types) {
+  return sl_row_layout_new(a, n, names, types);
+}
+
+int sl_exec_prepare(exec_query *q, sl_error *err) {
+  const sl_plan *plan = q->plan;
+  sl_arena *a = &q->arena;
+  int rc;
+
+  q->stream_layout = sl_plan_input_layout(a, plan, 0);
+  q->stream_leaf = plan->inputs[0].used_leaf;
+  const sl_row_layout *ins[2] = {q->stream_layout, NULL};
+  int base0[2] = {0, -1};
+  int *map0 = sl_plan_column_map(a, plan, ins, base0);
+  rc = compile(q, plan->filter, q->stream_layout, map0, &q->filter, err);
+  if (rc != SL_OK)
+    return rc;
+  q->row_layout = q->stream_layout;
+  int *row_map = map0;
+
+  if (plan->join) {
+    q->join = true;
+    int *table_leaf = plan->inputs[1].used_leaf;
+    q->table_layout = sl_plan_input_layout(a, plan, 1);
+    ins[1] = q->table_layout;
+    int base1[2] = {-1, 0};
+    int *map1 = sl_plan_column_map(a, plan, ins, base1);
+    /* Joined rows: the stream's fields, then the table's. */
+    q->joined_layout =
+        sl_plan_joined_layout(a, q->stream_layout, q->table_layout);
+    int basej[2] = {0, q->stream_layout->nfields};
+    row_map = sl_plan_column_map(a, plan, ins, basej);
+    q->row_layout = q->joined_layout;
+    /* Join keys. */
+    q->nkey_progs = plan->njoin_keys;
+    q->stream_key_progs = SL_ANEW_N(a, sl_expr_prog *, plan->njoin_keys);
+    const sl_type **kt = SL_ANEW_N(a, const sl_type *, plan->njoin_keys);
+    for (int i = 0; i < plan->njoin_keys; i++) {
+      rc = compile(q, plan->join_stream_keys[i], q->stream_layout, map0,
+                   &q->stream_key_progs[i], err);
+      if (rc != SL_OK)
+        return rc;
+      kt[i] = plan->join_stream_keys[i]->type;
+    }
+    q->join_key_layout = layout_of(a, plan->njoin_keys, NULL, kt);
+    rc = compile(q, plan->post_join_filter, q->joined_layout, row_map,
+                 &q->post_join_filter, err);
+    if (rc == SL_OK)
+      rc = load_table(q, table_leaf, map1, err);
+    if (rc != SL_OK)
+      return rc;
+  }
+
+  /* The output rows. */
+  q->out_layout = layout_of(a, plan->nout, plan->out_names, plan->out_types);
+  if (plan->kind == SL_PLAN_STATELESS) {
+    q->out_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
+    for (int i = 0; i < plan->nout; i++) {
+      rc = compile(q, plan->out[i], q->row_layout, row_map, &q->out_progs[i],
+                   err);
+      if (rc != SL_OK)
+        return rc;
+    }
+    return SL_OK;
+  }
+
+  /* Aggregate: the tmp row per record. */
+  int nf = 2 + plan->nkeys + 2 * plan->naggs;
+  const sl_type **tt = SL_ANEW_N(a, const sl_type *, nf);
+  const sl_bexpr **te = SL_ANEW_N(a, const sl_bexpr *, nf);
+  sl_type *ts = sl_type_timestamp(a, 3);
+  sl_type *boolean = sl_type_new(a, SL_TYPE_BOOLEAN);
+  q->tmp_time = 0;
+  /* The watermark only matters to windows of event time; it is computed
+   * over the source's rows before the filter (see worker.c). */
+  if (plan->watermark && plan->windowed && !plan->window.proctime) {
+    rc = compile(q, plan->watermark, q->stream_layout, map0, &q->wm_prog, err);
+    if (rc != SL_OK)
+      return rc;
+    const sl_type *wt[1] = {plan->watermark->type};
+    q->wm_layout = layout_of(a, 1, NULL, wt);
+  }
+  q->tmp_keys = 2;
+  q->tmp_args = 2 + plan->nkeys;
+  q->tmp_filters = 2 + plan->nkeys + plan->naggs;
+  bool event_time = plan->windowed && !plan->window.proctime;
+  tt[0] = event_time ? plan->window.time->type : ts;
+  te[0] = event_time ? plan->window.time : NULL;
+  tt[1] = plan->watermark ? plan->watermark->type : ts;
+  /* Field 1 is not evaluated: under repartitioning the sending worker
+   * stores its watermark there (the owner judges lateness by it). */
+  te[1] = NULL;
+  q->tmp_wm_tag = 1;
+  for (int i = 0; i < plan->nkeys; i++) {
+    tt[2 + i] = plan->keys[i]->type;
+    te[2 + i] = plan->keys[i];
+  }
+  sl_agg_desc *descs = SL_ANEW_N(a, sl_agg_desc, plan->naggs + 1);
+  for (int i = 0; i < plan->naggs; i++) {
+    const sl_plan_agg *pa = &plan->aggs[i];
+    int af = q->tmp_args + i, ff = q->tmp_filters + i;
+    tt[af] = pa->arg ? pa->arg->type : boolean;
+    te[af] = pa->arg;
+    tt[ff] = boolean;
+    te[ff] = pa->filter;
+    descs[i].op = pa->op;
+    descs[i].distinct = pa->distinct;
+    descs[i].in_field = pa->arg ? af : -1;
+    descs[i].filter_field = pa->filter ? ff : -1;
+    descs[i].out_type = pa->type;
+  }
+  q->tmp_layout = layout_of(a, nf, NULL, tt);
+  q->tmp_progs = SL_ANEW_N(a, sl_expr_prog *, nf);
+  for (int f = 0; f < nf; f++) {
+    rc = compile(q, te[f], q->row_layout, row_map, &q->tmp_progs[f], err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  q->key_layout = layout_of(a, plan->nkeys, NULL, tt + 2);
+  rc = sl_agg_set_init(a, &q->aggs, plan->naggs, descs, q->tmp_layout, err);
+  if (rc != SL_OK)
+    return rc;
+
+  /* The aggregate row: keys, aggregates, window_start, window_end,
+   * window_time. */
+  int na = plan->nkeys + plan->naggs + 3;
+  const sl_type **at = SL_ANEW_N(a, const sl_type *, na);
+  for (int i = 0; i < plan->nkeys; i++)
+    at[i] = plan->keys[i]->type;
+  for (int i = 0; i < plan->naggs; i++)
+    at[plan->nkeys + i] = plan->aggs[i].type;
+  sl_type *wt = sl_type_timestamp(a, 3);
+  wt->time_attr = SL_TIME_ROWTIME;
+  at[na - 3] = ts;
+  at[na - 2] = ts;
+  at[na - 1] = wt;
+  q->agg_layout = layout_of(a, na, NULL, at);
+  int *ident = SL_ANEW_N(a, int, na);
+  for (int i = 0; i < na; i++)
+    ident[i] = i;
+  rc = compile(q, plan->having, q->agg_layout, ident, &q->having, err);
+  if (rc != SL_OK)
+    return rc;
+  q->final_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
+  for (int i = 0; i < plan->nout; i++) {
+    rc =
+        compile(q, plan->out[i], q->agg_layout, ident, &q->final_progs[i], err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  return SL_OK;
+}
+
+/* ---- the JIT ------------------------------------------------------------ */
+
+/* Compile the pipeline's per-record steps (jit.h) when SET 'sluice.jit' is
+ * on and every expression is supported; otherwise (or if LLVM fails) the
+ * query runs interpreted and q->jit_status says why.  Never fails the
+ * query: the interpreter is always there. */
+void sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
+                         sl_result_sink *shell) {
+  const sl_plan *plan = q->plan;
+  q->jit_status = sl_jit_plan_status(
+      &q->arena, plan, sl_settings_get_bool(settings, "sluice.jit", true));
+  if (q->jit_status)
+    return;
+  double t0 = sl_clock_seconds();
+  sl_error err = {0};
+  int rc =
+      sl_jit_new(&q->jit, sl_settings_get(settings, "sluice.jit.passes"), &err);
+  bool stateless = plan->kind == SL_PLAN_STATELESS;
+  /* A window aggregate over a lookup join: everything up to the tmp rows
+   * in one loop, the table's probe included (a buffer it hands back runs
+   * interpreted up to the fold).  Otherwise the WATERMARK goes into the
+   * first loop over the source's rows (it counts every row, so it runs
+   * before the filter there). */
+  bool fused = !sl_jit_lookup_status(plan) &&
+               sl_settings_get_bool(settings, "sluice.jit.join-probe", true) &&
+               sl_jit_lookup_supported(q->join_key_layout);
+  if (rc == SL_OK && fused) {
+    q->lookup = (sl_jit_lookup){q->stream_key_progs, q->nkey_progs,
+                                q->join_key_layout,  q->post_join_filter,
+                                q->joined_layout,    q->table_layout};
+    q->lookup_table =
+        (sl_jit_lookup_table){q->table_hash, q->table_slot_row, q->table_keys,
+                              q->table_rows, q->table_cap - 1};
+    rc = sl_jit_add_lookup_kernel(q->jit, q->wm_prog, q->wm_layout, q->filter,
+                                  &q->lookup, q->tmp_progs,
+                                  q->tmp_layout->nfields, q->stream_layout,
+                                  q->tmp_layout, true, &q->k_lookup, &err);
+  }
+  if (rc == SL_OK && !fused)
+    rc = sl_jit_add_kernel_pre(
+        q->jit, q->join ? NULL : q->wm_prog, q->wm_layout,
+        q->join ? q->post_join_filter : q->filter,
+        stateless ? q->out_progs : q->tmp_progs,
+        stateless ? plan->nout : q->tmp_layout->nfields, q->row_layout,
+        stateless ? q->out_layout : q->tmp_layout, !stateless, &q->k_main,
+        &err);
+  if (rc == SL_OK && q->join && !fused)
+    rc = sl_jit_add_kernel_pre(q->jit, q->wm_prog, q->wm_layout, q->filter,
+                               q->stream_key_progs, q->nkey_progs,
+                               q->stream_layout, q->join_key_layout, true,
+                               &q->k_join, &err);
+  /* Phase 2: the state update of the window aggregates it handles. */
+  if (rc == SL_OK && !stateless &&
+      sl_settings_get_bool(settings, "sluice.jit.state-update", true) &&
+      !sl_jit_fold_status(plan)) {
+    q->fold_spec = (sl_jit_fold_spec){&plan->window, q->tmp_layout, q->tmp_time,
+                                      q->tmp_keys,   q->key_layout, &q->aggs,
+                                      q->wm_layout};
+    rc = sl_jit_add_fold(q->jit, &q->fold_spec, &q->k_fold, &err);
+  }
+  /* Repartition: the owner of each record's key, computed in one loop. */
+  if (rc == SL_OK && !stateless && q->channels && !sl_jit_route_status(plan)) {
+    q->fold_spec = (sl_jit_fold_spec){&plan->window, q->tmp_layout, q->tmp_time,
+                                      q->tmp_keys,   q->key_layout, &q->aggs,
+                                      q->wm_layout};
+    rc = sl_jit_add_route(q->jit, &q->fold_spec, q->xn, &q->k_route, &err);
+  }
+  const char *dump = sl_settings_get(settings, "sluice.jit.dump");
+  char *ir = NULL;
+  if (rc == SL_OK)
+    rc = sl_jit_compile(q->jit, dump && strcmp(dump, "ir") == 0 ? &ir : NULL,
+                        &err);
+  if (ir) {
+    /* SET 'sluice.jit.dump' = 'ir': the optimized IR, as a notice */
+    if (shell && shell->notice)
+      shell->notice(shell->ctx, ir);
+    else
+      fprintf(stderr, "%s\n", ir);
+    free(ir);
+  }
+  q->jit_seconds = sl_clock_seconds() - t0;
+  if (rc != SL_OK) {
+    q->jit_status =
+        sl_arena_strdup(&q->arena, err.message ? err.message : "JIT failed");
+    sl_jit_free(q->jit);
+    q->jit = NULL;
+    q->k_main = q->k_join = q->k_fold = q->k_lookup = q->k_route = NULL;
+  }
+  sl_error_clear(&err);
+}
