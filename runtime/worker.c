@@ -394,7 +394,7 @@ static int project(worker_state *s, const sl_buffer *in, const uint32_t *sel,
 }
 
 /* Fold the watermark of input rows [wm_next, upto) into the worker's. */
-static void advance_watermark(worker_state *s, uint32_t upto) {
+void sl_worker_advance_watermark(worker_state *s, uint32_t upto) {
   if (!s->wm_values.data)
     return;
   const sl_row_layout *l = s->wm_values.layout;
@@ -504,62 +504,12 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
   return SL_OK;
 }
 
-/* fold_tmp with the compiled fold (q->k_fold, jit.h): it runs until a row
- * needs C (another slice than the last one, a NULL event time, an overflow
- * to report), which sl_worker_fold_row then folds exactly as without the
- * JIT; then the compiled fold goes on from the next row. */
-static int fold_tmp_compiled(worker_state *s, const uint32_t *sel) {
-  exec_query *q = s->q;
-  sl_jit_fold_call c;
-  memset(&c, 0, sizeof c);
-  c.tmp = s->tmp.data;
-  c.sel = sel;
-  c.origin = s->origin;
-  c.wm_rows = s->wm_values.data;
-  c.wm_nrows = s->wm_values.data ? s->wm_values.nrows : 0;
-  c.n = s->tmp.nrows;
-  c.local_wm = s->local_wm;
-  c.next_end = s->next_end;
-  c.wm_next = s->wm_next;
-  for (;;) {
-    if (s->last < s->nslices) {
-      c.table = s->slices[s->last].table;
-      c.slice_start = s->slices[s->last].start;
-    } else {
-      c.table = NULL;
-    }
-    c.late = c.rows_state = 0;
-    int done = sl_jit_fold_run(q->k_fold, &c);
-    s->w->late += c.late;
-    s->w->rows_state += c.rows_state;
-    s->local_wm = c.local_wm;
-    s->next_end = c.next_end;
-    if (s->wm_values.data) {
-      s->wm_next = c.wm_next;
-      s->wm = s->local_wm; /* late merge: the operator's is its own */
-    }
-    if (done == SL_OK)
-      return SL_OK;
-    uint32_t r = c.pos;
-    uint32_t input_row = s->origin ? s->origin[sel[r]] : sel[r];
-    advance_watermark(s, input_row);
-    int rc = sl_worker_fold_row(s, sl_buffer_row(&s->tmp, r), s->wm, 0);
-    if (rc != SL_OK)
-      return rc;
-    advance_watermark(s, input_row + 1);
-    c.pos = r + 1;
-    c.local_wm = s->local_wm;
-    c.next_end = s->next_end;
-    c.wm_next = s->wm_next;
-  }
-}
-
 /* Fold the evaluated tmp rows of s->tmp into state (or send them to their
  * owners); tmp row r comes from row sel[r] of the buffer being processed. */
-static int fold_tmp(worker_state *s, const uint32_t *sel) {
+int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel) {
   exec_query *q = s->q;
   if (q->k_fold && !q->channels)
-    return fold_tmp_compiled(s, sel);
+    return sl_worker_fold_tmp_compiled(s, sel);
   const sl_plan_window *pw = &q->plan->window;
   const sl_row_layout *tl = q->tmp_layout;
   const sl_row_layout *kl = q->key_layout;
@@ -575,7 +525,7 @@ static int fold_tmp(worker_state *s, const uint32_t *sel) {
       uint8_t *row = sl_buffer_row(&s->tmp, r);
       uint32_t at = sel[r];
       uint32_t input_row = s->origin ? s->origin[at] : at;
-      advance_watermark(s, input_row); /* the rows before this one */
+      sl_worker_advance_watermark(s, input_row); /* the rows before this one */
       int rc;
       if (!exchange) {
         rc = sl_worker_fold_row(s, row, s->wm, proc_now);
@@ -609,7 +559,7 @@ static int fold_tmp(worker_state *s, const uint32_t *sel) {
       }
       if (rc != SL_OK)
         return rc;
-      advance_watermark(s, input_row + 1); /* and this one */
+      sl_worker_advance_watermark(s, input_row + 1); /* and this one */
     }
   }
   return SL_OK;
@@ -617,7 +567,7 @@ static int fold_tmp(worker_state *s, const uint32_t *sel) {
 
 /* After a buffer's rows are folded: processing-time windows close by the
  * clock. */
-static void aggregate_done(worker_state *s) {
+void sl_worker_aggregate_done(worker_state *s) {
   const sl_plan *plan = s->q->plan;
   if (plan->windowed && plan->window.proctime) {
     s->local_wm = sl_now_us();
@@ -640,12 +590,12 @@ static int aggregate(worker_state *s, const sl_buffer *in, const uint32_t *sel,
       return sl_error_set(&s->w->err, SL_EINVAL,
                           "a record's keys and arguments are larger than a "
                           "buffer; raise SET 'sluice.buffer-size'");
-    int rc = fold_tmp(s, sel + done);
+    int rc = sl_worker_fold_tmp(s, sel + done);
     if (rc != SL_OK)
       return rc;
     done += (uint32_t)k;
   }
-  aggregate_done(s);
+  sl_worker_aggregate_done(s);
   return SL_OK;
 }
 
@@ -741,87 +691,7 @@ full:
   return SL_OK;
 }
 
-/* ---- compiled steps (jit.h) ----------------------------------------------
- * Each returns SL_JIT_RETRY when its kernel handed the step back: nothing
- * it did is visible then (tmp rows and unpublished batches are dropped),
- * so the caller runs the same step with the interpreter, which reports the
- * error exactly as it always does. */
-
-/* q->k_main over rows sel[0..n) of buf: the filter (or post-join filter)
- * and every tmp / output field in one loop, then the fold (aggregate) or
- * the batches handed to the coordinator (stateless).  *kept: rows that
- * passed the filter. */
-static int jit_main(worker_state *s, const sl_buffer *buf, const uint32_t *sel,
-                    uint32_t n, sl_buffer *wm_out, uint64_t *kept) {
-  exec_query *q = s->q;
-  uint32_t nout, next;
-  if (q->plan->kind == SL_PLAN_AGGREGATE) {
-    /* tmp holds a row for every input row: one call does the buffer */
-    sl_buffer_clear(&s->tmp);
-    int rc = sl_jit_run_pre(q->k_main, buf, sel, n, s->jsel, &nout, &s->tmp,
-                            wm_out, &next, s->ctx);
-    if (rc != SL_OK || next < n) {
-      sl_buffer_clear(&s->tmp);
-      return SL_JIT_RETRY;
-    }
-    *kept += nout;
-    /* without a filter the kernel keeps every row and leaves jsel alone */
-    bool filtered = q->join ? q->post_join_filter != NULL : q->filter != NULL;
-    rc = fold_tmp(s, filtered ? s->jsel : sel);
-    aggregate_done(s);
-    return rc;
-  }
-  /* stateless: batches are published only when the whole step worked */
-  out_batch *head = NULL, *tail = NULL;
-  uint32_t pos = 0;
-  uint64_t total = 0;
-  int rc = SL_OK;
-  while (pos < n) {
-    out_batch *b = new_batch(s);
-    rc = sl_jit_run(q->k_main, buf, sel + pos, n - pos, s->jsel, &nout, &b->buf,
-                    &next, s->ctx);
-    if (tail)
-      tail->next = b;
-    else
-      head = b;
-    tail = b;
-    if (rc != SL_OK)
-      break;
-    if (next == 0) { /* not even one row fits a new batch */
-      rc = SL_JIT_RETRY;
-      break;
-    }
-    total += nout;
-    pos += next;
-  }
-  worker *w = s->w;
-  if (rc != SL_OK) { /* back to the free list, unpublished */
-    pthread_mutex_lock(&w->lock);
-    tail->next = w->free_batches;
-    w->free_batches = head;
-    pthread_mutex_unlock(&w->lock);
-    return rc;
-  }
-  *kept += total;
-  pthread_mutex_lock(&w->lock);
-  for (out_batch *b = head; b;) {
-    out_batch *next_b = b->next;
-    b->next = NULL;
-    if (b->buf.nrows == 0) {
-      b->next = w->free_batches;
-      w->free_batches = b;
-    } else {
-      if (w->batches_tail)
-        w->batches_tail->next = b;
-      else
-        w->batches = b;
-      w->batches_tail = b;
-    }
-    b = next_b;
-  }
-  pthread_mutex_unlock(&w->lock);
-  return SL_OK;
-}
+/* ---- a buffer's path (the compiled steps: worker_compiled.c) ------------- */
 
 static int process_rows(worker_state *s, const sl_buffer *buf,
                         const uint32_t *sel, uint32_t n) {
@@ -856,31 +726,7 @@ static int process_buffer(worker_state *s, const sl_buffer *in) {
   }
   rc = process_filtered(s, in, n);
   /* Rows after the last one aggregated count for the watermark too. */
-  advance_watermark(s, n);
-  return rc;
-}
-
-/* q->k_lookup over input rows 0..n: the whole step from the source's rows
- * to the state, the join's probe included; SL_JIT_RETRY (nothing done)
- * when the kernel hands the buffer back. */
-static int jit_lookup(worker_state *s, const sl_buffer *in, uint32_t n,
-                      sl_buffer *wm_out) {
-  exec_query *q = s->q;
-  uint32_t nout, next, passed;
-  sl_buffer_clear(&s->tmp);
-  int rc =
-      sl_jit_run_lookup(q->k_lookup, &q->lookup_table, in, s->sel, n, s->jsel,
-                        &nout, &s->tmp, wm_out, &next, &passed, s->ctx);
-  if (rc != SL_OK || next < n) {
-    sl_buffer_clear(&s->tmp);
-    return SL_JIT_RETRY;
-  }
-  s->w->rows_filtered += passed;
-  s->w->rows_joined += nout;
-  /* jsel holds the input row of every tmp row */
-  s->origin = NULL;
-  rc = fold_tmp(s, s->jsel);
-  aggregate_done(s);
+  sl_worker_advance_watermark(s, n);
   return rc;
 }
 
@@ -889,14 +735,14 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
   int rc;
   sl_buffer *wm_out = q->wm_prog ? &s->wm_values : NULL;
   if (q->k_lookup) {
-    rc = jit_lookup(s, in, n, wm_out);
+    rc = sl_worker_jit_lookup(s, in, n, wm_out);
     if (rc != SL_JIT_RETRY)
       return rc;
   }
   if (q->k_main && !q->join) {
     /* the whole pipeline up to the state (or the output) in one loop */
     s->origin = NULL;
-    rc = jit_main(s, in, s->sel, n, wm_out, &s->w->rows_filtered);
+    rc = sl_worker_jit_main(s, in, s->sel, n, wm_out, &s->w->rows_filtered);
     if (rc != SL_JIT_RETRY)
       return rc;
   }
@@ -945,7 +791,8 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
                           "in a buffer; raise SET 'sluice.buffer-size'");
     done += consumed;
     if (q->k_main) {
-      rc = jit_main(s, &s->joined, s->sel2, nj, NULL, &s->w->rows_joined);
+      rc = sl_worker_jit_main(s, &s->joined, s->sel2, nj, NULL,
+                              &s->w->rows_joined);
       if (rc != SL_JIT_RETRY) {
         if (rc != SL_OK)
           return rc;

@@ -68,6 +68,25 @@ static inline int64_t sl_now_us(void) {
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* worker.c, for the compiled steps: the watermark over input rows before
+ * `upto`; fold (or send to their owners) the tmp rows of s->tmp, tmp row r
+ * from row sel[r] of the buffer; after a buffer's rows are folded. */
+void sl_worker_advance_watermark(worker_state *s, uint32_t upto);
+int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel);
+void sl_worker_aggregate_done(worker_state *s);
+
+/* The compiled steps (worker_compiled.c); SL_JIT_RETRY: handed back, do the
+ * step with the interpreter.  fold_tmp with q->k_fold; q->k_main over rows
+ * sel[0..n) of buf (then the fold, or the batches; *kept: rows that passed
+ * the filter); q->k_lookup over input rows 0..n (the join probed in the
+ * loop, then the fold). */
+int sl_worker_fold_tmp_compiled(worker_state *s, const uint32_t *sel);
+int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
+                       const uint32_t *sel, uint32_t n, sl_buffer *wm_out,
+                       uint64_t *kept);
+int sl_worker_jit_lookup(worker_state *s, const sl_buffer *in, uint32_t n,
+                         sl_buffer *wm_out);
+
 /* Fold one tmp row into this worker's state (worker.c). */
 int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
                        int64_t proc_now);
