@@ -1,7 +1,8 @@
 /* channel.c - the transport-independent part of channels (channel.h):
  * opening by transport or endpoint, shape defaults and checks, and the
  * back-off the transports' waits share.  The protocol is channel_ring.c;
- * the transports are channel_local.c, channel_shm.c and channel_tcp.c. */
+ * the transports are channel_local.c, channel_shm.c, channel_tcp.c and
+ * channel_verbs.c. */
 #include <sched.h>
 #include <stddef.h>
 #include <string.h>
@@ -79,7 +80,7 @@ void sl_channel_destroy(sl_channel *ch) {
 
 const sl_channel_transport *sl_channel_transport_find(const char *name) {
   static const sl_channel_transport *const all[] = {
-      &sl_channel_local, &sl_channel_shm, &sl_channel_tcp};
+      &sl_channel_local, &sl_channel_shm, &sl_channel_tcp, &sl_channel_verbs};
   for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
     if (strcmp(all[i]->name, name) == 0)
       return all[i];
@@ -97,12 +98,14 @@ int sl_channel_open_end(const sl_channel_endpoint *ep,
     sl_error_set(err, rc, "no channel endpoint");
   else if (!t)
     sl_error_set(err, rc,
-                 "unknown channel transport '%s' (expected shm or tcp)",
+                 "unknown channel transport '%s' (expected shm, tcp or "
+                 "verbs)",
                  ep->transport ? ep->transport : "(null)");
   else if (!t->open_end)
     sl_error_set(err, rc,
                  "the %s transport has both ends in one process: open it "
-                 "with sl_channel_open, or pick shm or tcp for two processes",
+                 "with sl_channel_open, or pick shm, tcp or verbs for two "
+                 "processes",
                  t->name);
   else if (ep->role != SL_CHANNEL_PRODUCER && ep->role != SL_CHANNEL_CONSUMER)
     sl_error_set(err, rc,

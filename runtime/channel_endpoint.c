@@ -415,11 +415,14 @@ int sl_channel_listen(const char *transport, const char *address, int *fd,
   const sl_channel_transport *t = sl_channel_transport_find(transport);
   if (!t || !t->open_end)
     return sl_error_set(err, SL_EINVAL,
-                        "cannot listen for '%s' channels (shm or tcp only)",
+                        "cannot listen for '%s' channels (shm, tcp or verbs "
+                        "only)",
                         transport ? transport : "(null)");
   if (!address)
     return sl_error_set(err, SL_EINVAL, "%s channel: no address to listen on",
                         t->name);
+  if (t == &sl_channel_verbs)
+    return sl_verbs_listen(address, fd, bound, bound_size, err);
   int s = -1;
   if (t == &sl_channel_shm) {
     struct sockaddr_un sa;

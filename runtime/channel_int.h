@@ -7,6 +7,7 @@
 #ifndef SLUICE_CHANNEL_INT_H
 #define SLUICE_CHANNEL_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sluice/channel.h"
@@ -221,5 +222,9 @@ int sl_endpoint_refuse(const sl_channel_endpoint *ep, int rc);
 
 /* Deadline for a rendezvous from ep->timeout_ns. */
 int64_t sl_endpoint_deadline(const sl_channel_endpoint *ep);
+
+/* sl_channel_listen for verbs (channel_verbs_connect.c). */
+int sl_verbs_listen(const char *address, int *fd, char *bound,
+                    size_t bound_size, sl_error *err);
 
 #endif

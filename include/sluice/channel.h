@@ -44,7 +44,7 @@
  * (SL_EIO when a peer died) once the channel is broken; sl_channel_error
  * says why, naming the peer.
  *
- * TWO PROCESSES (shm, tcp; later verbs).  sl_channel_open creates both ends
+ * TWO PROCESSES (shm, tcp, verbs).  sl_channel_open creates both ends
  * in one process (local only).  Across processes each process opens ITS end
  * with sl_channel_open_end and an sl_channel_endpoint: the transport, the
  * role (producer or consumer) and how to meet the peer (an already
@@ -204,8 +204,35 @@ extern const sl_channel_transport sl_channel_shm;
  * ring and sends credits back. */
 extern const sl_channel_transport sl_channel_tcp;
 
-/* "local", "shm" or "tcp"; NULL for an unknown name. */
+/* Hosts with RDMA devices (rdma-core): one Reliable Connected queue pair
+ * per channel, set up with librdmacm on IP addresses; the producer
+ * RDMA-WRITEs each slot (payload, then footer) into the consumer's
+ * registered ring, the consumer RDMA-WRITEs its credit counter back, and
+ * both poll their own memory.  Ends meet only through rdma_cm (VIA_ACCEPT
+ * on a listener from sl_channel_listen("verbs", "ip:port", ...), or
+ * VIA_CONNECT to "ip:port"); VIA_FD is refused with SL_EINVAL.  A verbs
+ * listener accepts ONE channel (listen once per channel) and is usable
+ * only in the process that made it; a process that has used verbs must
+ * not fork children that use verbs (fork first). */
+extern const sl_channel_transport sl_channel_verbs;
+
+/* "local", "shm", "tcp" or "verbs"; NULL for an unknown name. */
 const sl_channel_transport *sl_channel_transport_find(const char *name);
+
+/* The first RDMA device with an active port and an IPv4 address (from its
+ * GID table: an IPv4-mapped GID of a RoCE port), for transport selection
+ * and EXPLAIN.  SL_OK and *out filled; SL_EUNSUPPORTED (error.h has no
+ * SL_ENOENT: the host cannot run verbs) with a message saying what is
+ * missing ("no RDMA device ...", "rxe0 port 1 is DOWN", ...).  Fast and
+ * side-effect free: it opens and closes the devices with libibverbs only,
+ * so it may run before a fork. */
+typedef struct sl_verbs_device {
+  char name[64];    /* "rxe0" */
+  char address[64]; /* "10.0.2.15" */
+  int port;         /* 1 */
+  char link[16];    /* "Ethernet" or "InfiniBand" */
+} sl_verbs_device;
+int sl_channel_verbs_probe(sl_verbs_device *out, sl_error *err);
 
 /* Default shapes of cross-process ends (docs/BENCHMARKS.md, "Channel
  * transports"): 64 KiB slots (the engine's buffer size) and 32 credits,
@@ -221,6 +248,8 @@ enum {
   SL_CHANNEL_SHM_DEFAULT_SLOT_SIZE = 64 * 1024,
   SL_CHANNEL_TCP_DEFAULT_CREDITS = 32,
   SL_CHANNEL_TCP_DEFAULT_SLOT_SIZE = 64 * 1024,
+  SL_CHANNEL_VERBS_DEFAULT_CREDITS = 8,
+  SL_CHANNEL_VERBS_DEFAULT_SLOT_SIZE = 64 * 1024,
 };
 
 typedef enum sl_channel_role {
@@ -247,7 +276,7 @@ typedef enum sl_channel_rendezvous {
  * be the same at both ends (0 = the transport's default); a mismatch fails
  * both opens with SL_EINVAL. */
 typedef struct sl_channel_endpoint {
-  const char *transport; /* "shm" or "tcp" */
+  const char *transport; /* "shm", "tcp" or "verbs" */
   sl_channel_role role;
   sl_channel_rendezvous via;
   int fd;              /* VIA_FD, VIA_ACCEPT */
@@ -265,9 +294,12 @@ int sl_channel_open_end(const sl_channel_endpoint *ep,
                         sl_error *err);
 
 /* A listening socket for VIA_ACCEPT.  tcp: address "host:port" (port 0 =
- * any free port); shm: a unix socket path or "@abstract-name".  The
- * address peers must connect to (the chosen port filled in) is written to
- * bound[0..bound_size).  Close *fd when done (and unlink a path). */
+ * any free port); shm: a unix socket path or "@abstract-name"; verbs:
+ * "ip:port" of an RDMA device's address (port 0 = any), and *fd is the
+ * listener's rdma_cm event channel, good for one accept, in this process
+ * only.  The address peers must connect to (the chosen port filled in) is
+ * written to bound[0..bound_size).  Close *fd when done (and unlink a
+ * path). */
 int sl_channel_listen(const char *transport, const char *address, int *fd,
                       char *bound, size_t bound_size, sl_error *err);
 

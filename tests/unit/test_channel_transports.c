@@ -1,8 +1,10 @@
 /* test_channel_transports.c - the test-suite every channel transport must
  * pass: ONE set of tests run against local (producer and consumer threads
- * of this process), shm and tcp (producer and consumer in two processes:
- * fork, each opens its end with sl_channel_open_end; tcp over 127.0.0.1
- * and an ephemeral port).  FIFO order with payload contents checked over
+ * of this process), shm, tcp and verbs (producer and consumer in two
+ * processes: fork, each opens its end with sl_channel_open_end; tcp over
+ * 127.0.0.1 and an ephemeral port; verbs on the RDMA device's address, or
+ * SLUICE_RDMA_ADDR, and SKIPPED without a device, or failed when
+ * SLUICE_REQUIRE_VERBS=1).  FIFO order with payload contents checked over
  * thousands of slots, no overwrite under a slow consumer, back-pressure at
  * exactly c unread slots, tiny and near-slot-size payloads, 16 channels at
  * once, orderly close, abort from either side, and a peer killed with
@@ -178,13 +180,96 @@ static int connect_loopback(const char *addr) {
   return fd;
 }
 
-/* Open this process's n ends.  0 or the failing line. */
+/* --- verbs: where to listen, and whether there is a device --- */
+
+/* The address a verbs acceptor listens on: SLUICE_RDMA_ADDR ("ip" or
+ * "ip:port"), else the probed device's address with port 0.  0, or -1
+ * with why. */
+static int verbs_listen_address(char *buf, size_t n, char *why, size_t wn) {
+  const char *env = getenv("SLUICE_RDMA_ADDR");
+  if (env && *env) {
+    snprintf(buf, n, strchr(env, ':') ? "%s" : "%s:0", env);
+    return 0;
+  }
+  sl_verbs_device d;
+  sl_error err = {0};
+  int rc = sl_channel_verbs_probe(&d, &err);
+  if (rc != SL_OK) {
+    snprintf(why, wn, "%s", err.message ? err.message : "no RDMA device");
+    sl_error_clear(&err);
+    return -1;
+  }
+  snprintf(buf, n, "%s:0", d.address);
+  return 0;
+}
+
+/* A verbs test without a device is skipped, visibly (cmocka prints
+ * SKIPPED), or fails when SLUICE_REQUIRE_VERBS=1 (inside the RDMA VM). */
+static void need_verbs(void **state) {
+  if (strcmp(*state, "verbs") != 0)
+    return;
+  char addr[128], why[256] = "";
+  if (verbs_listen_address(addr, sizeof addr, why, sizeof why) == 0)
+    return;
+  const char *req = getenv("SLUICE_REQUIRE_VERBS");
+  if (req && strcmp(req, "1") == 0)
+    fail_msg("SLUICE_REQUIRE_VERBS=1 but %s", why);
+  skip();
+}
+
+/* verbs: the consumer accepts, or the producer in the other rendezvous. */
+static int verbs_accepts(const pair_run *pr, sl_channel_role role) {
+  return (role == SL_CHANNEL_CONSUMER) == !pr->other_rendezvous;
+}
+
+/* Exactly n bytes from fd within GUARD_NS.  0 or -1. */
+static int read_exact(int fd, void *buf, size_t n) {
+  char *p = buf;
+  while (n > 0) {
+    struct pollfd pf = {fd, POLLIN, 0};
+    if (poll(&pf, 1, (int)(GUARD_NS / 1000000)) != 1)
+      return -1;
+    ssize_t k = read(fd, p, n);
+    if (k <= 0)
+      return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+enum { ADDR_LEN = 128 };
+
+/* Open this process's n ends.  0 or the failing line.  verbs: the
+ * accepting process makes one listener per channel (after the fork, in
+ * itself: see channel.h) and sends each bound address over vpipe. */
 static int open_ends(const pair_run *pr, sl_channel_role role, int sv[][2],
-                     int lfd, const char *addr, sl_channel **ch) {
+                     int lfd, const char *addr, sl_channel **ch,
+                     const int vpipe[2]) {
   int shm = !strcmp(pr->transport, "shm");
+  int verbs = !strcmp(pr->transport, "verbs");
   for (int i = 0; i < pr->n; i++) {
     sl_channel_endpoint ep = {.transport = pr->transport, .role = role};
-    if (shm && !pr->other_rendezvous) {
+    char vaddr[ADDR_LEN] = "";
+    int vfd = -1;
+    if (verbs && verbs_accepts(pr, role)) {
+      char where[ADDR_LEN], why[256];
+      CHECK(verbs_listen_address(where, sizeof where, why, sizeof why) == 0);
+      sl_error err = {0};
+      int rc =
+          sl_channel_listen("verbs", where, &vfd, vaddr, sizeof vaddr, &err);
+      if (rc != SL_OK)
+        fprintf(stderr, "listen(verbs, %s): %s\n", where, err.message);
+      sl_error_clear(&err);
+      CHECK(rc == SL_OK);
+      CHECK(write(vpipe[1], vaddr, sizeof vaddr) == (ssize_t)sizeof vaddr);
+      ep.via = SL_CHANNEL_VIA_ACCEPT;
+      ep.fd = vfd;
+    } else if (verbs) {
+      CHECK(read_exact(vpipe[0], vaddr, sizeof vaddr) == 0);
+      ep.via = SL_CHANNEL_VIA_CONNECT;
+      ep.address = vaddr;
+    } else if (shm && !pr->other_rendezvous) {
       ep.via = SL_CHANNEL_VIA_FD;
       ep.fd = role == SL_CHANNEL_CONSUMER ? sv[i][0] : sv[i][1];
     } else if (!shm && pr->other_rendezvous) {
@@ -201,6 +286,8 @@ static int open_ends(const pair_run *pr, sl_channel_role role, int sv[][2],
     }
     sl_error err = {0};
     int rc = sl_channel_open_end(&ep, &pr->cfg, &ch[i], &err);
+    if (vfd >= 0)
+      close(vfd);
     if (rc != SL_OK) {
       fprintf(stderr, "open_end(%s, %s): %s\n", pr->transport,
               role == SL_CHANNEL_CONSUMER ? "consumer" : "producer",
@@ -212,15 +299,20 @@ static int open_ends(const pair_run *pr, sl_channel_role role, int sv[][2],
   return 0;
 }
 
-static void run_forked(const pair_run *pr, int *prod_rc, int *cons_rc) {
+/* The two ends in two processes (this one and a forked child).  0, or
+ * the line of a set-up step that failed (no cmocka asserts here: verbs
+ * runs this in a forked supervisor). */
+static int run_forked(const pair_run *pr, int *prod_rc, int *cons_rc) {
   int sv[MAX_CH][2];
   int lfd = -1;
-  char addr[128] = "";
-  /* shm normally: one socketpair per channel; else a listening socket. */
+  char addr[ADDR_LEN] = "";
+  int verbs = !strcmp(pr->transport, "verbs");
+  /* shm normally: one socketpair per channel; else a listening socket
+   * (verbs: listeners after the fork, see open_ends). */
   int shm = !strcmp(pr->transport, "shm") && !pr->other_rendezvous;
   for (int i = 0; shm && i < pr->n; i++)
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]), 0);
-  if (!shm) {
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]) == 0);
+  if (!shm && !verbs) {
     sl_error err = {0};
     char name[64];
     snprintf(name, sizeof name, "@sluice-test-%d", (int)getpid());
@@ -229,18 +321,21 @@ static void run_forked(const pair_run *pr, int *prod_rc, int *cons_rc) {
         &lfd, addr, sizeof addr, &err);
     if (rc)
       fprintf(stderr, "listen: %s\n", err.message);
-    assert_int_equal(rc, SL_OK);
+    sl_error_clear(&err);
+    CHECK(rc == SL_OK);
   }
-  int a[2], b[2]; /* a: parent -> child, b: child -> parent */
-  assert_int_equal(pipe(a), 0);
-  assert_int_equal(pipe(b), 0);
+  int a[2], b[2];       /* a: parent -> child, b: child -> parent */
+  int vp[2] = {-1, -1}; /* verbs: bound addresses, acceptor -> connector */
+  CHECK(pipe(a) == 0);
+  CHECK(pipe(b) == 0);
+  CHECK(!verbs || pipe(vp) == 0);
   sl_channel_role child_role =
       pr->child_is_consumer ? SL_CHANNEL_CONSUMER : SL_CHANNEL_PRODUCER;
   sl_channel_role parent_role =
       pr->child_is_consumer ? SL_CHANNEL_PRODUCER : SL_CHANNEL_CONSUMER;
   fflush(NULL);
   pid_t pid = fork();
-  assert_true(pid >= 0);
+  CHECK(pid >= 0);
   if (pid == 0) {
     alarm(WATCHDOG_S);
     close(a[1]), close(b[0]);
@@ -251,7 +346,7 @@ static void run_forked(const pair_run *pr, int *prod_rc, int *cons_rc) {
     if (lfd >= 0 && child_role == SL_CHANNEL_PRODUCER)
       close(lfd);
     sl_channel *ch[MAX_CH] = {0};
-    int rc = open_ends(pr, child_role, sv, lfd, addr, ch);
+    int rc = open_ends(pr, child_role, sv, lfd, addr, ch, vp);
     peer_link l = {b[1], a[0], getppid(), pr->transport};
     if (rc == 0)
       rc = run_body(pr, child_role, ch, &l);
@@ -268,7 +363,7 @@ static void run_forked(const pair_run *pr, int *prod_rc, int *cons_rc) {
   for (int i = 0; shm && i < pr->n; i++)
     close(parent_role == SL_CHANNEL_CONSUMER ? sv[i][1] : sv[i][0]);
   sl_channel *ch[MAX_CH] = {0};
-  int rc = open_ends(pr, parent_role, sv, lfd, addr, ch);
+  int rc = open_ends(pr, parent_role, sv, lfd, addr, ch, vp);
   peer_link l = {a[1], b[0], pid, pr->transport};
   if (rc == 0)
     rc = run_body(pr, parent_role, ch, &l);
@@ -276,6 +371,8 @@ static void run_forked(const pair_run *pr, int *prod_rc, int *cons_rc) {
     sl_channel_destroy(ch[i]);
   if (lfd >= 0)
     close(lfd);
+  if (verbs)
+    close(vp[0]), close(vp[1]);
   close(a[1]); /* a child waiting on the peer_link gives up */
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -291,20 +388,57 @@ static void run_forked(const pair_run *pr, int *prod_rc, int *cons_rc) {
             pr->transport);
   *prod_rc = parent_role == SL_CHANNEL_PRODUCER ? rc : child_rc;
   *cons_rc = parent_role == SL_CHANNEL_CONSUMER ? rc : child_rc;
+  return 0;
+}
+
+/* verbs: run_forked in a forked supervisor, so that THIS process never
+ * touches rdma_cm: librdmacm keeps device contexts open for the life of a
+ * process, and a child forked from a process that used them cannot use
+ * verbs (channel.h).  The supervisor reports the results over a pipe. */
+static void run_isolated(const pair_run *pr, int *prod_rc, int *cons_rc) {
+  int rp[2];
+  assert_int_equal(pipe(rp), 0);
+  fflush(NULL);
+  pid_t s = fork();
+  assert_true(s >= 0);
+  if (s == 0) {
+    close(rp[0]);
+    int res[3] = {0, -1, -1};
+    res[0] = run_forked(pr, &res[1], &res[2]);
+    if (res[0])
+      fprintf(stderr, "set-up failed at line %d\n", res[0]);
+    _exit(write(rp[1], res, sizeof res) == (ssize_t)sizeof res ? 0 : 1);
+  }
+  close(rp[1]);
+  int res[3] = {-1, -1, -1};
+  ssize_t k;
+  while ((k = read(rp[0], res, sizeof res)) < 0 && errno == EINTR)
+    ;
+  close(rp[0]);
+  int status;
+  while (waitpid(s, &status, 0) < 0 && errno == EINTR)
+    ;
+  assert_int_equal(k, (ssize_t)sizeof res);
+  assert_int_equal(res[0], 0);
+  *prod_rc = res[1];
+  *cons_rc = res[2];
 }
 
 static void run_pair(const pair_run *pr) {
   int p = -1, c = -1;
   if (!strcmp(pr->transport, "local"))
     run_local(pr, &p, &c);
+  else if (!strcmp(pr->transport, "verbs"))
+    run_isolated(pr, &p, &c);
   else
-    run_forked(pr, &p, &c);
+    assert_int_equal(run_forked(pr, &p, &c), 0);
   assert_int_equal(p, 0);
   assert_int_equal(c, 0);
 }
 
 static pair_run pair(void **state, uint32_t credits, uint32_t slot, int n,
                      body_fn prod, body_fn cons, const void *arg) {
+  need_verbs(state);
   pair_run pr = {*state, {credits, slot}, n, prod, cons, arg, 0, 0, NULL, NULL,
                  0};
   return pr;
@@ -529,14 +663,17 @@ static int bp_consumer(sl_channel **chs, int n, peer_link *l, const void *arg) {
 static void test_other_rendezvous(void **state) {
   if (!strcmp(*state, "local"))
     skip(); /* both ends from one sl_channel_open */
-  /* With the transport's default shape (0 x 0). */
-  int shm = !strcmp(*state, "shm");
+  /* With the transport's default shape (0 x 0).  verbs has no VIA_FD:
+   * its other rendezvous is the producer accepting. */
+  int shm = !strcmp(*state, "shm"), verbs = !strcmp(*state, "verbs");
   stream_args a = {.n = 3000,
                    .seed = 77,
-                   .want_credits = shm ? SL_CHANNEL_SHM_DEFAULT_CREDITS
-                                       : SL_CHANNEL_TCP_DEFAULT_CREDITS,
-                   .want_slot = shm ? SL_CHANNEL_SHM_DEFAULT_SLOT_SIZE
-                                    : SL_CHANNEL_TCP_DEFAULT_SLOT_SIZE};
+                   .want_credits = shm     ? SL_CHANNEL_SHM_DEFAULT_CREDITS
+                                   : verbs ? SL_CHANNEL_VERBS_DEFAULT_CREDITS
+                                           : SL_CHANNEL_TCP_DEFAULT_CREDITS,
+                   .want_slot = shm     ? SL_CHANNEL_SHM_DEFAULT_SLOT_SIZE
+                                : verbs ? SL_CHANNEL_VERBS_DEFAULT_SLOT_SIZE
+                                        : SL_CHANNEL_TCP_DEFAULT_SLOT_SIZE};
   pair_run pr = pair(state, 0, 0, 1, stream_producer, stream_consumer, &a);
   pr.other_rendezvous = 1;
   run_pair(&pr);
@@ -971,7 +1108,24 @@ static void test_endpoint_errors(void **state) {
                    SL_EINVAL);
   assert_null(ch);
   assert_ptr_equal(sl_channel_transport_find("tcp"), &sl_channel_tcp);
-  assert_null(sl_channel_transport_find("verbs"));
+  assert_ptr_equal(sl_channel_transport_find("verbs"), &sl_channel_verbs);
+  assert_null(sl_channel_transport_find("rdma"));
+
+  /* verbs ends meet through rdma_cm only: a passed socket is refused,
+   * saying so, and closed like any passed descriptor. */
+  int vsv[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, vsv), 0);
+  ep = (sl_channel_endpoint){.transport = "verbs",
+                             .role = SL_CHANNEL_CONSUMER,
+                             .via = SL_CHANNEL_VIA_FD,
+                             .fd = vsv[0]};
+  assert_int_equal(sl_channel_open_end(&ep, NULL, &ch, &err), SL_EINVAL);
+  assert_null(ch);
+  assert_non_null(strstr(err.message, "verbs"));
+  assert_non_null(strstr(err.message, "rdma_cm"));
+  char vc;
+  assert_int_equal(recv(vsv[1], &vc, 1, MSG_DONTWAIT), 0); /* closed */
+  close(vsv[1]);
 
   /* Nobody listens: a bounded wait, then an error naming the address. */
   int lfd;
@@ -1075,6 +1229,199 @@ static void test_endpoint_errors(void **state) {
   sl_error_clear(&err);
 }
 
+/* --- verbs only --- */
+
+/* The probe: on a host without RDMA (CI) a clean, fast failure that says
+ * what is missing, and verbs ends that fail the same way instead of
+ * hanging; with a device (the RDMA VM) a filled-in record. */
+static void test_verbs_probe(void **state) {
+  (void)state;
+  sl_verbs_device d;
+  sl_error err = {0};
+  int64_t t0 = now_ns();
+  int rc = sl_channel_verbs_probe(&d, &err);
+  int64_t dt = now_ns() - t0;
+  const char *req = getenv("SLUICE_REQUIRE_VERBS");
+  if (req && strcmp(req, "1") == 0 && rc != SL_OK)
+    fail_msg("SLUICE_REQUIRE_VERBS=1 but the probe failed: %s", err.message);
+  if (rc == SL_OK) {
+    struct in_addr ia;
+    assert_true(d.name[0] != 0);
+    assert_int_equal(inet_pton(AF_INET, d.address, &ia), 1);
+    assert_true(d.port >= 1);
+    assert_true(!strcmp(d.link, "Ethernet") || !strcmp(d.link, "InfiniBand"));
+    fprintf(stderr, "  (verbs device: %s port %d, %s, %s)\n", d.name, d.port,
+            d.link, d.address);
+    return;
+  }
+  assert_true(rc < 0);
+  assert_true(dt < 2LL * 1000 * 1000 * 1000);
+  assert_non_null(err.message);
+  assert_true(strstr(err.message, "RDMA device") != NULL ||
+              strstr(err.message, " port ") != NULL);
+  assert_int_equal(d.name[0], 0);
+  fprintf(stderr, "  (verbs probe: %s)\n", err.message);
+  if (!strstr(err.message, "no RDMA device"))
+    return; /* a device that is down: rdma_cm may still be there */
+  /* Nothing to listen or connect with: fast, clear errors, no hang. */
+  int fd = -1;
+  char bound[128];
+  t0 = now_ns();
+  assert_int_equal(
+      sl_channel_listen("verbs", "127.0.0.1:0", &fd, bound, sizeof bound, &err),
+      SL_EIO);
+  assert_int_equal(fd, -1);
+  assert_non_null(strstr(err.message, "verbs"));
+  sl_channel *ch = NULL;
+  sl_channel_endpoint ep = {.transport = "verbs",
+                            .role = SL_CHANNEL_PRODUCER,
+                            .via = SL_CHANNEL_VIA_CONNECT,
+                            .address = "127.0.0.1:4791",
+                            .timeout_ns = 500 * 1000 * 1000};
+  assert_int_equal(sl_channel_open_end(&ep, NULL, &ch, &err), SL_EIO);
+  assert_null(ch);
+  assert_non_null(strstr(err.message, "verbs"));
+  assert_true(now_ns() - t0 < 2LL * 1000 * 1000 * 1000);
+  sl_error_clear(&err);
+}
+
+/* Open one verbs end (n == 1); *msg gets the error. */
+static int verbs_open(sl_channel_role role, sl_channel_rendezvous via, int fd,
+                      const char *addr, sl_channel_config cfg, int64_t timeout,
+                      sl_channel **ch, char *msg, size_t n) {
+  sl_channel_endpoint ep = {.transport = "verbs",
+                            .role = role,
+                            .via = via,
+                            .fd = fd,
+                            .address = addr,
+                            .timeout_ns = timeout};
+  sl_error err = {0};
+  int rc = sl_channel_open_end(&ep, &cfg, ch, &err);
+  snprintf(msg, n, "%s", err.message ? err.message : "");
+  sl_error_clear(&err);
+  return rc;
+}
+
+/* The rendezvous failures, in a supervisor process (see run_isolated)
+ * whose child connects while it accepts.  0 or the failing line. */
+static int verbs_rendezvous_cases(void) {
+  char where[ADDR_LEN], why[256], addr[ADDR_LEN], msg[512];
+  CHECK(verbs_listen_address(where, sizeof where, why, sizeof why) == 0);
+  int vp[2], back[2];
+  CHECK(pipe(vp) == 0 && pipe(back) == 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  const sl_channel_config mine = {8, 4096}, other = {4, 4096};
+  if (pid == 0) {
+    alarm(60);
+    int bad = 0;
+    sl_channel *ch = NULL;
+    /* 1: a different shape; 2: a second consumer; 3: a good one. */
+    for (int step = 1; step <= 3 && !bad; step++) {
+      if (read_exact(vp[0], addr, sizeof addr) != 0) {
+        bad = __LINE__;
+        break;
+      }
+      int rc =
+          verbs_open(step == 2 ? SL_CHANNEL_CONSUMER : SL_CHANNEL_PRODUCER,
+                     SL_CHANNEL_VIA_CONNECT, -1, addr, step == 1 ? other : mine,
+                     GUARD_NS, &ch, msg, sizeof msg);
+      if (step == 1 && (rc != SL_EINVAL || !strstr(msg, "shape")))
+        bad = __LINE__;
+      if (step == 2 && (rc != SL_EINVAL || !strstr(msg, "both ends")))
+        bad = __LINE__;
+      if (step == 3 && rc != SL_OK)
+        bad = __LINE__;
+      if (bad)
+        fprintf(stderr, "child step %d: rc %d: %s\n", step, rc, msg);
+    }
+    /* 4: the listener is used up: connecting again fails within the
+     * timeout, naming the address. */
+    if (!bad) {
+      sl_channel *again = NULL;
+      int rc = verbs_open(SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, addr,
+                          mine, 300 * 1000 * 1000, &again, msg, sizeof msg);
+      if (rc != SL_EIO || !strstr(msg, addr)) {
+        fprintf(stderr, "child step 4: rc %d: %s\n", rc, msg);
+        bad = __LINE__;
+      }
+      sl_channel_destroy(again);
+    }
+    if (ch && !bad && sl_channel_close(ch) != SL_OK)
+      bad = __LINE__;
+    char c = 'x';
+    if (read_exact(back[0], &c, 1) != 0) /* the consumer saw the end */
+      bad = __LINE__;
+    sl_channel_destroy(ch);
+    _exit(bad ? 1 : 0);
+  }
+  int bad = 0;
+  sl_channel *ch = NULL;
+  for (int step = 1; step <= 3 && !bad; step++) {
+    int fd;
+    sl_error err = {0};
+    CHECK(sl_channel_listen("verbs", where, &fd, addr, sizeof addr, &err) ==
+          SL_OK);
+    CHECK(write(vp[1], addr, sizeof addr) == (ssize_t)sizeof addr);
+    int rc = verbs_open(SL_CHANNEL_CONSUMER, SL_CHANNEL_VIA_ACCEPT, fd, NULL,
+                        mine, GUARD_NS, &ch, msg, sizeof msg);
+    if (step == 1 && (rc != SL_EINVAL || !strstr(msg, "shape")))
+      bad = __LINE__;
+    if (step == 2 && (rc != SL_EINVAL || !strstr(msg, "both ends")))
+      bad = __LINE__;
+    if (step == 3 && rc != SL_OK)
+      bad = __LINE__;
+    if (bad)
+      fprintf(stderr, "parent step %d: rc %d: %s\n", step, rc, msg);
+    if (step == 3 && !bad) {
+      /* 5: a second accept on the used listener times out, saying why. */
+      sl_channel *again = NULL;
+      rc = verbs_open(SL_CHANNEL_CONSUMER, SL_CHANNEL_VIA_ACCEPT, fd, NULL,
+                      mine, 200 * 1000 * 1000, &again, msg, sizeof msg);
+      if (rc != SL_EIO || !strstr(msg, "one channel"))
+        bad = __LINE__;
+      sl_channel_destroy(again);
+    }
+    close(fd);
+  }
+  if (!bad && sl_channel_wait_slot(ch, GUARD_NS) != SL_CHANNEL_END)
+    bad = __LINE__;
+  CHECK(write(back[1], "e", 1) == 1);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  sl_channel_destroy(ch);
+  CHECK(bad == 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return 0;
+}
+
+static void test_verbs_rendezvous_errors(void **state) {
+  need_verbs(state);
+  int rp[2];
+  assert_int_equal(pipe(rp), 0);
+  fflush(NULL);
+  pid_t s = fork();
+  assert_true(s >= 0);
+  if (s == 0) {
+    alarm(WATCHDOG_S);
+    int line = verbs_rendezvous_cases();
+    _exit(write(rp[1], &line, sizeof line) == (ssize_t)sizeof line ? 0 : 1);
+  }
+  close(rp[1]);
+  int line = -1;
+  ssize_t k;
+  while ((k = read(rp[0], &line, sizeof line)) < 0 && errno == EINTR)
+    ;
+  close(rp[0]);
+  int status;
+  while (waitpid(s, &status, 0) < 0 && errno == EINTR)
+    ;
+  assert_int_equal(k, (ssize_t)sizeof line);
+  assert_int_equal(line, 0);
+}
+
 /* The same cases for every transport; the state is the transport's name. */
 #define TRANSPORT_TESTS(name)                                                  \
   cmocka_unit_test_prestate(test_fifo_order, (void *)name),                    \
@@ -1096,10 +1443,22 @@ int main(void) {
   const struct CMUnitTest local[] = {TRANSPORT_TESTS("local")};
   const struct CMUnitTest shm[] = {TRANSPORT_TESTS("shm")};
   const struct CMUnitTest tcp[] = {TRANSPORT_TESTS("tcp")};
-  const struct CMUnitTest api[] = {cmocka_unit_test(test_endpoint_errors)};
+  const struct CMUnitTest verbs[] = {
+      TRANSPORT_TESTS("verbs"),
+      cmocka_unit_test_prestate(test_verbs_rendezvous_errors, (void *)"verbs")};
+  const struct CMUnitTest api[] = {cmocka_unit_test(test_endpoint_errors),
+                                   cmocka_unit_test(test_verbs_probe)};
   int failed = cmocka_run_group_tests_name("local", local, NULL, NULL);
   failed += cmocka_run_group_tests_name("shm", shm, NULL, NULL);
   failed += cmocka_run_group_tests_name("tcp", tcp, NULL, NULL);
+  /* Without an RDMA device every verbs test reports SKIPPED (with
+   * SLUICE_REQUIRE_VERBS=1 it fails instead). */
+  char addr[128], why[256] = "";
+  if (verbs_listen_address(addr, sizeof addr, why, sizeof why) == 0)
+    printf("[ VERBS    ] listening on %s\n", addr);
+  else
+    printf("[ VERBS    ] %s: the verbs group is SKIPPED\n", why);
+  failed += cmocka_run_group_tests_name("verbs", verbs, NULL, NULL);
   failed += cmocka_run_group_tests_name("endpoint", api, NULL, NULL);
   return failed;
 }
