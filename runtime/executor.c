@@ -691,7 +691,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   bool coordinator_of_nodes = nodes && nodes->nnodes > 0;
   bool node = nodes && nodes->node_count > 0;
   if ((coordinator_of_nodes || node) && plan->kind == SL_PLAN_AGGREGATE &&
-      plan->windowed && plan->window.kind == SL_WINDOW_SESSION)
+      plan->windowed && plan->window.kind == SL_WINDOW_SESSION &&
+      plan->strategy != SL_STRATEGY_REPARTITION)
     return sl_error_set(err, SL_EUNSUPPORTED,
                         "not supported yet: session windows on several "
                         "nodes (SET 'sluice.nodes' = '1')");

@@ -249,14 +249,15 @@ static int hand_over_sessions(worker_state *s) {
  * since the last epoch in every open window by swapping its slice's table
  * for a fresh one and publishing the old one as a delta: partial states
  * are CRDTs, so a leader merging deltas gets what merging whole windows
- * would, and nothing is scanned to find the changes.  Tumbling windows
- * and the global aggregate only (a slice is one window); a hopping or
- * cumulating window's slice belongs to several windows, and its state
- * moves at window ends only. */
-static void hand_over_epoch(worker_state *s) {
+ * would, and nothing is scanned to find the changes.  A tumbling window
+ * is one slice; a hopping or cumulating window's slice belongs to several
+ * windows, so its delta goes to each of them that this worker has not
+ * handed over yet (a copy per window: epochs are rare, 64 MiB of input by
+ * default, and the leader then merges whole windows as for tumbling ones).
+ * At the window's end only what arrived after the swap is left to send. */
+static int hand_over_epoch(worker_state *s) {
   const sl_plan *plan = s->plan;
-  if (plan->windowed && plan->window.kind != SL_WINDOW_TUMBLE)
-    return;
+  const sl_plan_window *pw = &plan->window;
   for (int i = 0; i < s->nslices; i++) {
     sl_group_table *old = s->slices[i].table;
     if (old->count == 0)
@@ -266,13 +267,48 @@ static void hand_over_epoch(worker_state *s) {
       abort();
     sl_group_table_init_pooled(fresh, s->q->key_layout, &s->q->aggs, old->count,
                                s->q->slot_pool);
-    int64_t start = s->slices[i].start;
-    if (plan->windowed)
-      publish_partial(s, start, first_end(&plan->window, start), old);
-    else
-      publish_partial(s, WM_MIN, WM_MAX, old);
     s->slices[i].table = fresh;
+    int64_t start = s->slices[i].start;
+    if (!plan->windowed) {
+      publish_partial(s, WM_MIN, WM_MAX, old);
+      continue;
+    }
+    if (pw->kind == SL_WINDOW_TUMBLE) {
+      publish_partial(s, start, first_end(pw, start), old);
+      continue;
+    }
+    /* Every window of this slice not handed over yet (its end at or after
+     * next_end); the last one takes `old` itself. */
+    int64_t last = last_end(pw, start), first = first_end(pw, start);
+    if (first < s->next_end)
+      first +=
+          sl_floor_div(s->next_end - first + pw->slide_us - 1, pw->slide_us) *
+          pw->slide_us;
+    for (int64_t end = first; end <= last; end += pw->slide_us) {
+      sl_group_table *t = old;
+      if (end + pw->slide_us <= last) {
+        t = malloc(sizeof *t);
+        if (!t)
+          abort();
+        sl_group_table_init_pooled(t, s->q->key_layout, &s->q->aggs, old->count,
+                                   s->q->slot_pool);
+        int rc = sl_group_table_merge(t, old, &s->w->err);
+        if (rc != SL_OK) {
+          sl_group_table_free(t);
+          free(t);
+          return rc;
+        }
+      }
+      publish_partial(s, window_start(pw, end), end, t);
+      if (t == old)
+        old = NULL;
+    }
+    if (old) { /* (no window left: cannot happen for a held slice) */
+      sl_group_table_free(old);
+      free(old);
+    }
   }
+  return SL_OK;
 }
 
 /* Hand over every window that ends at or before the watermark. */
@@ -943,10 +979,10 @@ void *sl_worker_main(void *arg) {
       s.epoch_in += (uint64_t)buf->nrows * buf->layout->width;
       if (s.epoch_in >= q->epoch_bytes) {
         s.epoch_in = 0;
-        hand_over_epoch(&s);
+        rc = hand_over_epoch(&s);
       }
     }
-    if (plan->kind == SL_PLAN_AGGREGATE)
+    if (rc == SL_OK && plan->kind == SL_PLAN_AGGREGATE)
       rc = hand_over_windows(&s);
     else {
       pthread_mutex_lock(&w->lock);
