@@ -15,7 +15,7 @@
  * listening sockets while the main thread connects the producer ends. */
 typedef struct accepting {
   exec_query *q;
-  const char *transport; /* "shm" or "tcp" */
+  const char *transport; /* "shm", "tcp" or "verbs" */
   uint64_t query_id;
   int *listen_fd; /* xn x xn, -1 where this process consumes nothing */
   int rc;
@@ -52,11 +52,18 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
   if (!q->channels)
     abort();
   bool remote = n > q->nworkers;
-  /* Between nodes: shared memory on one host, TCP between daemons (whose
-   * listening sockets the session opened at XLISTEN and closes). */
-  bool tcp = remote && nodes->exchange_transport == 2;
+  /* Between nodes: shared memory meeting at names, or tcp / verbs at the
+   * addresses of the listeners the node opened at XLISTEN (and closes). */
+  bool tcp = remote && (nodes->exchange_transport == SL_XPORT_TCP ||
+                        nodes->exchange_transport == SL_XPORT_VERBS);
   uint64_t query_id = remote ? nodes->query_id : 0;
-  accepting a = {q, tcp ? "tcp" : "shm", query_id, NULL, SL_OK, {0}};
+  accepting a = {
+      q,
+      tcp ? sl_exchange_transport_name(nodes->exchange_transport) : "shm",
+      query_id,
+      NULL,
+      SL_OK,
+      {0}};
   pthread_t t;
   bool accepting_started = false;
   int rc = SL_OK;

@@ -327,8 +327,15 @@ int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
                        q->key_layout, &q->aggs, q->slot_pool);
   *out = l;
 
-  bool tcp = nodes->exchange_transport == 2;
-  accepting a = {l, tcp ? "tcp" : "shm", NULL, SL_OK, {0}};
+  /* tcp or verbs: at the addresses of the listeners XLISTEN opened. */
+  bool tcp = nodes->exchange_transport == SL_XPORT_TCP ||
+             nodes->exchange_transport == SL_XPORT_VERBS;
+  accepting a = {l,
+                 tcp ? sl_exchange_transport_name(nodes->exchange_transport)
+                     : "shm",
+                 NULL,
+                 SL_OK,
+                 {0}};
   a.listen_fd = malloc(sizeof(int) * (size_t)n);
   if (!a.listen_fd)
     abort();

@@ -43,6 +43,10 @@ void sl_cli_print_help(FILE *fp, const char *prog) {
           "      --cluster LIST  run queries on the nodes at host:port,...\n"
           "                      (each started with `%s node --listen\n"
           "                      HOST:PORT`)\n"
+          "      --transport T   channels between nodes: auto (the default:\n"
+          "                      shm on one host, verbs between hosts that\n"
+          "                      all have an active RDMA device, else tcp),\n"
+          "                      verbs, shm or tcp (SET 'sluice.transport')\n"
           "  -h, --help          show this help and exit\n"
           "  -V, --version       show the version and exit\n"
           "\n"
@@ -157,6 +161,17 @@ int sl_cli_parse(int argc, char **argv, sl_cli_options *opts, char **err_msg) {
       if (rc == SL_CLI_USAGE)
         return rc;
       opts->cluster = value;
+    } else if ((rc = option_value(argc, argv, &i, "--transport", "--transport",
+                                  &value, err_msg)) != 0) {
+      if (rc == SL_CLI_USAGE)
+        return rc;
+      if (strcmp(value, "auto") && strcmp(value, "verbs") &&
+          strcmp(value, "shm") && strcmp(value, "tcp"))
+        return usage_error(err_msg,
+                           "--transport wants auto, verbs, shm or tcp, "
+                           "got '%s'",
+                           value);
+      opts->transport = value;
     } else if (strcmp(a, "--headers") == 0) {
       opts->headers = 1;
     } else if (strcmp(a, "--no-headers") == 0) {

@@ -42,6 +42,19 @@ static int hello(sl_cluster_node *nd, sl_error *err) {
     memcpy(&w, p.data, sizeof w);
     nd->workers = (int)w;
     nd->healthy = true;
+    /* "version\nrdma NAME ADDRESS PORT LINK" or "...\nrdma - WHY" */
+    const char *text = p.data + 4, *end = p.data + p.len;
+    const char *line = memchr(text, '\n', (size_t)(end - text));
+    nd->rdma = false;
+    snprintf(nd->rdma_device, sizeof nd->rdma_device, "not reported");
+    if (line && end - line > 6 && memcmp(line, "\nrdma ", 6) == 0) {
+      line += 6;
+      nd->rdma = *line != '-';
+      if (!nd->rdma && end - line >= 2)
+        line += 2;
+      snprintf(nd->rdma_device, sizeof nd->rdma_device, "%.*s",
+               (int)(end - line), line);
+    }
   }
   sl_strbuf_free(&p);
   return rc;
@@ -277,12 +290,13 @@ int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
   return SL_OK;
 }
 
-int sl_cluster_xlisten(sl_cluster *c, int what, sl_strbuf *addrs,
+int sl_cluster_xlisten(sl_cluster *c, int what, int transport, sl_strbuf *addrs,
                        sl_error *err) {
   sl_strbuf p = SL_STRBUF_INIT;
   int rc = SL_OK;
   for (int i = 0; i < c->n && rc == SL_OK; i++) {
-    uint32_t h[3] = {(uint32_t)i, (uint32_t)c->n, (uint32_t)what};
+    uint32_t h[4] = {(uint32_t)i, (uint32_t)c->n, (uint32_t)what,
+                     (uint32_t)transport};
     rc = sl_frame_send(c->nodes[i].fd, SL_FRAME_XLISTEN, h, sizeof h, NULL, 0,
                        err);
   }
@@ -347,11 +361,63 @@ const int *sl_cluster_fds(const sl_cluster *c, int *buf) {
   return buf;
 }
 
+int sl_cluster_transport(const sl_cluster *c, const char *want, int *transport,
+                         char *device, size_t device_size, sl_error *err) {
+  if (device && device_size)
+    device[0] = '\0';
+  int no_rdma = -1; /* the first node without an RDMA device */
+  for (int i = 0; i < c->n && no_rdma < 0; i++)
+    if (!c->nodes[i].rdma)
+      no_rdma = i;
+  if (!want || !strcmp(want, "auto")) {
+    /* One host: shared memory beats any network path. */
+    *transport = c->spawned                ? SL_XPORT_SHM
+                 : no_rdma < 0 && c->n > 0 ? SL_XPORT_VERBS
+                                           : SL_XPORT_TCP;
+  } else if (!strcmp(want, "shm")) {
+    if (!c->spawned)
+      return sl_error_set(err, SL_EINVAL,
+                          "the shm transport joins only nodes forked on this "
+                          "host (--nodes N); daemons joined with --cluster "
+                          "use tcp or verbs (SET 'sluice.transport' = "
+                          "'auto')");
+    *transport = SL_XPORT_SHM;
+  } else if (!strcmp(want, "tcp")) {
+    *transport = SL_XPORT_TCP;
+  } else if (!strcmp(want, "verbs")) {
+    if (no_rdma >= 0)
+      return sl_error_set(err, SL_EINVAL,
+                          "the verbs transport needs an active RDMA device "
+                          "on every node, and node %d (%s) has none: %s "
+                          "(check `ibv_devinfo` there, or SET "
+                          "'sluice.transport' = 'auto')",
+                          no_rdma, c->nodes[no_rdma].address,
+                          c->nodes[no_rdma].rdma_device);
+    *transport = SL_XPORT_VERBS;
+  } else {
+    return sl_error_set(err, SL_EINVAL,
+                        "unknown transport '%s' (auto, verbs, shm or tcp)",
+                        want);
+  }
+  if (*transport == SL_XPORT_VERBS && device && device_size && c->n > 0) {
+    /* "rxe0 10.0.2.15 1 Ethernet" -> "rxe0" */
+    const char *d = c->nodes[0].rdma_device;
+    size_t len = strcspn(d, " ");
+    snprintf(device, device_size, "%.*s", (int)len, d);
+  }
+  return SL_OK;
+}
+
 void sl_cluster_describe(const sl_cluster *c, sl_strbuf *out) {
-  for (int i = 0; i < c->n; i++)
-    sl_strbuf_printf(
-        out, "node %d  %s  control=%s  exchange=%s  workers=%d  %s\n", i,
-        c->nodes[i].address, c->nodes[i].pid > 0 ? "unix socket" : "tcp",
-        c->nodes[i].pid > 0 ? "shm" : "tcp", c->nodes[i].workers,
-        c->nodes[i].healthy ? "healthy" : "broken");
+  for (int i = 0; i < c->n; i++) {
+    const sl_cluster_node *nd = &c->nodes[i];
+    sl_strbuf_printf(out, "node %d  %s  control=%s  workers=%d  ", i,
+                     nd->address, nd->pid > 0 ? "unix socket" : "tcp",
+                     nd->workers);
+    if (nd->rdma)
+      sl_strbuf_printf(out, "rdma=%s", nd->rdma_device);
+    else
+      sl_strbuf_printf(out, "rdma=none (%s)", nd->rdma_device);
+    sl_strbuf_printf(out, "  %s\n", nd->healthy ? "healthy" : "broken");
+  }
 }

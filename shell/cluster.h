@@ -21,6 +21,10 @@ typedef struct sl_cluster_node {
   char *address; /* "local pid 1234" or "host:port" */
   int workers;   /* its parallelism.default when it said HELLO */
   bool healthy;  /* false once its connection broke */
+  /* Its RDMA device from HELLO ("rxe0 10.0.2.15 1 Ethernet"), or why it
+   * has none ("no RDMA device"). */
+  bool rdma;
+  char rdma_device[160];
 } sl_cluster_node;
 
 typedef struct sl_cluster {
@@ -40,17 +44,29 @@ void sl_cluster_free(sl_cluster *c);
 /* Apply a statement (CREATE, DROP, SET, RESET) on every node.  The first
  * node's error, naming the node, if any refuses it. */
 int sl_cluster_exec(sl_cluster *c, const char *text, size_t len, sl_error *err);
-/* Send QUERY to every node: node i gets index i of n.  across: the nodes
- * repartition between them, 1 over shared memory (forked nodes), 2 over
- * TCP (daemons, with the addresses from sl_cluster_xlisten). */
+/* Send QUERY to every node: node i gets index i of n.  across: the
+ * transport of the channels between nodes (sl_exchange_transport, node.h;
+ * SL_XPORT_NONE when none): shm meets at names, tcp and verbs at the
+ * addresses from sl_cluster_xlisten. */
 int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
                      int across, const sl_strbuf *addrs, sl_error *err);
-/* Before a query that moves data between daemons: every node listens
- * (TCP) for the channels it will consume; their XADDR lines are appended
- * to addrs.  what: 1 the exchange between workers (repartition), 2 the
- * partition leaders' channels between nodes (late merge). */
-int sl_cluster_xlisten(sl_cluster *c, int what, sl_strbuf *addrs,
+/* Before a query that moves data between nodes over tcp or verbs: every
+ * node listens on `transport` for the channels it will consume; their
+ * XADDR lines are appended to addrs.  what: 1 the exchange between workers
+ * (repartition), 2 the partition leaders' channels between nodes (late
+ * merge). */
+int sl_cluster_xlisten(sl_cluster *c, int what, int transport, sl_strbuf *addrs,
                        sl_error *err);
+
+/* The transport of the channels between the nodes, from `want` (the
+ * sluice.transport setting): auto is shm between nodes forked on this host
+ * and, between daemons, verbs when every node has an active RDMA device,
+ * else tcp; shm only joins forked nodes; verbs needs a device on every node
+ * (the error names the first node without one).  *transport gets an
+ * sl_exchange_transport; device (if not NULL) gets node 0's device name
+ * for verbs, "" otherwise. */
+int sl_cluster_transport(const sl_cluster *c, const char *want, int *transport,
+                         char *device, size_t device_size, sl_error *err);
 /* After a query (succeeded or not): bring every node back in step (node.h,
  * SYNC).  A node that does not answer within 10 s is marked broken. */
 void sl_cluster_sync(sl_cluster *c);

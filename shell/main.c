@@ -12,6 +12,18 @@
 #include "cluster.h"
 #include "sluice/shell.h"
 
+/* A command-line option that is a setting (--nodes, --transport): SET it
+ * quietly, as if it were the script's first statement (its value was
+ * checked by the option parser). */
+static void apply_setting(sl_shell *sh, const char *key, const char *value) {
+  char set[128];
+  snprintf(set, sizeof set, "SET '%s' = '%s'", key, value);
+  sl_result_sink quiet = sl_result_sink_discard(NULL);
+  sl_error err = {0};
+  sl_session_execute(sh->session, set, strlen(set), 1, &quiet, &err);
+  sl_error_clear(&err);
+}
+
 int main(int argc, char **argv) {
   /* libedit needs the locale to edit UTF-8 text; only LC_CTYPE, so number
    * formatting stays the same everywhere. */
@@ -57,7 +69,10 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  /* --cluster / --nodes: where queries run, before any statement. */
+  /* --transport, --cluster / --nodes: where queries run, before any
+   * statement. */
+  if (opts.transport)
+    apply_setting(sh, "sluice.transport", opts.transport);
   if (opts.cluster) {
     sl_error err = {0};
     if (sl_session_connect(sh->session, opts.cluster, &err) != SL_OK) {
@@ -69,12 +84,9 @@ int main(int argc, char **argv) {
     }
   }
   if (opts.nodes > 1) {
-    char set[64];
-    snprintf(set, sizeof set, "SET 'sluice.nodes' = '%d'", opts.nodes);
-    sl_result_sink quiet = sl_result_sink_discard(NULL);
-    sl_error err = {0};
-    sl_session_execute(sh->session, set, strlen(set), 1, &quiet, &err);
-    sl_error_clear(&err);
+    char n[16];
+    snprintf(n, sizeof n, "%d", opts.nodes);
+    apply_setting(sh, "sluice.nodes", n);
   }
 
   if (interactive) {

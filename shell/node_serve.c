@@ -87,7 +87,8 @@ static void exchange_listen_close(exchange_listen *x) {
 /* XLISTEN for the partition leaders: a channel from every other node to
  * this one, announced as "L sender leader host:port" lines. */
 static int xlisten_leaders(exchange_listen *x, int me, int nodes,
-                           const char *host, sl_strbuf *lines, sl_error *err) {
+                           const char *transport, const char *host,
+                           sl_strbuf *lines, sl_error *err) {
   x->nodes = nodes;
   x->leader_fds = malloc(sizeof(int) * (size_t)nodes * (size_t)nodes);
   if (!x->leader_fds)
@@ -101,38 +102,67 @@ static int xlisten_leaders(exchange_listen *x, int me, int nodes,
     if (snd == me)
       continue;
     char bound[128];
-    rc = sl_channel_listen("tcp", addr, &x->leader_fds[snd * nodes + me], bound,
-                           sizeof bound, err);
+    rc = sl_channel_listen(transport, addr, &x->leader_fds[snd * nodes + me],
+                           bound, sizeof bound, err);
     if (rc == SL_OK)
       sl_strbuf_printf(lines, "L %d %d %s\n", snd, me, bound);
   }
   return rc;
 }
 
-/* XLISTEN: listen on this host's address of the control connection (the
- * one the coordinator reached) for each channel from another node's worker
- * to one of ours, and answer with "sender owner host:port" lines. */
+/* Where this node listens for channels: its address on the control
+ * connection (the one the coordinator reached), 127.0.0.1 for tcp when that
+ * is a unix socket (nodes forked on this host); verbs needs an address of
+ * the RDMA device, the control connection's unless that is not IPv4 or is
+ * loopback (soft-RoCE and RoCE devices sit on an Ethernet interface, never
+ * on lo). */
+static int listen_host(int fd, int transport, char *host, size_t size,
+                       sl_error *err) {
+  snprintf(host, size, "127.0.0.1");
+  struct sockaddr_storage sa;
+  socklen_t salen = sizeof sa;
+  bool have = false;
+  if (getsockname(fd, (struct sockaddr *)&sa, &salen) == 0 &&
+      sa.ss_family == AF_INET) {
+    struct sockaddr_in *in = (struct sockaddr_in *)&sa;
+    inet_ntop(AF_INET, &in->sin_addr, host, (socklen_t)size);
+    have = (ntohl(in->sin_addr.s_addr) >> 24) != 127;
+  }
+  if (transport != SL_XPORT_VERBS || have)
+    return SL_OK;
+  sl_verbs_device d;
+  int rc = sl_channel_verbs_probe(&d, err);
+  if (rc == SL_OK)
+    snprintf(host, size, "%.*s", (int)(size - 1), d.address);
+  return rc;
+}
+
+/* XLISTEN: listen on this node's address (listen_host) for each channel
+ * from another node's worker to one of ours, and answer with "sender owner
+ * host:port" lines. */
 static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
                    exchange_listen *x) {
   sl_error err = {0};
   exchange_listen_close(x);
-  uint32_t h[3] = {0, 0, 1}; /* [2]: 1 exchange, 2 leaders (node.h) */
+  /* [2]: 1 exchange, 2 leaders; [3]: the transport (node.h) */
+  uint32_t h[4] = {0, 0, 1, SL_XPORT_TCP};
   int rc = SL_OK;
-  char host[INET6_ADDRSTRLEN + 2] = "127.0.0.1";
-  struct sockaddr_storage sa;
-  socklen_t salen = sizeof sa;
-  if (getsockname(fd, (struct sockaddr *)&sa, &salen) == 0) {
-    if (sa.ss_family == AF_INET)
-      inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, host,
-                sizeof host);
-  }
+  char host[INET6_ADDRSTRLEN + 2];
   if (p->len < 2 * sizeof(uint32_t))
     rc = sl_error_set(&err, SL_EIO, "an XLISTEN message was cut short");
   sl_strbuf lines = SL_STRBUF_INIT;
   if (rc == SL_OK)
-    memcpy(h, p->data, p->len < sizeof h ? 2 * sizeof(uint32_t) : sizeof h);
+    memcpy(h, p->data, p->len < sizeof h ? p->len / 4 * 4 : sizeof h);
+  if (rc == SL_OK && h[3] != SL_XPORT_TCP && h[3] != SL_XPORT_VERBS)
+    rc = sl_error_set(&err, SL_EINVAL,
+                      "XLISTEN asked for transport %u (tcp or verbs only)",
+                      h[3]);
+  const char *transport = sl_exchange_transport_name((int)h[3]);
+  if (rc == SL_OK)
+    rc = listen_host(fd, (int)h[3], host, sizeof host, &err);
   if (rc == SL_OK && h[2] == 2)
-    rc = xlisten_leaders(x, (int)h[0], (int)h[1], host, &lines, &err);
+    rc =
+        xlisten_leaders(x, (int)h[0], (int)h[1], transport, host, &lines, &err);
   else if (rc == SL_OK) {
     int w = (int)sl_settings_get_int(sl_session_settings(s),
                                      "parallelism.default", 1);
@@ -152,7 +182,7 @@ static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
         if (own / w != me || snd / w == me)
           continue;
         char bound[128];
-        rc = sl_channel_listen("tcp", addr, &x->fds[snd * n + own], bound,
+        rc = sl_channel_listen(transport, addr, &x->fds[snd * n + own], bound,
                                sizeof bound, &err);
         if (rc == SL_OK)
           sl_strbuf_printf(&lines, "%d %d %s\n", snd, own, bound);
@@ -247,12 +277,13 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   nodes.exchange_transport = (int)h[3];
   nodes.query_id = (uint64_t)h[4] | (uint64_t)h[5] << 32;
   char **addrs = NULL, **leader_addrs = NULL;
-  if (h[3] == 2 && x->members > 0) {
+  bool listened = h[3] == SL_XPORT_TCP || h[3] == SL_XPORT_VERBS;
+  if (listened && x->members > 0) {
     addrs = parse_addrs(addr_text, h[6], x->members);
     nodes.listen_fds = x->fds;
     nodes.peer_addrs = (const char *const *)addrs;
   }
-  if (h[3] == 2 && x->nodes > 0) {
+  if (listened && x->nodes > 0) {
     leader_addrs = parse_leader_addrs(addr_text, h[6], x->nodes);
     nodes.leader_listen_fds = x->leader_fds;
     nodes.leader_addrs = (const char *const *)leader_addrs;
@@ -292,9 +323,22 @@ int sl_node_serve(int fd) {
   sl_error err = {0};
   uint32_t workers = (uint32_t)sl_settings_get_int(sl_session_settings(s),
                                                    "parallelism.default", 1);
-  const char *v = sl_shell_version();
-  int rc = sl_frame_send(fd, SL_FRAME_HELLO, &workers, sizeof workers, v,
-                         strlen(v), &err);
+  /* The version, and whether this node can take verbs channels (the
+   * coordinator picks verbs only when every node can). */
+  sl_strbuf about = SL_STRBUF_INIT;
+  sl_strbuf_append(&about, sl_shell_version());
+  sl_verbs_device d;
+  sl_error why = {0};
+  if (sl_channel_verbs_probe(&d, &why) == SL_OK)
+    sl_strbuf_printf(&about, "\nrdma %s %s %d %s", d.name, d.address, d.port,
+                     d.link);
+  else
+    sl_strbuf_printf(&about, "\nrdma - %s",
+                     why.message ? why.message : "no RDMA device");
+  sl_error_clear(&why);
+  int rc = sl_frame_send(fd, SL_FRAME_HELLO, &workers, sizeof workers,
+                         about.data, about.len, &err);
+  sl_strbuf_free(&about);
   sl_strbuf p = SL_STRBUF_INIT;
   exchange_listen x = {0, NULL, 0, NULL};
   while (rc == SL_OK) {

@@ -144,6 +144,20 @@ void sl_session_describe_nodes(sl_session *s, sl_strbuf *out) {
   if (s->cluster) {
     sl_cluster_ping(s->cluster); /* health as of now, not of the last query */
     sl_cluster_describe(s->cluster, out);
+    const char *want = sl_settings_get(s->settings, "sluice.transport");
+    int t;
+    char device[64];
+    if (sl_cluster_transport(s->cluster, want, &t, device, sizeof device,
+                             &err) == SL_OK)
+      sl_strbuf_printf(out,
+                       "channels between nodes: %s%s%s (sluice.transport = "
+                       "%s)\n",
+                       sl_exchange_transport_name(t), device[0] ? " " : "",
+                       device, want ? want : "auto");
+    else
+      sl_strbuf_printf(out, "channels between nodes: cannot open: %s\n",
+                       err.message);
+    sl_error_clear(&err);
   } else
     sl_strbuf_append(out, "one node: this process (SET 'sluice.nodes' = "
                           "'N' starts N nodes on this host; sluice "
@@ -406,7 +420,24 @@ static int drop(sl_session *s, const sl_stmt *stmt, sl_bound_stmt *b,
 static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
                            const char **why, sl_error *err) {
   sl_strategy_inputs in = {s->settings, s->stats, &s->costs, &s->costs_fresh};
-  return sl_plan_choose_strategy(plan, &in, arena, why, err);
+  int rc = sl_plan_choose_strategy(plan, &in, arena, why, err);
+  /* Session windows on several nodes: sessions of one key must meet on one
+   * node, and only repartitioning brings them together (the nodes do not
+   * merge session fragments between them). */
+  int nodes = s->cluster
+                  ? s->cluster->n
+                  : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  const char *want = sl_settings_get(s->settings, "sluice.strategy");
+  if (rc == SL_OK && !s->is_node && nodes > 1 &&
+      plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
+      plan->window.kind == SL_WINDOW_SESSION &&
+      (!want || !strcmp(want, "auto"))) {
+    plan->strategy = SL_STRATEGY_REPARTITION;
+    *why = "session windows on several nodes: repartition by the group key "
+           "(one node sees all of a key's sessions; nodes do not merge "
+           "session fragments between them)";
+  }
+  return rc;
 }
 
 static const char *strategy_name(const sl_plan *plan) {
@@ -460,9 +491,54 @@ static bool late_merge_at_coordinator(sl_session *s) {
   return lm && strcmp(lm, "coordinator") == 0;
 }
 
+/* "channels between nodes: ..." for EXPLAIN: how many, on which transport
+ * (and device), of which shape, and why that transport. */
+static void explain_channels(sl_session *s, int channels, const char *what,
+                             sl_strbuf *out) {
+  const char *want = sl_settings_get(s->settings, "sluice.transport");
+  if (!want)
+    want = "auto";
+  int t = SL_XPORT_SHM;
+  char device[64] = "";
+  sl_error err = {0};
+  if (s->cluster && sl_cluster_transport(s->cluster, want, &t, device,
+                                         sizeof device, &err) != SL_OK) {
+    sl_strbuf_printf(out, "channels between nodes: cannot open: %s\n",
+                     err.message);
+    sl_error_clear(&err);
+    return;
+  }
+  if (!s->cluster) /* forked at the next query: no devices known yet */
+    t = !strcmp(want, "tcp")     ? SL_XPORT_TCP
+        : !strcmp(want, "verbs") ? SL_XPORT_VERBS
+                                 : SL_XPORT_SHM;
+  int64_t bs = sl_settings_get_int(s->settings, "sluice.buffer-size", 65536);
+  if (bs < 4096)
+    bs = 4096;
+  bs = (bs + 63) & ~63;
+  int credits = t == SL_XPORT_TCP     ? SL_CHANNEL_TCP_DEFAULT_CREDITS
+                : t == SL_XPORT_VERBS ? SL_CHANNEL_VERBS_DEFAULT_CREDITS
+                                      : SL_CHANNEL_SHM_DEFAULT_CREDITS;
+  sl_strbuf_printf(out, "channels between nodes: %d %s", channels,
+                   sl_exchange_transport_name(t));
+  if (t == SL_XPORT_VERBS)
+    sl_strbuf_printf(out, " %s RC WRITE",
+                     device[0] ? device : "(device checked at start)");
+  if (bs % 1024 == 0)
+    sl_strbuf_printf(out, " %d x %lld KiB", credits, (long long)(bs / 1024));
+  else
+    sl_strbuf_printf(out, " %d x %lld bytes", credits, (long long)bs);
+  sl_strbuf_printf(out, " (%s; sluice.transport = %s%s)\n", what, want,
+                   strcmp(want, "auto")   ? ""
+                   : t == SL_XPORT_SHM    ? ": nodes on one host"
+                   : t == SL_XPORT_VERBS  ? ": every node has an RDMA device"
+                   : !s->cluster->spawned ? ": not every node has an RDMA "
+                                            "device"
+                                          : "");
+}
+
 static void explain_leaders(sl_session *s, const sl_plan *plan, int n,
                             const sl_query_stats *st, sl_strbuf *out) {
-  bool tcp = s->cluster && !s->cluster->spawned;
   sl_strbuf_append(out, "late merge at partition leaders: each node merges "
                         "its workers' partial states, splits them by "
                         "partition of the group key and sends each part to "
@@ -473,24 +549,15 @@ static void explain_leaders(sl_session *s, const sl_plan *plan, int n,
   for (int k = 0; k < n; k++)
     sl_strbuf_printf(out, "%s partition %d on node %d", k ? "," : "", k, k);
   const char *es = sl_settings_get(s->settings, "sluice.epoch-size");
-  bool deltas = !plan->windowed || plan->window.kind == SL_WINDOW_TUMBLE;
+  bool slices = plan->windowed && plan->window.kind != SL_WINDOW_TUMBLE;
   sl_strbuf_printf(out,
-                   "\nepoch size: %s of input per node%s, and at every "
-                   "window end\n",
+                   "\nepoch size: %s of input per node (open windows' "
+                   "changes move as deltas%s), and at every window end\n",
                    es ? es : "64mb",
-                   deltas ? " (open windows' changes move as deltas)"
-                          : " ignored for hopping and cumulating windows "
-                            "(a slice belongs to several windows)");
-  int64_t bs = sl_settings_get_int(s->settings, "sluice.buffer-size", 65536);
-  if (bs < 4096)
-    bs = 4096;
-  sl_strbuf_printf(out,
-                   "channels between nodes: %d x %d %s, %d credits x %lld "
-                   "bytes\n",
-                   n, n - 1, tcp ? "tcp" : "shm",
-                   tcp ? SL_CHANNEL_TCP_DEFAULT_CREDITS
-                       : SL_CHANNEL_SHM_DEFAULT_CREDITS,
-                   (long long)((bs + 63) & ~63));
+                   slices ? ": a slice's delta to each open window it "
+                            "belongs to"
+                          : "");
+  explain_channels(s, n * (n - 1), "one from every node to every leader", out);
   if (st)
     sl_strbuf_printf(out,
                      "(actual: epochs sent=%llu, state moved between "
@@ -513,21 +580,28 @@ static void explain_nodes(sl_session *s, const sl_plan *plan,
                    : s->cluster->spawned ? "forked on this host"
                                          : "daemons joined with --cluster");
   bool sessions = plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
-                  plan->window.kind == SL_WINDOW_SESSION;
+                  plan->window.kind == SL_WINDOW_SESSION &&
+                  plan->strategy != SL_STRATEGY_REPARTITION;
   if (sessions)
-    sl_strbuf_append(out, "except that session windows run on this process "
-                          "only (not supported on several nodes yet)\n");
+    sl_strbuf_append(out, "except that session windows under late merge run "
+                          "on this process only (the nodes do not merge "
+                          "session fragments; SET 'sluice.strategy' = "
+                          "'auto' or 'repartition' runs them on the "
+                          "nodes)\n");
   else if (plan->kind == SL_PLAN_AGGREGATE &&
-           plan->strategy == SL_STRATEGY_REPARTITION)
-    sl_strbuf_printf(out,
-                     "records are repartitioned between every node's "
-                     "workers (%s between nodes, in-process rings within "
-                     "one); each node fires and finalizes the groups it owns "
-                     "and sends result rows to this process\n",
-                     !s->cluster || s->cluster->spawned
-                         ? "shared-memory channels"
-                         : "TCP channels");
-  else if (plan->kind == SL_PLAN_AGGREGATE && !late_merge_at_coordinator(s))
+           plan->strategy == SL_STRATEGY_REPARTITION) {
+    sl_strbuf_append(out, "records are repartitioned between every node's "
+                          "workers (channels between nodes, in-process "
+                          "rings within one); each node fires and finalizes "
+                          "the groups it owns and sends result rows to this "
+                          "process\n");
+    int w = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
+    if (w < 1)
+      w = 1;
+    explain_channels(s, n * w * (n - 1) * w,
+                     "one from every worker to every worker of another node",
+                     out);
+  } else if (plan->kind == SL_PLAN_AGGREGATE && !late_merge_at_coordinator(s))
     explain_leaders(s, plan, n, st, out);
   else if (plan->kind == SL_PLAN_AGGREGATE)
     sl_strbuf_append(out, "each node merges its workers' partials and sends "
@@ -621,32 +695,39 @@ static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   if (rc != SL_OK)
     return rc;
   bool sessions = plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
-                  plan->window.kind == SL_WINDOW_SESSION;
+                  plan->window.kind == SL_WINDOW_SESSION &&
+                  plan->strategy != SL_STRATEGY_REPARTITION;
   if (s->cluster && sessions && sink->notice) {
-    rc = sink->notice(sink->ctx, "[WARNING] Session windows do not run on "
-                                 "several nodes yet: this query runs on "
-                                 "this process only.");
+    rc = sink->notice(sink->ctx, "[WARNING] Session windows under late "
+                                 "merge do not run on several nodes: this "
+                                 "query runs on this process only (SET "
+                                 "'sluice.strategy' = 'repartition' runs "
+                                 "it on the nodes).");
     if (rc != SL_OK)
       return rc;
   }
   if (!s->cluster || sessions)
     return sl_execute(plan, s->settings, sink, st, err);
-  /* Repartitioning between nodes: forked nodes meet over shared memory,
-   * daemons over TCP at addresses they give first (XLISTEN). */
+  /* Repartitioning between nodes: records move on channels between the
+   * nodes' workers. */
   bool across = plan->strategy == SL_STRATEGY_REPARTITION &&
                 plan->kind == SL_PLAN_AGGREGATE;
   /* Late merge: partial state goes to partition leaders over channels
    * between the nodes (node_leaders.h), unless the shell is to merge. */
   bool leaders = !across && plan->kind == SL_PLAN_AGGREGATE &&
                  s->cluster->n > 1 && !late_merge_at_coordinator(s);
+  /* shm channels meet at names; tcp and verbs at addresses the nodes give
+   * first (XLISTEN). */
+  int transport = SL_XPORT_NONE;
+  if (across || leaders)
+    rc = sl_cluster_transport(s->cluster,
+                              sl_settings_get(s->settings, "sluice.transport"),
+                              &transport, NULL, 0, err);
   sl_strbuf addrs = SL_STRBUF_INIT;
-  if ((across || leaders) && !s->cluster->spawned)
-    rc = sl_cluster_xlisten(s->cluster, across ? 1 : 2, &addrs, err);
+  if (rc == SL_OK && (transport == SL_XPORT_TCP || transport == SL_XPORT_VERBS))
+    rc = sl_cluster_xlisten(s->cluster, across ? 1 : 2, transport, &addrs, err);
   if (rc == SL_OK)
-    rc = sl_cluster_query(s->cluster, text, len, (int)plan->strategy,
-                          !across && !leaders   ? 0
-                          : s->cluster->spawned ? 1
-                                                : 2,
+    rc = sl_cluster_query(s->cluster, text, len, (int)plan->strategy, transport,
                           &addrs, err);
   sl_strbuf_free(&addrs);
   if (rc != SL_OK)

@@ -14,16 +14,19 @@
  *             to its own session and answers OK or ERROR, so every node
  *             has the coordinator's catalog and settings
  *     QUERY   [node index u32][node count u32][strategy u32][exchange
- *             between nodes u32: 0 none, 1 shm, 2 tcp][query id u64]
+ *             between nodes u32: sl_exchange_transport][query id u64]
  *             [address list length u32][every node's XADDR lines][text]:
  *             plan and run the query on this node's share of every source;
  *             channels between nodes carry records under repartition and
  *             partial state to the partition leaders under late merge
- *     XLISTEN [node index u32][node count u32][what u32]: before a query
- *             that moves data between daemons, listen (TCP) for the
- *             channels this node will consume (what 1: the repartition's
- *             between workers; 2: the partition leaders' between nodes, for
- *             late merge); answered by
+ *     XLISTEN [node index u32][node count u32][what u32][transport u32]:
+ *             before a query that moves data between nodes over tcp or
+ *             verbs, listen for the channels this node will consume (what
+ *             1: the repartition's between workers; 2: the partition
+ *             leaders' between nodes, for late merge) on the transport
+ *             (sl_exchange_transport; tcp if absent), at the address the
+ *             coordinator reached (verbs: the RDMA device's address when
+ *             that is not an IPv4 address); answered by
  *     XADDR   lines "sender owner host:port" (exchange members) or
  *             "L sender leader host:port" (nodes): one per channel
  *     CANCEL  stop the running query (also: the connection closing)
@@ -32,7 +35,10 @@
  *             the coordinator skips everything before that answer, so the
  *             next statement starts in step even after an error
  *   node -> coordinator
- *     HELLO   [workers u32][version text], once, on connecting
+ *     HELLO   [workers u32][version text]["\nrdma " device line], once,
+ *             on connecting: the device line is "NAME ADDRESS PORT LINK"
+ *             of the node's first active RDMA device, or "- WHY" without
+ *             one (sl_channel_verbs_probe)
  *     OK / ERROR [code i32][message]
  *     PARTIAL [window start i64][end i64][group table, aggregate.h wire
  *             form]: this node's merged partial state of a window
@@ -102,6 +108,23 @@ int sl_frame_send(int fd, uint32_t type, const void *a, size_t alen,
 int sl_frame_recv(int fd, uint32_t *type, sl_strbuf *payload, int timeout_ms,
                   sl_error *err);
 
+/* The channels between nodes (QUERY's exchange field): shm meets at names
+ * made from the query id (nodes forked on one host); tcp and verbs at the
+ * addresses the nodes gave in XADDR. */
+typedef enum sl_exchange_transport {
+  SL_XPORT_NONE = 0,
+  SL_XPORT_SHM = 1,
+  SL_XPORT_TCP = 2,
+  SL_XPORT_VERBS = 3,
+} sl_exchange_transport;
+
+static inline const char *sl_exchange_transport_name(int t) {
+  return t == SL_XPORT_TCP     ? "tcp"
+         : t == SL_XPORT_VERBS ? "verbs"
+         : t == SL_XPORT_SHM   ? "shm"
+                               : "none";
+}
+
 /* How sl_execute_ex runs a plan in a cluster (executor.h). */
 typedef struct sl_exec_nodes {
   /* On the coordinator: one control socket per node, each already sent its
@@ -121,7 +144,7 @@ typedef struct sl_exec_nodes {
    * connects to peer_addrs[sender * members + owner] (both from XLISTEN /
    * XADDR; members = node_count x workers). */
   bool exchange_between_nodes;
-  int exchange_transport; /* 1 shm, 2 tcp */
+  int exchange_transport; /* sl_exchange_transport */
   uint64_t query_id;
   const int *listen_fds;
   const char *const *peer_addrs;

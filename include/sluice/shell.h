@@ -126,9 +126,10 @@ typedef struct sl_cli_options {
   int headers; /* -1: default (on), 0 off, 1 on */
   int bail;    /* -1: default (on for scripts, off interactively) */
   bool help, version;
-  int nodes;           /* --nodes N (0: not given) */
-  const char *cluster; /* --cluster host:port,... (argv) */
-  const char *listen;  /* `sluice node --listen ADDR:PORT` (argv) */
+  int nodes;             /* --nodes N (0: not given) */
+  const char *cluster;   /* --cluster host:port,... (argv) */
+  const char *transport; /* --transport auto|verbs|shm|tcp (argv) */
+  const char *listen;    /* `sluice node --listen ADDR:PORT` (argv) */
 } sl_cli_options;
 
 enum { SL_CLI_OK = 0, SL_CLI_USAGE = 2 };

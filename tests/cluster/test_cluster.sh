@@ -39,7 +39,10 @@ Q="SELECT user_name, window_start, COUNT(*), MAX(price) FROM TABLE(TUMBLE(TABLE 
   DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY user_name, window_start, window_end;
 SELECT key % 7, COUNT(DISTINCT key), COUNT(*) FROM TABLE(TUMBLE(TABLE ro,
   DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key % 7, window_start, window_end;
-SELECT user_name, price FROM clicks WHERE price > 20;"
+SELECT user_name, price FROM clicks WHERE price > 20;
+SELECT key, window_start, window_end, COUNT(*), SUM(key) FROM TABLE(SESSION(TABLE ro
+  PARTITION BY key, DESCRIPTOR(ts), INTERVAL '3' MILLISECOND))
+  GROUP BY key, window_start, window_end;"
 
 "$SLUICE" -m csv -c "$DDL $Q" 2>/dev/null | sort > "$tmp/local"
 "$SLUICE" -m csv --cluster "$cluster" -c "$DDL $Q" 2>"$tmp/err" | sort > "$tmp/cluster" ||
@@ -65,7 +68,7 @@ E="SET 'sluice.epoch-size' = '4kb';"
 cmp -s "$tmp/local" "$tmp/epochs" || { diff "$tmp/local" "$tmp/epochs" | head; fail "rows with tiny epochs differ"; }
 grep -q "leaders: partition 0 on node 0, partition 1 on node 1" "$tmp/analyze" ||
   { cat "$tmp/analyze"; fail "EXPLAIN ANALYZE does not name the partition leaders"; }
-grep -q "channels between nodes: 2 x 1 tcp" "$tmp/analyze" ||
+grep -q "channels between nodes: 2 tcp 32 x 64 KiB" "$tmp/analyze" ||
   { cat "$tmp/analyze"; fail "EXPLAIN ANALYZE does not show the TCP channels between nodes"; }
 grep -q "epochs sent=[1-9][0-9]*, state moved between nodes=[1-9]" "$tmp/analyze" ||
   { cat "$tmp/analyze"; fail "no state moved between the leaders"; }
@@ -101,6 +104,30 @@ echo "ok   .nodes lists both, healthy"
   DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end;" > "$tmp/explain"
 grep -q "^2 nodes (daemons joined with --cluster)" "$tmp/explain" || { cat "$tmp/explain"; fail "EXPLAIN has no Nodes block"; }
 echo "ok   EXPLAIN says where the plan runs"
+
+# Transport selection: daemons cannot share memory; verbs needs an RDMA
+# device on every node (where the nodes have none, the error names one).
+"$SLUICE" --cluster "$cluster" -c ".nodes" > "$tmp/nodes"
+if "$SLUICE" --cluster "$cluster" --transport shm -c "$DDL $Q" > "$tmp/out" 2>&1; then
+  fail "--transport shm ran between daemons"
+fi
+grep -q "shm transport joins only nodes forked on this host" "$tmp/out" ||
+  { cat "$tmp/out"; fail "no clear error for shm between daemons"; }
+if grep -q "rdma=none" "$tmp/nodes"; then
+  if "$SLUICE" --cluster "$cluster" --transport verbs -c "$DDL $Q" > "$tmp/out" 2>&1; then
+    fail "--transport verbs ran without an RDMA device"
+  fi
+  grep -q "verbs transport needs an active RDMA device on every node, and node 0" "$tmp/out" ||
+    { cat "$tmp/out"; fail "no clear error for verbs without a device"; }
+  echo "ok   --transport shm / verbs refused with a clear message (no RDMA device here)"
+else
+  echo "ok   --transport shm refused between daemons (nodes have RDMA: $(grep -m1 -o 'rdma=[^ ]*' "$tmp/nodes"))"
+fi
+# Forced tcp gives the same rows as auto.
+"$SLUICE" -m csv --cluster "$cluster" --transport tcp -c "$DDL $Q" 2>"$tmp/err" | sort > "$tmp/cluster_tcp" ||
+  { cat "$tmp/err"; fail "--transport tcp failed"; }
+cmp -s "$tmp/local" "$tmp/cluster_tcp" || fail "--transport tcp rows differ"
+echo "ok   --transport tcp: rows equal"
 
 # start_daemon: one more daemon on a free port; sets port and pid.
 start_daemon() {
