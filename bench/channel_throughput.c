@@ -8,8 +8,8 @@
  * the same memcpy (pool -> a ring of the same shape) and the same memcpy +
  * checksum with no channel in between.
  *
- * --transports: local vs shm vs tcp side by side, the same producer and
- * consumer work, for slot sizes 4 KiB, 64 KiB, 256 KiB, 1 MiB and 2, 8, 32
+ * --transports: local vs shm vs tcp (vs verbs) side by side, the same producer
+ * and consumer work, for slot sizes 4 KiB, 64 KiB, 256 KiB, 1 MiB and 2, 8, 32
  * credits.  local runs producer and consumer as two threads of this
  * process; shm and tcp as two processes (fork: the child produces, this
  * process consumes and times from its open to the end of the stream; tcp
@@ -21,8 +21,16 @@
  * without touching them: what the kernel's loopback moves, which no tcp
  * channel can beat; "% of bound" = tcp GB/s / the bound's median.
  *
+ * verbs joins the table when an RDMA device is present (both ends in
+ * forked children, the consumer listening on the device's address or
+ * SLUICE_RDMA_ADDR).  --verbs-one measures one verbs channel moving
+ * untouched payloads, for comparison with ib_write_bw at the same size
+ * (perftest's MB/s: 2^20 bytes per second).
+ *
  *   build/bench/channel_throughput [MiB per run, default 1024]
  *   build/bench/channel_throughput --transports [MiB per run, 256] [runs, 5]
+ *   build/bench/channel_throughput --verbs-one SLOT [MiB, 1024] [credits]
+ *                                  [runs, 5]
  */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -62,6 +70,7 @@ typedef struct run {
   uint32_t len;
   uint64_t sum;
   int err;
+  int untouched; /* --verbs-one: move bytes, do not write or read them */
 } run;
 
 static void *producer(void *arg) {
@@ -74,7 +83,8 @@ static void *producer(void *arg) {
         r->err = 1;
         return NULL;
       }
-    memcpy(p, r->pool + off, r->len);
+    if (!r->untouched)
+      memcpy(p, r->pool + off, r->len);
     off = off + 2 * (size_t)r->len > POOL_BYTES ? 0 : off + r->len;
     sl_channel_header h = {1, 0, (int64_t)i};
     if (sl_channel_publish(r->ch, r->len, &h) != SL_OK) {
@@ -99,7 +109,8 @@ static void *consumer(void *arg) {
         r->err = 1;
       break;
     }
-    sum += checksum(s->payload, s->len);
+    if (!r->untouched)
+      sum += checksum(s->payload, s->len);
     sl_channel_release(r->ch);
     n++;
   }
@@ -259,6 +270,145 @@ static double run_forked(const char *transport, const unsigned char *pool,
   return dt;
 }
 
+/* Where a verbs consumer listens: SLUICE_RDMA_ADDR, else the probed
+ * device's address, port 0.  0, or -1 (why in err). */
+static int verbs_address(char *buf, size_t n, sl_error *err) {
+  const char *env = getenv("SLUICE_RDMA_ADDR");
+  if (env && *env) {
+    snprintf(buf, n, strchr(env, ':') ? "%s" : "%s:0", env);
+    return 0;
+  }
+  sl_verbs_device d;
+  if (sl_channel_verbs_probe(&d, err) != SL_OK)
+    return -1;
+  snprintf(buf, n, "%s:0", d.address);
+  return 0;
+}
+
+/* verbs: both ends in forked children, so that this process never uses
+ * rdma_cm (a process that did must not fork verbs users: channel.h).  The
+ * consumer listens, passes its address to the producer over a pipe, and
+ * reports its time and checksum over another. */
+static double run_verbs(const unsigned char *pool, sl_channel_config cfg,
+                        uint64_t slots, uint32_t len, int untouched,
+                        uint64_t *sink) {
+  char where[128];
+  sl_error err = {0};
+  if (verbs_address(where, sizeof where, &err) != 0) {
+    report("verbs", &err);
+    return -1;
+  }
+  int ap[2], rp[2];
+  if (pipe(ap) != 0 || pipe(rp) != 0)
+    return -1;
+  fflush(NULL);
+  pid_t prod = fork();
+  if (prod == 0) {
+    char addr[128];
+    close(ap[1]);
+    if (read(ap[0], addr, sizeof addr) != (ssize_t)sizeof addr)
+      _exit(1);
+    sl_channel_endpoint ep = {.transport = "verbs",
+                              .role = SL_CHANNEL_PRODUCER,
+                              .via = SL_CHANNEL_VIA_CONNECT,
+                              .address = addr};
+    run w = {.pool = pool, .slots = slots, .len = len, .untouched = untouched};
+    if (sl_channel_open_end(&ep, &cfg, &w.ch, &err) != SL_OK) {
+      report("verbs producer open", &err);
+      _exit(1);
+    }
+    producer(&w);
+    sl_channel_destroy(w.ch);
+    _exit(w.err);
+  }
+  pid_t cons = fork();
+  if (cons == 0) {
+    close(ap[0]);
+    struct {
+      double dt;
+      uint64_t sum;
+    } res = {-1, 0};
+    char addr[128] = "";
+    int lfd = -1;
+    run w = {.slots = slots, .len = len, .untouched = untouched};
+    if (sl_channel_listen("verbs", where, &lfd, addr, sizeof addr, &err) !=
+        SL_OK) {
+      report("verbs listen", &err);
+      _exit(1);
+    }
+    if (write(ap[1], addr, sizeof addr) != (ssize_t)sizeof addr)
+      _exit(1);
+    sl_channel_endpoint ep = {.transport = "verbs",
+                              .role = SL_CHANNEL_CONSUMER,
+                              .via = SL_CHANNEL_VIA_ACCEPT,
+                              .fd = lfd};
+    if (sl_channel_open_end(&ep, &cfg, &w.ch, &err) != SL_OK)
+      report("verbs consumer open", &err);
+    else {
+      double t0 = sl_clock_seconds();
+      consumer(&w);
+      res.dt = w.err ? -1 : sl_clock_seconds() - t0;
+      res.sum = w.sum;
+      sl_channel_destroy(w.ch);
+    }
+    close(lfd);
+    _exit(write(rp[1], &res, sizeof res) == (ssize_t)sizeof res ? 0 : 1);
+  }
+  close(ap[0]), close(ap[1]), close(rp[1]);
+  struct {
+    double dt;
+    uint64_t sum;
+  } res = {-1, 0};
+  if (read(rp[0], &res, sizeof res) != (ssize_t)sizeof res)
+    res.dt = -1;
+  close(rp[0]);
+  int sp = 0, sc = 0;
+  waitpid(prod, &sp, 0);
+  waitpid(cons, &sc, 0);
+  *sink += res.sum;
+  if (!WIFEXITED(sp) || WEXITSTATUS(sp) != 0 || !WIFEXITED(sc) ||
+      WEXITSTATUS(sc) != 0)
+    return -1;
+  return res.dt;
+}
+
+/* --verbs-one SLOT [MiB] [credits] [runs]: one verbs channel of SLOT-byte
+ * slots moving full payloads that nobody writes or reads, as ib_write_bw
+ * moves a buffer: the number to hold against `ib_write_bw -s SLOT`.
+ * MB/s is perftest's unit (its "MB/sec" is 2^20 bytes per second);
+ * payload bytes only (SLOT - 32 per slot). */
+static int verbs_one_main(int argc, char **argv) {
+  uint32_t slot = argc > 0 ? (uint32_t)atol(argv[0]) : 65536;
+  size_t total = (size_t)(argc > 1 ? atoi(argv[1]) : 1024) << 20;
+  uint32_t credits = argc > 2 ? (uint32_t)atoi(argv[2]) : 0;
+  int runs = argc > 3 ? atoi(argv[3]) : 5;
+  if (runs < 1 || runs > MAX_RUNS || total == 0 || slot < 128) {
+    fprintf(stderr,
+            "usage: channel_throughput --verbs-one SLOT [MiB] "
+            "[credits, 0 = default] [runs 1..%d]\n",
+            MAX_RUNS);
+    return 2;
+  }
+  sl_channel_config cfg = {credits, slot};
+  uint32_t len = sl_channel_payload_size_for(slot);
+  uint64_t slots = total / len, sink = 0;
+  double mbs[MAX_RUNS];
+  for (int i = 0; i < runs; i++) {
+    double dt = run_verbs(NULL, cfg, slots, len, 1, &sink);
+    if (dt <= 0) {
+      fprintf(stderr, "channel_throughput: verbs run failed\n");
+      return 1;
+    }
+    mbs[i] = (double)slots * len / dt / (1 << 20);
+    printf("run %d: %.2f MB/s\n", i + 1, mbs[i]);
+  }
+  printf("verbs %u B: %.2f MB/s (median of %d, %u credits, 2^20 B/MB as "
+         "perftest)\n",
+         slot, median(mbs, runs), runs,
+         credits ? credits : (uint32_t)SL_CHANNEL_VERBS_DEFAULT_CREDITS);
+  return 0;
+}
+
 /* Loopback TCP stream: seconds to move `total` bytes in `chunk` writes. */
 static double run_bound(const unsigned char *pool, size_t total, size_t chunk) {
   sl_error err = {0};
@@ -334,11 +484,20 @@ static int transports_main(int argc, char **argv) {
 
   /* The bound is measured in every round of every row, next to the
    * channels, so that "% of bound" compares runs under the same load. */
-  printf("| slot | credits | local GB/s | shm GB/s | tcp GB/s | loopback "
+  /* verbs joins when there is a device (same work, same processes). */
+  char vaddr[128];
+  sl_error verr = {0};
+  int nt = verbs_address(vaddr, sizeof vaddr, &verr) == 0 ? 4 : 3;
+  if (nt == 3)
+    printf("(no verbs column: %s)\n", verr.message ? verr.message : "?");
+  sl_error_clear(&verr);
+  printf("| slot | credits | local GB/s | shm GB/s | tcp GB/s |%s loopback "
          "bound GB/s | tcp %% of bound | local slots/s | shm slots/s | tcp "
-         "slots/s |\n");
-  printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-  const char *names[3] = {"local", "shm", "tcp"};
+         "slots/s |%s\n",
+         nt == 4 ? " verbs GB/s |" : "", nt == 4 ? " verbs slots/s |" : "");
+  printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |%s\n",
+         nt == 4 ? " --- | --- |" : "");
+  const char *names[4] = {"local", "shm", "tcp", "verbs"};
   const uint32_t slot_sizes[] = {4096, 64 << 10, 256 << 10, 1 << 20};
   const uint32_t credit_counts[] = {2, 8, 32};
   int failed = 0;
@@ -347,11 +506,12 @@ static int transports_main(int argc, char **argv) {
       sl_channel_config cfg = {credit_counts[ci], slot_sizes[si]};
       uint32_t len = sl_channel_payload_size_for(cfg.slot_size) & ~7u;
       uint64_t slots = total / len;
-      double gbs[3][MAX_RUNS], sps[3][MAX_RUNS], bound[MAX_RUNS];
+      double gbs[4][MAX_RUNS], sps[4][MAX_RUNS], bound[MAX_RUNS];
       for (int i = 0; i < runs; i++) {
-        for (int t = 0; t < 3; t++) {
-          double dt = t == 0
-                          ? run_local(pool, cfg, slots, len, &sink, NULL)
+        for (int t = 0; t < nt; t++) {
+          double dt = t == 0 ? run_local(pool, cfg, slots, len, &sink, NULL)
+                      : t == 3
+                          ? run_verbs(pool, cfg, slots, len, 0, &sink)
                           : run_forked(names[t], pool, cfg, slots, len, &sink);
           if (dt <= 0) {
             fprintf(stderr, "channel_throughput: %s %u x %u failed\n", names[t],
@@ -365,15 +525,20 @@ static int transports_main(int argc, char **argv) {
         double dt = run_bound(pool, (size_t)slots * len, 1 << 20);
         bound[i] = dt > 0 ? (double)slots * len / dt / 1e9 : 0;
       }
-      double g[3], s[3], b = median(bound, runs);
-      for (int t = 0; t < 3; t++) {
+      double g[4], s[4], b = median(bound, runs);
+      for (int t = 0; t < nt; t++) {
         g[t] = median(gbs[t], runs);
         s[t] = median(sps[t], runs);
       }
-      printf("| %u KiB | %u | %.2f | %.2f | %.2f | %.2f | %.0f%% | %.0f | "
-             "%.0f | %.0f |\n",
-             cfg.slot_size >> 10, cfg.credits, g[0], g[1], g[2], b,
-             b > 0 ? 100 * g[2] / b : 0, s[0], s[1], s[2]);
+      char vg[32] = "", vs[32] = "";
+      if (nt == 4) {
+        snprintf(vg, sizeof vg, " %.2f |", g[3]);
+        snprintf(vs, sizeof vs, " %.0f |", s[3]);
+      }
+      printf("| %u KiB | %u | %.2f | %.2f | %.2f |%s %.2f | %.0f%% | %.0f | "
+             "%.0f | %.0f |%s\n",
+             cfg.slot_size >> 10, cfg.credits, g[0], g[1], g[2], vg, b,
+             b > 0 ? 100 * g[2] / b : 0, s[0], s[1], s[2], vs);
       fflush(stdout);
     }
   fprintf(stderr, "(checksum %llu)\n", (unsigned long long)sink);
@@ -384,6 +549,8 @@ static int transports_main(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--transports") == 0)
     return transports_main(argc - 2, argv + 2);
+  if (argc > 1 && strcmp(argv[1], "--verbs-one") == 0)
+    return verbs_one_main(argc - 2, argv + 2);
   size_t total = (size_t)(argc > 1 ? atoi(argv[1]) : 1024) << 20;
   unsigned char *pool = malloc(POOL_BYTES);
   unsigned char *ring = aligned_alloc(64, (size_t)CREDITS << 20);

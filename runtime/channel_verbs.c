@@ -18,12 +18,17 @@
  *   ps.returned         <--WRITE 8 B, inline--- ps.returned (release)
  *
  * The two WRITEs of a slot are chained in one ibv_post_send; an RC queue
- * pair executes WRITEs in order and places each in increasing address
- * order, so the footer's last byte (the full flag) lands after every
- * payload byte, and closed_at after the last footer.  When the payload
- * fills nearly the whole slot, one WRITE of the whole slot replaces the
- * pair (the unused tail bytes are cheaper than a second work request).
- * The consumer polls its own memory exactly as in-process.
+ * pair executes WRITEs in order, so the footer (and its last byte, the
+ * full flag) lands after every payload byte, and closed_at after the last
+ * footer.  Always two WRITEs, never one of the whole slot for a nearly
+ * full payload: ordering BETWEEN WRITEs is the queue pair's, while WITHIN
+ * one, rxe copies each packet with memcpy, whose string stores x86 may
+ * make visible out of order, so the flag could show before the last
+ * packet's payload; and under emulation the single WRITE measured no
+ * faster (docs/BENCHMARKS.md, "verbs").  The consumer polls its own
+ * memory exactly as in-process.  The 32-byte footer itself lands in one
+ * piece in practice (half a cache line, one small copy); neither IB nor
+ * x86 promises that, and every last-byte-polling RDMA design relies on it.
  *
  * WHY NO COMPLETION WAIT BEFORE REUSE.  The producer rewrites its copy of
  * slot i only after the credit for it came back, and the consumer returns
@@ -59,10 +64,13 @@
  * from 5.13 copy pinned pages into a child at fork, so a parent's
  * registered memory stays valid without ibv_fork_init(); it is not called.
  * But librdmacm keeps each device's verbs context open for the life of a
- * process, and the kernel refuses a forked child's commands on its
- * parent's contexts and rdma_cm descriptors (EACCES): a process that has
- * listened or opened a verbs end must not fork children that open verbs
- * ends.  Fork first. */
+ * process, and the kernel refuses a forked child's write() commands on its
+ * parent's contexts and rdma_cm descriptors (EACCES, "changed security
+ * contexts after opening file descriptor").  Measured on rxe: a child
+ * forked after its parent listened connects fine (set-up goes through
+ * ioctl), then its first ibv_post_send fails (rxe rings its doorbell with
+ * write()).  So a process that has listened or opened a verbs end must not
+ * fork children that open verbs ends.  Fork first. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -90,9 +98,6 @@ enum { K_SLOT = 1, K_FOOTER, K_CLOSE, K_CREDIT, K_ABORT, K_FLUSH };
 #define SQ_RESERVED 2                /* the abort word and the final flush */
 #define SQ_STUCK_NS (30LL * 1000000000)
 #define FLUSH_MAX_NS (10LL * 1000000000)
-/* A payload within this many bytes of the slot's goes as one WRITE of the
- * whole slot (docs/BENCHMARKS.md, "verbs"). */
-#define WHOLE_SLOT_SLACK 4096u
 
 static inline verbs_channel *V(sl_ring *r) {
   return (verbs_channel *)r;
@@ -306,8 +311,13 @@ static int post(verbs_channel *v, struct ibv_send_wr *wr, int n,
     return 0;
   sl_ring_fail(&v->ring, SL_EIO, 1,
                "verbs channel: ibv_post_send of %s to the %s at %s failed: "
-               "%s",
-               what, peer_role(&v->ring), v->where, strerror(e));
+               "%s%s",
+               what, peer_role(&v->ring), v->where, strerror(e),
+               e == EACCES ? " (this process was forked from one that had "
+                             "used verbs: the kernel refuses it the parent's "
+                             "device context; open verbs ends only in "
+                             "processes forked before any verbs use)"
+                           : "");
   return -1;
 }
 
@@ -332,18 +342,13 @@ static void verbs_kick(sl_ring *r) {
     unsigned char *slot = sl_ring_slot(r, i);
     uint32_t len = sl_ring_footer(r, i)->len;
     uint64_t roff = VERBS_RING_OFFSET + (uint64_t)i * m;
-    if (len + WHOLE_SLOT_SLACK >= payload) {
-      prep(v, &wr[n], &sge[n], K_SLOT, v->written, slot, m, roff, 0);
-      n++;
-    } else {
-      if (len) {
-        prep(v, &wr[n], &sge[n], K_SLOT, v->written, slot, len, roff, 0);
-        n++;
-      }
-      prep(v, &wr[n], &sge[n], K_FOOTER, v->written, slot + payload,
-           SL_CHANNEL_FOOTER_SIZE, roff + payload, 0);
+    if (len) {
+      prep(v, &wr[n], &sge[n], K_SLOT, v->written, slot, len, roff, 0);
       n++;
     }
+    prep(v, &wr[n], &sge[n], K_FOOTER, v->written, slot + payload,
+         SL_CHANNEL_FOOTER_SIZE, roff + payload, 0);
+    n++;
     if (post(v, wr, n, "a slot") < 0)
       return;
     v->written++;

@@ -176,11 +176,14 @@ int sl_verbs_setup_qp(verbs_channel *v, sl_error *err) {
                         "verbs channel: ibv_query_device(%s) failed: %s", dev,
                         strerror(e));
   /* Two work requests per slot in flight, closed_at, and the reserved
-   * room (channel_verbs.c). */
+   * room (channel_verbs.c); 16 at least, so that a full queue always holds
+   * a signaled request (below). */
   uint64_t depth = 2ull * v->ring.base.credits + 8;
+  if (depth < 16)
+    depth = 16;
   if (depth > (uint64_t)da.max_qp_wr)
     depth = (uint64_t)da.max_qp_wr;
-  if (depth < 12)
+  if (depth < 16)
     return sl_error_set(err, SL_EIO,
                         "verbs channel: %s allows only %d work requests per "
                         "queue pair",

@@ -213,7 +213,8 @@ extern const sl_channel_transport sl_channel_tcp;
  * VIA_CONNECT to "ip:port"); VIA_FD is refused with SL_EINVAL.  A verbs
  * listener accepts ONE channel (listen once per channel) and is usable
  * only in the process that made it; a process that has used verbs must
- * not fork children that use verbs (fork first). */
+ * not fork children that use verbs (the kernel refuses them the parent's
+ * device context: EACCES; fork first). */
 extern const sl_channel_transport sl_channel_verbs;
 
 /* "local", "shm", "tcp" or "verbs"; NULL for an unknown name. */

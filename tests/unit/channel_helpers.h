@@ -1,11 +1,19 @@
 /* channel_helpers.h - shared by the channel unit tests (test_channel.c,
  * test_channel_transports.c): the payload pattern every test writes and
  * checks, a small reproducible random generator, and the payload lengths
- * of the stream tests (zero, tiny, full and in between). */
+ * of the stream tests (zero, tiny, full and in between), and where verbs
+ * tests listen. */
 #ifndef SLUICE_TEST_CHANNEL_HELPERS_H
 #define SLUICE_TEST_CHANNEL_HELPERS_H
 
+#include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sluice/channel.h"
 
 /* Long enough never to fire on a loaded machine; it only stops hangs. */
 #define GUARD_NS (20LL * 1000 * 1000 * 1000)
@@ -48,6 +56,46 @@ static inline uint32_t len_for(uint64_t s, uint32_t payload, uint64_t *st) {
   if (s % 5 == 0)
     return (uint32_t)(s % 17);
   return (uint32_t)(rnd(st) % (payload + 1));
+}
+
+/* --- verbs (test_channel_transports.c, test_channel_verbs.c) --- */
+
+/* The address a verbs acceptor listens on: SLUICE_RDMA_ADDR ("ip" or
+ * "ip:port"), else the probed device's address with port 0.  0, or -1
+ * with why. */
+static inline int verbs_listen_address(char *buf, size_t n, char *why,
+                                       size_t wn) {
+  const char *env = getenv("SLUICE_RDMA_ADDR");
+  if (env && *env) {
+    snprintf(buf, n, strchr(env, ':') ? "%s" : "%s:0", env);
+    return 0;
+  }
+  sl_verbs_device d;
+  sl_error err = {0};
+  int rc = sl_channel_verbs_probe(&d, &err);
+  if (rc != SL_OK) {
+    snprintf(why, wn, "%s", err.message ? err.message : "no RDMA device");
+    sl_error_clear(&err);
+    return -1;
+  }
+  snprintf(buf, n, "%s:0", d.address);
+  return 0;
+}
+
+/* Exactly n bytes from fd within GUARD_NS.  0 or -1. */
+static inline int read_exact(int fd, void *buf, size_t n) {
+  char *p = buf;
+  while (n > 0) {
+    struct pollfd pf = {fd, POLLIN, 0};
+    if (poll(&pf, 1, (int)(GUARD_NS / 1000000)) != 1)
+      return -1;
+    ssize_t k = read(fd, p, n);
+    if (k <= 0)
+      return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
 }
 
 #endif

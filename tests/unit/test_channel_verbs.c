@@ -1,0 +1,255 @@
+/* test_channel_verbs.c - the verbs channel's own cases, beyond the
+ * test-suite every transport passes (test_channel_transports.c runs that
+ * over verbs too): the device probe (on a host without RDMA, CI: a fast,
+ * clear failure, and verbs ends that fail the same way instead of
+ * hanging), and the rdma_cm rendezvous failures (a shape or role mismatch
+ * fails both ends saying so; a used listener accepts no second channel).
+ * Without a device the rendezvous group reports SKIPPED, or fails when
+ * SLUICE_REQUIRE_VERBS=1 (inside the RDMA VM). */
+/* cmocka.h needs these first. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "channel_helpers.h"
+#include "sluice/channel.h"
+
+#define WATCHDOG_S 180
+
+#define CHECK(c)                                                               \
+  do {                                                                         \
+    if (!(c)) {                                                                \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);    \
+      return __LINE__;                                                         \
+    }                                                                          \
+  } while (0)
+
+enum { ADDR_LEN = 128 };
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Without a device: SKIPPED, or a failure when SLUICE_REQUIRE_VERBS=1. */
+static void need_verbs(void) {
+  char addr[ADDR_LEN], why[256] = "";
+  if (verbs_listen_address(addr, sizeof addr, why, sizeof why) == 0)
+    return;
+  const char *req = getenv("SLUICE_REQUIRE_VERBS");
+  if (req && strcmp(req, "1") == 0)
+    fail_msg("SLUICE_REQUIRE_VERBS=1 but %s", why);
+  skip();
+}
+
+/* The probe: on a host without RDMA (CI) a clean, fast failure that says
+ * what is missing, and verbs ends that fail the same way instead of
+ * hanging; with a device (the RDMA VM) a filled-in record. */
+static void test_verbs_probe(void **state) {
+  (void)state;
+  sl_verbs_device d;
+  sl_error err = {0};
+  int64_t t0 = now_ns();
+  int rc = sl_channel_verbs_probe(&d, &err);
+  int64_t dt = now_ns() - t0;
+  const char *req = getenv("SLUICE_REQUIRE_VERBS");
+  if (req && strcmp(req, "1") == 0 && rc != SL_OK)
+    fail_msg("SLUICE_REQUIRE_VERBS=1 but the probe failed: %s", err.message);
+  if (rc == SL_OK) {
+    struct in_addr ia;
+    assert_true(d.name[0] != 0);
+    assert_int_equal(inet_pton(AF_INET, d.address, &ia), 1);
+    assert_true(d.port >= 1);
+    assert_true(!strcmp(d.link, "Ethernet") || !strcmp(d.link, "InfiniBand"));
+    fprintf(stderr, "  (verbs device: %s port %d, %s, %s)\n", d.name, d.port,
+            d.link, d.address);
+    return;
+  }
+  assert_true(rc < 0);
+  assert_true(dt < 2LL * 1000 * 1000 * 1000);
+  assert_non_null(err.message);
+  assert_true(strstr(err.message, "RDMA device") != NULL ||
+              strstr(err.message, " port ") != NULL);
+  assert_int_equal(d.name[0], 0);
+  fprintf(stderr, "  (verbs probe: %s)\n", err.message);
+  if (!strstr(err.message, "no RDMA device"))
+    return; /* a device that is down: rdma_cm may still be there */
+  /* Nothing to listen or connect with: fast, clear errors, no hang. */
+  int fd = -1;
+  char bound[128];
+  t0 = now_ns();
+  assert_int_equal(
+      sl_channel_listen("verbs", "127.0.0.1:0", &fd, bound, sizeof bound, &err),
+      SL_EIO);
+  assert_int_equal(fd, -1);
+  assert_non_null(strstr(err.message, "verbs"));
+  sl_channel *ch = NULL;
+  sl_channel_endpoint ep = {.transport = "verbs",
+                            .role = SL_CHANNEL_PRODUCER,
+                            .via = SL_CHANNEL_VIA_CONNECT,
+                            .address = "127.0.0.1:4791",
+                            .timeout_ns = 500 * 1000 * 1000};
+  assert_int_equal(sl_channel_open_end(&ep, NULL, &ch, &err), SL_EIO);
+  assert_null(ch);
+  assert_non_null(strstr(err.message, "verbs"));
+  assert_true(now_ns() - t0 < 2LL * 1000 * 1000 * 1000);
+  sl_error_clear(&err);
+}
+
+/* Open one verbs end (n == 1); *msg gets the error. */
+static int verbs_open(sl_channel_role role, sl_channel_rendezvous via, int fd,
+                      const char *addr, sl_channel_config cfg, int64_t timeout,
+                      sl_channel **ch, char *msg, size_t n) {
+  sl_channel_endpoint ep = {.transport = "verbs",
+                            .role = role,
+                            .via = via,
+                            .fd = fd,
+                            .address = addr,
+                            .timeout_ns = timeout};
+  sl_error err = {0};
+  int rc = sl_channel_open_end(&ep, &cfg, ch, &err);
+  snprintf(msg, n, "%s", err.message ? err.message : "");
+  sl_error_clear(&err);
+  return rc;
+}
+
+/* The rendezvous failures, in a supervisor process (see run_isolated)
+ * whose child connects while it accepts.  0 or the failing line. */
+static int verbs_rendezvous_cases(void) {
+  char where[ADDR_LEN], why[256], addr[ADDR_LEN], msg[512];
+  CHECK(verbs_listen_address(where, sizeof where, why, sizeof why) == 0);
+  int vp[2], back[2];
+  CHECK(pipe(vp) == 0 && pipe(back) == 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  const sl_channel_config mine = {8, 4096}, other = {4, 4096};
+  if (pid == 0) {
+    alarm(60);
+    int bad = 0;
+    sl_channel *ch = NULL;
+    /* 1: a different shape; 2: a second consumer; 3: a good one. */
+    for (int step = 1; step <= 3 && !bad; step++) {
+      if (read_exact(vp[0], addr, sizeof addr) != 0) {
+        bad = __LINE__;
+        break;
+      }
+      int rc =
+          verbs_open(step == 2 ? SL_CHANNEL_CONSUMER : SL_CHANNEL_PRODUCER,
+                     SL_CHANNEL_VIA_CONNECT, -1, addr, step == 1 ? other : mine,
+                     GUARD_NS, &ch, msg, sizeof msg);
+      if (step == 1 && (rc != SL_EINVAL || !strstr(msg, "shape")))
+        bad = __LINE__;
+      if (step == 2 && (rc != SL_EINVAL || !strstr(msg, "both ends")))
+        bad = __LINE__;
+      if (step == 3 && rc != SL_OK)
+        bad = __LINE__;
+      if (bad)
+        fprintf(stderr, "child step %d: rc %d: %s\n", step, rc, msg);
+    }
+    /* 4: the listener is used up: connecting again fails within the
+     * timeout, naming the address. */
+    if (!bad) {
+      sl_channel *again = NULL;
+      int rc = verbs_open(SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, addr,
+                          mine, 300 * 1000 * 1000, &again, msg, sizeof msg);
+      if (rc != SL_EIO || !strstr(msg, addr)) {
+        fprintf(stderr, "child step 4: rc %d: %s\n", rc, msg);
+        bad = __LINE__;
+      }
+      sl_channel_destroy(again);
+    }
+    if (ch && !bad && sl_channel_close(ch) != SL_OK)
+      bad = __LINE__;
+    char c = 'x';
+    if (read_exact(back[0], &c, 1) != 0) /* the consumer saw the end */
+      bad = __LINE__;
+    sl_channel_destroy(ch);
+    _exit(bad ? 1 : 0);
+  }
+  int bad = 0;
+  sl_channel *ch = NULL;
+  for (int step = 1; step <= 3 && !bad; step++) {
+    int fd;
+    sl_error err = {0};
+    CHECK(sl_channel_listen("verbs", where, &fd, addr, sizeof addr, &err) ==
+          SL_OK);
+    CHECK(write(vp[1], addr, sizeof addr) == (ssize_t)sizeof addr);
+    int rc = verbs_open(SL_CHANNEL_CONSUMER, SL_CHANNEL_VIA_ACCEPT, fd, NULL,
+                        mine, GUARD_NS, &ch, msg, sizeof msg);
+    if (step == 1 && (rc != SL_EINVAL || !strstr(msg, "shape")))
+      bad = __LINE__;
+    if (step == 2 && (rc != SL_EINVAL || !strstr(msg, "both ends")))
+      bad = __LINE__;
+    if (step == 3 && rc != SL_OK)
+      bad = __LINE__;
+    if (bad)
+      fprintf(stderr, "parent step %d: rc %d: %s\n", step, rc, msg);
+    if (step == 3 && !bad) {
+      /* 5: a second accept on the used listener times out, saying why. */
+      sl_channel *again = NULL;
+      rc = verbs_open(SL_CHANNEL_CONSUMER, SL_CHANNEL_VIA_ACCEPT, fd, NULL,
+                      mine, 200 * 1000 * 1000, &again, msg, sizeof msg);
+      if (rc != SL_EIO || !strstr(msg, "one channel"))
+        bad = __LINE__;
+      sl_channel_destroy(again);
+    }
+    close(fd);
+  }
+  if (!bad && sl_channel_wait_slot(ch, GUARD_NS) != SL_CHANNEL_END)
+    bad = __LINE__;
+  CHECK(write(back[1], "e", 1) == 1);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  sl_channel_destroy(ch);
+  CHECK(bad == 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return 0;
+}
+
+static void test_verbs_rendezvous_errors(void **state) {
+  (void)state;
+  need_verbs();
+  int rp[2];
+  assert_int_equal(pipe(rp), 0);
+  fflush(NULL);
+  pid_t s = fork();
+  assert_true(s >= 0);
+  if (s == 0) {
+    alarm(WATCHDOG_S);
+    int line = verbs_rendezvous_cases();
+    _exit(write(rp[1], &line, sizeof line) == (ssize_t)sizeof line ? 0 : 1);
+  }
+  close(rp[1]);
+  int line = -1;
+  ssize_t k;
+  while ((k = read(rp[0], &line, sizeof line)) < 0 && errno == EINTR)
+    ;
+  close(rp[0]);
+  int status;
+  while (waitpid(s, &status, 0) < 0 && errno == EINTR)
+    ;
+  assert_int_equal(k, (ssize_t)sizeof line);
+  assert_int_equal(line, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest probe[] = {cmocka_unit_test(test_verbs_probe)};
+  const struct CMUnitTest rendezvous[] = {
+      cmocka_unit_test(test_verbs_rendezvous_errors)};
+  int failed = cmocka_run_group_tests_name("verbs_probe", probe, NULL, NULL);
+  failed +=
+      cmocka_run_group_tests_name("verbs_rendezvous", rendezvous, NULL, NULL);
+  return failed;
+}
