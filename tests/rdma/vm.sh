@@ -11,7 +11,7 @@
 #
 #   vm.sh [OPTIONS] prepare               download the kernel, build the initramfs
 #   vm.sh [OPTIONS] run SCRIPT [ARGS...]  run "bash SCRIPT ARGS" in the VM
-#   vm.sh [OPTIONS] exec CMD [ARGS...]    run CMD in the VM (e.g. build/tests/unit/x)
+#   vm.sh [OPTIONS] exec CMD [ARGS...]    run CMD in the VM (e.g. build/tests/test_x)
 #
 # Options:
 #   --root DIR      project root: the job's working directory, shared
@@ -123,6 +123,7 @@ prepare() {
   local stamp
   stamp=$(cat "$here/vm.sh" "$here/vm_init.sh" <(echo "$kver") "$busybox" | sha256sum | cut -c1-16)
   if [ -f "$cache/initrd.gz" ] && [ "$(cat "$cache/stamp" 2>/dev/null)" = "$stamp" ]; then
+    exec 9>&-
     return 0
   fi
   say "building the initramfs (kernel $kver)"
@@ -157,6 +158,9 @@ prepare() {
   cp "$vmlinuz" "$cache/vmlinuz"
   echo "$stamp" > "$cache/stamp"
   rm -rf "$tmp"
+  # Unlock: runs need the lock only while the cache is built (QEMU reads
+  # the initramfs whole when it starts, so a rebuild cannot upset a run).
+  exec 9>&-
 }
 
 # kvm when it really boots this VM, else TCG.  A nested VM or a container
@@ -194,6 +198,8 @@ run_vm() {
   prepare
 
   mkdir -p "$cache/runs"
+  # Run directories of runs that were killed (no EXIT trap) go after a day.
+  find "$cache/runs" -mindepth 1 -maxdepth 1 -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
   local run
   run=$(mktemp -d "$cache/runs/run.XXXXXX")
   # The paths travel on the kernel command line, split at spaces.
@@ -202,11 +208,20 @@ run_vm() {
   [ "${SLUICE_VM_KEEP:-}" = 1 ] || trap "rm -rf '$run'" EXIT
   cp "$here/vm_inner.sh" "$run/"
 
-  # A script in /tmp would be hidden by the VM's own /tmp: run a copy.
-  local v
-  if [ "$action" = run ] && [ -f "$root/$1" ] || [ -f "$1" ]; then
-    case $(cd "$root" && realpath "$1") in
-      /tmp/* | /run/* | /var/tmp/* | /dev/*) cp "$1" "$run/job-script"; set -- "$run/job-script" "${@:2}" ;;
+  # SCRIPT is relative to the project root (the job's cwd) or, failing
+  # that, to the caller's cwd.
+  if [[ $1 != /* ]] && [ ! -e "$root/$1" ] && [ -e "$1" ]; then
+    set -- "$(realpath "$1")" "${@:2}"
+  fi
+  # A script (or program) in /tmp would be hidden by the VM's own /tmp
+  # (unless it is in the shared project root): run a copy.
+  local v abs
+  if [ -e "$1" ] || [ -e "$root/$1" ]; then
+    abs=$(cd "$root" && realpath "$1")
+    case $abs in
+      "$root"/*) ;;
+      /tmp/* | /run/* | /var/tmp/* | /dev/*)
+        cp "$abs" "$run/job-script"; set -- "$run/job-script" "${@:2}" ;;
     esac
   fi
   {
@@ -227,6 +242,7 @@ run_vm() {
   accel=$(pick_accel)
   say "booting ($accel, ${SLUICE_VM_CPUS:-2} CPUs, ${SLUICE_VM_MEM:-2048} MiB, timeout ${timeout} s)"
   local t0=$SECONDS
+  # shellcheck disable=SC2054 # commas separate QEMU's sub-options
   local qemu=(qemu-system-x86_64 -accel "$accel"
     -m "${SLUICE_VM_MEM:-2048}" -smp "${SLUICE_VM_CPUS:-2}"
     -nodefaults -no-user-config -display none -no-reboot

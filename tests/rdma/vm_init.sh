@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # vm_init.sh - /init of the soft-RoCE test VM (tests/rdma/vm.sh copies it
 # into the initramfs it builds).  Runs as PID 1 under busybox:
 #   1. loads the kernel modules listed in /modules.order (virtio, 9p,
