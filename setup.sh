@@ -19,6 +19,13 @@ PACKAGES=(
   libpcre2-dev                       # REGEXP_* functions
   libcmocka-dev                      # C unit tests
   tmux                               # drives the shell in a real terminal (tests)
+  # The soft-RoCE VM of tests/rdma (vm.sh): RDMA tested on real verbs.
+  qemu-system-x86                    # runs the VM (KVM when it works, else TCG)
+  busybox-static                     # the VM's /init (replaces busybox)
+  cpio kmod xz-utils                 # build its initramfs from Debian's kernel
+  rdma-core ibverbs-providers        # RDMA user space; librxe, rxe's verbs provider
+  iproute2                           # "rdma link add" creates the rxe device
+  ibverbs-utils perftest             # ibv_devices, ib_write_bw (smoke test, baseline)
 )
 
 missing=()
