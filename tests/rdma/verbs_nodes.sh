@@ -4,10 +4,10 @@
 # (RC queue pairs over rxe0), checked row for row against the same queries
 # in one process; EXPLAIN must name the transport and the device.
 #
-#   verbs_nodes.sh [SLUICE]      (default: build/sluice; env SLUICE_RDMA_ADDR
-#                                 is the VM's address on the rxe netdev)
+#   verbs_nodes.sh [SLUICE]   (default: $SLUICE_BUILD_DIR/sluice or build/sluice;
+#                              env SLUICE_RDMA_ADDR: the VM's address on rxe0)
 set -euo pipefail
-SLUICE=${1:-${SLUICE:-build/sluice}}
+SLUICE=${1:-${SLUICE:-${SLUICE_BUILD_DIR:-build}/sluice}}
 ADDR=${SLUICE_RDMA_ADDR:?SLUICE_RDMA_ADDR is not set: run me through tests/rdma/vm.sh}
 tmp=$(mktemp -d)
 pids=()
@@ -81,4 +81,7 @@ for spec in "2:$c2" "3:$c3"; do
 done
 run "daemons_2_tcp" --cluster "$c2" --transport tcp
 run "forked_2_verbs" --nodes 2 --transport verbs
-"$SLUICE" --nodes 2 --transport verbs -c "$DDL EXPLAIN $RQ" | grep "channels between nodes"
+"$SLUICE" --nodes 2 --transport verbs -c "$DDL EXPLAIN $RQ" > "$tmp/explain" 2>&1
+grep -q "channels between nodes: 2 verbs rxe0 RC WRITE 8 x 64 KiB" "$tmp/explain" ||
+  { cat "$tmp/explain"; fail "EXPLAIN on forked nodes does not name verbs rxe0"; }
+echo "ok   EXPLAIN: $(grep -m1 'channels between nodes' "$tmp/explain")"

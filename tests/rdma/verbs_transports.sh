@@ -12,7 +12,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-${SLUICE_BUILD_DIR:-$root/build}}
 bins=("$build/tests/test_channel_transports" "$build/tests/test_channel_verbs")
-runs=${RUNS:-3}
+runs=${RUNS:-${SLUICE_VERBS_RUNS:-3}}
 for bin in "${bins[@]}"; do
   if [ ! -x "$bin" ]; then
     echo "verbs_transports: $bin not found (build first)" >&2
