@@ -230,4 +230,28 @@ void sl_exec_wait_ready(exec_shared *sh);
 /* Window arithmetic (worker.c), exposed for the coordinator. */
 int64_t sl_floor_div(int64_t a, int64_t b);
 
+/* Accepting the consumer ends of channels from other nodes on a thread of
+ * its own while the caller connects its producer ends: every node does
+ * both at once, so neither may wait for the other's first (exchange_open.c,
+ * used by the exchange and by the partition leaders).  ends[i] is accepted
+ * on listen_fd[i] (skipped where -1) with slots of slot_size bytes. */
+typedef struct sl_accepting {
+  const char *transport; /* "shm", "tcp" or "verbs" */
+  int n;
+  const int *listen_fd;
+  sl_channel **ends;
+  uint32_t slot_size;
+  int rc;
+  sl_error err;
+  pthread_t thread;
+  bool started;
+} sl_accepting;
+
+/* Start accepting; SL_EINTERNAL if the thread cannot start. */
+int sl_accepting_start(sl_accepting *a, const char *what, sl_error *err);
+/* Wait for the accepts (each ends by itself at the endpoint's timeout if
+ * its peer never comes); returns rc, or the accepts' error if rc is
+ * SL_OK. */
+int sl_accepting_join(sl_accepting *a, int rc, sl_error *err);
+
 #endif

@@ -273,32 +273,6 @@ sl_leader_store *sl_node_leaders_store(sl_node_leaders *l) {
 
 /* ---- set-up ----------------------------------------------------------- */
 
-typedef struct accepting {
-  sl_node_leaders *l;
-  const char *transport;
-  int *listen_fd; /* [n] */
-  int rc;
-  sl_error err;
-} accepting;
-
-static void *accept_ends(void *arg) {
-  accepting *a = arg;
-  sl_node_leaders *l = a->l;
-  sl_channel_config cfg = {0, (l->q->buffer_size + 63u) & ~63u};
-  for (int p = 0; p < l->n && a->rc == SL_OK; p++) {
-    if (p == l->me)
-      continue;
-    sl_channel_endpoint ep = {a->transport,
-                              SL_CHANNEL_CONSUMER,
-                              SL_CHANNEL_VIA_ACCEPT,
-                              a->listen_fd[p],
-                              NULL,
-                              0};
-    a->rc = sl_channel_open_end(&ep, &cfg, &l->in[p], &a->err);
-  }
-  return NULL;
-}
-
 int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
                          exec_shared *wk, sl_node_leaders **out,
                          sl_error *err) {
@@ -328,27 +302,33 @@ int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
   *out = l;
 
   /* tcp or verbs: at the addresses of the listeners XLISTEN opened. */
-  bool tcp = nodes->exchange_transport == SL_XPORT_TCP ||
-             nodes->exchange_transport == SL_XPORT_VERBS;
-  accepting a = {l,
-                 tcp ? sl_exchange_transport_name(nodes->exchange_transport)
-                     : "shm",
-                 NULL,
-                 SL_OK,
-                 {0}};
-  a.listen_fd = malloc(sizeof(int) * (size_t)n);
-  if (!a.listen_fd)
+  bool by_address = nodes->exchange_transport == SL_XPORT_TCP ||
+                    nodes->exchange_transport == SL_XPORT_VERBS;
+  uint32_t slot_size = (q->buffer_size + 63u) & ~63u;
+  int *listen_fd = malloc(sizeof(int) * (size_t)n);
+  if (!listen_fd)
     abort();
+  sl_accepting a = {by_address
+                        ? sl_exchange_transport_name(nodes->exchange_transport)
+                        : "shm",
+                    n,
+                    listen_fd,
+                    l->in,
+                    slot_size,
+                    SL_OK,
+                    {0},
+                    0,
+                    false};
   int rc = SL_OK;
   /* Listen for every peer first, so that their connects find us. */
   for (int p = 0; p < n; p++) {
-    a.listen_fd[p] = -1;
+    listen_fd[p] = -1;
     if (p == me || rc != SL_OK)
       continue;
-    if (tcp) {
-      a.listen_fd[p] =
+    if (by_address) {
+      listen_fd[p] =
           nodes->leader_listen_fds ? nodes->leader_listen_fds[p * n + me] : -1;
-      if (a.listen_fd[p] < 0)
+      if (listen_fd[p] < 0)
         rc = sl_error_set(err, SL_EINTERNAL,
                           "no listening socket for the partition leader "
                           "channel from node %d",
@@ -358,19 +338,12 @@ int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
     char name[96], bound[128];
     snprintf(name, sizeof name, "@sluice-%llx-L%d-%d",
              (unsigned long long)nodes->query_id, p, me);
-    rc = sl_channel_listen("shm", name, &a.listen_fd[p], bound, sizeof bound,
-                           err);
+    rc =
+        sl_channel_listen("shm", name, &listen_fd[p], bound, sizeof bound, err);
   }
-  pthread_t t;
-  bool accepting_started = false;
-  if (rc == SL_OK) {
-    if (pthread_create(&t, NULL, accept_ends, &a) == 0)
-      accepting_started = true;
-    else
-      rc = sl_error_set(err, SL_EINTERNAL,
-                        "cannot start the leader channels' accepting thread");
-  }
-  sl_channel_config cfg = {0, (q->buffer_size + 63u) & ~63u};
+  if (rc == SL_OK)
+    rc = sl_accepting_start(&a, "partition leaders' channels", err);
+  sl_channel_config cfg = {0, slot_size};
   for (int p = 0; p < n && rc == SL_OK; p++) {
     if (p == me)
       continue;
@@ -378,7 +351,7 @@ int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
     snprintf(name, sizeof name, "@sluice-%llx-L%d-%d",
              (unsigned long long)nodes->query_id, me, p);
     const char *to = name;
-    if (tcp)
+    if (by_address)
       to = nodes->leader_addrs ? nodes->leader_addrs[me * n + p] : NULL;
     if (!to) {
       rc = sl_error_set(err, SL_EINTERNAL,
@@ -391,19 +364,11 @@ int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
         a.transport, SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, to, 0};
     rc = sl_channel_open_end(&ep, &cfg, &l->out[p], err);
   }
-  if (accepting_started) {
-    /* Its accepts end by themselves (the endpoints' timeout). */
-    pthread_join(t, NULL);
-    if (rc == SL_OK && a.rc != SL_OK) {
-      sl_error_move(err, &a.err);
-      rc = a.rc;
-    }
-  }
-  sl_error_clear(&a.err);
-  for (int p = 0; p < n && !tcp; p++)
-    if (a.listen_fd[p] >= 0)
-      close(a.listen_fd[p]);
-  free(a.listen_fd);
+  rc = sl_accepting_join(&a, rc, err);
+  for (int p = 0; p < n && !by_address; p++)
+    if (listen_fd[p] >= 0)
+      close(listen_fd[p]);
+  free(listen_fd);
   for (int p = 0; p < n && rc == SL_OK; p++) {
     if (p == me)
       continue;

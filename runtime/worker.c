@@ -445,6 +445,23 @@ void sl_worker_advance_watermark(worker_state *s, uint32_t upto) {
     s->wm = s->local_wm; /* late merge: the operator's is its own */
 }
 
+/* The group key of a tmp row: its key fields copied into s->keyrow (for
+ * hashing, the state's group table and routing to the owner). */
+static void key_row_of(worker_state *s, const uint8_t *row) {
+  const exec_query *q = s->q;
+  const sl_row_layout *tl = q->tmp_layout;
+  const sl_row_layout *kl = q->key_layout;
+  memset(s->keyrow, 0, kl->width);
+  for (int i = 0; i < kl->nfields; i++) {
+    int tf = q->tmp_keys + i;
+    if (sl_row_is_null(row, tf))
+      sl_row_set_null(s->keyrow, i, true);
+    else
+      memcpy(s->keyrow + kl->fields[i].offset, row + tl->fields[tf].offset,
+             kl->fields[i].size);
+  }
+}
+
 /* Fold one tmp row into state.  late_wm decides whether the record is late
  * (the watermark of the worker that read it, just before it: under late
  * merge this worker's, under repartition the sender's, so both strategies
@@ -458,16 +475,7 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
   const sl_plan_window *pw = &plan->window;
   const sl_row_layout *tl = q->tmp_layout;
   const sl_row_layout *kl = q->key_layout;
-  /* The group key: copy the key fields of the tmp row. */
-  memset(s->keyrow, 0, kl->width);
-  for (int i = 0; i < kl->nfields; i++) {
-    int tf = q->tmp_keys + i;
-    if (sl_row_is_null(row, tf))
-      sl_row_set_null(s->keyrow, i, true);
-    else
-      memcpy(s->keyrow + kl->fields[i].offset, row + tl->fields[tf].offset,
-             kl->fields[i].size);
-  }
+  key_row_of(s, row);
   uint64_t hash = sl_key_hash(kl, s->keyrow);
   int64_t start = 0;
   uint8_t *st = NULL;
@@ -573,15 +581,7 @@ int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel) {
         if (routed) {
           dest = (int)s->dest[r];
         } else {
-          memset(s->keyrow, 0, kl->width);
-          for (int i = 0; i < kl->nfields; i++) {
-            int tf = q->tmp_keys + i;
-            if (sl_row_is_null(row, tf))
-              sl_row_set_null(s->keyrow, i, true);
-            else
-              memcpy(s->keyrow + kl->fields[i].offset,
-                     row + tl->fields[tf].offset, kl->fields[i].size);
-          }
+          key_row_of(s, row);
           /* The owner from the hash's high bits: group tables index by the
            * low bits, and an owner's keys must not all share them (the
            * compiled route computes the same). */

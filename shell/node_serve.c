@@ -200,48 +200,26 @@ static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
   return rc;
 }
 
-/* "L sender leader host:port" lines -> addrs[sender * nodes + leader]. */
-static char **parse_leader_addrs(const char *text, size_t len, int nodes) {
-  char **addrs = calloc((size_t)nodes * (size_t)nodes, sizeof *addrs);
+/* XADDR lines -> addrs[sender * n + receiver]: "sender owner host:port"
+ * for the exchange between workers (n members), "L sender leader
+ * host:port" for the partition leaders' channels (n nodes). */
+static char **parse_addrs(const char *text, size_t len, int n, bool leaders) {
+  char **addrs = calloc((size_t)n * (size_t)n, sizeof *addrs);
   char *copy = malloc(len + 1);
   if (!addrs || !copy)
     abort();
   memcpy(copy, text, len);
   copy[len] = '\0';
+  const char *fmt = leaders ? "L %d %d %159s" : "%d %d %159s";
   char *save = NULL;
   for (char *line = strtok_r(copy, "\n", &save); line;
        line = strtok_r(NULL, "\n", &save)) {
-    int snd, own;
+    int snd, rcv;
     char where[160];
-    if (sscanf(line, "L %d %d %159s", &snd, &own, where) == 3 && snd >= 0 &&
-        own >= 0 && snd < nodes && own < nodes) {
-      free(addrs[snd * nodes + own]);
-      addrs[snd * nodes + own] = strdup(where);
-    }
-  }
-  free(copy);
-  return addrs;
-}
-
-/* "sender owner host:port" lines -> addrs[sender * members + owner]. */
-static char **parse_addrs(const char *text, size_t len, int members) {
-  char **addrs = calloc((size_t)members * (size_t)members, sizeof *addrs);
-  if (!addrs)
-    abort();
-  char *copy = malloc(len + 1);
-  if (!copy)
-    abort();
-  memcpy(copy, text, len);
-  copy[len] = '\0';
-  char *save = NULL;
-  for (char *line = strtok_r(copy, "\n", &save); line;
-       line = strtok_r(NULL, "\n", &save)) {
-    int snd, own;
-    char where[160];
-    if (sscanf(line, "%d %d %159s", &snd, &own, where) == 3 && snd >= 0 &&
-        own >= 0 && snd < members && own < members) {
-      free(addrs[snd * members + own]);
-      addrs[snd * members + own] = strdup(where);
+    if (sscanf(line, fmt, &snd, &rcv, where) == 3 && snd >= 0 && rcv >= 0 &&
+        snd < n && rcv < n) {
+      free(addrs[snd * n + rcv]);
+      addrs[snd * n + rcv] = strdup(where);
     }
   }
   free(copy);
@@ -279,12 +257,12 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   char **addrs = NULL, **leader_addrs = NULL;
   bool listened = h[3] == SL_XPORT_TCP || h[3] == SL_XPORT_VERBS;
   if (listened && x->members > 0) {
-    addrs = parse_addrs(addr_text, h[6], x->members);
+    addrs = parse_addrs(addr_text, h[6], x->members, false);
     nodes.listen_fds = x->fds;
     nodes.peer_addrs = (const char *const *)addrs;
   }
   if (listened && x->nodes > 0) {
-    leader_addrs = parse_leader_addrs(addr_text, h[6], x->nodes);
+    leader_addrs = parse_addrs(addr_text, h[6], x->nodes, true);
     nodes.leader_listen_fds = x->leader_fds;
     nodes.leader_addrs = (const char *const *)leader_addrs;
   }

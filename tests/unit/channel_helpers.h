@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sluice/channel.h"
@@ -96,6 +97,35 @@ static inline int read_exact(int fd, void *buf, size_t n) {
     n -= (size_t)k;
   }
   return 0;
+}
+
+/* A test body's check: in a forked child cmocka's asserts cannot report,
+ * so a body returns 0 or the failing line. */
+#define CHECK(c)                                                               \
+  do {                                                                         \
+    if (!(c)) {                                                                \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);    \
+      return __LINE__;                                                         \
+    }                                                                          \
+  } while (0)
+
+static inline int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A verbs test without a device is skipped, visibly (cmocka prints
+ * SKIPPED), or fails when SLUICE_REQUIRE_VERBS=1 (inside the RDMA VM).
+ * Include cmocka.h first. */
+static inline void skip_without_verbs(void) {
+  char addr[128], why[256] = "";
+  if (verbs_listen_address(addr, sizeof addr, why, sizeof why) == 0)
+    return;
+  const char *req = getenv("SLUICE_REQUIRE_VERBS");
+  if (req && strcmp(req, "1") == 0)
+    fail_msg("SLUICE_REQUIRE_VERBS=1 but %s", why);
+  skip();
 }
 
 #endif

@@ -45,14 +45,6 @@
 #define WATCHDOG_S 180 /* a whole pair run; only stops hangs */
 #define DEATH_BOUND_NS (5LL * 1000 * 1000 * 1000)
 
-#define CHECK(c)                                                               \
-  do {                                                                         \
-    if (!(c)) {                                                                \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);    \
-      return __LINE__;                                                         \
-    }                                                                          \
-  } while (0)
-
 /* What a body sees of the other side: a pipe each way to sequence steps
  * ("the consumer has released one slot"), and the peer's pid when it is a
  * process (0 for a thread). */
@@ -183,18 +175,10 @@ static int connect_loopback(const char *addr) {
 
 /* --- verbs: where to listen, and whether there is a device --- */
 
-/* A verbs test without a device is skipped, visibly (cmocka prints
- * SKIPPED), or fails when SLUICE_REQUIRE_VERBS=1 (inside the RDMA VM). */
+/* The verbs cases need a device (channel_helpers.h). */
 static void need_verbs(void **state) {
-  if (strcmp(*state, "verbs") != 0)
-    return;
-  char addr[128], why[256] = "";
-  if (verbs_listen_address(addr, sizeof addr, why, sizeof why) == 0)
-    return;
-  const char *req = getenv("SLUICE_REQUIRE_VERBS");
-  if (req && strcmp(req, "1") == 0)
-    fail_msg("SLUICE_REQUIRE_VERBS=1 but %s", why);
-  skip();
+  if (strcmp(*state, "verbs") == 0)
+    skip_without_verbs();
 }
 
 /* verbs: the consumer accepts, or the producer in the other rendezvous. */
@@ -959,12 +943,6 @@ static void test_abort_mid_stream(void **state) {
  * wait (not a timeout, not a hang); the killed side's result is moot. */
 
 /* Expect the break: rc is SL_EIO and the message names `who`. */
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* killed: when the peer was killed (0 = not yet).  The time to notice is
  * printed, not asserted: the bound is the waits' DEATH_BOUND_NS. */
 static int expect_death(sl_channel *ch, int rc, int64_t killed, const char *who,

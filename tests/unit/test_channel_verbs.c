@@ -25,32 +25,7 @@
 
 #define WATCHDOG_S 180
 
-#define CHECK(c)                                                               \
-  do {                                                                         \
-    if (!(c)) {                                                                \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);    \
-      return __LINE__;                                                         \
-    }                                                                          \
-  } while (0)
-
 enum { ADDR_LEN = 128 };
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Without a device: SKIPPED, or a failure when SLUICE_REQUIRE_VERBS=1. */
-static void need_verbs(void) {
-  char addr[ADDR_LEN], why[256] = "";
-  if (verbs_listen_address(addr, sizeof addr, why, sizeof why) == 0)
-    return;
-  const char *req = getenv("SLUICE_REQUIRE_VERBS");
-  if (req && strcmp(req, "1") == 0)
-    fail_msg("SLUICE_REQUIRE_VERBS=1 but %s", why);
-  skip();
-}
 
 /* The probe: on a host without RDMA (CI) a clean, fast failure that says
  * what is missing, and verbs ends that fail the same way instead of
@@ -220,7 +195,7 @@ static int verbs_rendezvous_cases(void) {
 
 static void test_verbs_rendezvous_errors(void **state) {
   (void)state;
-  need_verbs();
+  skip_without_verbs();
   int rp[2];
   assert_int_equal(pipe(rp), 0);
   fflush(NULL);
