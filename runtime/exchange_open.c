@@ -1,8 +1,10 @@
 /* exchange_open.c - opening a repartitioning query's exchange: one channel
  * per (sender, owner) pair of members, an in-process ring between workers
  * of one node, shared memory between forked nodes (meeting at a name made
- * from the query id) and TCP between daemons (at the addresses XLISTEN
- * gave).  The workers then use them (exchange.c). */
+ * from the query id) and tcp or verbs between nodes that listened at
+ * XLISTEN (at the addresses they gave).  The workers then use them
+ * (exchange.c).  Also the accepting thread (sl_accepting) that the
+ * partition leaders' channels use too (node_leaders.c). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
