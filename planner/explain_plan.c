@@ -116,7 +116,8 @@ static const char *aggs_str(sl_arena *a, const sl_plan *p) {
 
 /* EXPLAIN ANALYZE: a measured figure on a node, in the TEXT line and as a
  * JSON attribute. */
-static void actual(sl_arena *a, xnode *n, const char *key, const char *value) {
+void sl_xnode_actual(sl_arena *a, xnode *n, const char *key,
+                     const char *value) {
   /* One "(actual: k=v, k=v)" group per node, appended to. */
   size_t len = strlen(n->detail);
   if (len > 0 && strstr(n->detail, " (actual: ") && n->detail[len - 1] == ')')
@@ -190,11 +191,12 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
     sl_xnode_attr(a, pipe, "interpreted_because", why);
   sl_xnode_attr(a, pipe, "workers", sl_arena_printf(a, "%d", workers));
   if (st && !why)
-    actual(a, pipe, "JIT compile time",
-           sl_arena_printf(a, "%.1f ms", st->jit_seconds * 1000));
+    sl_xnode_actual(a, pipe, "JIT compile time",
+                    sl_arena_printf(a, "%.1f ms", st->jit_seconds * 1000));
   if (st) {
-    actual(a, pipe, "time in operators", secs(a, st->pipeline_seconds));
-    actual(a, pipe, "time in the source", secs(a, st->source_seconds));
+    sl_xnode_actual(a, pipe, "time in operators",
+                    secs(a, st->pipeline_seconds));
+    sl_xnode_actual(a, pipe, "time in the source", secs(a, st->source_seconds));
   }
   xnode *cur = pipe;
   if (top) {
@@ -205,7 +207,7 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
     xnode *f = sl_xnode(a, "Filter");
     f->detail = sl_explain_expr(a, p->post_join_filter);
     if (st)
-      actual(a, f, "rows in", count(a, st->rows_joined));
+      sl_xnode_actual(a, f, "rows in", count(a, st->rows_joined));
     sl_xnode_kid(a, cur, f);
     cur = f;
   }
@@ -219,8 +221,8 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
         exprs_str(a, p->njoin_keys, p->join_table_keys, NULL),
         p->inputs[1].table->name);
     if (st) {
-      actual(a, j, "rows out", count(a, st->rows_joined));
-      actual(a, j, "table rows", count(a, st->table_rows));
+      sl_xnode_actual(a, j, "rows out", count(a, st->rows_joined));
+      sl_xnode_actual(a, j, "table rows", count(a, st->table_rows));
     }
     sl_xnode_kid(a, cur, j);
     sl_xnode_kid(a, j, source_node(a, &p->inputs[1]));
@@ -230,15 +232,16 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
     xnode *f = sl_xnode(a, "Filter");
     f->detail = sl_explain_expr(a, p->filter);
     if (st)
-      actual(a, f, "rows out", count(a, st->rows_filtered));
+      sl_xnode_actual(a, f, "rows out", count(a, st->rows_filtered));
     sl_xnode_kid(a, cur, f);
     cur = f;
   }
   xnode *src = source_node(a, &p->inputs[0]);
   if (st) {
-    actual(a, src, "rows", count(a, st->events));
+    sl_xnode_actual(a, src, "rows", count(a, st->events));
     if (st->skipped_rows)
-      actual(a, src, "malformed rows skipped", count(a, st->skipped_rows));
+      sl_xnode_actual(a, src, "malformed rows skipped",
+                      count(a, st->skipped_rows));
   }
   sl_xnode_kid(a, cur, src);
   return pipe;
@@ -246,6 +249,8 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
 
 xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                             const char *strategy, const sl_query_stats *st) {
+  if (p->kind == SL_PLAN_STAGED)
+    return sl_explain_staged_tree(arena, p, workers, st);
 #define a (*arena)
   xnode *sink = sl_xnode(&a, "Sink");
   sink->detail = p->sink_table
@@ -292,12 +297,13 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
   }
   sl_xnode_kid(&a, above, proj);
   if (st) {
-    actual(&a, sink, "rows", count(&a, st->rows_out));
-    actual(&a, sink, "wall time", secs(&a, st->seconds));
-    actual(&a, sink, "events/s",
-           sl_arena_printf(&a, "%.0f",
-                           st->seconds > 0 ? (double)st->events / st->seconds
-                                           : 0.0));
+    sl_xnode_actual(&a, sink, "rows", count(&a, st->rows_out));
+    sl_xnode_actual(&a, sink, "wall time", secs(&a, st->seconds));
+    sl_xnode_actual(&a, sink, "events/s",
+                    sl_arena_printf(&a, "%.0f",
+                                    st->seconds > 0
+                                        ? (double)st->events / st->seconds
+                                        : 0.0));
   }
   if (p->limit >= 0)
     sl_xnode_attr(&a, sink, "limit",
@@ -340,15 +346,18 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                         "coordinator merges them when the window fires");
     sl_xnode_attr(&a, agg, "trigger", trigger);
     if (st) {
-      actual(&a, agg, "rows in", count(&a, st->rows_state));
-      actual(&a, agg, "late records dropped", count(&a, st->late_dropped));
-      actual(&a, agg, "windows fired", count(&a, st->windows_fired));
-      actual(&a, agg, "groups out", count(&a, st->groups_emitted));
-      actual(&a, agg, "peak state of a worker",
-             sl_arena_printf(&a, "%llu bytes",
-                             (unsigned long long)st->state_bytes_peak));
-      actual(&a, agg, "merge time", secs(&a, st->merge_seconds));
-      actual(&a, agg, "finalize and sink time", secs(&a, st->emit_seconds));
+      sl_xnode_actual(&a, agg, "rows in", count(&a, st->rows_state));
+      sl_xnode_actual(&a, agg, "late records dropped",
+                      count(&a, st->late_dropped));
+      sl_xnode_actual(&a, agg, "windows fired", count(&a, st->windows_fired));
+      sl_xnode_actual(&a, agg, "groups out", count(&a, st->groups_emitted));
+      sl_xnode_actual(
+          &a, agg, "peak state of a worker",
+          sl_arena_printf(&a, "%llu bytes",
+                          (unsigned long long)st->state_bytes_peak));
+      sl_xnode_actual(&a, agg, "merge time", secs(&a, st->merge_seconds));
+      sl_xnode_actual(&a, agg, "finalize and sink time",
+                      secs(&a, st->emit_seconds));
     }
     sl_xnode_kid(&a, cur, agg);
     /* What each record is reduced to before it meets the state. */
@@ -381,10 +390,10 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
       sl_xnode_attr(&a, ex, "dist", sl_arena_printf(&a, "hash(%s)", keys));
       sl_xnode_attr(&a, ex, "transport", "local");
       if (st) {
-        actual(&a, ex, "rows sent to other workers",
-               count(&a, st->exchange_rows));
-        actual(&a, ex, "bytes", count(&a, st->exchange_bytes));
-        actual(&a, ex, "slots", count(&a, st->exchange_slots));
+        sl_xnode_actual(&a, ex, "rows sent to other workers",
+                        count(&a, st->exchange_rows));
+        sl_xnode_actual(&a, ex, "bytes", count(&a, st->exchange_bytes));
+        sl_xnode_actual(&a, ex, "slots", count(&a, st->exchange_slots));
       }
       sl_xnode_kid(&a, agg, ex);
       below = ex;

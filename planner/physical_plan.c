@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "plan_int.h"
 #include "sluice/plan.h"
 
 /* ---- building expressions --------------------------------------------- */
@@ -27,15 +28,15 @@ static sl_bexpr *new_expr(sl_arena *a, sl_bexpr_kind kind, sl_type *type) {
   return e;
 }
 
-static sl_bexpr *make_column(sl_arena *a, int index, const sl_type *type,
-                             const char *name) {
+sl_bexpr *sl_pl_column(sl_arena *a, int index, const sl_type *type,
+                       const char *name) {
   sl_bexpr *e = new_expr(a, SL_BEXPR_COLUMN, (sl_type *)type);
   e->index = index;
   e->name = name;
   return e;
 }
 
-static sl_bexpr *make_and(sl_arena *a, sl_bexpr *x, sl_bexpr *y) {
+sl_bexpr *sl_pl_and(sl_arena *a, sl_bexpr *x, sl_bexpr *y) {
   if (!x)
     return y;
   if (!y)
@@ -50,7 +51,7 @@ static sl_bexpr *make_and(sl_arena *a, sl_bexpr *x, sl_bexpr *y) {
 }
 
 /* Deep-enough copy of e with COLUMN(i) (depth 0) replaced by cols[i]. */
-static sl_bexpr *subst(sl_arena *a, const sl_bexpr *e, sl_bexpr *const *cols) {
+sl_bexpr *sl_pl_subst(sl_arena *a, const sl_bexpr *e, sl_bexpr *const *cols) {
   if (!e)
     return NULL;
   if (e->kind == SL_BEXPR_COLUMN && e->depth == 0)
@@ -61,41 +62,41 @@ static sl_bexpr *subst(sl_arena *a, const sl_bexpr *e, sl_bexpr *const *cols) {
   *c = *e;
   c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
   for (int i = 0; i < e->nargs; i++)
-    c->args[i] = subst(a, e->args[i], cols);
+    c->args[i] = sl_pl_subst(a, e->args[i], cols);
   return c;
 }
 
 /* Does e read only base columns in [lo, hi)? (Window placeholders count as
  * reading nothing.) */
-static bool columns_within(const sl_bexpr *e, int lo, int hi) {
+bool sl_pl_columns_within(const sl_bexpr *e, int lo, int hi) {
   if (!e)
     return true;
   if (e->kind == SL_BEXPR_COLUMN && (e->index < lo || e->index >= hi))
     return false;
   for (int i = 0; i < e->nargs; i++)
-    if (!columns_within(e->args[i], lo, hi))
+    if (!sl_pl_columns_within(e->args[i], lo, hi))
       return false;
   return true;
 }
 
-static bool has_window_prop(const sl_bexpr *e) {
+bool sl_pl_has_window_prop(const sl_bexpr *e) {
   if (!e)
     return false;
   if (e->kind == SL_BEXPR_WINDOW_PROP)
     return true;
   for (int i = 0; i < e->nargs; i++)
-    if (has_window_prop(e->args[i]))
+    if (sl_pl_has_window_prop(e->args[i]))
       return true;
   return false;
 }
 
 /* Split a conjunction into its parts. */
-static void conjuncts(sl_bexpr *e, sl_bexpr **out, int *n, int max) {
+void sl_pl_conjuncts(sl_bexpr *e, sl_bexpr **out, int *n, int max) {
   if (!e)
     return;
   if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_AND) {
-    conjuncts(e->args[0], out, n, max);
-    conjuncts(e->args[1], out, n, max);
+    sl_pl_conjuncts(e->args[0], out, n, max);
+    sl_pl_conjuncts(e->args[1], out, n, max);
     return;
   }
   if (*n < max)
@@ -209,13 +210,13 @@ static int add_input(planner *p, const sl_bfrom *scan, flat *out) {
    * their expressions over the physical ones. */
   sl_bexpr **base = SL_ANEW_N(p->a, sl_bexpr *, t->ncolumns);
   for (int i = 0; i < t->ncolumns; i++)
-    base[i] = make_column(p->a, in->first_column + i, t->columns[i].type,
-                          t->columns[i].name);
+    base[i] = sl_pl_column(p->a, in->first_column + i, t->columns[i].type,
+                           t->columns[i].name);
   out->ncols = scan->ncols;
   out->cols = SL_ANEW_N(p->a, sl_bexpr *, scan->ncols);
   for (int i = 0; i < scan->ncols; i++) {
     const sl_bexpr *c = scan->u.scan.computed ? scan->u.scan.computed[i] : NULL;
-    out->cols[i] = c ? subst(p->a, c, base) : base[i];
+    out->cols[i] = c ? sl_pl_subst(p->a, c, base) : base[i];
   }
   out->filter = NULL;
   if (plan->ninputs == 1)
@@ -223,7 +224,7 @@ static int add_input(planner *p, const sl_bfrom *scan, flat *out) {
   /* Event time of the stream: its rowtime column and watermark. */
   if (plan->ninputs == 1 && scan->u.scan.rowtime_column >= 0) {
     plan->rowtime = out->cols[scan->u.scan.rowtime_column];
-    plan->watermark = subst(p->a, scan->u.scan.watermark, out->cols);
+    plan->watermark = sl_pl_subst(p->a, scan->u.scan.watermark, out->cols);
   }
   return SL_OK;
 }
@@ -246,11 +247,12 @@ static int flatten_sub(planner *p, const sl_bfrom *f, flat *out) {
   if (rc != SL_OK)
     return rc;
   *out = inner;
-  out->filter = make_and(p->a, inner.filter, subst(p->a, s->where, inner.cols));
+  out->filter =
+      sl_pl_and(p->a, inner.filter, sl_pl_subst(p->a, s->where, inner.cols));
   out->ncols = s->nexprs;
   out->cols = SL_ANEW_N(p->a, sl_bexpr *, s->nexprs);
   for (int i = 0; i < s->nexprs; i++)
-    out->cols[i] = subst(p->a, s->exprs[i], inner.cols);
+    out->cols[i] = sl_pl_subst(p->a, s->exprs[i], inner.cols);
   /* A window TVF's bounds keep their place only if selected unchanged. */
   if (inner.has_window) {
     out->window_start_col = -1;
@@ -329,15 +331,15 @@ static int flatten_join(planner *p, const sl_bfrom *f, flat *out) {
   if (fs.has_window)
     out->window_start_col =
         swap ? fl->ncols + fs.window_start_col : fs.window_start_col;
-  out->filter = make_and(p->a, fs.filter, ft.filter);
+  out->filter = sl_pl_and(p->a, fs.filter, ft.filter);
 
   /* ON: equality conjuncts between the two inputs become the hash keys. */
   sl_plan *plan = p->plan;
   plan->join = true;
-  sl_bexpr *on = subst(p->a, f->u.join.on, out->cols);
+  sl_bexpr *on = sl_pl_subst(p->a, f->u.join.on, out->cols);
   sl_bexpr *parts[64];
   int n = 0;
-  conjuncts(on, parts, &n, 64);
+  sl_pl_conjuncts(on, parts, &n, 64);
   int s0 = plan->inputs[0].first_column;
   int s1 = s0 + plan->inputs[0].ncolumns;
   int t0 = plan->inputs[1].first_column;
@@ -348,19 +350,19 @@ static int flatten_join(planner *p, const sl_bfrom *f, flat *out) {
     sl_bexpr *c = parts[i];
     if (c->kind == SL_BEXPR_BINARY && c->op == SL_OP_EQ) {
       sl_bexpr *x = c->args[0], *y = c->args[1];
-      if (columns_within(x, t0, t1) && columns_within(y, s0, s1)) {
+      if (sl_pl_columns_within(x, t0, t1) && sl_pl_columns_within(y, s0, s1)) {
         sl_bexpr *tmp = x;
         x = y;
         y = tmp;
       }
-      if (columns_within(x, s0, s1) && columns_within(y, t0, t1) &&
+      if (sl_pl_columns_within(x, s0, s1) && sl_pl_columns_within(y, t0, t1) &&
           sl_type_equal(x->type, y->type)) {
         plan->join_stream_keys[plan->njoin_keys] = x;
         plan->join_table_keys[plan->njoin_keys++] = y;
         continue;
       }
     }
-    out->filter = make_and(p->a, out->filter, c);
+    out->filter = sl_pl_and(p->a, out->filter, c);
   }
   if (plan->njoin_keys == 0)
     return unsupported(p, f->span,
@@ -459,7 +461,7 @@ static sl_bexpr *to_agg_row(sl_arena *a, const sl_bexpr *e,
     break;
   }
   if (col >= 0)
-    return make_column(a, col, e->type, e->name);
+    return sl_pl_column(a, col, e->type, e->name);
   if (e->nargs == 0)
     return (sl_bexpr *)e;
   sl_bexpr *c = SL_ANEW(a, sl_bexpr);
@@ -477,14 +479,14 @@ static int plan_aggregate(planner *p, const sl_bselect *s, const flat *f) {
   plan->keys = SL_ANEW_N(p->a, sl_bexpr *, s->ngroups > 0 ? s->ngroups : 1);
   bool saw_start = false, saw_end = false;
   for (int i = 0; i < s->ngroups; i++) {
-    sl_bexpr *k = subst(p->a, s->groups[i], f->cols);
+    sl_bexpr *k = sl_pl_subst(p->a, s->groups[i], f->cols);
     if (k->kind == SL_BEXPR_WINDOW_PROP) {
       saw_start |= k->prop == SL_WPROP_START;
       saw_end |= k->prop == SL_WPROP_END;
       group_to_col[i] = -1 - (int)k->prop; /* fixed up below */
       continue;
     }
-    if (has_window_prop(k))
+    if (sl_pl_has_window_prop(k))
       return unsupported(p, s->groups[i]->span,
                          "grouping by an expression of window bounds");
     group_to_col[i] = plan->nkeys;
@@ -528,8 +530,8 @@ static int plan_aggregate(planner *p, const sl_bselect *s, const flat *f) {
     if (!ok)
       return unsupported(p, ba->span, "this aggregate function");
     pa->distinct = ba->distinct;
-    pa->arg = ba->nargs > 0 ? subst(p->a, ba->args[0], f->cols) : NULL;
-    pa->filter = subst(p->a, ba->filter, f->cols);
+    pa->arg = ba->nargs > 0 ? sl_pl_subst(p->a, ba->args[0], f->cols) : NULL;
+    pa->filter = sl_pl_subst(p->a, ba->filter, f->cols);
     pa->type = ba->type;
   }
   for (int i = 0; i < s->ngroups; i++)
@@ -591,6 +593,8 @@ static void prune_leaves(sl_arena *a, sl_plan *plan) {
     collect(&ln, plan->join_stream_keys[i]);
     collect(&ln, plan->join_table_keys[i]);
   }
+  if (plan->track_watermark)
+    collect(&ln, plan->watermark);
   if (plan->kind == SL_PLAN_AGGREGATE) {
     if (plan->windowed)
       collect(&ln, plan->window.time);
@@ -615,61 +619,88 @@ static void prune_leaves(sl_arena *a, sl_plan *plan) {
   }
 }
 
-int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
-                  sl_error *err) {
-  planner p = {a, SL_ANEW(a, sl_plan), err, NULL};
-  sl_plan *plan = p.plan;
-  plan->limit = -1;
-  const sl_bquery *q = stmt->query;
-  if (stmt->kind == SL_STMT_INSERT) {
-    plan->sink_table = stmt->table;
-    const char *c = sl_table_def_option(stmt->table, "connector");
-    plan->sink = c ? sl_sink_connector_find(c) : NULL;
-    if (!plan->sink)
-      return sl_error_set(err, SL_EUNSUPPORTED,
-                          "table '%s' has connector '%s', which cannot be "
-                          "written; sinks are: %s",
-                          stmt->table->name, c ? c : "(none)",
-                          sl_sink_connector_names());
-  } else {
-    plan->sink = sl_shell_sink_connector();
+/* Does a query need stages: a subquery or view with GROUP BY or OVER that
+ * feeds something else, a join of two streams, or OVER in the query? */
+static bool needs_stages_from(const sl_bfrom *f);
+
+static bool needs_stages_query(const sl_bquery *q, bool top) {
+  if (q->kind != SL_BQUERY_SELECT || !q->select->from)
+    return false;
+  const sl_bselect *s = q->select;
+  if (s->nwindows > 0)
+    return true;
+  if (!top && (s->aggregate || s->distinct))
+    return true;
+  return needs_stages_from(s->from);
+}
+
+static bool needs_stages_from(const sl_bfrom *f) {
+  switch (f->kind) {
+  case SL_BFROM_SCAN:
+    return false;
+  case SL_BFROM_VIEW:
+  case SL_BFROM_SUBQUERY:
+    return needs_stages_query(f->u.sub.query, false);
+  case SL_BFROM_WINDOW_TVF:
+    return needs_stages_from(f->u.tvf.input);
+  case SL_BFROM_JOIN: {
+    if (needs_stages_from(f->u.join.left) || needs_stages_from(f->u.join.right))
+      return true;
+    if (f->u.join.lookup)
+      return false;
+    const sl_bfrom *ls = find_scan(f->u.join.left);
+    const sl_bfrom *rs = find_scan(f->u.join.right);
+    if (!ls || !rs)
+      return true;
+    return !table_is_bounded(ls->u.scan.table) &&
+           !table_is_bounded(rs->u.scan.table);
   }
+  }
+  return false;
+}
+
+/* The pipeline of query q into p->plan (sink already chosen).  leaf: a
+ * leaf of a staged plan (no filter goes into the source). */
+static int build_query(planner *p, const sl_bquery *q, bool leaf) {
+  sl_arena *a = p->a;
+  sl_plan *plan = p->plan;
+  sl_error *err = p->err;
   if (!q || q->kind != SL_BQUERY_SELECT)
-    return unsupported(&p, q ? q->span : stmt->ast->span,
+    return unsupported(p, q->span,
                        "UNION, INTERSECT, EXCEPT and VALUES queries");
   const sl_bselect *s = q->select;
   if (!s->from)
-    return unsupported(&p, q->span, "SELECT without FROM");
+    return unsupported(p, q->span, "SELECT without FROM");
   if (s->distinct)
-    return unsupported(&p, q->span, "SELECT DISTINCT");
+    return unsupported(p, q->span, "SELECT DISTINCT");
   if (s->nwindows > 0)
-    return unsupported(&p, s->windows[0].span,
+    return unsupported(p, s->windows[0].span,
                        "OVER window functions (ROW_NUMBER comes with Top-N)");
   flat f;
-  int rc = flatten(&p, s->from, &f);
+  int rc = flatten(p, s->from, &f);
   if (rc != SL_OK)
     return rc;
 
   /* WHERE and the views' filters: the part over the stream alone runs
    * before the join; the rest after it. */
-  sl_bexpr *where = make_and(a, f.filter, subst(a, s->where, f.cols));
+  sl_bexpr *where = sl_pl_and(a, f.filter, sl_pl_subst(a, s->where, f.cols));
   sl_bexpr *parts[128];
   int n = 0;
-  conjuncts(where, parts, &n, 128);
+  sl_pl_conjuncts(where, parts, &n, 128);
   int s0 = plan->inputs[0].first_column;
   int s1 = s0 + plan->inputs[0].ncolumns;
   for (int i = 0; i < n; i++) {
-    if (has_window_prop(parts[i]))
-      return unsupported(&p, parts[i]->span,
+    if (sl_pl_has_window_prop(parts[i]))
+      return unsupported(p, parts[i]->span,
                          "a condition on window bounds before aggregation");
-    if (!plan->join || columns_within(parts[i], s0, s1))
-      plan->filter = make_and(a, plan->filter, parts[i]);
+    if (!plan->join || sl_pl_columns_within(parts[i], s0, s1))
+      plan->filter = sl_pl_and(a, plan->filter, parts[i]);
     else
-      plan->post_join_filter = make_and(a, plan->post_join_filter, parts[i]);
+      plan->post_join_filter = sl_pl_and(a, plan->post_join_filter, parts[i]);
   }
 
   if (s->aggregate) {
-    rc = plan_aggregate(&p, s, &f);
+    rc = plan_aggregate(p, s, &f);
     if (rc != SL_OK)
       return rc;
   } else {
@@ -677,9 +708,9 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
     plan->nout = s->nexprs;
     plan->out = SL_ANEW_N(a, sl_bexpr *, s->nexprs);
     for (int i = 0; i < s->nexprs; i++) {
-      plan->out[i] = subst(a, s->exprs[i], f.cols);
-      if (has_window_prop(plan->out[i]))
-        return unsupported(&p, s->exprs[i]->span,
+      plan->out[i] = sl_pl_subst(a, s->exprs[i], f.cols);
+      if (sl_pl_has_window_prop(plan->out[i]))
+        return unsupported(p, s->exprs[i]->span,
                            "window bounds without a window aggregate");
     }
   }
@@ -711,7 +742,8 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
   sl_plan_push_having(a, plan);
   sl_plan_propagate_constants(a, plan);
   sl_plan_fold_constants(a, plan);
-  sl_plan_push_into_sources(a, plan);
+  if (!leaf)
+    sl_plan_push_into_sources(a, plan);
   prune_leaves(a, plan);
   for (int j = 0; j < plan->ninputs; j++)
     if (plan->inputs[j].nused < plan->inputs[j].leaves.n)
@@ -719,6 +751,75 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
                    "projection pruning: %s produces %d of its %d leaves",
                    plan->inputs[j].table->name, plan->inputs[j].nused,
                    plan->inputs[j].leaves.n);
+  return SL_OK;
+}
+
+int sl_plan_build_leaf(sl_arena *a, const sl_bquery *q, sl_plan **out,
+                       sl_error *err) {
+  planner p = {a, SL_ANEW(a, sl_plan), err, NULL};
+  p.plan->limit = -1;
+  p.plan->track_watermark = true;
+  int rc = build_query(&p, q, true);
+  if (rc != SL_OK)
+    return rc;
+  sl_plan *plan = p.plan;
+  if (plan->kind == SL_PLAN_AGGREGATE && plan->windowed) {
+    /* The hidden last column: window_end, which says which window a row
+     * belongs to. */
+    int n = plan->nout + 1;
+    sl_bexpr **outs = SL_ANEW_N(a, sl_bexpr *, n);
+    const char **names = SL_ANEW_N(a, const char *, n);
+    const sl_type **types = SL_ANEW_N(a, const sl_type *, n);
+    for (int i = 0; i < plan->nout; i++) {
+      outs[i] = plan->out[i];
+      names[i] = plan->out_names[i];
+      types[i] = plan->out_types[i];
+    }
+    sl_type *t = sl_type_timestamp(a, 3);
+    outs[n - 1] =
+        sl_pl_column(a, plan->nkeys + plan->naggs + 1, t, "$window_end");
+    names[n - 1] = "$window_end";
+    types[n - 1] = t;
+    plan->out = outs;
+    plan->out_names = names;
+    plan->out_types = types;
+    plan->nout = n;
+  }
+  *out = plan;
+  return SL_OK;
+}
+
+int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
+                  sl_error *err) {
+  planner p = {a, SL_ANEW(a, sl_plan), err, NULL};
+  sl_plan *plan = p.plan;
+  plan->limit = -1;
+  const sl_bquery *q = stmt->query;
+  if (stmt->kind == SL_STMT_INSERT) {
+    plan->sink_table = stmt->table;
+    const char *c = sl_table_def_option(stmt->table, "connector");
+    plan->sink = c ? sl_sink_connector_find(c) : NULL;
+    if (!plan->sink)
+      return sl_error_set(err, SL_EUNSUPPORTED,
+                          "table '%s' has connector '%s', which cannot be "
+                          "written; sinks are: %s",
+                          stmt->table->name, c ? c : "(none)",
+                          sl_sink_connector_names());
+  } else {
+    plan->sink = sl_shell_sink_connector();
+  }
+  if (!q)
+    return unsupported(&p, stmt->ast->span,
+                       "UNION, INTERSECT, EXCEPT and VALUES queries");
+  int rc;
+  if (needs_stages_query(q, true)) {
+    plan->kind = SL_PLAN_STAGED;
+    rc = sl_stage_plan_build(a, q, plan, err);
+  } else {
+    rc = build_query(&p, q, false);
+  }
+  if (rc != SL_OK)
+    return rc;
   *out = plan;
   return SL_OK;
 }

@@ -400,10 +400,9 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
   }
 }
 
-/* A node of a cluster: tell the coordinator the watermark below which
- * every window's partial has been sent.  The watermark is read first and
- * the windows fired after, so that no window it covers is still unsent. */
-static int export_watermark(coordinator *c, worker *ws, int n) {
+/* The minimum of the workers' published watermarks (a finished worker
+ * counts as +infinity). */
+static int64_t workers_watermark(worker *ws, int n) {
   int64_t global = WM_MAX;
   for (int i = 0; i < n; i++) {
     pthread_mutex_lock(&ws[i].lock);
@@ -412,6 +411,14 @@ static int export_watermark(coordinator *c, worker *ws, int n) {
     if (wm < global)
       global = wm;
   }
+  return global;
+}
+
+/* A node of a cluster: tell the coordinator the watermark below which
+ * every window's partial has been sent.  The watermark is read first and
+ * the windows fired after, so that no window it covers is still unsent. */
+static int export_watermark(coordinator *c, worker *ws, int n) {
+  int64_t global = workers_watermark(ws, n);
   if (global <= c->exported_wm || global == WM_MAX)
     return SL_OK; /* WM_MAX: the node's DONE says so */
   bool progress = false;
@@ -768,7 +775,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     shell = NULL;
   }
   sl_sink_spec spec = {node ? NULL : plan->sink_table, q.out_layout,
-                       plan->out_names, shell};
+                       plan->out_names, shell, plan->sink_arg};
   rc = c.sc->open(&spec, &c.sink, err);
   if (rc != SL_OK) {
     free_query(&q);
@@ -845,9 +852,14 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   bool ready_sent = false;
   while (rc == SL_OK) {
     bool progress = false;
+    /* A sink feeding another stage learns how far the rows are complete:
+     * the watermark read before this round's windows and batches. */
+    int64_t round_wm = c.sc->watermark ? workers_watermark(ws, started) : 0;
     rc = c.leaders ? leaders_round(&c, ws, started, &progress)
          : fires   ? fire_windows(&c, ws, started, &progress)
                    : drain_batches(&c, ws, started, &progress);
+    if (rc == SL_OK && c.sc->watermark)
+      rc = c.sc->watermark(c.sink, round_wm, err);
     if (rc != SL_OK)
       break;
     /* A partition leader that has its LIMIT still reads on: its workers'
@@ -882,6 +894,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
       /* One last pass: the workers' final windows and batches. */
       rc = fires ? fire_windows(&c, ws, started, &progress)
                  : drain_batches(&c, ws, started, &progress);
+      if (rc == SL_OK && c.sc->watermark)
+        rc = c.sc->watermark(c.sink, WM_MAX, err);
       break;
     }
     if (shell && shell->progress && sl_clock_seconds() >= next_progress) {

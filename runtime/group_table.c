@@ -37,11 +37,7 @@ uint64_t sl_key_hash(const sl_row_layout *l, const uint8_t *key) {
   return h ? h : 1; /* 0 marks an empty slot */
 }
 
-static bool keys_equal(const sl_group_table *t, const uint8_t *a,
-                       const uint8_t *b) {
-  const sl_row_layout *l = t->key_layout;
-  if (!t->key_has_strings)
-    return memcmp(a, b, l->width) == 0;
+bool sl_key_equal(const sl_row_layout *l, const uint8_t *a, const uint8_t *b) {
   if (memcmp(a, b, l->null_bytes) != 0)
     return false;
   for (int i = 0; i < l->nfields; i++) {
@@ -57,6 +53,13 @@ static bool keys_equal(const sl_group_table *t, const uint8_t *a,
     }
   }
   return true;
+}
+
+static bool keys_equal(const sl_group_table *t, const uint8_t *a,
+                       const uint8_t *b) {
+  if (!t->key_has_strings)
+    return memcmp(a, b, t->key_layout->width) == 0;
+  return sl_key_equal(t->key_layout, a, b);
 }
 
 /* ---- the slot pool ------------------------------------------------------- */

@@ -164,6 +164,17 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
       return rc;
   }
 
+  /* The watermark only matters to windows of event time (and to a stream
+   * feeding a staged plan's stages); it is computed over the source's rows
+   * before the filter (see worker.c). */
+  if (plan->watermark && ((plan->windowed && !plan->window.proctime) ||
+                          plan->track_watermark)) {
+    rc = compile(q, plan->watermark, q->stream_layout, map0, &q->wm_prog, err);
+    if (rc != SL_OK)
+      return rc;
+    const sl_type *wt[1] = {plan->watermark->type};
+    q->wm_layout = layout_of(a, 1, NULL, wt);
+  }
   /* The output rows. */
   q->out_layout = layout_of(a, plan->nout, plan->out_names, plan->out_types);
   if (plan->kind == SL_PLAN_STATELESS) {
@@ -184,15 +195,6 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
   sl_type *ts = sl_type_timestamp(a, 3);
   sl_type *boolean = sl_type_new(a, SL_TYPE_BOOLEAN);
   q->tmp_time = 0;
-  /* The watermark only matters to windows of event time; it is computed
-   * over the source's rows before the filter (see worker.c). */
-  if (plan->watermark && plan->windowed && !plan->window.proctime) {
-    rc = compile(q, plan->watermark, q->stream_layout, map0, &q->wm_prog, err);
-    if (rc != SL_OK)
-      return rc;
-    const sl_type *wt[1] = {plan->watermark->type};
-    q->wm_layout = layout_of(a, 1, NULL, wt);
-  }
   q->tmp_keys = 2;
   q->tmp_args = 2 + plan->nkeys;
   q->tmp_filters = 2 + plan->nkeys + plan->naggs;

@@ -33,36 +33,49 @@ static sl_buffer *new_buffer(sorted_result *r, uint32_t need) {
   return b;
 }
 
-int sorted_result_add(sorted_result *r, const sl_buffer *src, sl_error *err) {
+int sorted_result_add_row(sorted_result *r, const uint8_t *row, sl_error *err) {
   const sl_row_layout *l = r->layout;
+  uint32_t heap = 0;
+  for (int f = 0; f < l->nfields; f++)
+    if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
+      const sl_str *s = (const sl_str *)(row + l->fields[f].offset);
+      if (s->len > SL_STR_INLINE)
+        heap += s->len;
+    }
+  sl_buffer *b = r->nbufs ? &r->bufs[r->nbufs - 1] : NULL;
+  if (!b || !sl_buffer_has_room(b, heap))
+    b = new_buffer(r, l->width + heap + 64);
+  if (!sl_buffer_has_room(b, heap))
+    return sl_error_set(err, SL_ENOMEM,
+                        "a result row of %u bytes does "
+                        "not fit a sort buffer",
+                        l->width + heap);
+  uint8_t *dst = sl_buffer_append(b);
+  memcpy(dst, row, l->width);
+  for (int f = 0; f < l->nfields; f++)
+    if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(dst, f)) {
+      sl_str *s = (sl_str *)(dst + l->fields[f].offset);
+      if (s->len > SL_STR_INLINE)
+        sl_buffer_put_str(b, s, s->u.ptr, s->len);
+    }
+  r->rows++;
+  return SL_OK;
+}
+
+int sorted_result_add(sorted_result *r, const sl_buffer *src, sl_error *err) {
   for (uint32_t i = 0; i < src->nrows; i++) {
-    const uint8_t *row = sl_buffer_row(src, i);
-    uint32_t heap = 0;
-    for (int f = 0; f < l->nfields; f++)
-      if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
-        const sl_str *s = (const sl_str *)(row + l->fields[f].offset);
-        if (s->len > SL_STR_INLINE)
-          heap += s->len;
-      }
-    sl_buffer *b = r->nbufs ? &r->bufs[r->nbufs - 1] : NULL;
-    if (!b || !sl_buffer_has_room(b, heap))
-      b = new_buffer(r, l->width + heap + 64);
-    if (!sl_buffer_has_room(b, heap))
-      return sl_error_set(err, SL_ENOMEM,
-                          "a result row of %u bytes does "
-                          "not fit a sort buffer",
-                          l->width + heap);
-    uint8_t *dst = sl_buffer_append(b);
-    memcpy(dst, row, l->width);
-    for (int f = 0; f < l->nfields; f++)
-      if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(dst, f)) {
-        sl_str *s = (sl_str *)(dst + l->fields[f].offset);
-        if (s->len > SL_STR_INLINE)
-          sl_buffer_put_str(b, s, s->u.ptr, s->len);
-      }
-    r->rows++;
+    int rc = sorted_result_add_row(r, sl_buffer_row(src, i), err);
+    if (rc != SL_OK)
+      return rc;
   }
   return SL_OK;
+}
+
+size_t sorted_result_bytes(const sorted_result *r) {
+  size_t n = 0;
+  for (int i = 0; i < r->nbufs; i++)
+    n += r->bufs[i].cap;
+  return n;
 }
 
 static int cmp_double(double x, double y) {
@@ -102,6 +115,13 @@ typedef struct sorter {
 } sorter;
 
 static int cmp_rows(const sorter *s, const uint8_t *a, const uint8_t *b) {
+  return sorted_result_compare(s->layout, s->order, s->norder, a, b);
+}
+
+int sorted_result_compare(const sl_row_layout *layout, const sl_border *order,
+                          int norder, const uint8_t *a, const uint8_t *b) {
+  const sorter st = {layout, order, norder};
+  const sorter *s = &st;
   for (int k = 0; k < s->norder; k++) {
     const sl_border *o = &s->order[k];
     const sl_field *f = &s->layout->fields[o->column];
@@ -142,6 +162,18 @@ static void merge_sort(const sorter *s, const uint8_t **v, const uint8_t **tmp,
     v[k++] = tmp[i++];
   while (j < n)
     v[k++] = tmp[j++];
+}
+
+void sorted_result_sort(const sl_row_layout *layout, const sl_border *order,
+                        int norder, const uint8_t **rows, size_t n) {
+  if (n < 2)
+    return;
+  const uint8_t **tmp = malloc(sizeof *tmp * n);
+  if (!tmp)
+    abort();
+  sorter s = {layout, order, norder};
+  merge_sort(&s, rows, tmp, n);
+  free(tmp);
 }
 
 int sorted_result_emit(sorted_result *r, const sl_border *order, int norder,

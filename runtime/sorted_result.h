@@ -27,6 +27,19 @@ void sorted_result_init(sorted_result *r, const sl_row_layout *layout,
 /* Copy the rows of src (layout r->layout) into the store. */
 int sorted_result_add(sorted_result *r, const sl_buffer *src, sl_error *err);
 
+/* Copy one row (layout r->layout, long strings included). */
+int sorted_result_add_row(sorted_result *r, const uint8_t *row,
+                          sl_error *err);
+/* Bytes of buffers the store holds. */
+size_t sorted_result_bytes(const sorted_result *r);
+/* ORDER BY's comparison of two rows of layout (order[].column indexes its
+ * fields): < 0, 0, > 0. */
+int sorted_result_compare(const sl_row_layout *layout, const sl_border *order,
+                          int norder, const uint8_t *a, const uint8_t *b);
+/* Stable sort of row pointers by order. */
+void sorted_result_sort(const sl_row_layout *layout, const sl_border *order,
+                        int norder, const uint8_t **rows, size_t n);
+
 /* Called with a buffer of rows in order; it may change b->nrows (LIMIT). */
 typedef int (*sorted_result_write)(void *arg, sl_buffer *b);
 

@@ -418,7 +418,34 @@ static int drop(sl_session *s, const sl_stmt *stmt, sl_bound_stmt *b,
 
 /* The distribution strategy (planner/choose_strategy.c). */
 static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
+                           const char **why, sl_error *err);
+
+/* A staged plan: each leaf's strategy is chosen on its own; why says so
+ * per leaf. */
+static int choose_leaf_strategies(sl_session *s, sl_plan *plan, sl_arena *arena,
+                                  const char **why, sl_error *err) {
+  sl_staged_plan *sp = plan->staged;
+  sl_strbuf b = SL_STRBUF_INIT;
+  int rc = SL_OK;
+  for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
+    const char *w = NULL;
+    rc = choose_strategy(s, sp->leaves[i], arena, &w, err);
+    if (rc == SL_OK)
+      sl_strbuf_printf(&b, "%sleaf %d: %s%s", i ? "\n" : "", i + 1,
+                       sp->leaves[i]->strategy == SL_STRATEGY_REPARTITION
+                           ? "repartition"
+                           : "late-merge",
+                       w ? sl_arena_printf(arena, ": %s", w) : "");
+  }
+  *why = sl_arena_strdup(arena, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return rc;
+}
+
+static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
                            const char **why, sl_error *err) {
+  if (plan->kind == SL_PLAN_STAGED)
+    return choose_leaf_strategies(s, plan, arena, why, err);
   sl_strategy_inputs in = {s->settings, s->stats, &s->costs, &s->costs_fresh};
   int rc = sl_plan_choose_strategy(plan, &in, arena, why, err);
   /* Session windows on several nodes: sessions of one key must meet on one
@@ -440,7 +467,21 @@ static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
   return rc;
 }
 
+/* The JIT settings into a plan (and a staged plan's leaves). */
+static void set_jit(sl_session *s, sl_plan *plan) {
+  plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
+  plan->jit_state =
+      sl_settings_get_bool(s->settings, "sluice.jit.state-update", true);
+  plan->jit_probe =
+      sl_settings_get_bool(s->settings, "sluice.jit.join-probe", true);
+  if (plan->kind == SL_PLAN_STAGED)
+    for (int i = 0; i < plan->staged->nleaves; i++)
+      set_jit(s, plan->staged->leaves[i]);
+}
+
 static const char *strategy_name(const sl_plan *plan) {
+  if (plan->kind == SL_PLAN_STAGED)
+    return "per leaf";
   return plan->strategy == SL_STRATEGY_REPARTITION ? "repartition"
                                                    : "late-merge";
 }
@@ -582,6 +623,14 @@ static void explain_nodes(sl_session *s, const sl_plan *plan,
                      : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
   if (s->is_node || n <= 1)
     return;
+  if (plan->kind == SL_PLAN_STAGED) {
+    sl_strbuf_printf(out,
+                     "== Nodes ==\n%d nodes, but multi-stage queries "
+                     "run on this process only (not on the nodes "
+                     "yet)\n",
+                     n);
+    return;
+  }
   sl_strbuf_printf(out,
                    "== Nodes ==\n%d nodes (%s), each running this plan "
                    "on its share of every source; ",
@@ -664,11 +713,7 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
     int rc = choose_strategy(s, plan, arena, &why, err);
     if (rc != SL_OK)
       return rc;
-    plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
-    plan->jit_state =
-        sl_settings_get_bool(s->settings, "sluice.jit.state-update", true);
-    plan->jit_probe =
-        sl_settings_get_bool(s->settings, "sluice.jit.join-probe", true);
+    set_jit(s, plan);
   }
   if (plan && ast->u.explain.analyze) {
     int rc;
@@ -704,6 +749,18 @@ static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   int rc = ensure_cluster(s, err);
   if (rc != SL_OK)
     return rc;
+  if (plan->kind == SL_PLAN_STAGED) {
+    if (s->cluster && sink->notice) {
+      rc = sink->notice(sink->ctx,
+                        "[WARNING] Multi-stage queries (window joins, "
+                        "aggregates over aggregates, window Top-N) do not "
+                        "run on several nodes yet: this query runs on this "
+                        "process only.");
+      if (rc != SL_OK)
+        return rc;
+    }
+    return sl_execute_staged(plan, s->settings, sink, st, err);
+  }
   bool sessions = plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
                   plan->window.kind == SL_WINDOW_SESSION &&
                   plan->strategy != SL_STRATEGY_REPARTITION;
@@ -797,11 +854,7 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   rc = choose_strategy(s, plan, arena, &why, err);
   if (rc != SL_OK)
     return rc;
-  plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
-  plan->jit_state =
-      sl_settings_get_bool(s->settings, "sluice.jit.state-update", true);
-  plan->jit_probe =
-      sl_settings_get_bool(s->settings, "sluice.jit.join-probe", true);
+  set_jit(s, plan);
   sl_query_stats st;
   rc = execute(s, plan, b->text, strlen(b->text), sink, &st, err);
   if (rc != SL_OK)

@@ -143,6 +143,9 @@ void sl_group_table_free(sl_group_table *t);
 
 /* Hash of a key row (strings hashed by content). */
 uint64_t sl_key_hash(const sl_row_layout *key_layout, const uint8_t *key);
+/* Are two key rows equal (NULLs equal to NULLs, strings by content)? */
+bool sl_key_equal(const sl_row_layout *key_layout, const uint8_t *a,
+                  const uint8_t *b);
 
 /* The states of the group with this key (hash from sl_key_hash), inserting
  * a fresh group (key copied, long strings into the table's arena) if it is

@@ -128,6 +128,7 @@ typedef struct sl_sink_spec {
   const sl_row_layout *layout; /* the rows the query produces */
   const char *const *names;    /* column names, layout->nfields of them */
   sl_result_sink *shell;       /* the shell's sink when table is NULL */
+  void *arg; /* an internal sink's object (sl_plan.sink_arg), or NULL */
 } sl_sink_spec;
 
 typedef struct sl_sink sl_sink;
@@ -147,6 +148,13 @@ typedef struct sl_sink_connector {
    * committed (the CSV sink removes its temporary file). */
   int (*close)(sl_sink *s, bool ok, sl_error *err);
   uint64_t (*rows_written)(const sl_sink *s);
+  /* Optional, for sinks that feed another stage: every row whose window
+   * ends at or before watermark + one time unit (windowed results) or
+   * whose event time is at or before watermark (a stream) has been
+   * written.  Called by the coordinator every round (about every 20 ms,
+   * and once with INT64_MAX at the end of the input); an error return
+   * stops the query. */
+  int (*watermark)(sl_sink *s, int64_t watermark, sl_error *err);
 } sl_sink_connector;
 
 /* ---- the registry ------------------------------------------------------ */

@@ -45,4 +45,11 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
                   const sl_exec_nodes *nodes, sl_result_sink *shell,
                   sl_query_stats *stats, sl_error *err);
 
+/* Run a staged plan (plan.h, SL_PLAN_STAGED) in this process: every leaf
+ * with its own executor, the stages above them once per window
+ * (runtime/stage_runner.c).  The leaves' strategies must be set. */
+int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
+                      sl_result_sink *shell, sl_query_stats *stats,
+                      sl_error *err);
+
 #endif

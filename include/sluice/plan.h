@@ -36,6 +36,8 @@
 typedef enum sl_plan_kind {
   SL_PLAN_STATELESS, /* filter + project */
   SL_PLAN_AGGREGATE, /* windowed or (bounded input) global GROUP BY */
+  SL_PLAN_STAGED,    /* several single-stage plans (leaves) whose rows meet
+                      * in window-aligned operators (sl_staged_plan) */
 } sl_plan_kind;
 
 /* A source's part of the base row. */
@@ -88,8 +90,16 @@ typedef enum sl_strategy {
                             * keeps complete state for its keys */
 } sl_strategy;
 
+typedef struct sl_staged_plan sl_staged_plan;
+
 typedef struct sl_plan {
   sl_plan_kind kind;
+  /* SL_PLAN_STAGED: the stages; the fields below up to `out` are unused
+   * (each leaf has its own), the sink, LIMIT and OFFSET are the query's. */
+  sl_staged_plan *staged;
+  /* A leaf of a staged plan: rows go to the runtime's collector for it
+   * (the executor hands it to the sink as sl_sink_spec.arg). */
+  void *sink_arg;
   sl_strategy strategy; /* of the aggregate; set by whoever runs the plan
                          * (the session, from SET 'sluice.strategy') */
   uint32_t buffer_size; /* SET 'sluice.buffer-size' when the strategy was
@@ -123,6 +133,9 @@ typedef struct sl_plan {
    * NULL for a stream without WATERMARK). */
   sl_bexpr *rowtime;
   sl_bexpr *watermark;
+  /* Compute the watermark even without a window: a stream leaf of a staged
+   * plan tells the stages above how far its rows are complete. */
+  bool track_watermark;
 
   /* SL_PLAN_AGGREGATE */
   bool windowed;
@@ -155,6 +168,87 @@ typedef struct sl_plan {
   const char **rewrites;
 } sl_plan;
 
+/* ---- multi-stage plans ---------------------------------------------------
+ *
+ * A query whose parts cannot be inlined into one pipeline (a windowed
+ * aggregate feeding another aggregate or a join, a join of two windowed
+ * results, ROW_NUMBER over a window) is split into *leaves*, each a
+ * single-stage plan above that runs as usual (its own workers, strategy and
+ * nodes), and a tree of *stages* over their result rows.  Every stateful
+ * stage is window-aligned: a join equates the two sides' window bounds (or
+ * bounds a stream's event time by an interval around the window), an
+ * aggregate groups and a Top-N partitions by a window bound.  So the stages
+ * never mix rows of different windows, and the runtime evaluates the tree
+ * once per window, when every leaf has passed that window's end
+ * (runtime/stage_runner.c).  Expressions of a stage are over its input's
+ * row (a join's: the left row then the right row), as in the bound tree.
+ */
+typedef enum sl_stage_kind {
+  SL_STAGE_LEAF,      /* the rows of leaves[leaf] for the window */
+  SL_STAGE_SELECT,    /* filter (may be NULL), then exprs */
+  SL_STAGE_JOIN,      /* inner join: hash on keys, then residual */
+  SL_STAGE_AGGREGATE, /* GROUP BY groups: row = groups, then aggregates */
+  SL_STAGE_TOPN,      /* input row + ROW_NUMBER() per partition, in order */
+} sl_stage_kind;
+
+typedef struct sl_stage sl_stage;
+struct sl_stage {
+  sl_stage_kind kind;
+  int ncols;
+  const char **names;
+  const sl_type **types;
+  int *wprop; /* per column: the window bound it is (SL_WPROP_*), or -1 */
+  bool stream; /* rows are not per window (a stream leaf's) */
+  /* LEAF */
+  int leaf;
+  int time_col; /* a stream leaf: its event-time column */
+  /* SELECT, AGGREGATE, TOPN */
+  sl_stage *input;
+  sl_bexpr *filter;
+  int nexprs;
+  sl_bexpr **exprs;
+  /* JOIN */
+  sl_stage *left, *right;
+  int nkeys;
+  sl_bexpr **lkeys, **rkeys; /* over the left / right row, equal types */
+  sl_bexpr *residual;        /* over the joined row, or NULL */
+  /* An interval join of a stream (right side, stream) with per-window rows:
+   * stream rows whose time is in [e + lo_us, e + hi_us] meet the rows of
+   * the window ending at e (residual still checks the exact condition). */
+  int64_t lo_us, hi_us;
+  /* AGGREGATE: groups over the input row, aggregates' args over it too */
+  int ngroups;
+  sl_bexpr **groups;
+  int naggs;
+  sl_plan_agg *aggs;
+  /* TOPN */
+  int npartition;
+  sl_bexpr **partition;
+  int norder;
+  sl_bexpr **order;
+  bool *order_desc;
+  int *order_nulls; /* 0 default (NULL smallest), 1 first, 2 last */
+};
+
+struct sl_staged_plan {
+  int nleaves;
+  sl_plan **leaves; /* their out: the leaf's columns, and for a windowed
+                     * leaf one more, hidden: window_end */
+  sl_stage *top;
+  sl_plan_window window; /* the windows every windowed leaf shares */
+};
+
+/* The staged plan of a query that needs one (physical_plan.c tries a single
+ * pipeline first).  SL_EUNSUPPORTED says what cannot be staged. */
+int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
+                        sl_error *err);
+
+/* A single-stage plan of query q for a leaf (its sink is the runtime's
+ * collector).  No filter goes into the source: the leaf's watermark must
+ * be its table's. */
+int sl_plan_build_leaf(sl_arena *a, const sl_bquery *q, sl_plan **out,
+                       sl_error *err);
+
 /* What running a plan measured (filled by the runtime; printed by
  * EXPLAIN ANALYZE and the shell's summary line).  Row counts are summed
  * over workers; *_seconds are summed thread time. */
@@ -176,6 +270,9 @@ typedef struct sl_query_stats {
   uint64_t epochs_sent;      /* late merge at leaders: epochs that moved
                               * state to another node (summed over nodes) */
   uint64_t state_moved;      /* ... partial state bytes sent between nodes */
+  uint64_t stage_windows;    /* staged plans: windows the stages evaluated */
+  uint64_t stage_late;       /* ... stream rows dropped as late for them */
+  uint64_t stage_state_peak; /* ... largest bytes of leaf rows held */
   double source_seconds;     /* workers' time in the source */
   double pipeline_seconds;   /* workers' time in filter, join, state updates */
   double merge_seconds;      /* coordinator: merging partial states */

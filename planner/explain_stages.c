@@ -1,0 +1,184 @@
+/* explain_stages.c - EXPLAIN of a staged plan (plan.h, "multi-stage
+ * plans"): the stages evaluated per window, and under them each leaf's own
+ * pipeline as explain_plan.c prints a single-stage plan (its strategy
+ * chosen on its own). */
+#include <string.h>
+
+#include "explain_tree.h"
+#include "sluice/explain.h"
+#include "sluice/plan.h"
+
+static const char *list(sl_arena *a, int n, sl_bexpr *const *e) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  for (int i = 0; i < n; i++)
+    sl_strbuf_printf(&b, "%s%s", i ? ", " : "", sl_explain_expr(a, e[i]));
+  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return s;
+}
+
+static const char *offset_str(sl_arena *a, int64_t us) {
+  if (us == 0)
+    return "window end";
+  return sl_arena_printf(a, "window end %s %s", us < 0 ? "-" : "+",
+                         sl_explain_duration(a, (us < 0 ? -us : us) / 1000));
+}
+
+static xnode *stage_node(sl_arena *a, const sl_plan *p, const sl_stage *st,
+                         int workers);
+
+static xnode *leaf_node(sl_arena *a, const sl_plan *p, const sl_stage *st,
+                        int workers) {
+  const sl_plan *lp = p->staged->leaves[st->leaf];
+  const char *strategy =
+      lp->strategy == SL_STRATEGY_REPARTITION ? "repartition" : "late-merge";
+  xnode *n = sl_explain_plan_tree(a, lp, workers, strategy, NULL);
+  n->name = "Leaf";
+  n->detail = sl_arena_printf(
+      a, "%d { %s, strategy: %s }", st->leaf + 1,
+      st->stream ? "every row to the stages above, kept until no later "
+                   "window can need it"
+                 : "each window's rows to the stages above when the "
+                   "leaf's watermark passes the window end",
+      strategy);
+  sl_xnode_attr(a, n, "leaf", sl_arena_printf(a, "%d", st->leaf + 1));
+  sl_xnode_attr(a, n, "strategy", strategy);
+  return n;
+}
+
+static xnode *stage_node(sl_arena *a, const sl_plan *p, const sl_stage *st,
+                         int workers) {
+  xnode *n = NULL;
+  switch (st->kind) {
+  case SL_STAGE_LEAF:
+    return leaf_node(a, p, st, workers);
+  case SL_STAGE_SELECT: {
+    n = sl_xnode(a, "Project");
+    sl_strbuf b = SL_STRBUF_INIT;
+    for (int i = 0; i < st->nexprs; i++) {
+      const char *e = sl_explain_expr(a, st->exprs[i]);
+      if (strcmp(e, st->names[i]) != 0)
+        sl_strbuf_printf(&b, "%s%s := %s", i ? ", " : "", st->names[i], e);
+      else
+        sl_strbuf_printf(&b, "%s%s", i ? ", " : "", e);
+    }
+    n->detail = sl_arena_printf(a, "[%s]", sl_strbuf_cstr(&b));
+    sl_strbuf_free(&b);
+    xnode *below = n;
+    if (st->filter) {
+      xnode *f = sl_xnode(a, "Filter");
+      f->detail = sl_explain_expr(a, st->filter);
+      sl_xnode_kid(a, n, f);
+      below = f;
+    }
+    sl_xnode_kid(a, below, stage_node(a, p, st->input, workers));
+    return n;
+  }
+  case SL_STAGE_JOIN: {
+    bool interval = st->left->stream || st->right->stream;
+    n = sl_xnode(a, interval ? "IntervalJoin" : "WindowJoin");
+    sl_strbuf b = SL_STRBUF_INIT;
+    if (st->nkeys > 0)
+      sl_strbuf_printf(&b, "[hash on %s = %s]", list(a, st->nkeys, st->lkeys),
+                       list(a, st->nkeys, st->rkeys));
+    else
+      sl_strbuf_append(&b, "[nested loop]");
+    sl_strbuf_append(&b, " { ");
+    if (interval)
+      sl_strbuf_printf(&b,
+                       "stream rows with event time in [%s, %s] meet the "
+                       "window's rows, ",
+                       offset_str(a, st->lo_us), offset_str(a, st->hi_us));
+    if (st->residual)
+      sl_strbuf_printf(&b, "condition: %s, ", sl_explain_expr(a, st->residual));
+    sl_strbuf_append(&b, "strategy: single: per window in this process, "
+                         "once both sides have passed it; state freed "
+                         "when the window fires }");
+    n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+    sl_strbuf_free(&b);
+    sl_xnode_attr(a, n, "strategy", "single");
+    sl_xnode_kid(a, n, stage_node(a, p, st->left, workers));
+    sl_xnode_kid(a, n, stage_node(a, p, st->right, workers));
+    return n;
+  }
+  case SL_STAGE_AGGREGATE: {
+    n = sl_xnode(a, "WindowGroupAggregate");
+    sl_strbuf b = SL_STRBUF_INIT;
+    for (int i = 0; i < st->naggs; i++)
+      sl_strbuf_printf(
+          &b, "%s%s(%s%s)", i ? ", " : "", st->names[st->ngroups + i],
+          st->aggs[i].distinct ? "DISTINCT " : "",
+          st->aggs[i].arg ? sl_explain_expr(a, st->aggs[i].arg) : "*");
+    n->detail = sl_arena_printf(
+        a, "{ keys: [%s], aggs: [%s], per window of the rows below }",
+        list(a, st->ngroups, st->groups), sl_strbuf_cstr(&b));
+    sl_strbuf_free(&b);
+    break;
+  }
+  case SL_STAGE_TOPN: {
+    n = sl_xnode(a, "WindowTopN");
+    sl_strbuf b = SL_STRBUF_INIT;
+    for (int i = 0; i < st->norder; i++)
+      sl_strbuf_printf(&b, "%s%s%s", i ? ", " : "",
+                       sl_explain_expr(a, st->order[i]),
+                       st->order_desc[i] ? " DESC" : "");
+    n->detail = sl_arena_printf(
+        a, "{ ROW_NUMBER() partition: [%s], order: [%s], per window }",
+        list(a, st->npartition, st->partition), sl_strbuf_cstr(&b));
+    sl_strbuf_free(&b);
+    break;
+  }
+  }
+  sl_xnode_kid(a, n, stage_node(a, p, st->input, workers));
+  return n;
+}
+
+xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
+                              const sl_query_stats *st) {
+  xnode *sink = sl_xnode(a, "Sink");
+  sink->detail = p->sink_table
+                     ? sl_arena_printf(a, "%s [connector=%s]",
+                                       p->sink_table->name, p->sink->name)
+                     : "shell";
+  xnode *above = sink;
+  if (p->limit >= 0 || p->offset > 0) {
+    xnode *lim = sl_xnode(a, "Limit");
+    lim->detail = sl_arena_printf(a, "%lld rows after skipping %lld",
+                                  (long long)p->limit, (long long)p->offset);
+    sl_xnode_kid(a, sink, lim);
+    above = lim;
+  }
+  xnode *stages = sl_xnode(a, "Stages");
+  stages->detail = sl_arena_printf(
+      a,
+      "{ %d leaves, each its own pipeline; the stages above run once per "
+      "window, when every leaf has passed its end }",
+      p->staged->nleaves);
+  if (st) {
+    sl_xnode_actual(
+        a, sink, "rows",
+        sl_arena_printf(a, "%llu", (unsigned long long)st->rows_out));
+    sl_xnode_actual(a, sink, "wall time",
+                    sl_arena_printf(a, "%.3f s", st->seconds));
+    sl_xnode_actual(a, sink, "events/s",
+                    sl_arena_printf(a, "%.0f",
+                                    st->seconds > 0
+                                        ? (double)st->events / st->seconds
+                                        : 0.0));
+    sl_xnode_actual(
+        a, stages, "windows evaluated",
+        sl_arena_printf(a, "%llu", (unsigned long long)st->stage_windows));
+    sl_xnode_actual(
+        a, stages, "late stream rows dropped",
+        sl_arena_printf(a, "%llu", (unsigned long long)st->stage_late));
+    sl_xnode_actual(
+        a, stages, "peak bytes of leaf rows held",
+        sl_arena_printf(a, "%llu", (unsigned long long)st->stage_state_peak));
+    sl_xnode_actual(
+        a, stages, "leaf records dropped as late",
+        sl_arena_printf(a, "%llu", (unsigned long long)st->late_dropped));
+  }
+  sl_xnode_kid(a, above, stages);
+  sl_xnode_kid(a, stages, stage_node(a, p, p->staged->top, workers));
+  return sink;
+}

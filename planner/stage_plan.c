@@ -1,0 +1,675 @@
+/* stage_plan.c - the staged plan of a multi-stage query (plan.h).
+ *
+ * A query that one pipeline cannot run (NEXMark q5: a windowed count per
+ * auction, the maximum of those counts per window, joined back; q7: bids
+ * joined with the windowed maximum price; q8: two windowed aggregates
+ * joined on key and window) is cut at the first operator that needs the
+ * complete rows of another aggregate.  Below the cut, every maximal
+ * subquery that a single pipeline can run becomes a *leaf* (built by
+ * sl_plan_build_leaf, so it keeps everything the single-stage path has:
+ * workers, strategies, the JIT).  Above it, the bound tree maps one to one
+ * onto stages: a subquery's WHERE and select list become a SELECT stage,
+ * its GROUP BY an AGGREGATE stage, ROW_NUMBER() OVER a TOPN stage, a join a
+ * JOIN stage.  Expressions keep the bound tree's column numbering (a join's
+ * row is the left row then the right row), so nothing is substituted.
+ *
+ * What makes per-window evaluation exact is checked here, with a message
+ * when it does not hold: every windowed leaf has the same windows, a join of
+ * two windowed inputs equates a window bound of each side, an interval join
+ * bounds the stream's event time on both sides around a window bound, and
+ * every aggregate or Top-N above the leaves groups or partitions by a window
+ * bound.  Rows of different windows then never meet.
+ */
+#include <string.h>
+
+#include "plan_int.h"
+#include "sluice/interpreter.h"
+#include "sluice/plan.h"
+
+typedef struct stager {
+  sl_arena *a;
+  sl_staged_plan *sp;
+  sl_error *err;
+  int nleaves, cap;
+  bool have_window;
+} stager;
+
+static int refuse(stager *g, sl_span span, const char *what) {
+  return sl_error_set_at(g->err, SL_EUNSUPPORTED, span.line, span.column,
+                         span.offset, span.length, "not supported yet: %s",
+                         what);
+}
+
+static sl_stage *new_stage(stager *g, sl_stage_kind kind, int ncols) {
+  sl_stage *st = SL_ANEW(g->a, sl_stage);
+  st->kind = kind;
+  st->ncols = ncols;
+  st->names = SL_ANEW_N(g->a, const char *, ncols > 0 ? ncols : 1);
+  st->types = SL_ANEW_N(g->a, const sl_type *, ncols > 0 ? ncols : 1);
+  st->wprop = SL_ANEW_N(g->a, int, ncols > 0 ? ncols : 1);
+  for (int i = 0; i < ncols; i++)
+    st->wprop[i] = -1;
+  st->time_col = -1;
+  return st;
+}
+
+/* The window bound a column-reading expression is (or -1). */
+static int wprop_of(const sl_stage *in, const sl_bexpr *e) {
+  if (e && e->kind == SL_BEXPR_COLUMN && e->depth == 0 && e->index >= 0 &&
+      e->index < in->ncols)
+    return in->wprop[e->index];
+  return -1;
+}
+
+static bool same_window(const sl_plan_window *x, const sl_plan_window *y) {
+  return x->kind == y->kind && x->size_us == y->size_us &&
+         x->slide_us == y->slide_us && x->offset_us == y->offset_us &&
+         x->unit_us == y->unit_us && x->proctime == y->proctime;
+}
+
+/* ---- leaves -------------------------------------------------------------- */
+
+static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
+                    sl_stage **out) {
+  sl_staged_plan *sp = g->sp;
+  if (leaf->norder > 0 || leaf->limit >= 0 || leaf->offset > 0)
+    return refuse(g, q->span,
+                  "ORDER BY, LIMIT or OFFSET in a subquery that feeds "
+                  "another operator");
+  bool windowed = leaf->kind == SL_PLAN_AGGREGATE && leaf->windowed;
+  if (leaf->kind == SL_PLAN_AGGREGATE && !windowed)
+    return refuse(g, q->span,
+                  "a GROUP BY without a window feeding another operator "
+                  "(its result changes forever; updating queries come "
+                  "later)");
+  if (windowed && leaf->window.kind == SL_WINDOW_SESSION)
+    return refuse(g, q->span,
+                  "session windows feeding another operator (their bounds "
+                  "differ per key, so windows cannot be matched)");
+  if (windowed) {
+    if (!g->have_window) {
+      sp->window = leaf->window;
+      g->have_window = true;
+    } else if (!same_window(&sp->window, &leaf->window)) {
+      return refuse(g, q->span,
+                    "windowed inputs with different windows (every "
+                    "windowed subquery of the query must use the same "
+                    "window, e.g. TUMBLE of 10 seconds on both sides)");
+    }
+  }
+  if (g->nleaves == g->cap) {
+    int cap = g->cap ? g->cap * 2 : 4;
+    sl_plan **l = SL_ANEW_N(g->a, sl_plan *, cap);
+    for (int i = 0; i < g->nleaves; i++)
+      l[i] = sp->leaves[i];
+    sp->leaves = l;
+    g->cap = cap;
+  }
+  int idx = g->nleaves++;
+  sp->leaves[idx] = leaf;
+  sp->nleaves = g->nleaves;
+  int ncols = windowed ? leaf->nout - 1 : leaf->nout;
+  sl_stage *st = new_stage(g, SL_STAGE_LEAF, ncols);
+  st->leaf = idx;
+  st->stream = !windowed;
+  int nk = leaf->nkeys, na = leaf->naggs;
+  for (int i = 0; i < ncols; i++) {
+    st->names[i] = q->cols[i].name;
+    st->types[i] = q->cols[i].type;
+    if (windowed) {
+      const sl_bexpr *e = leaf->out[i];
+      if (e->kind == SL_BEXPR_COLUMN && e->index >= nk + na &&
+          e->index < nk + na + 3)
+        st->wprop[i] = e->index - nk - na; /* START, END, ROWTIME */
+    } else if (st->time_col < 0 &&
+               q->cols[i].type->time_attr == SL_TIME_ROWTIME) {
+      st->time_col = i;
+    }
+  }
+  if (!windowed && (!leaf->rowtime || st->time_col < 0))
+    return refuse(g, q->span,
+                  "a stream without an event-time column (WATERMARK) "
+                  "joined with windowed results");
+  *out = st;
+  return SL_OK;
+}
+
+/* ---- expressions --------------------------------------------------------- */
+
+/* A copy of e with every COLUMN index moved by delta. */
+static sl_bexpr *shift(sl_arena *a, const sl_bexpr *e, int delta) {
+  if (!e)
+    return NULL;
+  sl_bexpr *c = SL_ANEW(a, sl_bexpr);
+  *c = *e;
+  if (e->kind == SL_BEXPR_COLUMN && e->depth == 0)
+    c->index += delta;
+  if (e->nargs > 0) {
+    c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
+    for (int i = 0; i < e->nargs; i++)
+      c->args[i] = shift(a, e->args[i], delta);
+  }
+  return c;
+}
+
+/* Post-aggregation expression -> COLUMNs of the aggregate stage's row
+ * (group keys, then aggregates). */
+static int to_agg_row(stager *g, const sl_bexpr *e, int ngroups,
+                      sl_bexpr **out) {
+  *out = NULL;
+  if (!e)
+    return SL_OK;
+  if (e->kind == SL_BEXPR_GROUP_REF) {
+    *out = sl_pl_column(g->a, e->index, e->type, e->name);
+    return SL_OK;
+  }
+  if (e->kind == SL_BEXPR_AGG_REF) {
+    *out = sl_pl_column(g->a, ngroups + e->index, e->type, e->name);
+    return SL_OK;
+  }
+  if (e->kind == SL_BEXPR_WINDOW_PROP || e->kind == SL_BEXPR_WINDOW_REF ||
+      e->kind == SL_BEXPR_SUBQUERY)
+    return refuse(g, e->span,
+                  "this expression over the result of another aggregate");
+  if (e->nargs == 0) {
+    *out = (sl_bexpr *)e;
+    return SL_OK;
+  }
+  sl_bexpr *c = SL_ANEW(g->a, sl_bexpr);
+  *c = *e;
+  c->args = SL_ANEW_N(g->a, sl_bexpr *, e->nargs);
+  for (int i = 0; i < e->nargs; i++) {
+    int rc = to_agg_row(g, e->args[i], ngroups, &c->args[i]);
+    if (rc != SL_OK)
+      return rc;
+  }
+  *out = c;
+  return SL_OK;
+}
+
+static int check_plain(stager *g, const sl_bexpr *e) {
+  if (!e)
+    return SL_OK;
+  if (e->kind == SL_BEXPR_WINDOW_PROP || e->kind == SL_BEXPR_SUBQUERY ||
+      e->kind == SL_BEXPR_GROUP_REF || e->kind == SL_BEXPR_AGG_REF)
+    return refuse(g, e->span,
+                  "this expression over the result of another aggregate");
+  if (e->kind == SL_BEXPR_COLUMN && e->depth != 0)
+    return refuse(g, e->span, "correlated subqueries");
+  for (int i = 0; i < e->nargs; i++) {
+    int rc = check_plain(g, e->args[i]);
+    if (rc != SL_OK)
+      return rc;
+  }
+  return SL_OK;
+}
+
+/* A constant INTERVAL day-time expression's value in microseconds,
+ * evaluated by the interpreter (the reference semantics, as constant
+ * folding does). */
+static bool interval_us(const sl_bexpr *e, int64_t *us) {
+  if (!e || e->type->kind != SL_TYPE_INTERVAL_DAY_TIME ||
+      !sl_pl_columns_within(e, 0, 0))
+    return false;
+  sl_arena scratch;
+  sl_arena_init(&scratch, 0);
+  sl_error err = {0};
+  sl_expr_prog *prog = NULL;
+  sl_expr_ctx *ctx = sl_expr_ctx_new();
+  sl_expr_value v;
+  bool ok = sl_expr_compile(&scratch, e, NULL, NULL, &prog, &err) == SL_OK &&
+            sl_expr_eval_row(prog, NULL, 0, &v, ctx, &err) == SL_OK && !v.null;
+  if (ok)
+    *us = v.i64 * 1000; /* day-time intervals are milliseconds */
+  sl_expr_ctx_free(ctx);
+  sl_error_clear(&err);
+  sl_arena_free(&scratch);
+  return ok;
+}
+
+/* e is `X`, `X - INTERVAL`, or `X + INTERVAL` with X reading the window
+ * side's bound column: the bound's offset from the window end, plus the
+ * interval, in microseconds. */
+static bool window_relative(const sl_stage *w, int wbase,
+                            const sl_plan_window *win, const sl_bexpr *e,
+                            int64_t *off) {
+  int64_t iv = 0;
+  if (e->kind == SL_BEXPR_BINARY &&
+      (e->op == SL_OP_SUB || e->op == SL_OP_ADD) &&
+      interval_us(e->args[1], &iv)) {
+    if (e->op == SL_OP_SUB)
+      iv = -iv;
+    e = e->args[0];
+  }
+  if (e->kind != SL_BEXPR_COLUMN || e->depth != 0)
+    return false;
+  int c = e->index - wbase;
+  if (c < 0 || c >= w->ncols || w->wprop[c] < 0)
+    return false;
+  int64_t base = w->wprop[c] == SL_WPROP_END     ? 0
+                 : w->wprop[c] == SL_WPROP_START ? -win->size_us
+                                                 : -win->unit_us;
+  *off = base + iv;
+  return true;
+}
+
+static bool is_stream_time(const sl_stage *s, int sbase, const sl_bexpr *e) {
+  return e->kind == SL_BEXPR_COLUMN && e->depth == 0 &&
+         e->index - sbase == s->time_col;
+}
+
+/* ---- joins --------------------------------------------------------------- */
+
+static int stage_query(stager *g, const sl_bquery *q, sl_stage **out);
+
+static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
+                      sl_stage **out);
+
+static int stage_join(stager *g, const sl_bfrom *f, sl_bexpr *extra,
+                      sl_stage **out) {
+  if (f->u.join.kind != SL_JOIN_INNER && f->u.join.kind != SL_JOIN_CROSS)
+    return refuse(g, f->span, "outer joins of windowed results");
+  if (f->u.join.lookup)
+    return refuse(g, f->span, "FOR SYSTEM_TIME AS OF above an aggregate");
+  sl_stage *l, *r;
+  int rc = stage_from(g, f->u.join.left, NULL, &l);
+  if (rc == SL_OK)
+    rc = stage_from(g, f->u.join.right, NULL, &r);
+  if (rc != SL_OK)
+    return rc;
+  int nl = l->ncols, nr = r->ncols;
+  sl_stage *j = new_stage(g, SL_STAGE_JOIN, nl + nr);
+  j->left = l;
+  j->right = r;
+  for (int i = 0; i < nl; i++) {
+    j->names[i] = l->names[i];
+    j->types[i] = l->types[i];
+    j->wprop[i] = l->wprop[i];
+  }
+  for (int i = 0; i < nr; i++) {
+    j->names[nl + i] = r->names[i];
+    j->types[nl + i] = r->types[i];
+    j->wprop[nl + i] = r->wprop[i];
+  }
+  if (l->stream && r->stream)
+    return refuse(g, f->span,
+                  "a join of two streams without windows (window joins "
+                  "need both sides windowed, interval joins one side "
+                  "windowed; regular joins of streams come with updating "
+                  "queries)");
+  sl_bexpr *parts[128];
+  int n = 0;
+  sl_pl_conjuncts(f->u.join.on, parts, &n, 64);
+  sl_pl_conjuncts(extra, parts, &n, 128);
+  j->lkeys = SL_ANEW_N(g->a, sl_bexpr *, n > 0 ? n : 1);
+  j->rkeys = SL_ANEW_N(g->a, sl_bexpr *, n > 0 ? n : 1);
+  bool aligned = false;
+  for (int i = 0; i < n; i++) {
+    sl_bexpr *c = parts[i];
+    rc = check_plain(g, c);
+    if (rc != SL_OK)
+      return rc;
+    if (c->kind == SL_BEXPR_BINARY && c->op == SL_OP_EQ) {
+      sl_bexpr *x = c->args[0], *y = c->args[1];
+      if (sl_pl_columns_within(x, nl, nl + nr) &&
+          sl_pl_columns_within(y, 0, nl)) {
+        sl_bexpr *t = x;
+        x = y;
+        y = t;
+      }
+      if (sl_pl_columns_within(x, 0, nl) &&
+          sl_pl_columns_within(y, nl, nl + nr) &&
+          sl_type_equal(x->type, y->type)) {
+        int px = wprop_of(j, x), py = wprop_of(j, y);
+        if (px >= 0 && px == py)
+          aligned = true;
+        j->lkeys[j->nkeys] = x;
+        j->rkeys[j->nkeys++] = shift(g->a, y, -nl);
+        continue;
+      }
+    }
+    j->residual = sl_pl_and(g->a, j->residual, c);
+  }
+  if (!l->stream && !r->stream) {
+    if (!aligned)
+      return refuse(g, f->span,
+                    "a join of two windowed results that does not equate "
+                    "their windows; add L.window_start = R.window_start AND "
+                    "L.window_end = R.window_end (or the same for the "
+                    "columns holding TUMBLE_START/TUMBLE_END)");
+    *out = j;
+    return SL_OK;
+  }
+  /* An interval join: the stream side's event time bounded on both sides
+   * by a window bound of the other side (plus or minus an interval). */
+  bool left_stream = l->stream;
+  const sl_stage *s = left_stream ? l : r, *w = left_stream ? r : l;
+  int sbase = left_stream ? 0 : nl, wbase = left_stream ? nl : 0;
+  bool have_lo = false, have_hi = false;
+  int64_t lo = 0, hi = 0;
+  for (int i = 0; i < n; i++) {
+    sl_bexpr *c = parts[i];
+    int64_t off;
+    if (c->kind == SL_BEXPR_BETWEEN && !c->negated &&
+        is_stream_time(s, sbase, c->args[0]) &&
+        window_relative(w, wbase, &g->sp->window, c->args[1], &off)) {
+      int64_t off2;
+      if (window_relative(w, wbase, &g->sp->window, c->args[2], &off2)) {
+        lo = have_lo && lo > off ? lo : off;
+        hi = have_hi && hi < off2 ? hi : off2;
+        have_lo = have_hi = true;
+      }
+      continue;
+    }
+    if (c->kind != SL_BEXPR_BINARY)
+      continue;
+    sl_bexpr *x = c->args[0], *y = c->args[1];
+    sl_op op = c->op;
+    if (!is_stream_time(s, sbase, x)) { /* put the stream's time left */
+      sl_bexpr *t = x;
+      x = y;
+      y = t;
+      op = op == SL_OP_LT   ? SL_OP_GT
+           : op == SL_OP_LE ? SL_OP_GE
+           : op == SL_OP_GT ? SL_OP_LT
+           : op == SL_OP_GE ? SL_OP_LE
+                            : op;
+    }
+    if (!is_stream_time(s, sbase, x) ||
+        !window_relative(w, wbase, &g->sp->window, y, &off))
+      continue;
+    int64_t unit = g->sp->window.unit_us;
+    if (op == SL_OP_GE || op == SL_OP_GT) {
+      int64_t v = op == SL_OP_GT ? off + unit : off;
+      lo = have_lo && lo > v ? lo : v;
+      have_lo = true;
+    } else if (op == SL_OP_LE || op == SL_OP_LT) {
+      int64_t v = op == SL_OP_LT ? off - unit : off;
+      hi = have_hi && hi < v ? hi : v;
+      have_hi = true;
+    } else if (op == SL_OP_EQ) {
+      lo = hi = off;
+      have_lo = have_hi = true;
+    }
+  }
+  if (!have_lo || !have_hi)
+    return refuse(g, f->span,
+                  "a join of a stream with windowed results needs the "
+                  "stream's event time bounded on both sides by the "
+                  "window's time (e.g. S.ts BETWEEN W.window_time - "
+                  "INTERVAL '10' SECOND AND W.window_time)");
+  if (hi < lo)
+    return refuse(g, f->span, "an interval join whose interval is empty");
+  j->lo_us = lo;
+  j->hi_us = hi;
+  *out = j;
+  return SL_OK;
+}
+
+static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
+                      sl_stage **out) {
+  sl_stage *st = NULL;
+  int rc;
+  switch (f->kind) {
+  case SL_BFROM_VIEW:
+  case SL_BFROM_SUBQUERY:
+    rc = stage_query(g, f->u.sub.query, &st);
+    break;
+  case SL_BFROM_JOIN:
+    return stage_join(g, f, extra, out);
+  default:
+    return refuse(g, f->span,
+                  "a table or window function read directly next to "
+                  "another aggregate; wrap it in a subquery or view");
+  }
+  if (rc != SL_OK)
+    return rc;
+  if (extra) {
+    sl_stage *sel = new_stage(g, SL_STAGE_SELECT, st->ncols);
+    sel->input = st;
+    sel->stream = st->stream;
+    sel->time_col = st->time_col;
+    rc = check_plain(g, extra);
+    if (rc != SL_OK)
+      return rc;
+    sel->filter = extra;
+    sel->nexprs = st->ncols;
+    sel->exprs = SL_ANEW_N(g->a, sl_bexpr *, st->ncols);
+    for (int i = 0; i < st->ncols; i++) {
+      sel->exprs[i] = sl_pl_column(g->a, i, st->types[i], st->names[i]);
+      sel->names[i] = st->names[i];
+      sel->types[i] = st->types[i];
+      sel->wprop[i] = st->wprop[i];
+    }
+    st = sel;
+  }
+  *out = st;
+  return SL_OK;
+}
+
+/* ---- queries ------------------------------------------------------------- */
+
+static int stage_aggregate(stager *g, const sl_bselect *s, sl_stage *in,
+                           sl_stage **out) {
+  if (s->group_window)
+    return refuse(g, s->group_window->span,
+                  "a window over the result of another aggregate");
+  if (in->stream)
+    return refuse(g, s->from->span, "an aggregate over a stream here");
+  sl_stage *ag = new_stage(g, SL_STAGE_AGGREGATE, s->ngroups + s->naggs);
+  ag->input = in;
+  ag->ngroups = s->ngroups;
+  ag->groups = SL_ANEW_N(g->a, sl_bexpr *, s->ngroups > 0 ? s->ngroups : 1);
+  bool aligned = false;
+  for (int i = 0; i < s->ngroups; i++) {
+    int rc = check_plain(g, s->groups[i]);
+    if (rc != SL_OK)
+      return rc;
+    ag->groups[i] = s->groups[i];
+    ag->names[i] = s->groups[i]->name ? s->groups[i]->name : "group";
+    ag->types[i] = s->groups[i]->type;
+    ag->wprop[i] = wprop_of(in, s->groups[i]);
+    aligned |= ag->wprop[i] >= 0;
+  }
+  if (!aligned)
+    return refuse(g, s->from->span,
+                  "an aggregate over windowed results that does not group "
+                  "by their window (add window_start, window_end or the "
+                  "columns holding them to GROUP BY)");
+  ag->naggs = s->naggs;
+  ag->aggs = SL_ANEW_N(g->a, sl_plan_agg, s->naggs > 0 ? s->naggs : 1);
+  for (int i = 0; i < s->naggs; i++) {
+    const sl_bagg *ba = &s->aggs[i];
+    bool ok;
+    sl_plan_agg *pa = &ag->aggs[i];
+    pa->op = sl_plan_agg_op(ba, &ok);
+    if (!ok)
+      return refuse(g, ba->span, "this aggregate function");
+    pa->distinct = ba->distinct;
+    pa->arg = ba->nargs > 0 ? ba->args[0] : NULL;
+    pa->filter = ba->filter;
+    pa->type = ba->type;
+    int rc = check_plain(g, pa->arg);
+    if (rc == SL_OK)
+      rc = check_plain(g, pa->filter);
+    if (rc != SL_OK)
+      return rc;
+    ag->names[s->ngroups + i] = ba->fn->name;
+    ag->types[s->ngroups + i] = ba->type;
+  }
+  *out = ag;
+  return SL_OK;
+}
+
+static int stage_topn(stager *g, const sl_bselect *s, sl_stage *in,
+                      sl_stage **out) {
+  if (s->nwindows != 1 || strcmp(s->windows[0].fn->name, "ROW_NUMBER") != 0)
+    return refuse(g, s->windows[0].span,
+                  "OVER other than one ROW_NUMBER() (window Top-N)");
+  if (in->stream)
+    return refuse(g, s->windows[0].span,
+                  "ROW_NUMBER over a stream without a window");
+  const sl_bwinfunc *wf = &s->windows[0];
+  sl_stage *t = new_stage(g, SL_STAGE_TOPN, in->ncols + 1);
+  t->input = in;
+  for (int i = 0; i < in->ncols; i++) {
+    t->names[i] = in->names[i];
+    t->types[i] = in->types[i];
+    t->wprop[i] = in->wprop[i];
+  }
+  t->names[in->ncols] = "ROW_NUMBER";
+  t->types[in->ncols] = wf->type;
+  bool aligned = false;
+  t->npartition = wf->npartition;
+  t->partition = wf->partition;
+  for (int i = 0; i < wf->npartition; i++) {
+    int rc = check_plain(g, wf->partition[i]);
+    if (rc != SL_OK)
+      return rc;
+    aligned |= wprop_of(in, wf->partition[i]) >= 0;
+  }
+  if (!aligned)
+    return refuse(g, wf->span,
+                  "ROW_NUMBER over windowed results not partitioned by "
+                  "their window (PARTITION BY window_start, window_end)");
+  t->norder = wf->norder;
+  t->order = wf->order;
+  t->order_desc = wf->order_desc;
+  t->order_nulls = wf->order_nulls;
+  for (int i = 0; i < wf->norder; i++) {
+    int rc = check_plain(g, wf->order[i]);
+    if (rc != SL_OK)
+      return rc;
+  }
+  *out = t;
+  return SL_OK;
+}
+
+/* Select-list expression over the TOPN stage's row: the window function
+ * becomes its column. */
+static sl_bexpr *winref_to_column(sl_arena *a, const sl_bexpr *e, int col) {
+  if (!e)
+    return NULL;
+  if (e->kind == SL_BEXPR_WINDOW_REF)
+    return sl_pl_column(a, col, e->type, e->name);
+  if (e->nargs == 0)
+    return (sl_bexpr *)e;
+  sl_bexpr *c = SL_ANEW(a, sl_bexpr);
+  *c = *e;
+  c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
+  for (int i = 0; i < e->nargs; i++)
+    c->args[i] = winref_to_column(a, e->args[i], col);
+  return c;
+}
+
+/* The stages of a SELECT whose FROM needs stages (or that has OVER):
+ * FROM (with WHERE pushed into a join, or a filter), then GROUP BY or
+ * ROW_NUMBER, then HAVING and the select list.  top: the query's own
+ * SELECT, where LIMIT and OFFSET are allowed (the plan applies them). */
+static int stage_select(stager *g, const sl_bquery *q, bool top,
+                        sl_stage **out) {
+  const sl_bselect *s = q->select;
+  if (!top && (q->norder > 0 || q->limit >= 0))
+    return refuse(g, q->span,
+                  "ORDER BY or LIMIT in a subquery that feeds another "
+                  "operator");
+  if (s->distinct)
+    return refuse(g, q->span, "SELECT DISTINCT over windowed results");
+  if (s->aggregate && s->nwindows > 0)
+    return refuse(g, s->windows[0].span,
+                  "OVER and GROUP BY in the same SELECT");
+  /* WHERE goes into a join below (the interval condition of q7 is in the
+   * WHERE), or filters the input. */
+  int rc = check_plain(g, s->where);
+  sl_stage *in = NULL;
+  if (rc == SL_OK)
+    rc = stage_from(g, s->from, s->where, &in);
+  if (rc != SL_OK)
+    return rc;
+  sl_stage *body = in;
+  if (s->aggregate)
+    rc = stage_aggregate(g, s, in, &body);
+  else if (s->nwindows > 0)
+    rc = stage_topn(g, s, in, &body);
+  if (rc != SL_OK)
+    return rc;
+  sl_stage *sel = new_stage(g, SL_STAGE_SELECT, s->nexprs);
+  sel->input = body;
+  sel->stream = body->stream;
+  sel->nexprs = s->nexprs;
+  sel->exprs = SL_ANEW_N(g->a, sl_bexpr *, s->nexprs > 0 ? s->nexprs : 1);
+  if (s->aggregate) {
+    rc = to_agg_row(g, s->having, s->ngroups, &sel->filter);
+    if (rc != SL_OK)
+      return rc;
+  }
+  for (int i = 0; i < s->nexprs; i++) {
+    sl_bexpr *e = s->exprs[i];
+    if (s->aggregate)
+      rc = to_agg_row(g, e, s->ngroups, &e);
+    else if (s->nwindows > 0)
+      e = winref_to_column(g->a, e, in->ncols);
+    else
+      rc = check_plain(g, e);
+    if (rc != SL_OK)
+      return rc;
+    sel->exprs[i] = e;
+    sel->names[i] = q->cols[i].name;
+    sel->types[i] = q->cols[i].type;
+    sel->wprop[i] = wprop_of(body, e);
+    if (body->stream && e->kind == SL_BEXPR_COLUMN &&
+        e->index == body->time_col && sel->time_col < 0)
+      sel->time_col = i;
+  }
+  if (sel->stream && sel->time_col < 0)
+    return refuse(g, q->span,
+                  "a stream feeding an interval join must keep its "
+                  "event-time column");
+  *out = sel;
+  return SL_OK;
+}
+
+static int stage_query(stager *g, const sl_bquery *q, sl_stage **out) {
+  /* A part one pipeline can run is a leaf. */
+  sl_plan *leaf = NULL;
+  sl_error leaf_err = {0};
+  int rc = sl_plan_build_leaf(g->a, q, &leaf, &leaf_err);
+  if (rc == SL_OK) {
+    sl_error_clear(&leaf_err);
+    return add_leaf(g, leaf, q, out);
+  }
+  if (rc != SL_EUNSUPPORTED || q->kind != SL_BQUERY_SELECT ||
+      !q->select->from) {
+    sl_error_move(g->err, &leaf_err);
+    return rc;
+  }
+  sl_error_clear(&leaf_err);
+  return stage_select(g, q, false, out);
+}
+
+int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
+                        sl_error *err) {
+  stager g = {a, SL_ANEW(a, sl_staged_plan), err, 0, 0, false};
+  plan->kind = SL_PLAN_STAGED;
+  plan->staged = g.sp;
+  if (q->norder > 0)
+    return refuse(&g, q->order[0].span,
+                  "ORDER BY over a multi-stage query (each window's rows "
+                  "come out together; sort them in the client)");
+  /* The query itself is never a leaf: it would have run as one pipeline. */
+  sl_stage *top;
+  int rc = stage_select(&g, q, true, &top);
+  if (rc != SL_OK)
+    return rc;
+  if (top->stream)
+    return refuse(&g, q->span, "a stream on its own in a staged query");
+  g.sp->top = top;
+  plan->nout = top->ncols;
+  plan->out_names = top->names;
+  plan->out_types = top->types;
+  plan->limit = q->limit;
+  plan->offset = q->offset;
+  plan->windowed = true;
+  plan->window = g.sp->window;
+  return SL_OK;
+}

@@ -1,0 +1,616 @@
+/* stage_eval.c - the operators of a staged plan, evaluated one window at a
+ * time (plan.h, "multi-stage plans").
+ *
+ * Every stage above the leaves is window-aligned (the planner checked it),
+ * so the rows of one window are a small batch query: a SELECT filters and
+ * projects with the vectorized interpreter, a JOIN builds a hash table on
+ * its right side's key rows and probes it with the left's, an AGGREGATE
+ * folds into a group table with the same partial states (aggregate.h) the
+ * leaves use, a TOPN sorts each partition and numbers its rows.  Rows are
+ * copied field by field into each operator's output layout; their long
+ * strings keep pointing at the rows they came from, which live until the
+ * window's rows are written (stage_eval_release).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor_int.h"
+#include "stage_int.h"
+
+/* ---- relations ----------------------------------------------------------- */
+
+static rel *new_rel(stage_eval *ev, const sl_row_layout *layout) {
+  if (ev->nrels == ev->caprels) {
+    ev->caprels = ev->caprels ? ev->caprels * 2 : 16;
+    rel **g = realloc(ev->rels, sizeof *g * (size_t)ev->caprels);
+    if (!g)
+      abort();
+    ev->rels = g;
+  }
+  rel *r = calloc(1, sizeof *r);
+  if (!r)
+    abort();
+  r->layout = layout;
+  ev->rels[ev->nrels++] = r;
+  return r;
+}
+
+/* Open another buffer at the end of r. */
+static sl_buffer *rel_new_buffer(stage_eval *ev, rel *r, uint32_t heap) {
+  if (r->n == r->cap) {
+    r->cap = r->cap ? r->cap * 2 : 4;
+    sl_buffer *g = realloc(r->bufs, sizeof *g * (size_t)r->cap);
+    if (!g)
+      abort();
+    r->bufs = g;
+  }
+  sl_buffer *b = &r->bufs[r->n++];
+  uint32_t need = r->layout->width + heap + 64;
+  sl_buffer_init(b, r->layout, need > ev->buffer_size ? need : ev->buffer_size);
+  b->borrow_strings = true;
+  return b;
+}
+
+/* A buffer of r with room for one more row (a new one if needed). */
+static sl_buffer *rel_room(stage_eval *ev, rel *r, uint32_t heap) {
+  sl_buffer *b = r->n ? &r->bufs[r->n - 1] : NULL;
+  if (b && sl_buffer_has_room(b, heap))
+    return b;
+  return rel_new_buffer(ev, r, heap);
+}
+
+static void rel_free(rel *r) {
+  if (!r->borrowed)
+    for (int i = 0; i < r->n; i++)
+      sl_buffer_free(&r->bufs[i]);
+  if (!r->borrowed)
+    free(r->bufs);
+  free(r);
+}
+
+void stage_eval_release(stage_eval *ev) {
+  for (int i = 0; i < ev->nrels; i++)
+    rel_free(ev->rels[i]);
+  ev->nrels = 0;
+  for (int i = 0; i < ev->ntables; i++)
+    sl_group_table_free(&ev->tables[i]);
+  ev->ntables = 0;
+}
+
+/* Evaluate progs over the rows sel of b into r (as many buffers as it
+ * takes). */
+static int eval_into(stage_eval *ev, sl_expr_prog *const *progs, int nprogs,
+                     const sl_buffer *b, const uint32_t *sel, uint32_t n,
+                     rel *r) {
+  uint32_t done = 0;
+  while (done < n) {
+    sl_buffer *out = rel_room(ev, r, 0);
+    int k = sl_exec_eval_rows(progs, nprogs, b, sel + done, n - done, out,
+                              ev->ctx, ev->err);
+    if (k < 0)
+      return k;
+    if (k == 0) {
+      if (out->nrows == 0)
+        return sl_error_set(ev->err, SL_EINVAL,
+                            "a row is larger than a buffer; raise SET "
+                            "'sluice.buffer-size'");
+      rel_new_buffer(ev, r, 0); /* full: go on in another buffer */
+      continue;
+    }
+    done += (uint32_t)k;
+  }
+  return SL_OK;
+}
+
+/* Copy field `from` of row src (layout sl) into field `to` of dst (dl). */
+static void copy_field(const sl_row_layout *sl, const uint8_t *src, int from,
+                       const sl_row_layout *dl, uint8_t *dst, int to) {
+  bool null = sl_row_is_null(src, from);
+  sl_row_set_null(dst, to, null);
+  if (!null)
+    memcpy(dst + dl->fields[to].offset, src + sl->fields[from].offset,
+           dl->fields[to].size);
+}
+
+/* ---- building the runtime tree ------------------------------------------- */
+
+static const int *identity(sl_arena *a, int n) {
+  int *m = SL_ANEW_N(a, int, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++)
+    m[i] = i;
+  return m;
+}
+
+static int compile(sl_arena *a, const sl_bexpr *e, const sl_row_layout *l,
+                   sl_expr_prog **out, sl_error *err) {
+  *out = NULL;
+  if (!e)
+    return SL_OK;
+  return sl_expr_compile(a, e, l, identity(a, l->nfields), out, err);
+}
+
+static int compile_all(sl_arena *a, sl_bexpr *const *es, int n,
+                       const sl_row_layout *l, sl_expr_prog ***out,
+                       sl_error *err) {
+  *out = SL_ANEW_N(a, sl_expr_prog *, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++) {
+    int rc = compile(a, es[i], l, &(*out)[i], err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  return SL_OK;
+}
+
+static const sl_row_layout *layout_of(sl_arena *a, int n, sl_bexpr *const *es) {
+  const sl_type **types = SL_ANEW_N(a, const sl_type *, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++)
+    types[i] = es[i]->type;
+  return sl_row_layout_new(a, n, NULL, types);
+}
+
+int stage_rt_build(sl_arena *a, const sl_stage *st, const sl_staged_plan *sp,
+                   stage_rt **out, sl_error *err) {
+  stage_rt *s = SL_ANEW(a, stage_rt);
+  s->st = st;
+  s->stream_side = -1;
+  int rc = SL_OK;
+  if (st->kind == SL_STAGE_LEAF) {
+    /* The leaf executor's own output layout (its hidden window_end too). */
+    const sl_plan *lp = sp->leaves[st->leaf];
+    s->leaf = st->leaf;
+    s->layout = sl_row_layout_new(a, lp->nout, lp->out_names, lp->out_types);
+    *out = s;
+    return SL_OK;
+  }
+  s->layout = sl_row_layout_new(a, st->ncols, st->names, st->types);
+  if (st->input)
+    rc = stage_rt_build(a, st->input, sp, &s->input, err);
+  if (rc == SL_OK && st->left)
+    rc = stage_rt_build(a, st->left, sp, &s->left, err);
+  if (rc == SL_OK && st->right)
+    rc = stage_rt_build(a, st->right, sp, &s->right, err);
+  if (rc != SL_OK)
+    return rc;
+  switch (st->kind) {
+  case SL_STAGE_SELECT:
+    rc = compile(a, st->filter, s->input->layout, &s->filter, err);
+    if (rc == SL_OK)
+      rc = compile_all(a, st->exprs, st->nexprs, s->input->layout, &s->exprs,
+                       err);
+    break;
+  case SL_STAGE_JOIN:
+    s->stream_side = st->left->stream ? 0 : st->right->stream ? 1 : -1;
+    s->key_layout = layout_of(a, st->nkeys, st->lkeys);
+    rc = compile_all(a, st->lkeys, st->nkeys, s->left->layout, &s->lkeys, err);
+    if (rc == SL_OK)
+      rc = compile_all(a, st->rkeys, st->nkeys, s->right->layout, &s->rkeys,
+                       err);
+    if (rc == SL_OK)
+      rc = compile(a, st->residual, s->layout, &s->residual, err);
+    break;
+  case SL_STAGE_AGGREGATE: {
+    int n = st->ngroups;
+    for (int i = 0; i < st->naggs; i++)
+      n += (st->aggs[i].arg != NULL) + (st->aggs[i].filter != NULL);
+    sl_bexpr **tmp = SL_ANEW_N(a, sl_bexpr *, n > 0 ? n : 1);
+    sl_agg_desc *descs =
+        SL_ANEW_N(a, sl_agg_desc, st->naggs > 0 ? st->naggs : 1);
+    int k = 0;
+    for (int i = 0; i < st->ngroups; i++)
+      tmp[k++] = st->groups[i];
+    for (int i = 0; i < st->naggs; i++) {
+      const sl_plan_agg *pa = &st->aggs[i];
+      descs[i].op = pa->op;
+      descs[i].distinct = pa->distinct;
+      descs[i].out_type = pa->type;
+      descs[i].in_field = -1;
+      descs[i].filter_field = -1;
+      if (pa->arg) {
+        descs[i].in_field = k;
+        tmp[k++] = pa->arg;
+      }
+      if (pa->filter) {
+        descs[i].filter_field = k;
+        tmp[k++] = pa->filter;
+      }
+    }
+    s->ntmp = n;
+    s->tmp_layout = layout_of(a, n, tmp);
+    s->group_layout = layout_of(a, st->ngroups, st->groups);
+    rc = compile_all(a, tmp, n, s->input->layout, &s->tmp_progs, err);
+    if (rc == SL_OK)
+      rc = sl_agg_set_init(a, &s->aggs, st->naggs, descs, s->tmp_layout, err);
+    break;
+  }
+  case SL_STAGE_TOPN: {
+    int n = st->npartition + st->norder;
+    sl_bexpr **keys = SL_ANEW_N(a, sl_bexpr *, n > 0 ? n : 1);
+    s->sort_order = SL_ANEW_N(a, sl_border, n > 0 ? n : 1);
+    for (int i = 0; i < st->npartition; i++) {
+      keys[i] = st->partition[i];
+      s->sort_order[i].column = i;
+    }
+    for (int i = 0; i < st->norder; i++) {
+      int k = st->npartition + i;
+      keys[k] = st->order[i];
+      s->sort_order[k].column = k;
+      s->sort_order[k].desc = st->order_desc[i];
+      s->sort_order[k].nulls = st->order_nulls ? st->order_nulls[i] : 0;
+    }
+    s->nsort = n;
+    const sl_type **types = SL_ANEW_N(a, const sl_type *, n + 1);
+    for (int i = 0; i < n; i++)
+      types[i] = keys[i]->type;
+    types[n] = sl_type_new(a, SL_TYPE_BIGINT); /* the input row's place */
+    s->sort_layout = sl_row_layout_new(a, n + 1, NULL, types);
+    rc = compile_all(a, keys, n, s->input->layout, &s->sort_progs, err);
+    if (rc == SL_OK) { /* one more, NULL: the place is filled by hand */
+      sl_expr_prog **p = SL_ANEW_N(a, sl_expr_prog *, n + 1);
+      for (int i = 0; i < n; i++)
+        p[i] = s->sort_progs[i];
+      s->sort_progs = p;
+    }
+    break;
+  }
+  case SL_STAGE_LEAF:
+    break;
+  }
+  *out = s;
+  return rc;
+}
+
+/* ---- operators ------------------------------------------------------------
+ */
+
+keyed_rows *leaf_store_find(const leaf_store *ls, int64_t key) {
+  int lo = 0, hi = ls->nkeys - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (ls->keys[mid].key == key)
+      return &ls->keys[mid];
+    if (ls->keys[mid].key < key)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return NULL;
+}
+
+static uint32_t *selection(uint32_t n) {
+  uint32_t *sel = malloc(sizeof *sel * (n > 0 ? n : 1));
+  if (!sel)
+    abort();
+  for (uint32_t i = 0; i < n; i++)
+    sel[i] = i;
+  return sel;
+}
+
+static int eval_leaf(stage_eval *ev, const stage_rt *s, int64_t end,
+                     const rel **out) {
+  rel *r = new_rel(ev, s->layout);
+  r->borrowed = true;
+  keyed_rows *k = leaf_store_find(&ev->leaves[s->leaf], end);
+  if (k) {
+    r->bufs = k->rows.bufs;
+    r->n = k->rows.nbufs;
+  }
+  *out = r;
+  return SL_OK;
+}
+
+/* A stream leaf's rows whose event time is in [lo, hi]. */
+static int eval_stream(stage_eval *ev, const stage_rt *s, int64_t lo,
+                       int64_t hi, const rel **out) {
+  const leaf_store *ls = &ev->leaves[s->leaf];
+  rel *r = new_rel(ev, s->layout);
+  const sl_row_layout *l = ls->layout;
+  int tf = ls->time_field;
+  for (int i = 0; i < ls->nkeys; i++) {
+    int64_t b0 = ls->keys[i].key * ls->bucket_us;
+    if (b0 + ls->bucket_us <= lo || b0 > hi)
+      continue;
+    const sorted_result *rs = &ls->keys[i].rows;
+    for (int j = 0; j < rs->nbufs; j++) {
+      const sl_buffer *b = &rs->bufs[j];
+      for (uint32_t x = 0; x < b->nrows; x++) {
+        const uint8_t *row = sl_buffer_row(b, x);
+        if (sl_row_is_null(row, tf))
+          continue;
+        int64_t t = SL_FIELD(row, l, tf, int64_t);
+        if (t < lo || t > hi)
+          continue;
+        sl_buffer *o = rel_room(ev, r, 0);
+        memcpy(sl_buffer_append(o), row, l->width);
+      }
+    }
+  }
+  *out = r;
+  return SL_OK;
+}
+
+static int eval_select(stage_eval *ev, const stage_rt *s, const rel *in,
+                       const rel **out) {
+  rel *r = new_rel(ev, s->layout);
+  int rc = SL_OK;
+  for (int i = 0; i < in->n && rc == SL_OK; i++) {
+    const sl_buffer *b = &in->bufs[i];
+    uint32_t n = b->nrows;
+    uint32_t *sel = selection(n);
+    if (s->filter)
+      rc = sl_expr_filter(s->filter, b, sel, &n, ev->ctx, ev->err);
+    if (rc == SL_OK)
+      rc = eval_into(ev, s->exprs, s->st->nexprs, b, sel, n, r);
+    free(sel);
+  }
+  *out = r;
+  return rc;
+}
+
+/* Key rows of every row of in (one rel, row for row); has_null[i]: the
+ * key of row i has a NULL (it matches nothing). */
+static int key_rows(stage_eval *ev, const stage_rt *s, sl_expr_prog **progs,
+                    const rel *in, rel **keys) {
+  rel *k = new_rel(ev, s->key_layout);
+  int rc = SL_OK;
+  for (int i = 0; i < in->n && rc == SL_OK; i++) {
+    const sl_buffer *b = &in->bufs[i];
+    uint32_t *sel = selection(b->nrows);
+    rc = eval_into(ev, progs, s->st->nkeys, b, sel, b->nrows, k);
+    free(sel);
+  }
+  *keys = k;
+  return rc;
+}
+
+static bool key_has_null(const sl_row_layout *l, const uint8_t *k) {
+  for (int i = 0; i < l->nfields; i++)
+    if (sl_row_is_null(k, i))
+      return true;
+  return false;
+}
+
+/* Row pointers of a relation, in order. */
+static const uint8_t **rows_of(const rel *r, size_t *n) {
+  size_t total = 0;
+  for (int i = 0; i < r->n; i++)
+    total += r->bufs[i].nrows;
+  const uint8_t **v = malloc(sizeof *v * (total > 0 ? total : 1));
+  if (!v)
+    abort();
+  size_t k = 0;
+  for (int i = 0; i < r->n; i++)
+    for (uint32_t j = 0; j < r->bufs[i].nrows; j++)
+      v[k++] = sl_buffer_row(&r->bufs[i], j);
+  *n = total;
+  return v;
+}
+
+static void join_row(stage_eval *ev, const stage_rt *s, rel *r,
+                     const uint8_t *lrow, const uint8_t *rrow) {
+  const sl_row_layout *ll = s->left->layout, *rl = s->right->layout;
+  int nl = s->st->left->ncols, nr = s->st->right->ncols;
+  sl_buffer *o = rel_room(ev, r, 0);
+  uint8_t *dst = sl_buffer_append(o);
+  for (int f = 0; f < nl; f++)
+    copy_field(ll, lrow, f, s->layout, dst, f);
+  for (int f = 0; f < nr; f++)
+    copy_field(rl, rrow, f, s->layout, dst, nl + f);
+}
+
+static int eval_join(stage_eval *ev, const stage_rt *s, const rel *l,
+                     const rel *rr, const rel **out) {
+  rel *r = new_rel(ev, s->layout);
+  size_t nl, nr;
+  const uint8_t **lv = rows_of(l, &nl), **rv = rows_of(rr, &nr);
+  int rc = SL_OK;
+  if (s->st->nkeys == 0) {
+    for (size_t i = 0; i < nl; i++)
+      for (size_t j = 0; j < nr; j++)
+        join_row(ev, s, r, lv[i], rv[j]);
+  } else if (nl > 0 && nr > 0) {
+    rel *lk, *rk;
+    rc = key_rows(ev, s, s->lkeys, l, &lk);
+    if (rc == SL_OK)
+      rc = key_rows(ev, s, s->rkeys, rr, &rk);
+    size_t nlk = 0, nrk = 0;
+    const uint8_t **lkv = rc == SL_OK ? rows_of(lk, &nlk) : NULL;
+    const uint8_t **rkv = rc == SL_OK ? rows_of(rk, &nrk) : NULL;
+    if (rc == SL_OK) {
+      /* Chained hash table on the right side's keys. */
+      size_t cap = 16;
+      while (cap < nr * 2)
+        cap *= 2;
+      int64_t *head = malloc(sizeof *head * cap);
+      int64_t *next = malloc(sizeof *next * nr);
+      uint64_t *hash = malloc(sizeof *hash * nr);
+      if (!head || !next || !hash)
+        abort();
+      for (size_t i = 0; i < cap; i++)
+        head[i] = -1;
+      for (size_t j = 0; j < nr; j++) {
+        if (key_has_null(s->key_layout, rkv[j]))
+          continue;
+        hash[j] = sl_key_hash(s->key_layout, rkv[j]);
+        size_t h = hash[j] & (cap - 1);
+        next[j] = head[h];
+        head[h] = (int64_t)j;
+      }
+      for (size_t i = 0; i < nl; i++) {
+        if (key_has_null(s->key_layout, lkv[i]))
+          continue;
+        uint64_t h = sl_key_hash(s->key_layout, lkv[i]);
+        for (int64_t j = head[h & (cap - 1)]; j >= 0; j = next[j])
+          if (hash[j] == h && sl_key_equal(s->key_layout, lkv[i], rkv[j]))
+            join_row(ev, s, r, lv[i], rv[j]);
+      }
+      free(head);
+      free(next);
+      free(hash);
+    }
+    free(lkv);
+    free(rkv);
+  }
+  free(lv);
+  free(rv);
+  if (rc == SL_OK && s->residual) {
+    /* Keep the rows that pass, moved down in place (strings are
+     * borrowed, so only the rows move). */
+    for (int i = 0; i < r->n && rc == SL_OK; i++) {
+      sl_buffer *b = &r->bufs[i];
+      uint32_t n = b->nrows;
+      uint32_t *sel = selection(n);
+      rc = sl_expr_filter(s->residual, b, sel, &n, ev->ctx, ev->err);
+      if (rc == SL_OK) {
+        uint32_t w = s->layout->width;
+        for (uint32_t k = 0; k < n; k++)
+          if (sel[k] != k)
+            memcpy(b->data + (size_t)k * w, b->data + (size_t)sel[k] * w, w);
+        b->nrows = n;
+      }
+      free(sel);
+    }
+  }
+  *out = r;
+  return rc;
+}
+
+static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
+                          const rel **out) {
+  const sl_stage *st = s->st;
+  if (ev->ntables == ev->captables) {
+    /* Tables are freed together at release; they never move while in use
+     * (one aggregate at a time is filled, then only read). */
+    ev->captables = ev->captables ? ev->captables * 2 : 4;
+    sl_group_table *g = realloc(ev->tables, sizeof *g * (size_t)ev->captables);
+    if (!g)
+      abort();
+    ev->tables = g;
+  }
+  sl_group_table *t = &ev->tables[ev->ntables++];
+  sl_group_table_init(t, s->group_layout, &s->aggs, 64);
+  rel *tmp = new_rel(ev, s->tmp_layout);
+  int rc = SL_OK;
+  for (int i = 0; i < in->n && rc == SL_OK; i++) {
+    const sl_buffer *b = &in->bufs[i];
+    uint32_t *sel = selection(b->nrows);
+    rc = eval_into(ev, s->tmp_progs, s->ntmp, b, sel, b->nrows, tmp);
+    free(sel);
+  }
+  uint8_t *key = calloc(1, s->group_layout->width);
+  if (!key)
+    abort();
+  for (int i = 0; i < tmp->n && rc == SL_OK; i++) {
+    const sl_buffer *b = &tmp->bufs[i];
+    for (uint32_t j = 0; j < b->nrows && rc == SL_OK; j++) {
+      const uint8_t *row = sl_buffer_row(b, j);
+      memset(key, 0, s->group_layout->width);
+      for (int g = 0; g < st->ngroups; g++)
+        copy_field(s->tmp_layout, row, g, s->group_layout, key, g);
+      uint8_t *state =
+          sl_group_table_upsert(t, sl_key_hash(s->group_layout, key), key);
+      rc = sl_agg_update(&s->aggs, state, row, &t->arena, ev->err);
+    }
+  }
+  free(key);
+  rel *r = new_rel(ev, s->layout);
+  for (uint32_t i = 0; i < t->cap && rc == SL_OK; i++) {
+    if (!sl_group_table_slot_used(t, i))
+      continue;
+    const uint8_t *k = sl_group_table_key(t, i);
+    for (int attempt = 0; attempt < 2; attempt++) {
+      sl_buffer *o = rel_room(ev, r, 0);
+      uint8_t *dst = sl_buffer_append(o);
+      for (int g = 0; g < st->ngroups; g++)
+        copy_field(s->group_layout, k, g, s->layout, dst, g);
+      int frc = SL_OK;
+      for (int a = 0; a < st->naggs && frc == SL_OK; a++)
+        frc = sl_agg_finalize(&s->aggs, a, sl_group_table_states(t, i), o, dst,
+                              st->ngroups + a, ev->err);
+      if (frc == 1 && attempt == 0) { /* heap full: next buffer */
+        o->nrows--;
+        o->heap_used = o->cap; /* nothing more fits here */
+        continue;
+      }
+      rc = frc == 1 ? sl_error_set(ev->err, SL_EINVAL,
+                                   "an aggregate row is larger than a "
+                                   "buffer; raise SET 'sluice.buffer-size'")
+                    : frc;
+      break;
+    }
+  }
+  *out = r;
+  return rc;
+}
+
+static int eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
+                     const rel **out) {
+  /* Sort rows: the partition and order values, then (not compared) the
+   * input row's position, filled in here. */
+  rel *keys = new_rel(ev, s->sort_layout);
+  int rc = SL_OK;
+  for (int i = 0; i < in->n && rc == SL_OK; i++) {
+    const sl_buffer *b = &in->bufs[i];
+    uint32_t *sel = selection(b->nrows);
+    rc = eval_into(ev, s->sort_progs, s->nsort + 1, b, sel, b->nrows, keys);
+    free(sel);
+  }
+  rel *r = new_rel(ev, s->layout);
+  *out = r;
+  if (rc != SL_OK)
+    return rc;
+  size_t n, nk;
+  const uint8_t **rows = rows_of(in, &n), **sorts = rows_of(keys, &nk);
+  const sl_row_layout *kl = s->sort_layout;
+  for (size_t i = 0; i < nk; i++)
+    SL_FIELD((uint8_t *)sorts[i], kl, s->nsort, int64_t) = (int64_t)i;
+  sorted_result_sort(kl, s->sort_order, s->nsort, sorts, nk);
+  int npart = s->st->npartition, ncols = s->st->input->ncols;
+  const sl_row_layout *il = s->input->layout;
+  int64_t number = 0;
+  for (size_t i = 0; i < nk; i++) {
+    if (i == 0 || sorted_result_compare(kl, s->sort_order, npart, sorts[i - 1],
+                                        sorts[i]) != 0)
+      number = 0; /* a new partition */
+    number++;
+    const uint8_t *row = rows[SL_FIELD(sorts[i], kl, s->nsort, int64_t)];
+    uint8_t *dst = sl_buffer_append(rel_room(ev, r, 0));
+    for (int f = 0; f < ncols; f++)
+      copy_field(il, row, f, s->layout, dst, f);
+    sl_int_store(dst + s->layout->fields[ncols].offset,
+                 s->layout->fields[ncols].ptype, number);
+  }
+  free(rows);
+  free(sorts);
+  return SL_OK;
+}
+
+int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
+                      const rel **out) {
+  const rel *a = NULL, *b = NULL;
+  int rc = SL_OK;
+  switch (s->st->kind) {
+  case SL_STAGE_LEAF:
+    return eval_leaf(ev, s, end, out);
+  case SL_STAGE_SELECT:
+    rc = stage_eval_window(ev, s->input, end, &a);
+    return rc != SL_OK ? rc : eval_select(ev, s, a, out);
+  case SL_STAGE_AGGREGATE:
+    rc = stage_eval_window(ev, s->input, end, &a);
+    return rc != SL_OK ? rc : eval_aggregate(ev, s, a, out);
+  case SL_STAGE_TOPN:
+    rc = stage_eval_window(ev, s->input, end, &a);
+    return rc != SL_OK ? rc : eval_topn(ev, s, a, out);
+  case SL_STAGE_JOIN:
+    if (s->stream_side == 0)
+      rc = eval_stream(ev, s->left, end + s->st->lo_us, end + s->st->hi_us, &a);
+    else
+      rc = stage_eval_window(ev, s->left, end, &a);
+    if (rc == SL_OK && s->stream_side == 1)
+      rc =
+          eval_stream(ev, s->right, end + s->st->lo_us, end + s->st->hi_us, &b);
+    else if (rc == SL_OK)
+      rc = stage_eval_window(ev, s->right, end, &b);
+    return rc != SL_OK ? rc : eval_join(ev, s, a, b, out);
+  }
+  return sl_error_set(ev->err, SL_EINTERNAL, "unknown stage");
+}

@@ -1,0 +1,109 @@
+/* stage_int.h - what the staged-plan runner (stage_runner.c) and the
+ * per-window operators (stage_eval.c) share.  Internal to runtime/.
+ *
+ * Rows of one window's evaluation live in relations (`rel`): buffers of
+ * one layout whose strings may point into the buffers of the relation they
+ * came from (borrow_strings), so every relation of a window is kept until
+ * that window's rows have been written, and freed together then. */
+#ifndef SLUICE_STAGE_INT_H
+#define SLUICE_STAGE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/aggregate.h"
+#include "sluice/interpreter.h"
+#include "sluice/plan.h"
+#include "sorted_result.h"
+
+/* Rows of a relation. */
+typedef struct rel {
+  const sl_row_layout *layout;
+  sl_buffer *bufs;
+  int n, cap;
+  bool borrowed; /* bufs belong to someone else (a leaf's store) */
+} rel;
+
+/* Rows a leaf produced for one key: the window end (windowed leaf) or
+ * the time bucket (a stream leaf: event time / bucket width). */
+typedef struct keyed_rows {
+  int64_t key;
+  sorted_result rows;
+} keyed_rows;
+
+/* A leaf's rows, filled by its executor's coordinator thread through the
+ * stage sink (under the runner's lock) and read by the runner. */
+typedef struct leaf_store {
+  const sl_plan *plan;
+  const sl_row_layout *layout; /* the leaf's output rows */
+  bool stream;
+  int time_field;     /* stream: the event-time field */
+  int64_t bucket_us;  /* stream: bucket width */
+  int64_t drop_below; /* stream: rows before this time are too late */
+  keyed_rows *keys;   /* sorted by key */
+  int nkeys, capkeys;
+  int64_t wm; /* every row up to here has arrived (see the sink hook) */
+  bool done;
+  uint64_t late, bytes;
+  struct stage_runner *run;
+} leaf_store;
+
+/* The runtime form of one stage: layouts and compiled expressions. */
+typedef struct stage_rt stage_rt;
+struct stage_rt {
+  const sl_stage *st;
+  const sl_row_layout *layout; /* its output rows */
+  stage_rt *input, *left, *right;
+  int leaf;
+  /* SELECT */
+  sl_expr_prog *filter;
+  sl_expr_prog **exprs;
+  /* JOIN: key rows of key_layout from either side; the residual over the
+   * output row; left/right fields' places in the output row */
+  const sl_row_layout *key_layout;
+  sl_expr_prog **lkeys, **rkeys;
+  sl_expr_prog *residual;
+  int stream_side; /* -1, 0 (left) or 1 (right) */
+  /* AGGREGATE: "tmp" rows (groups, then per aggregate its argument and
+   * filter), key rows of the groups */
+  const sl_row_layout *tmp_layout, *group_layout;
+  sl_expr_prog **tmp_progs;
+  int ntmp;
+  int *group_field; /* tmp field of group i */
+  sl_agg_set aggs;
+  /* TOPN: sort rows (partition values, then order values) */
+  const sl_row_layout *sort_layout;
+  sl_expr_prog **sort_progs;
+  int nsort;
+  sl_border *sort_order;
+};
+
+/* One window's evaluation. */
+typedef struct stage_eval {
+  leaf_store *leaves;
+  uint32_t buffer_size;
+  sl_expr_ctx *ctx;
+  sl_error *err;
+  /* What must live until the window's rows are written. */
+  rel **rels;
+  int nrels, caprels;
+  sl_group_table *tables;
+  int ntables, captables;
+} stage_eval;
+
+/* Layouts and compiled expressions of the tree under st. */
+int stage_rt_build(sl_arena *a, const sl_stage *st, const sl_staged_plan *sp,
+                   stage_rt **out, sl_error *err);
+
+/* The rows of stage s for the window ending at end (into *out, owned by
+ * ev until stage_eval_release). */
+int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
+                      const rel **out);
+
+/* Free everything one window's evaluation made. */
+void stage_eval_release(stage_eval *ev);
+
+/* The rows of a leaf under key (NULL if none). */
+keyed_rows *leaf_store_find(const leaf_store *ls, int64_t key);
+
+#endif

@@ -1,0 +1,473 @@
+/* stage_runner.c - running a staged plan (plan.h, "multi-stage plans").
+ *
+ * Each leaf is a single-stage plan run by its own executor (sl_execute, on
+ * its own thread, with its own workers and strategy) whose sink is a *stage
+ * sink*: it copies the leaf's result rows into the leaf's store, keyed by
+ * window end (or, for a stream leaf, by time bucket), and learns through
+ * the sink's watermark hook how far they are complete.  This thread fires
+ * a window once every leaf has passed it: every windowed leaf's watermark
+ * has reached the window's end (less one time unit, as windows fire), and
+ * every stream leaf's has reached the end of the interval the window
+ * needs.  It evaluates the stage tree over that window's rows
+ * (stage_eval.c), writes the result rows to the query's sink (OFFSET and
+ * LIMIT applied, one commit per window) and frees the window's rows.
+ * Stream rows are kept until no later window can need them; a stream row
+ * that arrives after that is late: dropped and counted.
+ *
+ * Windows fire in order of their end.  The leaves re-read their sources
+ * (a leaf is a whole pipeline); sharing one scan between leaves is not
+ * done yet.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "executor_int.h"
+#include "sluice/clock.h"
+#include "sluice/executor.h"
+#include "sluice/interrupt.h"
+#include "stage_int.h"
+
+typedef struct stage_runner {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  bool cancelled; /* the query stopped: leaves stop at their next call */
+  leaf_store *leaves;
+  int nleaves;
+  uint32_t buffer_size;
+  uint64_t peak_bytes;
+} stage_runner;
+
+typedef struct leaf_thread {
+  stage_runner *run;
+  int index;
+  const sl_plan *plan;
+  const sl_settings *settings;
+  pthread_t thread;
+  bool started, finished;
+  int rc;
+  sl_error err;
+  sl_query_stats stats;
+} leaf_thread;
+
+/* ---- the stage sink: a leaf's rows into its store ---------------------- */
+
+struct sl_sink {
+  leaf_store *store;
+  uint64_t rows;
+};
+
+static int stage_sink_open(const sl_sink_spec *spec, sl_sink **out,
+                           sl_error *err) {
+  leaf_store *ls = spec->arg;
+  if (!ls)
+    return sl_error_set(err, SL_EINTERNAL, "stage sink without a store");
+  if (spec->layout->width != ls->layout->width)
+    return sl_error_set(err, SL_EINTERNAL, "stage sink: layouts differ");
+  sl_sink *s = calloc(1, sizeof *s);
+  if (!s)
+    abort();
+  s->store = ls;
+  *out = s;
+  return SL_OK;
+}
+
+/* The rows of key, inserted in key order if new. */
+static keyed_rows *store_key(leaf_store *ls, int64_t key) {
+  keyed_rows *k = leaf_store_find(ls, key);
+  if (k)
+    return k;
+  if (ls->nkeys == ls->capkeys) {
+    ls->capkeys = ls->capkeys ? ls->capkeys * 2 : 16;
+    keyed_rows *g = realloc(ls->keys, sizeof *g * (size_t)ls->capkeys);
+    if (!g)
+      abort();
+    ls->keys = g;
+  }
+  int at = ls->nkeys;
+  while (at > 0 && ls->keys[at - 1].key > key)
+    at--;
+  memmove(&ls->keys[at + 1], &ls->keys[at],
+          sizeof *ls->keys * (size_t)(ls->nkeys - at));
+  ls->nkeys++;
+  k = &ls->keys[at];
+  k->key = key;
+  sorted_result_init(&k->rows, ls->layout, ls->run->buffer_size);
+  return k;
+}
+
+static int64_t floor_div(int64_t x, int64_t d) {
+  int64_t q = x / d;
+  return (x % d != 0 && (x < 0) != (d < 0)) ? q - 1 : q;
+}
+
+static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
+  leaf_store *ls = s->store;
+  stage_runner *run = ls->run;
+  const sl_row_layout *l = ls->layout;
+  int key_field = ls->stream ? ls->time_field : l->nfields - 1;
+  pthread_mutex_lock(&run->lock);
+  int rc = run->cancelled ? sl_error_set(err, SL_ECANCELLED, "stopped") : SL_OK;
+  keyed_rows *k = NULL;
+  for (uint32_t i = 0; i < rows->nrows && rc == SL_OK; i++) {
+    const uint8_t *row = sl_buffer_row(rows, i);
+    if (sl_row_is_null(row, key_field))
+      continue; /* no event time: it meets no window */
+    int64_t v = SL_FIELD(row, l, key_field, int64_t);
+    if (ls->stream && v < ls->drop_below) {
+      ls->late++;
+      continue;
+    }
+    int64_t key = ls->stream ? floor_div(v, ls->bucket_us) : v;
+    if (!k || k->key != key)
+      k = store_key(ls, key);
+    size_t before = k->rows.nbufs;
+    rc = sorted_result_add_row(&k->rows, row, err);
+    if ((size_t)k->rows.nbufs != before)
+      ls->bytes += k->rows.bufs[k->rows.nbufs - 1].cap;
+  }
+  s->rows += rows->nrows;
+  pthread_cond_signal(&run->cond);
+  pthread_mutex_unlock(&run->lock);
+  return rc;
+}
+
+static int stage_sink_watermark(sl_sink *s, int64_t wm, sl_error *err) {
+  leaf_store *ls = s->store;
+  stage_runner *run = ls->run;
+  pthread_mutex_lock(&run->lock);
+  bool stop = run->cancelled;
+  if (wm > ls->wm) {
+    ls->wm = wm;
+    pthread_cond_signal(&run->cond);
+  }
+  pthread_mutex_unlock(&run->lock);
+  return stop ? sl_error_set(err, SL_ECANCELLED, "stopped") : SL_OK;
+}
+
+static int stage_sink_commit(sl_sink *s, sl_error *err) {
+  (void)s;
+  (void)err;
+  return SL_OK;
+}
+
+static int stage_sink_close(sl_sink *s, bool ok, sl_error *err) {
+  (void)ok;
+  (void)err;
+  free(s);
+  return SL_OK;
+}
+
+static uint64_t stage_sink_rows(const sl_sink *s) {
+  return s->rows;
+}
+
+static const sl_sink_connector stage_sink = {
+    .name = "stage",
+    .description = "rows of a leaf for the stages above it",
+    .open = stage_sink_open,
+    .write = stage_sink_write,
+    .commit = stage_sink_commit,
+    .close = stage_sink_close,
+    .rows_written = stage_sink_rows,
+    .watermark = stage_sink_watermark,
+};
+
+/* ---- leaves ----------------------------------------------------------------
+ */
+
+static void *leaf_main(void *arg) {
+  leaf_thread *lt = arg;
+  lt->rc = sl_execute(lt->plan, lt->settings, NULL, &lt->stats, &lt->err);
+  stage_runner *run = lt->run;
+  pthread_mutex_lock(&run->lock);
+  lt->finished = true;
+  if (lt->rc == SL_OK) {
+    run->leaves[lt->index].wm = WM_MAX;
+    run->leaves[lt->index].done = true;
+  }
+  pthread_cond_signal(&run->cond);
+  pthread_mutex_unlock(&run->lock);
+  return NULL;
+}
+
+/* ---- firing ----------------------------------------------------------- */
+
+/* The interval joins' reach: stream leaf i needs rows up to end + hi and
+ * from end + lo for the window ending at end. */
+static void stream_reach(const sl_stage *st, int64_t *lo, int64_t *hi,
+                         int leaf) {
+  if (!st)
+    return;
+  if (st->kind == SL_STAGE_JOIN) {
+    const sl_stage *sside = st->left->stream    ? st->left
+                            : st->right->stream ? st->right
+                                                : NULL;
+    if (sside && sside->kind == SL_STAGE_LEAF && sside->leaf == leaf) {
+      *lo = st->lo_us;
+      *hi = st->hi_us;
+    }
+  }
+  stream_reach(st->input, lo, hi, leaf);
+  stream_reach(st->left, lo, hi, leaf);
+  stream_reach(st->right, lo, hi, leaf);
+}
+
+typedef struct output {
+  const sl_plan *plan;
+  sl_sink *sink;
+  uint64_t skipped, written;
+  bool limit_reached;
+} output;
+
+/* Write a window's result rows (OFFSET, LIMIT) and commit the window. */
+static int write_window(output *o, const rel *r, sl_error *err) {
+  int rc = SL_OK;
+  for (int i = 0; i < r->n && rc == SL_OK && !o->limit_reached; i++) {
+    sl_buffer b = r->bufs[i]; /* a copy whose row count may shrink */
+    if (o->skipped < (uint64_t)o->plan->offset && b.nrows) {
+      uint64_t drop = (uint64_t)o->plan->offset - o->skipped;
+      if (drop > b.nrows)
+        drop = b.nrows;
+      b.data += drop * b.layout->width; /* heap stays where it is */
+      b.nrows -= (uint32_t)drop;
+      b.cap -= (uint32_t)(drop * b.layout->width);
+      o->skipped += drop;
+    }
+    if (o->plan->limit >= 0 &&
+        o->written + b.nrows >= (uint64_t)o->plan->limit) {
+      b.nrows = (uint32_t)((uint64_t)o->plan->limit - o->written);
+      o->limit_reached = true;
+    }
+    if (b.nrows)
+      rc = o->plan->sink->write(o->sink, &b, err);
+    o->written += b.nrows;
+  }
+  if (rc == SL_OK && o->plan->sink->commit)
+    rc = o->plan->sink->commit(o->sink, err);
+  return rc;
+}
+
+int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
+                      sl_result_sink *shell, sl_query_stats *stats,
+                      sl_error *err) {
+  const sl_staged_plan *sp = plan->staged;
+  memset(stats, 0, sizeof *stats);
+  sl_arena arena;
+  sl_arena_init(&arena, 0);
+  stage_runner run = {0};
+  pthread_mutex_init(&run.lock, NULL);
+  pthread_cond_init(&run.cond, NULL);
+  run.nleaves = sp->nleaves;
+  run.buffer_size =
+      (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
+  run.leaves = calloc((size_t)sp->nleaves, sizeof *run.leaves);
+  leaf_thread *lts = calloc((size_t)sp->nleaves, sizeof *lts);
+  int64_t *lo = calloc((size_t)sp->nleaves, sizeof *lo);
+  int64_t *hi = calloc((size_t)sp->nleaves, sizeof *hi);
+  if (!run.leaves || !lts || !lo || !hi)
+    abort();
+  stage_rt *top = NULL;
+  int rc = stage_rt_build(&arena, sp->top, sp, &top, err);
+  int64_t unit = sp->window.unit_us > 0 ? sp->window.unit_us : 1;
+  int64_t slide = sp->window.slide_us > 0 ? sp->window.slide_us : unit;
+
+  /* The leaves' stores and the output. */
+  for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
+    sl_plan *lp = sp->leaves[i];
+    leaf_store *ls = &run.leaves[i];
+    ls->plan = lp;
+    ls->run = &run;
+    ls->layout =
+        sl_row_layout_new(&arena, lp->nout, lp->out_names, lp->out_types);
+    ls->wm = WM_MIN;
+    ls->drop_below = WM_MIN;
+    ls->stream = !(lp->kind == SL_PLAN_AGGREGATE && lp->windowed);
+    ls->time_field = -1;
+    if (ls->stream) {
+      for (int c = 0; c < lp->nout; c++)
+        if (lp->out_types[c]->time_attr == SL_TIME_ROWTIME) {
+          ls->time_field = c;
+          break;
+        }
+      ls->bucket_us = slide;
+      stream_reach(sp->top, &lo[i], &hi[i], i);
+    }
+    lp->sink = &stage_sink;
+    lp->sink_arg = ls;
+    lp->sink_table = NULL;
+  }
+  output o = {plan, NULL, 0, 0, false};
+  if (rc == SL_OK) {
+    sl_sink_spec spec = {plan->sink_table, top->layout, plan->out_names, shell,
+                         NULL};
+    rc = plan->sink->open(&spec, &o.sink, err);
+  }
+  int started = 0;
+  for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
+    leaf_thread *lt = &lts[i];
+    lt->run = &run;
+    lt->index = i;
+    lt->plan = sp->leaves[i];
+    lt->settings = settings;
+    if (pthread_create(&lt->thread, NULL, leaf_main, lt) != 0) {
+      rc = sl_error_set(err, SL_EINTERNAL, "cannot start stage thread");
+      break;
+    }
+    lt->started = true;
+    started++;
+  }
+
+  stage_eval ev = {
+      run.leaves, run.buffer_size, sl_expr_ctx_new(), err, NULL, 0, 0, NULL, 0,
+      0};
+  double t0 = sl_clock_seconds();
+  pthread_mutex_lock(&run.lock);
+  while (rc == SL_OK) {
+    /* A leaf that failed fails the query. */
+    bool all_done = true;
+    for (int i = 0; i < started; i++) {
+      if (lts[i].finished && lts[i].rc != SL_OK) {
+        sl_error_move(err, &lts[i].err);
+        rc = lts[i].rc;
+        break;
+      }
+      all_done &= run.leaves[i].done;
+    }
+    if (rc != SL_OK)
+      break;
+    /* How far every window is complete: frontier F, the largest end such
+     * that every window ending at or before F may fire. */
+    int64_t frontier = WM_MAX;
+    for (int i = 0; i < sp->nleaves; i++) {
+      const leaf_store *ls = &run.leaves[i];
+      int64_t f = ls->wm == WM_MAX ? WM_MAX
+                  : ls->stream ? (ls->wm == WM_MIN ? WM_MIN : ls->wm - hi[i])
+                               : (ls->wm == WM_MIN ? WM_MIN : ls->wm + unit);
+      if (f < frontier)
+        frontier = f;
+    }
+    /* Fire, in order of end, the windows some windowed leaf has rows for. */
+    for (;;) {
+      int64_t next = WM_MAX;
+      for (int i = 0; i < sp->nleaves; i++) {
+        const leaf_store *ls = &run.leaves[i];
+        if (!ls->stream && ls->nkeys > 0 && ls->keys[0].key < next)
+          next = ls->keys[0].key;
+      }
+      if (next == WM_MAX || next > frontier || rc != SL_OK)
+        break;
+      const rel *result = NULL;
+      rc = stage_eval_window(&ev, top, next, &result);
+      if (rc == SL_OK && !o.limit_reached)
+        rc = write_window(&o, result, err);
+      stats->stage_windows++;
+      stage_eval_release(&ev);
+      for (int i = 0; i < sp->nleaves; i++) {
+        leaf_store *ls = &run.leaves[i];
+        if (!ls->stream && ls->nkeys > 0 && ls->keys[0].key == next) {
+          ls->bytes -= sorted_result_bytes(&ls->keys[0].rows);
+          sorted_result_free(&ls->keys[0].rows);
+          memmove(&ls->keys[0], &ls->keys[1],
+                  sizeof *ls->keys * (size_t)(ls->nkeys - 1));
+          ls->nkeys--;
+        }
+      }
+    }
+    /* Stream rows no window after the frontier can need. */
+    uint64_t held = 0;
+    for (int i = 0; i < sp->nleaves; i++) {
+      leaf_store *ls = &run.leaves[i];
+      if (ls->stream && frontier != WM_MIN && frontier != WM_MAX) {
+        ls->drop_below = frontier + lo[i];
+        while (ls->nkeys > 0 &&
+               (ls->keys[0].key + 1) * ls->bucket_us <= ls->drop_below) {
+          ls->bytes -= sorted_result_bytes(&ls->keys[0].rows);
+          sorted_result_free(&ls->keys[0].rows);
+          memmove(&ls->keys[0], &ls->keys[1],
+                  sizeof *ls->keys * (size_t)(ls->nkeys - 1));
+          ls->nkeys--;
+        }
+      }
+      held += ls->bytes;
+    }
+    if (held > run.peak_bytes)
+      run.peak_bytes = held;
+    if (rc != SL_OK || o.limit_reached || all_done)
+      break;
+    if (sl_interrupt_pending()) {
+      rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
+      break;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 20 * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&run.cond, &run.lock, &until);
+  }
+  run.cancelled = true; /* leaves still running stop at their next call */
+  pthread_mutex_unlock(&run.lock);
+  for (int i = 0; i < started; i++)
+    pthread_join(lts[i].thread, NULL);
+  double seconds = sl_clock_seconds() - t0;
+
+  for (int i = 0; i < started; i++) {
+    const sl_query_stats *ls = &lts[i].stats;
+    /* Each leaf reads its own copy of the stream: events are the largest
+     * leaf's (the stream's size), work is summed. */
+    if (ls->events > stats->events)
+      stats->events = ls->events;
+    stats->rows_filtered += ls->rows_filtered;
+    stats->rows_state += ls->rows_state;
+    stats->late_dropped += ls->late_dropped;
+    stats->windows_fired += ls->windows_fired;
+    stats->groups_emitted += ls->groups_emitted;
+    stats->source_seconds += ls->source_seconds;
+    stats->pipeline_seconds += ls->pipeline_seconds;
+    stats->merge_seconds += ls->merge_seconds;
+    stats->emit_seconds += ls->emit_seconds;
+    stats->jit_seconds += ls->jit_seconds;
+    stats->exchange_rows += ls->exchange_rows;
+    stats->exchange_bytes += ls->exchange_bytes;
+    if (ls->state_bytes_peak > stats->state_bytes_peak)
+      stats->state_bytes_peak = ls->state_bytes_peak;
+    if (ls->jit_status[0] && !stats->jit_status[0])
+      memcpy(stats->jit_status, ls->jit_status, sizeof stats->jit_status);
+    stats->workers += ls->workers;
+    sl_error_clear(&lts[i].err);
+  }
+  for (int i = 0; i < sp->nleaves; i++) {
+    stats->stage_late += run.leaves[i].late;
+    for (int k = 0; k < run.leaves[i].nkeys; k++)
+      sorted_result_free(&run.leaves[i].keys[k].rows);
+    free(run.leaves[i].keys);
+  }
+  stats->stage_state_peak = run.peak_bytes;
+  stats->rows_out = o.written;
+  stats->seconds = seconds;
+  if (o.sink) {
+    sl_error close_err = {0};
+    int crc = plan->sink->close(o.sink, rc == SL_OK, &close_err);
+    if (rc == SL_OK && crc != SL_OK) {
+      sl_error_move(err, &close_err);
+      rc = crc;
+    }
+    sl_error_clear(&close_err);
+  }
+  stage_eval_release(&ev);
+  free(ev.rels);
+  free(ev.tables);
+  sl_expr_ctx_free(ev.ctx);
+  free(run.leaves);
+  free(lts);
+  free(lo);
+  free(hi);
+  pthread_mutex_destroy(&run.lock);
+  pthread_cond_destroy(&run.cond);
+  sl_arena_free(&arena);
+  return rc;
+}
