@@ -406,6 +406,24 @@ static int stage_join(stager *g, const sl_bfrom *f, sl_bexpr *extra,
   return SL_OK;
 }
 
+/* SELECT every column of a FROM item, as a query (a leaf's input). */
+static const sl_bquery *select_all(sl_arena *a, const sl_bfrom *f) {
+  sl_bquery *q = SL_ANEW(a, sl_bquery);
+  sl_bselect *s = SL_ANEW(a, sl_bselect);
+  q->kind = SL_BQUERY_SELECT;
+  q->span = f->span;
+  q->ncols = f->ncols;
+  q->cols = f->cols;
+  q->select = s;
+  q->limit = -1;
+  s->from = (sl_bfrom *)f;
+  s->nexprs = f->ncols;
+  s->exprs = SL_ANEW_N(a, sl_bexpr *, f->ncols > 0 ? f->ncols : 1);
+  for (int i = 0; i < f->ncols; i++)
+    s->exprs[i] = sl_pl_column(a, i, f->cols[i].type, f->cols[i].name);
+  return q;
+}
+
 static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
                       sl_stage **out) {
   sl_stage *st = NULL;
@@ -417,6 +435,10 @@ static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
     break;
   case SL_BFROM_JOIN:
     return stage_join(g, f, extra, out);
+  case SL_BFROM_SCAN:
+    /* A table read as it is: the leaf is SELECT * over it. */
+    rc = stage_query(g, select_all(g->a, f), &st);
+    break;
   default:
     return refuse(g, f->span,
                   "a table or window function read directly next to "

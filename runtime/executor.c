@@ -612,29 +612,29 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
   return rc;
 }
 
-/* Stateless: write every finished batch. */
+/* Stateless: write every batch finished so far.  Each worker's list is
+ * taken whole, so a round ends even while workers keep publishing (the
+ * round's watermark must reach a sink feeding another stage). */
 static int drain_batches(coordinator *c, worker *ws, int n, bool *progress) {
+  int rc = SL_OK;
   for (int i = 0; i < n; i++) {
-    for (;;) {
-      pthread_mutex_lock(&ws[i].lock);
-      out_batch *b = ws[i].batches;
-      if (b) {
-        ws[i].batches = b->next;
-        if (!ws[i].batches)
-          ws[i].batches_tail = NULL;
-      }
-      pthread_mutex_unlock(&ws[i].lock);
-      if (!b)
-        break;
+    pthread_mutex_lock(&ws[i].lock);
+    out_batch *b = ws[i].batches;
+    ws[i].batches = ws[i].batches_tail = NULL;
+    pthread_mutex_unlock(&ws[i].lock);
+    while (b) {
+      out_batch *next = b->next;
       *progress = true;
-      int rc = emit_result(c, &b->buf);
+      if (rc == SL_OK)
+        rc = emit_result(c, &b->buf);
       pthread_mutex_lock(&ws[i].lock);
       b->next = ws[i].free_batches;
       ws[i].free_batches = b;
       pthread_mutex_unlock(&ws[i].lock);
-      if (rc != SL_OK)
-        return rc;
+      b = next;
     }
+    if (rc != SL_OK)
+      return rc;
   }
   return SL_OK;
 }

@@ -74,6 +74,11 @@ typedef struct exec_query {
    * filter), into a one-field buffer; NULL when windows do not need it. */
   sl_expr_prog *wm_prog;
   const sl_row_layout *wm_layout;
+  /* A stream leaf of a staged plan (sl_plan.track_watermark, stateless):
+   * its event time per input row, to drop records at or before the
+   * watermark (late) before they reach the stages; NULL otherwise. */
+  sl_expr_prog *rowtime_prog;
+  const sl_row_layout *rowtime_layout;
   sl_expr_prog **tmp_progs; /* one per tmp field (NULL: not evaluated) */
   const sl_row_layout *key_layout;
   sl_agg_set aggs;                 /* over tmp_layout */

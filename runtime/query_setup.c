@@ -167,13 +167,22 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
   /* The watermark only matters to windows of event time (and to a stream
    * feeding a staged plan's stages); it is computed over the source's rows
    * before the filter (see worker.c). */
-  if (plan->watermark && ((plan->windowed && !plan->window.proctime) ||
-                          plan->track_watermark)) {
+  if (plan->watermark &&
+      ((plan->windowed && !plan->window.proctime) || plan->track_watermark)) {
     rc = compile(q, plan->watermark, q->stream_layout, map0, &q->wm_prog, err);
     if (rc != SL_OK)
       return rc;
     const sl_type *wt[1] = {plan->watermark->type};
     q->wm_layout = layout_of(a, 1, NULL, wt);
+  }
+  if (q->wm_prog && plan->track_watermark && plan->kind == SL_PLAN_STATELESS &&
+      plan->rowtime) {
+    rc = compile(q, plan->rowtime, q->stream_layout, map0, &q->rowtime_prog,
+                 err);
+    if (rc != SL_OK)
+      return rc;
+    const sl_type *rt[1] = {plan->rowtime->type};
+    q->rowtime_layout = layout_of(a, 1, NULL, rt);
   }
   /* The output rows. */
   q->out_layout = layout_of(a, plan->nout, plan->out_names, plan->out_types);

@@ -28,8 +28,7 @@ void sorted_result_init(sorted_result *r, const sl_row_layout *layout,
 int sorted_result_add(sorted_result *r, const sl_buffer *src, sl_error *err);
 
 /* Copy one row (layout r->layout, long strings included). */
-int sorted_result_add_row(sorted_result *r, const uint8_t *row,
-                          sl_error *err);
+int sorted_result_add_row(sorted_result *r, const uint8_t *row, sl_error *err);
 /* Bytes of buffers the store holds. */
 size_t sorted_result_bytes(const sorted_result *r);
 /* ORDER BY's comparison of two rows of layout (order[].column indexes its

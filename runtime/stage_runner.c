@@ -394,6 +394,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     }
     if (held > run.peak_bytes)
       run.peak_bytes = held;
+
     if (rc != SL_OK || o.limit_reached || all_done)
       break;
     if (sl_interrupt_pending()) {

@@ -745,12 +745,51 @@ static int eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n) {
   return k < 0 ? k : SL_OK;
 }
 
+/* A stream feeding a staged plan's stages: drop the records whose event
+ * time is at or before the watermark of the rows before them (late, decided
+ * per record as for windows, so the stages never wait for them), and fold
+ * every row into the watermark.  s->sel becomes the rows kept. */
+static int drop_late_rows(worker_state *s, const sl_buffer *in, uint32_t *n) {
+  int rc = eval_watermark(s, in, *n);
+  sl_buffer_clear(&s->rowtimes);
+  int k = rc == SL_OK ? sl_exec_eval_rows(&s->q->rowtime_prog, 1, in, s->sel,
+                                          *n, &s->rowtimes, s->ctx, &s->w->err)
+                      : rc;
+  if (k < 0)
+    return k;
+  const sl_row_layout *wl = s->wm_values.layout, *tl = s->rowtimes.layout;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < *n; i++) {
+    const uint8_t *t = sl_buffer_row(&s->rowtimes, i);
+    if (!sl_row_is_null(t, 0) && SL_FIELD(t, tl, 0, int64_t) <= s->local_wm)
+      s->w->late++;
+    else
+      s->sel[kept++] = i;
+    const uint8_t *w = sl_buffer_row(&s->wm_values, i);
+    if (!sl_row_is_null(w, 0) && SL_FIELD(w, wl, 0, int64_t) > s->local_wm)
+      s->local_wm = SL_FIELD(w, wl, 0, int64_t);
+  }
+  s->wm = s->local_wm;
+  /* Folded already: what the rest of the step evaluates again (over the
+   * rows kept) cannot raise it. */
+  sl_buffer_clear(&s->wm_values);
+  s->wm_next = 0;
+  *n = kept;
+  return SL_OK;
+}
+
 static int process_buffer(worker_state *s, const sl_buffer *in) {
   exec_query *q = s->q;
   uint32_t n = in->nrows;
   for (uint32_t i = 0; i < n; i++)
     s->sel[i] = i;
   int rc;
+  if (q->rowtime_prog) {
+    rc = drop_late_rows(s, in, &n);
+    if (rc != SL_OK)
+      return rc;
+    return process_filtered(s, in, n);
+  }
   if (q->wm_prog) {
     s->wm_next = 0;
     /* compiled: in the first kernel's loop (process_filtered) */
@@ -904,6 +943,9 @@ void *sl_worker_main(void *arg) {
   if (q->wm_prog)
     sl_buffer_init(&s.wm_values, q->wm_layout,
                    max_rows * q->wm_layout->width + 64);
+  if (q->rowtime_prog)
+    sl_buffer_init(&s.rowtimes, q->rowtime_layout,
+                   max_rows * q->rowtime_layout->width + 64);
   /* tmp holds one row per input row plus room for long strings. */
   const sl_row_layout *tl = q->tmp_layout ? q->tmp_layout : q->stream_layout;
   uint32_t tmp_rows = max_joined > max_rows ? max_joined : max_rows;
@@ -1058,6 +1100,8 @@ void *sl_worker_main(void *arg) {
   free(s.joined_origin);
   if (q->wm_prog)
     sl_buffer_free(&s.wm_values);
+  if (q->rowtime_prog)
+    sl_buffer_free(&s.rowtimes);
   sl_expr_ctx_free(s.ctx);
   pthread_mutex_lock(&w->lock);
   w->rc = rc;

@@ -32,6 +32,7 @@ typedef struct worker_state {
    * wm, and origin maps the rows given to aggregate() to input rows. */
   sl_buffer wm_values;
   uint32_t wm_next;
+  sl_buffer rowtimes;     /* q->rowtime_prog's values per input row */
   const uint32_t *origin; /* NULL: rows are input rows */
   uint32_t *joined_origin;
   /* Late merge: wm is this worker's watermark over its own input.
