@@ -754,6 +754,10 @@ static int build_query(planner *p, const sl_bquery *q, bool leaf) {
   return SL_OK;
 }
 
+void sl_plan_prune_leaves(sl_arena *a, sl_plan *plan) {
+  prune_leaves(a, plan);
+}
+
 int sl_plan_build_leaf(sl_arena *a, const sl_bquery *q, sl_plan **out,
                        sl_error *err) {
   planner p = {a, SL_ANEW(a, sl_plan), err, NULL};

@@ -19,4 +19,8 @@ bool sl_pl_has_window_prop(const sl_bexpr *e);
 /* The conjuncts of e, up to max. */
 void sl_pl_conjuncts(sl_bexpr *e, sl_bexpr **out, int *n, int max);
 
+/* Recompute which source leaves a plan reads (after its expressions
+ * changed). */
+void sl_plan_prune_leaves(sl_arena *a, sl_plan *plan);
+
 #endif

@@ -669,6 +669,88 @@ static int stage_query(stager *g, const sl_bquery *q, sl_stage **out) {
   return stage_select(g, q, false, out);
 }
 
+/* ---- which leaf columns the stages read ------------------------------ */
+
+static void mark_columns(const sl_bexpr *e, bool *used, int lo, int n) {
+  if (!e)
+    return;
+  if (e->kind == SL_BEXPR_COLUMN && e->depth == 0 && e->index >= lo &&
+      e->index < lo + n)
+    used[e->index - lo] = true;
+  for (int i = 0; i < e->nargs; i++)
+    mark_columns(e->args[i], used, lo, n);
+}
+
+static void mark_all(sl_bexpr *const *es, int k, bool *used, int lo, int n) {
+  for (int i = 0; i < k; i++)
+    mark_columns(es[i], used, lo, n);
+}
+
+/* used[i]: output column i of st is read above.  Leaves' unread columns
+ * become NULL constants and their plans are pruned again, so a leaf's
+ * source produces (and the stage store keeps) only what the stages read:
+ * q7's bids keep auction, price, bidder, dateTime and extra, not url. */
+static void prune_stage(sl_arena *a, const sl_staged_plan *sp, sl_stage *st,
+                        const bool *used) {
+  int in_n = st->input ? st->input->ncols : 0;
+  bool *u = SL_ANEW_N(a, bool, (in_n > 0 ? in_n : 0) + 1);
+  switch (st->kind) {
+  case SL_STAGE_LEAF: {
+    sl_plan *lp = sp->leaves[st->leaf];
+    bool changed = false;
+    for (int i = 0; i < st->ncols; i++) {
+      if (used[i] || i == st->time_col || st->wprop[i] >= 0)
+        continue;
+      sl_bexpr *nul = SL_ANEW(a, sl_bexpr);
+      nul->kind = SL_BEXPR_LITERAL;
+      nul->type = (sl_type *)lp->out_types[i];
+      nul->lit.kind = SL_LIT_NULL;
+      nul->name = lp->out_names[i];
+      lp->out[i] = nul;
+      changed = true;
+    }
+    if (changed && lp->kind == SL_PLAN_STATELESS)
+      sl_plan_prune_leaves(a, lp);
+    return;
+  }
+  case SL_STAGE_SELECT:
+    mark_columns(st->filter, u, 0, in_n);
+    for (int i = 0; i < st->nexprs; i++)
+      if (used[i])
+        mark_columns(st->exprs[i], u, 0, in_n);
+    break;
+  case SL_STAGE_AGGREGATE:
+    mark_all(st->groups, st->ngroups, u, 0, in_n);
+    for (int i = 0; i < st->naggs; i++) {
+      mark_columns(st->aggs[i].arg, u, 0, in_n);
+      mark_columns(st->aggs[i].filter, u, 0, in_n);
+    }
+    break;
+  case SL_STAGE_TOPN:
+    for (int i = 0; i < in_n; i++)
+      u[i] = used[i];
+    mark_all(st->partition, st->npartition, u, 0, in_n);
+    mark_all(st->order, st->norder, u, 0, in_n);
+    break;
+  case SL_STAGE_JOIN: {
+    int nl = st->left->ncols, nr = st->right->ncols;
+    bool *ul = SL_ANEW_N(a, bool, nl + 1), *ur = SL_ANEW_N(a, bool, nr + 1);
+    for (int i = 0; i < nl; i++)
+      ul[i] = used[i];
+    for (int i = 0; i < nr; i++)
+      ur[i] = used[nl + i];
+    mark_all(st->lkeys, st->nkeys, ul, 0, nl);
+    mark_all(st->rkeys, st->nkeys, ur, 0, nr);
+    mark_columns(st->residual, ul, 0, nl);
+    mark_columns(st->residual, ur, nl, nr);
+    prune_stage(a, sp, st->left, ul);
+    prune_stage(a, sp, st->right, ur);
+    return;
+  }
+  }
+  prune_stage(a, sp, st->input, u);
+}
+
 int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
                         sl_error *err) {
   stager g = {a, SL_ANEW(a, sl_staged_plan), err, 0, 0, false};
@@ -686,6 +768,10 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
   if (top->stream)
     return refuse(&g, q->span, "a stream on its own in a staged query");
   g.sp->top = top;
+  bool *all = SL_ANEW_N(a, bool, top->ncols + 1);
+  for (int i = 0; i < top->ncols; i++)
+    all[i] = true;
+  prune_stage(a, g.sp, top, all);
   plan->nout = top->ncols;
   plan->out_names = top->names;
   plan->out_types = top->types;

@@ -298,36 +298,6 @@ static int eval_leaf(stage_eval *ev, const stage_rt *s, int64_t end,
   return SL_OK;
 }
 
-/* A stream leaf's rows whose event time is in [lo, hi]. */
-static int eval_stream(stage_eval *ev, const stage_rt *s, int64_t lo,
-                       int64_t hi, const rel **out) {
-  const leaf_store *ls = &ev->leaves[s->leaf];
-  rel *r = new_rel(ev, s->layout);
-  const sl_row_layout *l = ls->layout;
-  int tf = ls->time_field;
-  for (int i = 0; i < ls->nkeys; i++) {
-    int64_t b0 = ls->keys[i].key * ls->bucket_us;
-    if (b0 + ls->bucket_us <= lo || b0 > hi)
-      continue;
-    const sorted_result *rs = &ls->keys[i].rows;
-    for (int j = 0; j < rs->nbufs; j++) {
-      const sl_buffer *b = &rs->bufs[j];
-      for (uint32_t x = 0; x < b->nrows; x++) {
-        const uint8_t *row = sl_buffer_row(b, x);
-        if (sl_row_is_null(row, tf))
-          continue;
-        int64_t t = SL_FIELD(row, l, tf, int64_t);
-        if (t < lo || t > hi)
-          continue;
-        sl_buffer *o = rel_room(ev, r, 0);
-        memcpy(sl_buffer_append(o), row, l->width);
-      }
-    }
-  }
-  *out = r;
-  return SL_OK;
-}
-
 static int eval_select(stage_eval *ev, const stage_rt *s, const rel *in,
                        const rel **out) {
   rel *r = new_rel(ev, s->layout);
@@ -397,80 +367,194 @@ static void join_row(stage_eval *ev, const stage_rt *s, rel *r,
     copy_field(rl, rrow, f, s->layout, dst, nl + f);
 }
 
-static int eval_join(stage_eval *ev, const stage_rt *s, const rel *l,
-                     const rel *rr, const rel **out) {
-  rel *r = new_rel(ev, s->layout);
-  size_t nl, nr;
-  const uint8_t **lv = rows_of(l, &nl), **rv = rows_of(rr, &nr);
-  int rc = SL_OK;
-  if (s->st->nkeys == 0) {
-    for (size_t i = 0; i < nl; i++)
-      for (size_t j = 0; j < nr; j++)
-        join_row(ev, s, r, lv[i], rv[j]);
-  } else if (nl > 0 && nr > 0) {
-    rel *lk, *rk;
-    rc = key_rows(ev, s, s->lkeys, l, &lk);
-    if (rc == SL_OK)
-      rc = key_rows(ev, s, s->rkeys, rr, &rk);
-    size_t nlk = 0, nrk = 0;
-    const uint8_t **lkv = rc == SL_OK ? rows_of(lk, &nlk) : NULL;
-    const uint8_t **rkv = rc == SL_OK ? rows_of(rk, &nrk) : NULL;
-    if (rc == SL_OK) {
-      /* Chained hash table on the right side's keys. */
-      size_t cap = 16;
-      while (cap < nr * 2)
-        cap *= 2;
-      int64_t *head = malloc(sizeof *head * cap);
-      int64_t *next = malloc(sizeof *next * nr);
-      uint64_t *hash = malloc(sizeof *hash * nr);
-      if (!head || !next || !hash)
-        abort();
-      for (size_t i = 0; i < cap; i++)
-        head[i] = -1;
-      for (size_t j = 0; j < nr; j++) {
-        if (key_has_null(s->key_layout, rkv[j]))
-          continue;
-        hash[j] = sl_key_hash(s->key_layout, rkv[j]);
-        size_t h = hash[j] & (cap - 1);
-        next[j] = head[h];
-        head[h] = (int64_t)j;
-      }
-      for (size_t i = 0; i < nl; i++) {
-        if (key_has_null(s->key_layout, lkv[i]))
-          continue;
-        uint64_t h = sl_key_hash(s->key_layout, lkv[i]);
-        for (int64_t j = head[h & (cap - 1)]; j >= 0; j = next[j])
-          if (hash[j] == h && sl_key_equal(s->key_layout, lkv[i], rkv[j]))
-            join_row(ev, s, r, lv[i], rv[j]);
-      }
-      free(head);
-      free(next);
-      free(hash);
-    }
-    free(lkv);
-    free(rkv);
+/* A chained hash table over the build side's key rows (without keys:
+ * just its rows, every one matching). */
+typedef struct join_table {
+  size_t cap, n;
+  int64_t *head, *next;
+  uint64_t *hash;
+  const uint8_t **rows, **keys;
+} join_table;
+
+static int build_table(stage_eval *ev, const stage_rt *s, const rel *in,
+                       sl_expr_prog **progs, join_table *t) {
+  memset(t, 0, sizeof *t);
+  t->rows = rows_of(in, &t->n);
+  if (s->st->nkeys == 0)
+    return SL_OK;
+  rel *k;
+  int rc = key_rows(ev, s, progs, in, &k);
+  if (rc != SL_OK)
+    return rc;
+  size_t nk;
+  t->keys = rows_of(k, &nk);
+  t->cap = 16;
+  while (t->cap < t->n * 2)
+    t->cap *= 2;
+  t->head = malloc(sizeof *t->head * t->cap);
+  t->next = malloc(sizeof *t->next * (t->n + 1));
+  t->hash = malloc(sizeof *t->hash * (t->n + 1));
+  if (!t->head || !t->next || !t->hash)
+    abort();
+  for (size_t i = 0; i < t->cap; i++)
+    t->head[i] = -1;
+  for (size_t j = 0; j < t->n; j++) {
+    if (key_has_null(s->key_layout, t->keys[j]))
+      continue; /* NULL never equals anything */
+    t->hash[j] = sl_key_hash(s->key_layout, t->keys[j]);
+    size_t h = t->hash[j] & (t->cap - 1);
+    t->next[j] = t->head[h];
+    t->head[h] = (int64_t)j;
   }
-  free(lv);
-  free(rv);
-  if (rc == SL_OK && s->residual) {
-    /* Keep the rows that pass, moved down in place (strings are
-     * borrowed, so only the rows move). */
-    for (int i = 0; i < r->n && rc == SL_OK; i++) {
-      sl_buffer *b = &r->bufs[i];
-      uint32_t n = b->nrows;
-      uint32_t *sel = selection(n);
-      rc = sl_expr_filter(s->residual, b, sel, &n, ev->ctx, ev->err);
-      if (rc == SL_OK) {
-        uint32_t w = s->layout->width;
-        for (uint32_t k = 0; k < n; k++)
-          if (sel[k] != k)
-            memcpy(b->data + (size_t)k * w, b->data + (size_t)sel[k] * w, w);
-        b->nrows = n;
+  return SL_OK;
+}
+
+static void free_table(join_table *t) {
+  free(t->head);
+  free(t->next);
+  free(t->hash);
+  free(t->rows);
+  free(t->keys);
+}
+
+/* Probe with rows sel[0..n) of b (the probe side's rows): every match
+ * becomes a joined row, the left side's fields first whichever side
+ * probes. */
+static int probe(stage_eval *ev, const stage_rt *s, const join_table *t,
+                 sl_expr_prog **progs, bool probe_left, const sl_buffer *b,
+                 const uint32_t *sel, uint32_t n, rel *out) {
+  if (n == 0 || t->n == 0)
+    return SL_OK;
+  if (s->st->nkeys == 0) {
+    for (uint32_t i = 0; i < n; i++)
+      for (size_t m = 0; m < t->n; m++) {
+        const uint8_t *row = sl_buffer_row(b, sel[i]);
+        if (probe_left)
+          join_row(ev, s, out, row, t->rows[m]);
+        else
+          join_row(ev, s, out, t->rows[m], row);
       }
+    return SL_OK;
+  }
+  rel *k = new_rel(ev, s->key_layout);
+  int rc = eval_into(ev, progs, s->st->nkeys, b, sel, n, k);
+  if (rc != SL_OK)
+    return rc;
+  uint32_t i = 0;
+  for (int kb = 0; kb < k->n; kb++)
+    for (uint32_t j = 0; j < k->bufs[kb].nrows; j++, i++) {
+      const uint8_t *key = sl_buffer_row(&k->bufs[kb], j);
+      if (key_has_null(s->key_layout, key))
+        continue;
+      const uint8_t *row = sl_buffer_row(b, sel[i]);
+      uint64_t h = sl_key_hash(s->key_layout, key);
+      for (int64_t m = t->head[h & (t->cap - 1)]; m >= 0; m = t->next[m])
+        if (t->hash[m] == h && sl_key_equal(s->key_layout, key, t->keys[m])) {
+          if (probe_left)
+            join_row(ev, s, out, row, t->rows[m]);
+          else
+            join_row(ev, s, out, t->rows[m], row);
+        }
+    }
+  return SL_OK;
+}
+
+/* Probe with every row of a relation. */
+static int probe_rel(stage_eval *ev, const stage_rt *s, const join_table *t,
+                     sl_expr_prog **progs, bool probe_left, const rel *in,
+                     rel *out) {
+  int rc = SL_OK;
+  for (int i = 0; i < in->n && rc == SL_OK; i++) {
+    const sl_buffer *b = &in->bufs[i];
+    uint32_t *sel = selection(b->nrows);
+    rc = probe(ev, s, t, progs, probe_left, b, sel, b->nrows, out);
+    free(sel);
+  }
+  return rc;
+}
+
+/* Probe with a stream leaf's rows whose event time is in [lo, hi], read
+ * where the store keeps them (its time buckets), without copying them. */
+static int probe_stream(stage_eval *ev, const stage_rt *s, const join_table *t,
+                        sl_expr_prog **progs, bool probe_left,
+                        const stage_rt *leaf, int64_t lo, int64_t hi,
+                        rel *out) {
+  const leaf_store *ls = &ev->leaves[leaf->leaf];
+  const sl_row_layout *l = ls->layout;
+  int tf = ls->time_field;
+  int rc = SL_OK;
+  for (int i = 0; i < ls->nkeys && rc == SL_OK; i++) {
+    int64_t b0 = ls->keys[i].key * ls->bucket_us;
+    if (b0 + ls->bucket_us <= lo || b0 > hi)
+      continue;
+    const sorted_result *rs = &ls->keys[i].rows;
+    for (int j = 0; j < rs->nbufs && rc == SL_OK; j++) {
+      const sl_buffer *b = &rs->bufs[j];
+      uint32_t *sel = selection(b->nrows), n = 0;
+      for (uint32_t x = 0; x < b->nrows; x++) {
+        const uint8_t *row = sl_buffer_row(b, x);
+        if (sl_row_is_null(row, tf))
+          continue;
+        int64_t v = SL_FIELD(row, l, tf, int64_t);
+        if (v >= lo && v <= hi)
+          sel[n++] = x;
+      }
+      rc = probe(ev, s, t, progs, probe_left, b, sel, n, out);
       free(sel);
     }
   }
+  return rc;
+}
+
+/* Keep the rows of r that pass the residual, moved down in place (strings
+ * are borrowed, so only the rows move). */
+static int apply_residual(stage_eval *ev, const stage_rt *s, rel *r) {
+  int rc = SL_OK;
+  for (int i = 0; i < r->n && rc == SL_OK; i++) {
+    sl_buffer *b = &r->bufs[i];
+    uint32_t n = b->nrows;
+    uint32_t *sel = selection(n);
+    rc = sl_expr_filter(s->residual, b, sel, &n, ev->ctx, ev->err);
+    if (rc == SL_OK) {
+      uint32_t w = s->layout->width;
+      for (uint32_t k = 0; k < n; k++)
+        if (sel[k] != k)
+          memcpy(b->data + (size_t)k * w, b->data + (size_t)sel[k] * w, w);
+      b->nrows = n;
+    }
+    free(sel);
+  }
+  return rc;
+}
+
+/* The window's join: a hash table on the windowed side's key rows (the
+ * right side's when neither is a stream), probed by the other side. */
+static int eval_join(stage_eval *ev, const stage_rt *s, int64_t end,
+                     const rel **out) {
+  rel *r = new_rel(ev, s->layout);
   *out = r;
+  bool build_left = s->stream_side == 1;
+  const stage_rt *bs = build_left ? s->left : s->right;
+  const stage_rt *ps = build_left ? s->right : s->left;
+  const rel *build;
+  int rc = stage_eval_window(ev, bs, end, &build);
+  if (rc != SL_OK)
+    return rc;
+  join_table t;
+  rc = build_table(ev, s, build, build_left ? s->lkeys : s->rkeys, &t);
+  sl_expr_prog **pprogs = build_left ? s->rkeys : s->lkeys;
+  if (rc == SL_OK && s->stream_side >= 0) {
+    rc = probe_stream(ev, s, &t, pprogs, !build_left, ps, end + s->st->lo_us,
+                      end + s->st->hi_us, r);
+  } else if (rc == SL_OK) {
+    const rel *p;
+    rc = stage_eval_window(ev, ps, end, &p);
+    if (rc == SL_OK)
+      rc = probe_rel(ev, s, &t, pprogs, !build_left, p, r);
+  }
+  free_table(&t);
+  if (rc == SL_OK && s->residual)
+    rc = apply_residual(ev, s, r);
   return rc;
 }
 
@@ -586,31 +670,29 @@ static int eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
 
 int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
                       const rel **out) {
-  const rel *a = NULL, *b = NULL;
+  const rel *in = NULL;
   int rc = SL_OK;
   switch (s->st->kind) {
   case SL_STAGE_LEAF:
     return eval_leaf(ev, s, end, out);
-  case SL_STAGE_SELECT:
-    rc = stage_eval_window(ev, s->input, end, &a);
-    return rc != SL_OK ? rc : eval_select(ev, s, a, out);
-  case SL_STAGE_AGGREGATE:
-    rc = stage_eval_window(ev, s->input, end, &a);
-    return rc != SL_OK ? rc : eval_aggregate(ev, s, a, out);
-  case SL_STAGE_TOPN:
-    rc = stage_eval_window(ev, s->input, end, &a);
-    return rc != SL_OK ? rc : eval_topn(ev, s, a, out);
   case SL_STAGE_JOIN:
-    if (s->stream_side == 0)
-      rc = eval_stream(ev, s->left, end + s->st->lo_us, end + s->st->hi_us, &a);
-    else
-      rc = stage_eval_window(ev, s->left, end, &a);
-    if (rc == SL_OK && s->stream_side == 1)
-      rc =
-          eval_stream(ev, s->right, end + s->st->lo_us, end + s->st->hi_us, &b);
-    else if (rc == SL_OK)
-      rc = stage_eval_window(ev, s->right, end, &b);
-    return rc != SL_OK ? rc : eval_join(ev, s, a, b, out);
+    return eval_join(ev, s, end, out);
+  case SL_STAGE_SELECT:
+  case SL_STAGE_AGGREGATE:
+  case SL_STAGE_TOPN:
+    rc = stage_eval_window(ev, s->input, end, &in);
+    break;
   }
-  return sl_error_set(ev->err, SL_EINTERNAL, "unknown stage");
+  if (rc != SL_OK)
+    return rc;
+  switch (s->st->kind) {
+  case SL_STAGE_SELECT:
+    return eval_select(ev, s, in, out);
+  case SL_STAGE_AGGREGATE:
+    return eval_aggregate(ev, s, in, out);
+  case SL_STAGE_TOPN:
+    return eval_topn(ev, s, in, out);
+  default:
+    return sl_error_set(ev->err, SL_EINTERNAL, "unknown stage");
+  }
 }
