@@ -47,12 +47,11 @@ xnode *sl_explain_plan_tree(sl_arena *a, const struct sl_plan *p, int workers,
                             const struct sl_query_stats *st);
 
 /* A staged plan's tree (explain_stages.c). */
-xnode *sl_explain_staged_tree(sl_arena *a, const struct sl_plan *p,
-                              int workers, const struct sl_query_stats *st);
+xnode *sl_explain_staged_tree(sl_arena *a, const struct sl_plan *p, int workers,
+                              const struct sl_query_stats *st);
 /* EXPLAIN ANALYZE: a measured figure on a node, in the TEXT line
  * ("(actual: k=v, ...)") and as a JSON attribute. */
-void sl_xnode_actual(sl_arena *a, xnode *n, const char *key,
-                     const char *value);
+void sl_xnode_actual(sl_arena *a, xnode *n, const char *key, const char *value);
 
 /* An expression as SQL text, and a duration in milliseconds as Flink
  * prints it ("10 s", "2 min"), both in arena a. */

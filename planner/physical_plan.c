@@ -66,6 +66,24 @@ sl_bexpr *sl_pl_subst(sl_arena *a, const sl_bexpr *e, sl_bexpr *const *cols) {
   return c;
 }
 
+sl_bexpr *sl_pl_map(sl_arena *a, const sl_bexpr *e,
+                    sl_bexpr *(*fn)(sl_arena *a, const sl_bexpr *e, void *arg),
+                    void *arg) {
+  if (!e)
+    return NULL;
+  sl_bexpr *r = fn(a, e, arg);
+  if (r)
+    return r;
+  if (e->nargs == 0)
+    return (sl_bexpr *)e;
+  sl_bexpr *c = SL_ANEW(a, sl_bexpr);
+  *c = *e;
+  c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
+  for (int i = 0; i < e->nargs; i++)
+    c->args[i] = sl_pl_map(a, e->args[i], fn, arg);
+  return c;
+}
+
 /* Does e read only base columns in [lo, hi)? (Window placeholders count as
  * reading nothing.) */
 bool sl_pl_columns_within(const sl_bexpr *e, int lo, int hi) {
@@ -432,6 +450,21 @@ sl_agg_op sl_plan_agg_op(const sl_bagg *agg, bool *ok) {
   return SL_AGG_COUNT;
 }
 
+bool sl_pl_agg(sl_arena *a, const sl_bagg *ba, sl_bexpr *const *cols,
+               sl_plan_agg *pa) {
+  bool ok;
+  pa->op = sl_plan_agg_op(ba, &ok);
+  pa->distinct = ba->distinct;
+  pa->arg = ba->nargs > 0 ? ba->args[0] : NULL;
+  pa->filter = ba->filter;
+  if (cols) {
+    pa->arg = sl_pl_subst(a, pa->arg, cols);
+    pa->filter = sl_pl_subst(a, pa->filter, cols);
+  }
+  pa->type = ba->type;
+  return ok;
+}
+
 /* Rewrite a post-aggregation expression to COLUMNs of the aggregate row. */
 typedef struct agg_row_map {
   const int *group_to_col; /* per bound group key: aggregate-row column */
@@ -439,10 +472,8 @@ typedef struct agg_row_map {
   const sl_type *const *types; /* aggregate-row types */
 } agg_row_map;
 
-static sl_bexpr *to_agg_row(sl_arena *a, const sl_bexpr *e,
-                            const agg_row_map *m) {
-  if (!e)
-    return NULL;
+static sl_bexpr *agg_row_column(sl_arena *a, const sl_bexpr *e, void *arg) {
+  const agg_row_map *m = arg;
   int col = -1;
   switch (e->kind) {
   case SL_BEXPR_GROUP_REF:
@@ -460,16 +491,12 @@ static sl_bexpr *to_agg_row(sl_arena *a, const sl_bexpr *e,
   default:
     break;
   }
-  if (col >= 0)
-    return sl_pl_column(a, col, e->type, e->name);
-  if (e->nargs == 0)
-    return (sl_bexpr *)e;
-  sl_bexpr *c = SL_ANEW(a, sl_bexpr);
-  *c = *e;
-  c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
-  for (int i = 0; i < e->nargs; i++)
-    c->args[i] = to_agg_row(a, e->args[i], m);
-  return c;
+  return col >= 0 ? sl_pl_column(a, col, e->type, e->name) : NULL;
+}
+
+static sl_bexpr *to_agg_row(sl_arena *a, const sl_bexpr *e,
+                            const agg_row_map *m) {
+  return sl_pl_map(a, e, agg_row_column, (void *)m);
 }
 
 static int plan_aggregate(planner *p, const sl_bselect *s, const flat *f) {
@@ -522,18 +549,9 @@ static int plan_aggregate(planner *p, const sl_bselect *s, const flat *f) {
         "HOP whose size is not a multiple of its slide");
   plan->naggs = s->naggs;
   plan->aggs = SL_ANEW_N(p->a, sl_plan_agg, s->naggs > 0 ? s->naggs : 1);
-  for (int i = 0; i < s->naggs; i++) {
-    const sl_bagg *ba = &s->aggs[i];
-    bool ok;
-    sl_plan_agg *pa = &plan->aggs[i];
-    pa->op = sl_plan_agg_op(ba, &ok);
-    if (!ok)
-      return unsupported(p, ba->span, "this aggregate function");
-    pa->distinct = ba->distinct;
-    pa->arg = ba->nargs > 0 ? sl_pl_subst(p->a, ba->args[0], f->cols) : NULL;
-    pa->filter = sl_pl_subst(p->a, ba->filter, f->cols);
-    pa->type = ba->type;
-  }
+  for (int i = 0; i < s->naggs; i++)
+    if (!sl_pl_agg(p->a, &s->aggs[i], f->cols, &plan->aggs[i]))
+      return unsupported(p, s->aggs[i].span, "this aggregate function");
   for (int i = 0; i < s->ngroups; i++)
     if (group_to_col[i] < 0) {
       sl_window_prop prop = (sl_window_prop)(-1 - group_to_col[i]);

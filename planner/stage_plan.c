@@ -137,19 +137,17 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
 /* ---- expressions --------------------------------------------------------- */
 
 /* A copy of e with every COLUMN index moved by delta. */
-static sl_bexpr *shift(sl_arena *a, const sl_bexpr *e, int delta) {
-  if (!e)
+static sl_bexpr *shifted_column(sl_arena *a, const sl_bexpr *e, void *arg) {
+  if (e->kind != SL_BEXPR_COLUMN || e->depth != 0)
     return NULL;
   sl_bexpr *c = SL_ANEW(a, sl_bexpr);
   *c = *e;
-  if (e->kind == SL_BEXPR_COLUMN && e->depth == 0)
-    c->index += delta;
-  if (e->nargs > 0) {
-    c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
-    for (int i = 0; i < e->nargs; i++)
-      c->args[i] = shift(a, e->args[i], delta);
-  }
+  c->index += *(const int *)arg;
   return c;
+}
+
+static sl_bexpr *shift(sl_arena *a, const sl_bexpr *e, int delta) {
+  return sl_pl_map(a, e, shifted_column, &delta);
 }
 
 /* Post-aggregation expression -> COLUMNs of the aggregate stage's row
@@ -502,15 +500,9 @@ static int stage_aggregate(stager *g, const sl_bselect *s, sl_stage *in,
   ag->aggs = SL_ANEW_N(g->a, sl_plan_agg, s->naggs > 0 ? s->naggs : 1);
   for (int i = 0; i < s->naggs; i++) {
     const sl_bagg *ba = &s->aggs[i];
-    bool ok;
     sl_plan_agg *pa = &ag->aggs[i];
-    pa->op = sl_plan_agg_op(ba, &ok);
-    if (!ok)
+    if (!sl_pl_agg(g->a, ba, NULL, pa))
       return refuse(g, ba->span, "this aggregate function");
-    pa->distinct = ba->distinct;
-    pa->arg = ba->nargs > 0 ? ba->args[0] : NULL;
-    pa->filter = ba->filter;
-    pa->type = ba->type;
     int rc = check_plain(g, pa->arg);
     if (rc == SL_OK)
       rc = check_plain(g, pa->filter);
@@ -569,19 +561,14 @@ static int stage_topn(stager *g, const sl_bselect *s, sl_stage *in,
 
 /* Select-list expression over the TOPN stage's row: the window function
  * becomes its column. */
+static sl_bexpr *winref_column(sl_arena *a, const sl_bexpr *e, void *arg) {
+  return e->kind == SL_BEXPR_WINDOW_REF
+             ? sl_pl_column(a, *(const int *)arg, e->type, e->name)
+             : NULL;
+}
+
 static sl_bexpr *winref_to_column(sl_arena *a, const sl_bexpr *e, int col) {
-  if (!e)
-    return NULL;
-  if (e->kind == SL_BEXPR_WINDOW_REF)
-    return sl_pl_column(a, col, e->type, e->name);
-  if (e->nargs == 0)
-    return (sl_bexpr *)e;
-  sl_bexpr *c = SL_ANEW(a, sl_bexpr);
-  *c = *e;
-  c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
-  for (int i = 0; i < e->nargs; i++)
-    c->args[i] = winref_to_column(a, e->args[i], col);
-  return c;
+  return sl_pl_map(a, e, winref_column, &col);
 }
 
 /* The stages of a SELECT whose FROM needs stages (or that has OVER):

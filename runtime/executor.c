@@ -924,13 +924,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
         break;
     }
     if (!progress) {
-      struct timespec until;
-      clock_gettime(CLOCK_REALTIME, &until);
-      until.tv_nsec += 20 * 1000000;
-      if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-      }
+      struct timespec until = sl_clock_deadline_ms(20);
       pthread_mutex_lock(&shared.lock);
       pthread_cond_timedwait(&shared.cond, &shared.lock, &until);
       pthread_mutex_unlock(&shared.lock);

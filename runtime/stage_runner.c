@@ -401,13 +401,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       break;
     }
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 20 * 1000000;
-    if (until.tv_nsec >= 1000000000) {
-      until.tv_sec++;
-      until.tv_nsec -= 1000000000;
-    }
+    struct timespec until = sl_clock_deadline_ms(20);
     pthread_cond_timedwait(&run.cond, &run.lock, &until);
   }
   run.cancelled = true; /* leaves still running stop at their next call */

@@ -20,4 +20,17 @@ static inline int64_t sl_clock_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The CLOCK_REALTIME time ms milliseconds from now, for
+ * pthread_cond_timedwait (whose condition variables use that clock). */
+static inline struct timespec sl_clock_deadline_ms(long ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_nsec += ms * 1000000;
+  while (ts.tv_nsec >= 1000000000) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000;
+  }
+  return ts;
+}
+
 #endif
