@@ -24,14 +24,29 @@ static const char *offset_str(sl_arena *a, int64_t us) {
                          sl_explain_duration(a, (us < 0 ? -us : us) / 1000));
 }
 
-static xnode *stage_node(sl_arena *a, const sl_plan *p, const sl_stage *st,
-                         int workers);
+/* What the stage tree printer carries: leaves already shown (a shared
+ * leaf is printed once). */
+typedef struct printer {
+  const sl_plan *p;
+  int workers;
+  bool *shown;
+} printer;
 
-static xnode *leaf_node(sl_arena *a, const sl_plan *p, const sl_stage *st,
-                        int workers) {
-  const sl_plan *lp = p->staged->leaves[st->leaf];
+static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st);
+
+static xnode *leaf_node(sl_arena *a, printer *pr, const sl_stage *st) {
+  const sl_plan *lp = pr->p->staged->leaves[st->leaf];
+  int workers = pr->workers;
   const char *strategy =
       lp->strategy == SL_STRATEGY_REPARTITION ? "repartition" : "late-merge";
+  if (pr->shown[st->leaf]) {
+    xnode *n = sl_xnode(a, "Leaf");
+    n->detail = sl_arena_printf(
+        a, "%d { shared: the leaf above, computed once }", st->leaf + 1);
+    sl_xnode_attr(a, n, "leaf", sl_arena_printf(a, "%d", st->leaf + 1));
+    return n;
+  }
+  pr->shown[st->leaf] = true;
   xnode *n = sl_explain_plan_tree(a, lp, workers, strategy, NULL);
   n->name = "Leaf";
   n->detail = sl_arena_printf(
@@ -46,12 +61,11 @@ static xnode *leaf_node(sl_arena *a, const sl_plan *p, const sl_stage *st,
   return n;
 }
 
-static xnode *stage_node(sl_arena *a, const sl_plan *p, const sl_stage *st,
-                         int workers) {
+static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
   xnode *n = NULL;
   switch (st->kind) {
   case SL_STAGE_LEAF:
-    return leaf_node(a, p, st, workers);
+    return leaf_node(a, pr, st);
   case SL_STAGE_SELECT: {
     n = sl_xnode(a, "Project");
     sl_strbuf b = SL_STRBUF_INIT;
@@ -71,7 +85,7 @@ static xnode *stage_node(sl_arena *a, const sl_plan *p, const sl_stage *st,
       sl_xnode_kid(a, n, f);
       below = f;
     }
-    sl_xnode_kid(a, below, stage_node(a, p, st->input, workers));
+    sl_xnode_kid(a, below, stage_node(a, pr, st->input));
     return n;
   }
   case SL_STAGE_JOIN: {
@@ -97,8 +111,8 @@ static xnode *stage_node(sl_arena *a, const sl_plan *p, const sl_stage *st,
     n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
     sl_strbuf_free(&b);
     sl_xnode_attr(a, n, "strategy", "single");
-    sl_xnode_kid(a, n, stage_node(a, p, st->left, workers));
-    sl_xnode_kid(a, n, stage_node(a, p, st->right, workers));
+    sl_xnode_kid(a, n, stage_node(a, pr, st->left));
+    sl_xnode_kid(a, n, stage_node(a, pr, st->right));
     return n;
   }
   case SL_STAGE_AGGREGATE: {
@@ -129,7 +143,7 @@ static xnode *stage_node(sl_arena *a, const sl_plan *p, const sl_stage *st,
     break;
   }
   }
-  sl_xnode_kid(a, n, stage_node(a, p, st->input, workers));
+  sl_xnode_kid(a, n, stage_node(a, pr, st->input));
   return n;
 }
 
@@ -151,9 +165,9 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
   xnode *stages = sl_xnode(a, "Stages");
   stages->detail = sl_arena_printf(
       a,
-      "{ %d leaves, each its own pipeline; the stages above run once per "
+      "{ %d lea%s, each its own pipeline; the stages above run once per "
       "window, when every leaf has passed its end }",
-      p->staged->nleaves);
+      p->staged->nleaves, p->staged->nleaves == 1 ? "f" : "ves");
   if (st) {
     sl_xnode_actual(
         a, sink, "rows",
@@ -179,6 +193,9 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
         sl_arena_printf(a, "%llu", (unsigned long long)st->late_dropped));
   }
   sl_xnode_kid(a, above, stages);
-  sl_xnode_kid(a, stages, stage_node(a, p, p->staged->top, workers));
+  printer pr = {
+      p, workers,
+      SL_ANEW_N(a, bool, p->staged->nleaves > 0 ? p->staged->nleaves : 1)};
+  sl_xnode_kid(a, stages, stage_node(a, &pr, p->staged->top));
   return sink;
 }

@@ -84,6 +84,34 @@ sl_bexpr *sl_pl_map(sl_arena *a, const sl_bexpr *e,
   return c;
 }
 
+static bool same_text(const char *x, const char *y) {
+  return x == y || (x && y && strcmp(x, y) == 0);
+}
+
+bool sl_pl_equal(const sl_bexpr *x, const sl_bexpr *y) {
+  if (x == y)
+    return true;
+  if (!x || !y || x->kind != y->kind || x->nargs != y->nargs ||
+      !sl_type_equal(x->type, y->type) || x->op != y->op || x->fn != y->fn ||
+      x->index != y->index || x->depth != y->depth ||
+      x->negated != y->negated || x->similar != y->similar ||
+      x->is_what != y->is_what || x->unit != y->unit ||
+      x->to_unit != y->to_unit || x->trim_side != y->trim_side ||
+      x->prop != y->prop || x->kind == SL_BEXPR_SUBQUERY)
+    return false;
+  if (x->kind == SL_BEXPR_LITERAL &&
+      (x->lit.kind != y->lit.kind || !same_text(x->lit.text, y->lit.text) ||
+       x->lit.i64 != y->lit.i64 || x->lit.f64 != y->lit.f64))
+    return false;
+  /* A FIELD chain is resolved by name. */
+  if (x->kind == SL_BEXPR_FIELD && !same_text(x->name, y->name))
+    return false;
+  for (int i = 0; i < x->nargs; i++)
+    if (!sl_pl_equal(x->args[i], y->args[i]))
+      return false;
+  return true;
+}
+
 /* Does e read only base columns in [lo, hi)? (Window placeholders count as
  * reading nothing.) */
 bool sl_pl_columns_within(const sl_bexpr *e, int lo, int hi) {

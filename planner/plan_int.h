@@ -19,6 +19,9 @@ sl_bexpr *sl_pl_subst(sl_arena *a, const sl_bexpr *e, sl_bexpr *const *cols);
 sl_bexpr *sl_pl_map(sl_arena *a, const sl_bexpr *e,
                     sl_bexpr *(*fn)(sl_arena *a, const sl_bexpr *e, void *arg),
                     void *arg);
+/* Do x and y compute the same thing (the same tree over the same
+ * columns)?  Conservative: subqueries are never equal. */
+bool sl_pl_equal(const sl_bexpr *x, const sl_bexpr *y);
 /* Does e read only columns in [lo, hi)? */
 bool sl_pl_columns_within(const sl_bexpr *e, int lo, int hi);
 bool sl_pl_has_window_prop(const sl_bexpr *e);

@@ -69,6 +69,105 @@ static bool same_window(const sl_plan_window *x, const sl_plan_window *y) {
 
 /* ---- leaves -------------------------------------------------------------- */
 
+static bool all_equal(sl_bexpr *const *x, sl_bexpr *const *y, int n) {
+  for (int i = 0; i < n; i++)
+    if (!sl_pl_equal(x[i], y[i]))
+      return false;
+  return true;
+}
+
+/* Do two windowed leaves compute the same groups and aggregates from the
+ * same rows (their select lists may differ)? */
+static bool same_leaf(const sl_plan *x, const sl_plan *y) {
+  if (x->kind != SL_PLAN_AGGREGATE || y->kind != SL_PLAN_AGGREGATE ||
+      !x->windowed || !y->windowed || x->ninputs != y->ninputs ||
+      !same_window(&x->window, &y->window) ||
+      !sl_pl_equal(x->window.time, y->window.time) ||
+      !sl_pl_equal(x->watermark, y->watermark) ||
+      !sl_pl_equal(x->filter, y->filter) ||
+      !sl_pl_equal(x->post_join_filter, y->post_join_filter) ||
+      !sl_pl_equal(x->having, y->having) || x->njoin_keys != y->njoin_keys ||
+      x->nkeys != y->nkeys || x->naggs != y->naggs)
+    return false;
+  for (int j = 0; j < x->ninputs; j++)
+    if (x->inputs[j].table != y->inputs[j].table)
+      return false;
+  if (!all_equal(x->keys, y->keys, x->nkeys) ||
+      !all_equal(x->join_stream_keys, y->join_stream_keys, x->njoin_keys) ||
+      !all_equal(x->join_table_keys, y->join_table_keys, x->njoin_keys))
+    return false;
+  for (int i = 0; i < x->naggs; i++) {
+    const sl_plan_agg *a = &x->aggs[i], *b = &y->aggs[i];
+    if (a->op != b->op || a->distinct != b->distinct ||
+        !sl_type_equal(a->type, b->type) || !sl_pl_equal(a->arg, b->arg) ||
+        !sl_pl_equal(a->filter, b->filter))
+      return false;
+  }
+  return true;
+}
+
+/* Leaf `into` computes what `leaf` (for query q) would: append leaf's
+ * columns to its output (before the hidden window_end) and give q a
+ * SELECT of them over the shared leaf's rows. */
+static int share_leaf(stager *g, int into, const sl_plan *leaf,
+                      const sl_bquery *q, sl_stage **out) {
+  sl_plan *lp = g->sp->leaves[into];
+  int na = lp->nout - 1, nb = leaf->nout - 1;
+  sl_bexpr **outs = SL_ANEW_N(g->a, sl_bexpr *, na + nb + 1);
+  const char **names = SL_ANEW_N(g->a, const char *, na + nb + 1);
+  const sl_type **types = SL_ANEW_N(g->a, const sl_type *, na + nb + 1);
+  int *col = SL_ANEW_N(g->a, int, nb > 0 ? nb : 1);
+  for (int i = 0; i < na; i++) {
+    outs[i] = lp->out[i];
+    names[i] = lp->out_names[i];
+    types[i] = lp->out_types[i];
+  }
+  int n = na;
+  for (int i = 0; i < nb; i++) { /* a column computed already is reused */
+    col[i] = -1;
+    for (int k = 0; k < n && col[i] < 0; k++)
+      if (sl_pl_equal(outs[k], leaf->out[i]) &&
+          sl_type_equal(types[k], leaf->out_types[i]))
+        col[i] = k;
+    if (col[i] < 0) {
+      outs[n] = leaf->out[i];
+      names[n] = leaf->out_names[i];
+      types[n] = leaf->out_types[i];
+      col[i] = n++;
+    }
+  }
+  outs[n] = lp->out[na]; /* the hidden window_end, last */
+  names[n] = lp->out_names[na];
+  types[n] = lp->out_types[na];
+  lp->out = outs;
+  lp->out_names = names;
+  lp->out_types = types;
+  lp->nout = n + 1;
+  int nk = lp->nkeys, nagg = lp->naggs;
+  sl_stage *all = new_stage(g, SL_STAGE_LEAF, n);
+  all->leaf = into;
+  for (int i = 0; i < n; i++) {
+    all->names[i] = names[i];
+    all->types[i] = types[i];
+    const sl_bexpr *e = outs[i];
+    if (e->kind == SL_BEXPR_COLUMN && e->index >= nk + nagg &&
+        e->index < nk + nagg + 3)
+      all->wprop[i] = e->index - nk - nagg;
+  }
+  sl_stage *sel = new_stage(g, SL_STAGE_SELECT, nb);
+  sel->input = all;
+  sel->nexprs = nb;
+  sel->exprs = SL_ANEW_N(g->a, sl_bexpr *, nb > 0 ? nb : 1);
+  for (int i = 0; i < nb; i++) {
+    sel->exprs[i] = sl_pl_column(g->a, col[i], types[col[i]], q->cols[i].name);
+    sel->names[i] = q->cols[i].name;
+    sel->types[i] = q->cols[i].type;
+    sel->wprop[i] = all->wprop[col[i]];
+  }
+  *out = sel;
+  return SL_OK;
+}
+
 static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
                     sl_stage **out) {
   sl_staged_plan *sp = g->sp;
@@ -97,6 +196,11 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
                     "window, e.g. TUMBLE of 10 seconds on both sides)");
     }
   }
+  /* The same computation as a leaf already there (q5 counts bids per
+   * auction and window twice): share it, with this one's columns added. */
+  for (int i = 0; i < g->nleaves; i++)
+    if (same_leaf(sp->leaves[i], leaf))
+      return share_leaf(g, i, leaf, q, out);
   if (g->nleaves == g->cap) {
     int cap = g->cap ? g->cap * 2 : 4;
     sl_plan **l = SL_ANEW_N(g->a, sl_plan *, cap);
@@ -677,29 +781,17 @@ static void mark_all(sl_bexpr *const *es, int k, bool *used, int lo, int n) {
  * become NULL constants and their plans are pruned again, so a leaf's
  * source produces (and the stage store keeps) only what the stages read:
  * q7's bids keep auction, price, bidder, dateTime and extra, not url. */
-static void prune_stage(sl_arena *a, const sl_staged_plan *sp, sl_stage *st,
+static void prune_stage(sl_arena *a, bool **leaf_used, sl_stage *st,
                         const bool *used) {
   int in_n = st->input ? st->input->ncols : 0;
   bool *u = SL_ANEW_N(a, bool, (in_n > 0 ? in_n : 0) + 1);
   switch (st->kind) {
-  case SL_STAGE_LEAF: {
-    sl_plan *lp = sp->leaves[st->leaf];
-    bool changed = false;
-    for (int i = 0; i < st->ncols; i++) {
+  case SL_STAGE_LEAF:
+    /* Several stages may read one (shared) leaf: gather, apply later. */
+    for (int i = 0; i < st->ncols; i++)
       if (used[i] || i == st->time_col || st->wprop[i] >= 0)
-        continue;
-      sl_bexpr *nul = SL_ANEW(a, sl_bexpr);
-      nul->kind = SL_BEXPR_LITERAL;
-      nul->type = (sl_type *)lp->out_types[i];
-      nul->lit.kind = SL_LIT_NULL;
-      nul->name = lp->out_names[i];
-      lp->out[i] = nul;
-      changed = true;
-    }
-    if (changed && lp->kind == SL_PLAN_STATELESS)
-      sl_plan_prune_leaves(a, lp);
+        leaf_used[st->leaf][i] = true;
     return;
-  }
   case SL_STAGE_SELECT:
     mark_columns(st->filter, u, 0, in_n);
     for (int i = 0; i < st->nexprs; i++)
@@ -730,12 +822,33 @@ static void prune_stage(sl_arena *a, const sl_staged_plan *sp, sl_stage *st,
     mark_all(st->rkeys, st->nkeys, ur, 0, nr);
     mark_columns(st->residual, ul, 0, nl);
     mark_columns(st->residual, ur, nl, nr);
-    prune_stage(a, sp, st->left, ul);
-    prune_stage(a, sp, st->right, ur);
+    prune_stage(a, leaf_used, st->left, ul);
+    prune_stage(a, leaf_used, st->right, ur);
     return;
   }
   }
-  prune_stage(a, sp, st->input, u);
+  prune_stage(a, leaf_used, st->input, u);
+}
+
+/* A leaf's columns no stage reads become NULL constants (the hidden
+ * window_end stays); a stream leaf's source then reads less. */
+static void prune_leaf(sl_arena *a, sl_plan *lp, const bool *used) {
+  bool windowed = lp->kind == SL_PLAN_AGGREGATE && lp->windowed;
+  int n = windowed ? lp->nout - 1 : lp->nout;
+  bool changed = false;
+  for (int i = 0; i < n; i++) {
+    if (used[i])
+      continue;
+    sl_bexpr *nul = SL_ANEW(a, sl_bexpr);
+    nul->kind = SL_BEXPR_LITERAL;
+    nul->type = (sl_type *)lp->out_types[i];
+    nul->lit.kind = SL_LIT_NULL;
+    nul->name = lp->out_names[i];
+    lp->out[i] = nul;
+    changed = true;
+  }
+  if (changed && lp->kind == SL_PLAN_STATELESS)
+    sl_plan_prune_leaves(a, lp);
 }
 
 int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
@@ -758,7 +871,12 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
   bool *all = SL_ANEW_N(a, bool, top->ncols + 1);
   for (int i = 0; i < top->ncols; i++)
     all[i] = true;
-  prune_stage(a, g.sp, top, all);
+  bool **leaf_used = SL_ANEW_N(a, bool *, g.sp->nleaves);
+  for (int j = 0; j < g.sp->nleaves; j++)
+    leaf_used[j] = SL_ANEW_N(a, bool, g.sp->leaves[j]->nout);
+  prune_stage(a, leaf_used, top, all);
+  for (int j = 0; j < g.sp->nleaves; j++)
+    prune_leaf(a, g.sp->leaves[j], leaf_used[j]);
   plan->nout = top->ncols;
   plan->out_names = top->names;
   plan->out_types = top->types;
