@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# nexmark_stages.sh - the multi-stage NEXMark queries against sqlite3.
+#
+# The published texts of examples/nexmark/q5.sql (hot items: an aggregate
+# over a windowed aggregate, joined back), q7.sql (highest bid: an interval
+# join of the bids with their windowed maximum) and q8.sql (new users: a
+# window join of two windowed aggregates) run unchanged as SELECTs over the
+# generator, plus a window Top-N and the Flink window-join spelling.  The
+# oracle is sqlite3 over the same events, exported through the CSV sink,
+# with windows computed by integer arithmetic.  Each query runs at 1 and 2
+# workers, with late merge and repartitioning forced, and on 2 and 3 nodes
+# (where a staged query runs on the shell's process).  The generator's
+# events are in time order per worker, so none is late and the oracle uses
+# them all (checked: the summary line must say 0 late records).
+#
+#   nexmark_stages.sh SLUICE SOURCE_DIR [EVENTS]
+set -euo pipefail
+SLUICE=$1
+SRC=$2
+EVENTS=${3:-100000}
+command -v sqlite3 >/dev/null || { echo "sqlite3 is missing (apt-get install sqlite3)"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# 1000 events per second of event time: 100 s for 100000 events, so ten
+# 10-second windows and fifty hopping ones.
+DDL=$(sed -e "s/'first-event.rate' = '[0-9]*'/'first-event.rate' = '1000'/" \
+          -e "s/'next-event.rate' = '[0-9]*'/'next-event.rate' = '1000'/" \
+          -e "s/'events.num' = '[0-9]*'/'events.num' = '$EVENTS'/" "$SRC/examples/nexmark/ddl.sql")
+cat > "$tmp/export.sql" <<SQL
+$DDL
+CREATE TABLE p_csv (id BIGINT, name STRING, dateTime TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = '$tmp/persons.csv', 'format' = 'csv');
+INSERT INTO p_csv SELECT id, name, dateTime FROM person;
+CREATE TABLE a_csv (id BIGINT, seller BIGINT, dateTime TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = '$tmp/auctions.csv', 'format' = 'csv');
+INSERT INTO a_csv SELECT id, seller, dateTime FROM auction;
+CREATE TABLE b_csv (auction BIGINT, bidder BIGINT, price BIGINT, dateTime TIMESTAMP(3), extra STRING)
+  WITH ('connector' = 'filesystem', 'path' = '$tmp/bids.csv', 'format' = 'csv');
+INSERT INTO b_csv SELECT auction, bidder, price, dateTime, extra FROM bid;
+SQL
+"$SLUICE" "$tmp/export.sql" 2>"$tmp/err" >/dev/null || { echo "FAIL export:"; cat "$tmp/err"; exit 1; }
+sqlite3 "$tmp/oracle.db" <<SQL
+CREATE TABLE praw (id INTEGER, name TEXT, ts TEXT);
+CREATE TABLE araw (id INTEGER, seller INTEGER, ts TEXT);
+CREATE TABLE braw (auction INTEGER, bidder INTEGER, price INTEGER, ts TEXT, extra TEXT);
+.mode csv
+.import $tmp/persons.csv praw
+.import $tmp/auctions.csv araw
+.import $tmp/bids.csv braw
+CREATE TABLE persons AS SELECT id, name,
+  CAST(strftime('%s', substr(ts, 1, 19)) AS INTEGER) * 1000 + CAST(substr(ts, 21, 3) AS INTEGER) AS ts_ms FROM praw;
+CREATE TABLE auctions AS SELECT id, seller,
+  CAST(strftime('%s', substr(ts, 1, 19)) AS INTEGER) * 1000 + CAST(substr(ts, 21, 3) AS INTEGER) AS ts_ms FROM araw;
+CREATE TABLE bids AS SELECT auction, bidder, price, extra,
+  CAST(strftime('%s', substr(ts, 1, 19)) AS INTEGER) * 1000 + CAST(substr(ts, 21, 3) AS INTEGER) AS ts_ms FROM braw;
+CREATE TABLE offsets (j INTEGER);
+INSERT INTO offsets VALUES (0), (1), (2), (3), (4);
+SQL
+for t in persons auctions bids; do
+  n=$(sqlite3 "$tmp/oracle.db" "SELECT COUNT(*) FROM $t")
+  [ "$n" -gt 0 ] || { echo "FAIL: no $t exported"; exit 1; }
+done
+
+# The SELECT of a published INSERT INTO nexmark_qN ... (the query as is).
+published() { sed -n '/^INSERT INTO/,$p' "$SRC/examples/nexmark/$1.sql" | sed '1s/^INSERT INTO [a-z0-9_]*//'; }
+
+fail=0 passed=0
+# run_case NAME SLUICE_QUERY ORACLE_QUERY
+run_case() {
+  local name=$1 sq=$2 oq=$3
+  # fmt(x): a time in ms since the epoch -> 'yyyy-MM-dd HH:mm:ss.SSS'.
+  oq=$(printf '%s' "$oq" | sed -E "s/fmt\(([^()]*(\([^()]*\))?[^()]*)\)/(strftime('%Y-%m-%d %H:%M:%S', (\1) \/ 1000, 'unixepoch') || printf('.%03d', (\1) % 1000))/g")
+  sqlite3 -csv "$tmp/oracle.db" "$oq" | tr -d '"' | sort > "$tmp/$name.expected"
+  if [ ! -s "$tmp/$name.expected" ]; then
+    echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
+  fi
+  for cfg in w1 w2 w2r n2 n3; do
+    local workers=1 strategy=late-merge nodes=1
+    case $cfg in
+      w2) workers=2 ;;
+      w2r) workers=2 strategy=repartition ;;
+      n2) nodes=2 ;;
+      n3) nodes=3 ;;
+    esac
+    printf "%s\nSET parallelism.default = %s;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\n%s\n" \
+      "$DDL" "$workers" "$nodes" "$strategy" "$sq" > "$tmp/q.sql"
+    if ! "$SLUICE" -m csv --no-headers "$tmp/q.sql" 2>"$tmp/err" | tr -d '"' | sort > "$tmp/$name.$cfg"; then
+      echo "FAIL $name ($cfg): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); continue
+    fi
+    if ! grep -q " 0 late records dropped" "$tmp/err"; then
+      echo "FAIL $name ($cfg): records were late, the oracle assumes none:"; grep "late" "$tmp/err"; fail=$((fail + 1)); continue
+    fi
+    if cmp -s "$tmp/$name.expected" "$tmp/$name.$cfg"; then
+      passed=$((passed + 1))
+      echo "ok   $name ($cfg, $strategy): $(wc -l < "$tmp/$name.expected") rows equal"
+    else
+      fail=$((fail + 1))
+      echo "FAIL $name ($cfg, $strategy): results differ (< sqlite3, > sluice):"
+      diff "$tmp/$name.expected" "$tmp/$name.$cfg" | head -10 || true
+    fi
+  done
+}
+
+# q5: per HOP window (2 s slide, 10 s size: a bid is in 5 windows) the
+# auctions whose bid count reaches the window's maximum.
+run_case q5 "$(published q5)" \
+  "WITH c AS (SELECT auction, w, COUNT(*) AS num
+              FROM (SELECT auction, (ts_ms / 2000) * 2000 - j * 2000 AS w FROM bids, offsets)
+              GROUP BY auction, w),
+        m AS (SELECT w, MAX(num) AS maxn FROM c GROUP BY w)
+   SELECT c.auction, c.num FROM c JOIN m ON c.w = m.w AND c.num >= m.maxn;"
+
+# q7: bids whose price is the maximum of a 10 s window and whose time lies
+# in [window time - 10 s, window time], window time = window end - 1 ms
+# (so a bid 1 ms before a window starts meets that window too).
+run_case q7 "$(published q7)" \
+  "WITH m AS (SELECT (ts_ms / 10000) * 10000 + 9999 AS rt, MAX(price) AS maxprice
+              FROM bids GROUP BY ts_ms / 10000)
+   SELECT B.auction, B.price, B.bidder, fmt(B.ts_ms), B.extra
+   FROM bids B JOIN m ON B.price = m.maxprice
+   WHERE B.ts_ms BETWEEN m.rt - 10000 AND m.rt;"
+
+# q8: persons who registered and opened an auction in the same 10 s window.
+run_case q8 "$(published q8)" \
+  "WITH p AS (SELECT DISTINCT id, name, (ts_ms / 10000) * 10000 AS w FROM persons),
+        a AS (SELECT DISTINCT seller, (ts_ms / 10000) * 10000 AS w FROM auctions)
+   SELECT p.id, p.name, fmt(p.w) FROM p JOIN a ON p.id = a.seller AND p.w = a.w;"
+
+# The Flink window-join spelling over window TVFs, with an aggregate on
+# each side.
+run_case window_join_tvf \
+  "SELECT P.id, P.window_start, P.n, A.auctions
+   FROM (SELECT id, window_start, window_end, COUNT(*) AS n
+         FROM TABLE(TUMBLE(TABLE person, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+         GROUP BY id, window_start, window_end) P
+   JOIN (SELECT seller, window_start, window_end, COUNT(*) AS auctions
+         FROM TABLE(TUMBLE(TABLE auction, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+         GROUP BY seller, window_start, window_end) A
+   ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.window_end;" \
+  "WITH p AS (SELECT id, (ts_ms / 10000) * 10000 AS w, COUNT(*) AS n FROM persons GROUP BY id, w),
+        a AS (SELECT seller, (ts_ms / 10000) * 10000 AS w, COUNT(*) AS auctions FROM auctions GROUP BY seller, w)
+   SELECT p.id, fmt(p.w), p.n, a.auctions FROM p JOIN a ON p.id = a.seller AND p.w = a.w;"
+
+# Window Top-N: the three auctions with the most bids per 10 s window
+# (ties broken by auction id, as ROW_NUMBER's ORDER BY says).
+run_case window_top3 \
+  "SELECT auction, window_start, num, rownum FROM (
+     SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end
+                                  ORDER BY num DESC, auction) AS rownum
+     FROM (SELECT auction, window_start, window_end, COUNT(*) AS num
+           FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+           GROUP BY auction, window_start, window_end))
+   WHERE rownum <= 3;" \
+  "WITH c AS (SELECT auction, (ts_ms / 10000) * 10000 AS w, COUNT(*) AS num FROM bids GROUP BY auction, w),
+        r AS (SELECT auction, w, num, ROW_NUMBER() OVER (PARTITION BY w ORDER BY num DESC, auction) AS rn FROM c)
+   SELECT auction, fmt(w), num, rn FROM r WHERE rn <= 3;"
+
+echo "nexmark stages: $passed passed, $fail failed"
+[ "$fail" -eq 0 ]
