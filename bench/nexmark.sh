@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# nexmark.sh - NEXMark's windowed queries (q5, q7, q8, q11) and the Slash
+# evaluation's NB7 / NB8 / NB11 workloads, at 1, 2 and 4 nodes and with
+# each distribution strategy, through the sluice binary.
+#
+#   bench/nexmark.sh [SLUICE] [EVENTS] [RUNS]
+#
+# Every run is the published query text (examples/nexmark/qN.sql) writing
+# to its blackhole table, over EVENTS generated events at 100000 events per
+# second of event time (so windows fire many times), with 2 workers per
+# node.  Reported: the median events/s of RUNS runs (the spread as
+# min..max), and events/s per core: on this 2-core machine the cores a run
+# can use are min(workers x nodes, 2).  Timings come from the shell's
+# summary line (first record to last result).  Multi-stage queries (q5,
+# q7, q8, NB8) run in the shell's process whatever the node count (their
+# leaves are not spread over nodes yet): their rows at 2 and 4 nodes say so.
+set -euo pipefail
+SLUICE=${1:-build/sluice}
+EVENTS=${2:-2000000}
+RUNS=${3:-5}
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+DDL=$(sed -e "s/'first-event.rate' = '[0-9]*'/'first-event.rate' = '100000'/" \
+          -e "s/'next-event.rate' = '[0-9]*'/'next-event.rate' = '100000'/" \
+          -e "s/'events.num' = '[0-9]*'/'events.num' = '$EVENTS'/" "$SRC/examples/nexmark/ddl.sql")
+
+query_of() {
+  case $1 in
+    q5|q7|q8|q11) cat "$SRC/examples/nexmark/$1.sql" ;;
+    nb7) cat <<'SQL'
+-- NB7: a 60 s tumbling window aggregation on bids.
+CREATE TABLE nb7 (auction BIGINT, maxprice BIGINT, bids BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO nb7 SELECT auction, MAX(price), COUNT(*)
+FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '60' SECOND))
+GROUP BY auction, window_start, window_end;
+SQL
+    ;;
+    nb8) cat <<'SQL'
+-- NB8: a 10 s tumbling window join of auctions and persons (seller = id).
+CREATE TABLE nb8 (id BIGINT, name VARCHAR, auctions BIGINT, wstart TIMESTAMP(3)) WITH ('connector' = 'blackhole');
+INSERT INTO nb8 SELECT P.id, P.name, A.auctions, P.window_start
+FROM (SELECT id, name, window_start, window_end
+      FROM TABLE(TUMBLE(TABLE person, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+      GROUP BY id, name, window_start, window_end) P
+JOIN (SELECT seller, window_start, window_end, COUNT(*) AS auctions
+      FROM TABLE(TUMBLE(TABLE auction, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+      GROUP BY seller, window_start, window_end) A
+ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.window_end;
+SQL
+    ;;
+    nb11) cat <<'SQL'
+-- NB11: a session window join of bids and persons (10 s gap).
+CREATE TABLE nb11 (bidder BIGINT, name VARCHAR, bids BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO nb11 SELECT B.bidder, P.name, B.bids
+FROM (SELECT bidder, COUNT(*) AS bids, SESSION_START(dateTime, INTERVAL '10' SECOND) AS s,
+             SESSION_END(dateTime, INTERVAL '10' SECOND) AS e
+      FROM bid GROUP BY bidder, SESSION(dateTime, INTERVAL '10' SECOND)) B
+JOIN (SELECT id, name, SESSION_START(dateTime, INTERVAL '10' SECOND) AS s,
+             SESSION_END(dateTime, INTERVAL '10' SECOND) AS e
+      FROM person GROUP BY id, name, SESSION(dateTime, INTERVAL '10' SECOND)) P
+ON B.bidder = P.id AND B.s = P.s AND B.e = P.e;
+SQL
+    ;;
+  esac
+}
+
+median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+echo "| query | nodes | strategy | events/s (median of $RUNS) | spread | events/s per core | peak RSS of the shell (MiB) |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for q in q5 q7 q8 q11 nb7 nb8 nb11; do
+  for nodes in 1 2 4; do
+    for strategy in late-merge repartition; do
+      printf "%s\nSET parallelism.default = 2;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\n%s\n" \
+        "$DDL" "$nodes" "$strategy" "$(query_of $q)" > "$tmp/q.sql"
+      : > "$tmp/rates"
+      : > "$tmp/rss"
+      status=ok
+      for r in $(seq "$RUNS"); do
+        if ! /usr/bin/time -f "%M" -o "$tmp/time" "$SLUICE" "$tmp/q.sql" > /dev/null 2> "$tmp/err"; then
+          status=$(grep -o "not supported yet: [^(]*" "$tmp/err" | head -1 || true)
+          [ -n "$status" ] || status="failed: $(tail -1 "$tmp/err")"
+          break
+        fi
+        grep -o "([0-9]* events/s" "$tmp/err" | tail -1 | tr -d '(' | awk '{print $1}' >> "$tmp/rates"
+        tail -1 "$tmp/time" >> "$tmp/rss"
+      done
+      if [ "$status" != ok ]; then
+        echo "| $q | $nodes | $strategy | $status | | | |"
+        continue
+      fi
+      med=$(median < "$tmp/rates")
+      lo=$(sort -g "$tmp/rates" | head -1)
+      hi=$(sort -g "$tmp/rates" | tail -1)
+      cores=$((2 * nodes < 2 ? 2 * nodes : 2))
+      local_only=""
+      if [ "$nodes" -gt 1 ] && grep -q "do not run on several nodes yet" "$tmp/err"; then
+        local_only=" (ran in the shell's process)"
+      fi
+      rss=$(median < "$tmp/rss")
+      printf "| %s | %s | %s | %.0f%s | %.0f..%.0f | %.0f | %.0f |\n" "$q" "$nodes" "$strategy" \
+        "$med" "$local_only" "$lo" "$hi" "$(echo "$med / $cores" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
+    done
+  done
+done
