@@ -669,6 +669,22 @@ static void prune_leaves(sl_arena *a, sl_plan *plan) {
  * feeds something else, a join of two streams, or OVER in the query? */
 static bool needs_stages_from(const sl_bfrom *f);
 
+/* Is a window TVF inside f (not under an aggregate)?  Window rows joined
+ * with anything are a window join. */
+static bool has_tvf(const sl_bfrom *f) {
+  switch (f->kind) {
+  case SL_BFROM_WINDOW_TVF:
+    return true;
+  case SL_BFROM_VIEW:
+  case SL_BFROM_SUBQUERY:
+    return f->u.sub.query->kind == SL_BQUERY_SELECT &&
+           f->u.sub.query->select->from && !f->u.sub.query->select->aggregate &&
+           has_tvf(f->u.sub.query->select->from);
+  default:
+    return false;
+  }
+}
+
 static bool needs_stages_query(const sl_bquery *q, bool top) {
   if (q->kind != SL_BQUERY_SELECT || !q->select->from)
     return false;
@@ -690,7 +706,11 @@ static bool needs_stages_from(const sl_bfrom *f) {
   case SL_BFROM_WINDOW_TVF:
     return needs_stages_from(f->u.tvf.input);
   case SL_BFROM_JOIN: {
-    if (needs_stages_from(f->u.join.left) || needs_stages_from(f->u.join.right))
+    /* Window rows on both sides: a window join (one side only, with a
+     * bounded table: a lookup join in one pipeline). */
+    if (needs_stages_from(f->u.join.left) ||
+        needs_stages_from(f->u.join.right) ||
+        (has_tvf(f->u.join.left) && has_tvf(f->u.join.right)))
       return true;
     if (f->u.join.lookup)
       return false;

@@ -175,7 +175,8 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
     return refuse(g, q->span,
                   "ORDER BY, LIMIT or OFFSET in a subquery that feeds "
                   "another operator");
-  bool windowed = leaf->kind == SL_PLAN_AGGREGATE && leaf->windowed;
+  bool rows = leaf->window_rows;
+  bool windowed = (leaf->kind == SL_PLAN_AGGREGATE && leaf->windowed) || rows;
   if (leaf->kind == SL_PLAN_AGGREGATE && !windowed)
     return refuse(g, q->span,
                   "a GROUP BY without a window feeding another operator "
@@ -212,7 +213,8 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
   int idx = g->nleaves++;
   sp->leaves[idx] = leaf;
   sp->nleaves = g->nleaves;
-  int ncols = windowed ? leaf->nout - 1 : leaf->nout;
+  /* Window rows: the input's columns, then the window's three. */
+  int ncols = rows ? leaf->nout + 3 : windowed ? leaf->nout - 1 : leaf->nout;
   sl_stage *st = new_stage(g, SL_STAGE_LEAF, ncols);
   st->leaf = idx;
   st->stream = !windowed;
@@ -220,7 +222,14 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
   for (int i = 0; i < ncols; i++) {
     st->names[i] = q->cols[i].name;
     st->types[i] = q->cols[i].type;
-    if (windowed) {
+    if (rows) {
+      if (i >= leaf->nout)
+        st->wprop[i] = i - leaf->nout; /* START, END, ROWTIME */
+      else if (st->time_col < 0 &&
+               leaf->out_types[i]->time_attr == SL_TIME_ROWTIME)
+        st->time_col = i; /* kept: the store assigns windows by it (the
+                           * TVF's own column is no time attribute) */
+    } else if (windowed) {
       const sl_bexpr *e = leaf->out[i];
       if (e->kind == SL_BEXPR_COLUMN && e->index >= nk + na &&
           e->index < nk + na + 3)
@@ -526,6 +535,41 @@ static const sl_bquery *select_all(sl_arena *a, const sl_bfrom *f) {
   return q;
 }
 
+/* The rows of a window TVF themselves (Flink's window Top-N and window
+ * join are written over them): a leaf reads the TVF's input as a stream,
+ * and the stage store puts each row into its window. */
+static int stage_window_rows(stager *g, const sl_bfrom *f, sl_stage **out) {
+  const sl_bwindow *w = &f->u.tvf.window;
+  if (w->kind != SL_WINDOW_TUMBLE || w->time_attr != SL_TIME_ROWTIME)
+    return refuse(g, f->span,
+                  "window table function rows (without an aggregate) "
+                  "feeding another operator, other than TUMBLE in event "
+                  "time; aggregate them first");
+  const sl_bfrom *in = f->u.tvf.input;
+  const sl_bquery *q =
+      in->kind == SL_BFROM_VIEW || in->kind == SL_BFROM_SUBQUERY
+          ? in->u.sub.query
+          : select_all(g->a, in);
+  sl_plan *leaf = NULL;
+  int rc = sl_plan_build_leaf(g->a, q, &leaf, g->err);
+  if (rc != SL_OK)
+    return rc;
+  if (leaf->kind != SL_PLAN_STATELESS)
+    return refuse(g, f->span, "a window table function over an aggregate");
+  leaf->window_rows = true;
+  sl_plan_window *pw = &leaf->window;
+  pw->kind = SL_WINDOW_TUMBLE;
+  pw->size_us = pw->slide_us = w->size_ms * 1000;
+  pw->offset_us = w->offset_ms * 1000;
+  const sl_type *tt = in->cols[w->time_column].type;
+  int prec = tt->precision < 0 ? 6 : tt->precision;
+  pw->unit_us = 1;
+  for (int i = prec; i < 6; i++)
+    pw->unit_us *= 10;
+  pw->time = leaf->rowtime;
+  return add_leaf(g, leaf, select_all(g->a, f), out);
+}
+
 static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
                       sl_stage **out) {
   sl_stage *st = NULL;
@@ -540,6 +584,9 @@ static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
   case SL_BFROM_SCAN:
     /* A table read as it is: the leaf is SELECT * over it. */
     rc = stage_query(g, select_all(g->a, f), &st);
+    break;
+  case SL_BFROM_WINDOW_TVF:
+    rc = stage_window_rows(g, f, &st);
     break;
   default:
     return refuse(g, f->span,
@@ -834,7 +881,7 @@ static void prune_stage(sl_arena *a, bool **leaf_used, sl_stage *st,
  * window_end stays); a stream leaf's source then reads less. */
 static void prune_leaf(sl_arena *a, sl_plan *lp, const bool *used) {
   bool windowed = lp->kind == SL_PLAN_AGGREGATE && lp->windowed;
-  int n = windowed ? lp->nout - 1 : lp->nout;
+  int n = windowed ? lp->nout - 1 : lp->nout; /* window rows: all of them */
   bool changed = false;
   for (int i = 0; i < n; i++) {
     if (used[i])
@@ -873,7 +920,7 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
     all[i] = true;
   bool **leaf_used = SL_ANEW_N(a, bool *, g.sp->nleaves);
   for (int j = 0; j < g.sp->nleaves; j++)
-    leaf_used[j] = SL_ANEW_N(a, bool, g.sp->leaves[j]->nout);
+    leaf_used[j] = SL_ANEW_N(a, bool, g.sp->leaves[j]->nout + 3);
   prune_stage(a, leaf_used, top, all);
   for (int j = 0; j < g.sp->nleaves; j++)
     prune_leaf(a, g.sp->leaves[j], leaf_used[j]);

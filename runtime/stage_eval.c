@@ -155,10 +155,14 @@ int stage_rt_build(sl_arena *a, const sl_stage *st, const sl_staged_plan *sp,
   s->stream_side = -1;
   int rc = SL_OK;
   if (st->kind == SL_STAGE_LEAF) {
-    /* The leaf executor's own output layout (its hidden window_end too). */
+    /* The leaf executor's own output layout (its hidden window_end too),
+     * or for window rows the stage's columns (the window's added). */
     const sl_plan *lp = sp->leaves[st->leaf];
     s->leaf = st->leaf;
-    s->layout = sl_row_layout_new(a, lp->nout, lp->out_names, lp->out_types);
+    s->layout =
+        lp->window_rows
+            ? sl_row_layout_new(a, st->ncols, st->names, st->types)
+            : sl_row_layout_new(a, lp->nout, lp->out_names, lp->out_types);
     *out = s;
     return SL_OK;
   }

@@ -63,7 +63,7 @@ static int stage_sink_open(const sl_sink_spec *spec, sl_sink **out,
   leaf_store *ls = spec->arg;
   if (!ls)
     return sl_error_set(err, SL_EINTERNAL, "stage sink without a store");
-  if (spec->layout->width != ls->layout->width)
+  if (spec->layout->width != ls->in_layout->width)
     return sl_error_set(err, SL_EINTERNAL, "stage sink: layouts differ");
   sl_sink *s = calloc(1, sizeof *s);
   if (!s)
@@ -102,11 +102,33 @@ static int64_t floor_div(int64_t x, int64_t d) {
   return (x % d != 0 && (x < 0) != (d < 0)) ? q - 1 : q;
 }
 
+/* A window row: the leaf's row in the store's layout, with its TUMBLE
+ * window's start, end and time after the leaf's columns. */
+static const uint8_t *window_row(const leaf_store *ls, const uint8_t *row,
+                                 int64_t end, uint8_t *scratch) {
+  const sl_row_layout *in = ls->in_layout, *l = ls->layout;
+  memset(scratch, 0, l->width);
+  for (int f = 0; f < in->nfields; f++) {
+    bool null = sl_row_is_null(row, f);
+    sl_row_set_null(scratch, f, null);
+    if (!null)
+      memcpy(scratch + l->fields[f].offset, row + in->fields[f].offset,
+             l->fields[f].size);
+  }
+  int n = in->nfields;
+  SL_FIELD(scratch, l, n, int64_t) = end - ls->size_us;
+  SL_FIELD(scratch, l, n + 1, int64_t) = end;
+  SL_FIELD(scratch, l, n + 2, int64_t) = end - ls->unit_us;
+  return scratch;
+}
+
 static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   leaf_store *ls = s->store;
   stage_runner *run = ls->run;
-  const sl_row_layout *l = ls->layout;
-  int key_field = ls->stream ? ls->time_field : l->nfields - 1;
+  const sl_row_layout *l = ls->in_layout;
+  int key_field =
+      ls->stream || ls->window_rows ? ls->time_field : l->nfields - 1;
+  uint8_t *scratch = ls->window_rows ? malloc(ls->layout->width) : NULL;
   pthread_mutex_lock(&run->lock);
   int rc = run->cancelled ? sl_error_set(err, SL_ECANCELLED, "stopped") : SL_OK;
   keyed_rows *k = NULL;
@@ -120,9 +142,14 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
       continue;
     }
     int64_t key = ls->stream ? floor_div(v, ls->bucket_us) : v;
+    if (ls->window_rows)
+      key = floor_div(v - ls->offset_us, ls->size_us) * ls->size_us +
+            ls->offset_us + ls->size_us;
     if (!k || k->key != key)
       k = store_key(ls, key);
     size_t before = k->rows.nbufs;
+    if (ls->window_rows)
+      row = window_row(ls, row, key, scratch);
     rc = sorted_result_add_row(&k->rows, row, err);
     if ((size_t)k->rows.nbufs != before)
       ls->bytes += k->rows.bufs[k->rows.nbufs - 1].cap;
@@ -130,6 +157,7 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   s->rows += rows->nrows;
   pthread_cond_signal(&run->cond);
   pthread_mutex_unlock(&run->lock);
+  free(scratch);
   return rc;
 }
 
@@ -214,6 +242,20 @@ static void stream_reach(const sl_stage *st, int64_t *lo, int64_t *hi,
   stream_reach(st->right, lo, hi, leaf);
 }
 
+/* The LEAF stage that reads leaf i. */
+static const sl_stage *leaf_stage(const sl_stage *st, int leaf) {
+  if (!st)
+    return NULL;
+  if (st->kind == SL_STAGE_LEAF && st->leaf == leaf)
+    return st;
+  const sl_stage *f = leaf_stage(st->input, leaf);
+  if (!f)
+    f = leaf_stage(st->left, leaf);
+  if (!f)
+    f = leaf_stage(st->right, leaf);
+  return f;
+}
+
 typedef struct output {
   const sl_plan *plan;
   sl_sink *sink;
@@ -279,20 +321,30 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     leaf_store *ls = &run.leaves[i];
     ls->plan = lp;
     ls->run = &run;
-    ls->layout =
+    ls->in_layout =
         sl_row_layout_new(&arena, lp->nout, lp->out_names, lp->out_types);
+    ls->layout = ls->in_layout;
     ls->wm = WM_MIN;
     ls->drop_below = WM_MIN;
-    ls->stream = !(lp->kind == SL_PLAN_AGGREGATE && lp->windowed);
+    ls->window_rows = lp->window_rows;
+    ls->stream =
+        !(lp->kind == SL_PLAN_AGGREGATE && lp->windowed) && !lp->window_rows;
     ls->time_field = -1;
+    for (int c = 0; c < lp->nout && (ls->stream || ls->window_rows); c++)
+      if (lp->out_types[c]->time_attr == SL_TIME_ROWTIME) {
+        ls->time_field = c;
+        break;
+      }
     if (ls->stream) {
-      for (int c = 0; c < lp->nout; c++)
-        if (lp->out_types[c]->time_attr == SL_TIME_ROWTIME) {
-          ls->time_field = c;
-          break;
-        }
       ls->bucket_us = slide;
       stream_reach(sp->top, &lo[i], &hi[i], i);
+    }
+    if (ls->window_rows) {
+      const sl_stage *st = leaf_stage(sp->top, i);
+      ls->layout = sl_row_layout_new(&arena, st->ncols, st->names, st->types);
+      ls->size_us = lp->window.size_us;
+      ls->offset_us = lp->window.offset_us;
+      ls->unit_us = lp->window.unit_us;
     }
     lp->sink = &stage_sink;
     lp->sink_arg = ls;

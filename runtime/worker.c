@@ -758,10 +758,20 @@ static int drop_late_rows(worker_state *s, const sl_buffer *in, uint32_t *n) {
   if (k < 0)
     return k;
   const sl_row_layout *wl = s->wm_values.layout, *tl = s->rowtimes.layout;
+  /* Rows of TUMBLE windows (window_rows) are late when their window has
+   * fired: its end - unit at or before the watermark, as for aggregates. */
+  const sl_plan_window *pw = s->plan->window_rows ? &s->plan->window : NULL;
   uint32_t kept = 0;
   for (uint32_t i = 0; i < *n; i++) {
     const uint8_t *t = sl_buffer_row(&s->rowtimes, i);
-    if (!sl_row_is_null(t, 0) && SL_FIELD(t, tl, 0, int64_t) <= s->local_wm)
+    int64_t v = sl_row_is_null(t, 0) ? 0 : SL_FIELD(t, tl, 0, int64_t);
+    if (pw && !sl_row_is_null(t, 0)) {
+      int64_t k = (v - pw->offset_us) / pw->size_us;
+      if ((v - pw->offset_us) % pw->size_us < 0)
+        k--;
+      v = k * pw->size_us + pw->offset_us + pw->size_us - pw->unit_us;
+    }
+    if (!sl_row_is_null(t, 0) && v <= s->local_wm)
       s->w->late++;
     else
       s->sel[kept++] = i;

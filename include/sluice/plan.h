@@ -136,6 +136,10 @@ typedef struct sl_plan {
   /* Compute the watermark even without a window: a stream leaf of a staged
    * plan tells the stages above how far its rows are complete. */
   bool track_watermark;
+  /* A leaf of TUMBLE window-TVF rows (no aggregate): its rows go to the
+   * stages per window, `window` says which; a row is late when its window
+   * has fired (not when it is older than the watermark). */
+  bool window_rows;
 
   /* SL_PLAN_AGGREGATE */
   bool windowed;
@@ -233,7 +237,9 @@ struct sl_stage {
 struct sl_staged_plan {
   int nleaves;
   sl_plan **leaves; /* their out: the leaf's columns, and for a windowed
-                     * leaf one more, hidden: window_end */
+                     * leaf one more, hidden: window_end (a window_rows
+                     * leaf's stage adds window_start, window_end and
+                     * window_time to its rows itself) */
   sl_stage *top;
   sl_plan_window window; /* the windows every windowed leaf shares */
 };

@@ -5,7 +5,8 @@
 # over a windowed aggregate, joined back), q7.sql (highest bid: an interval
 # join of the bids with their windowed maximum) and q8.sql (new users: a
 # window join of two windowed aggregates) run unchanged as SELECTs over the
-# generator, plus a window Top-N and the Flink window-join spelling.  The
+# generator, plus window Top-N and window joins in Flink's spellings (over
+# aggregates and over window TVF rows).  The
 # oracle is sqlite3 over the same events, exported through the CSV sink,
 # with windows computed by integer arithmetic.  Each query runs at 1 and 2
 # workers, with late merge and repartitioning forced, and on 2 and 3 nodes
@@ -155,6 +156,29 @@ run_case window_top3 \
   "WITH c AS (SELECT auction, (ts_ms / 10000) * 10000 AS w, COUNT(*) AS num FROM bids GROUP BY auction, w),
         r AS (SELECT auction, w, num, ROW_NUMBER() OVER (PARTITION BY w ORDER BY num DESC, auction) AS rn FROM c)
    SELECT auction, fmt(w), num, rn FROM r WHERE rn <= 3;"
+
+# Flink's window Top-N over the window TVF's rows: the three highest bids
+# of each 10 s window (ties by auction, then bidder; prices repeat rarely).
+run_case window_top3_rows \
+  "SELECT auction, bidder, price, window_start, rownum FROM (
+     SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end
+                                  ORDER BY price DESC, auction, bidder, dateTime) AS rownum
+     FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND)))
+   WHERE rownum <= 3;" \
+  "WITH r AS (SELECT auction, bidder, price, (ts_ms / 10000) * 10000 AS w,
+                     ROW_NUMBER() OVER (PARTITION BY ts_ms / 10000 ORDER BY price DESC, auction, bidder, ts_ms) AS rn
+              FROM bids)
+   SELECT auction, bidder, price, fmt(w), rn FROM r WHERE rn <= 3;"
+
+# Flink's window join over two window TVFs' rows: every auction opened by a
+# person in the window she registered in.
+run_case window_join_rows \
+  "SELECT P.id, A.id, P.window_start
+   FROM (SELECT * FROM TABLE(TUMBLE(TABLE person, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))) P
+   JOIN (SELECT * FROM TABLE(TUMBLE(TABLE auction, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))) A
+   ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.window_end;" \
+  "SELECT p.id, a.id, fmt((p.ts_ms / 10000) * 10000) FROM persons p JOIN auctions a
+   ON p.id = a.seller AND p.ts_ms / 10000 = a.ts_ms / 10000;"
 
 echo "nexmark stages: $passed passed, $fail failed"
 [ "$fail" -eq 0 ]
