@@ -308,7 +308,16 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
   if (p->limit >= 0)
     sl_xnode_attr(&a, sink, "limit",
                   sl_arena_printf(&a, "%lld", (long long)p->limit));
-  if (p->kind == SL_PLAN_STATELESS) {
+  if (p->kind == SL_PLAN_CONSTANT) {
+    xnode *v = sl_xnode(&a, "Values");
+    v->detail = sl_arena_printf(
+        &a, "{ %d row%s of constants, evaluated once in this process%s }",
+        p->nconst_rows, p->nconst_rows == 1 ? "" : "s",
+        p->const_filter ? sl_arena_printf(&a, ", kept where %s",
+                                          sl_explain_expr(&a, p->const_filter))
+                        : "");
+    sl_xnode_kid(&a, proj, v);
+  } else if (p->kind == SL_PLAN_STATELESS) {
     sl_xnode_kid(&a, proj, pipeline(&a, p, workers, NULL, st));
   } else {
     xnode *cur = proj;

@@ -278,7 +278,8 @@ static int add_input(planner *p, const sl_bfrom *scan, flat *out) {
 static int flatten_sub(planner *p, const sl_bfrom *f, flat *out) {
   const sl_bquery *q = f->u.sub.query;
   if (q->kind != SL_BQUERY_SELECT)
-    return unsupported(p, f->span, "UNION, INTERSECT, EXCEPT and VALUES");
+    return unsupported(p, f->span,
+                       "VALUES or UNION, INTERSECT, EXCEPT in FROM");
   const sl_bselect *s = q->select;
   if (s->aggregate || s->nwindows > 0 || s->distinct || q->norder > 0 ||
       q->limit >= 0)
@@ -727,16 +728,54 @@ static bool needs_stages_from(const sl_bfrom *f) {
 
 /* The pipeline of query q into p->plan (sink already chosen).  leaf: a
  * leaf of a staged plan (no filter goes into the source). */
+/* SELECT without FROM, or VALUES: rows of constants, no source. */
+static int plan_constant(planner *p, const sl_bquery *q) {
+  sl_plan *plan = p->plan;
+  plan->kind = SL_PLAN_CONSTANT;
+  if (q->kind == SL_BQUERY_VALUES) {
+    plan->nconst_rows = q->nrows;
+    plan->const_rows = (sl_bexpr *const *const *)q->rows;
+  } else {
+    const sl_bselect *s = q->select;
+    if (s->aggregate || s->nwindows > 0 || s->distinct)
+      return unsupported(p, q->span,
+                         "GROUP BY, aggregates, OVER or DISTINCT without FROM");
+    sl_bexpr ***rows = SL_ANEW_N(p->a, sl_bexpr **, 1);
+    rows[0] = s->exprs;
+    plan->nconst_rows = 1;
+    plan->const_rows = (sl_bexpr *const *const *)rows;
+    plan->const_filter = s->where;
+  }
+  plan->nout = q->ncols;
+  plan->out_names = SL_ANEW_N(p->a, const char *, q->ncols > 0 ? q->ncols : 1);
+  plan->out_types =
+      SL_ANEW_N(p->a, const sl_type *, q->ncols > 0 ? q->ncols : 1);
+  for (int i = 0; i < q->ncols; i++) {
+    plan->out_names[i] = q->cols[i].name;
+    plan->out_types[i] = q->cols[i].type;
+  }
+  plan->out = plan->nconst_rows > 0 ? (sl_bexpr **)plan->const_rows[0]
+                                    : SL_ANEW_N(p->a, sl_bexpr *, 1);
+  plan->limit = q->limit;
+  plan->offset = q->offset;
+  plan->norder = q->norder;
+  plan->order = q->order;
+  return SL_OK;
+}
+
 static int build_query(planner *p, const sl_bquery *q, bool leaf) {
   sl_arena *a = p->a;
   sl_plan *plan = p->plan;
   sl_error *err = p->err;
+  if (q && !leaf &&
+      (q->kind == SL_BQUERY_VALUES ||
+       (q->kind == SL_BQUERY_SELECT && !q->select->from)))
+    return plan_constant(p, q);
   if (!q || q->kind != SL_BQUERY_SELECT)
-    return unsupported(p, q->span,
-                       "UNION, INTERSECT, EXCEPT and VALUES queries");
+    return unsupported(p, q->span, "UNION, INTERSECT and EXCEPT queries");
   const sl_bselect *s = q->select;
   if (!s->from)
-    return unsupported(p, q->span, "SELECT without FROM");
+    return unsupported(p, q->span, "SELECT without FROM feeding another query");
   if (s->distinct)
     return unsupported(p, q->span, "SELECT DISTINCT");
   if (s->nwindows > 0)
@@ -880,7 +919,7 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
   }
   if (!q)
     return unsupported(&p, stmt->ast->span,
-                       "UNION, INTERSECT, EXCEPT and VALUES queries");
+                       "UNION, INTERSECT and EXCEPT queries");
   int rc;
   if (needs_stages_query(q, true)) {
     plan->kind = SL_PLAN_STAGED;

@@ -695,6 +695,8 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
 int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
                   const sl_exec_nodes *nodes, sl_result_sink *shell,
                   sl_query_stats *stats, sl_error *err) {
+  if (plan->kind == SL_PLAN_CONSTANT)
+    return sl_execute_constant(plan, shell, stats, err);
   bool coordinator_of_nodes = nodes && nodes->nnodes > 0;
   bool node = nodes && nodes->node_count > 0;
   if ((coordinator_of_nodes || node) && plan->kind == SL_PLAN_AGGREGATE &&

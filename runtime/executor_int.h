@@ -259,4 +259,8 @@ int sl_accepting_start(sl_accepting *a, const char *what, sl_error *err);
  * SL_OK. */
 int sl_accepting_join(sl_accepting *a, int rc, sl_error *err);
 
+/* A plan of constant rows (runtime/constant_rows.c). */
+int sl_execute_constant(const sl_plan *plan, sl_result_sink *shell,
+                        sl_query_stats *stats, sl_error *err);
+
 #endif

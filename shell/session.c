@@ -621,7 +621,7 @@ static void explain_nodes(sl_session *s, const sl_plan *plan,
                           const sl_query_stats *st, sl_strbuf *out) {
   int n = s->cluster ? s->cluster->n
                      : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
-  if (s->is_node || n <= 1)
+  if (s->is_node || n <= 1 || plan->kind == SL_PLAN_CONSTANT)
     return;
   if (plan->kind == SL_PLAN_STAGED) {
     sl_strbuf_printf(out,
@@ -746,6 +746,8 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
  * coordinator (text is what the nodes plan: the query or INSERT). */
 static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
                    sl_result_sink *sink, sl_query_stats *st, sl_error *err) {
+  if (plan->kind == SL_PLAN_CONSTANT) /* no source: nothing for nodes */
+    return sl_execute(plan, s->settings, sink, st, err);
   int rc = ensure_cluster(s, err);
   if (rc != SL_OK)
     return rc;
@@ -860,6 +862,13 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   if (rc != SL_OK)
     return rc;
   sl_strbuf msg = SL_STRBUF_INIT;
+  if (plan->kind == SL_PLAN_CONSTANT) { /* no input: just the rows */
+    sl_strbuf_printf(&msg, "%llu row%s", (unsigned long long)st.rows_out,
+                     st.rows_out == 1 ? "" : "s");
+    rc = notice(sink, sl_strbuf_cstr(&msg));
+    sl_strbuf_free(&msg);
+    return rc;
+  }
   double rate = st.seconds > 0 ? (double)st.events / st.seconds : 0;
   sl_strbuf_printf(&msg,
                    "%llu row%s, %llu events in %.2f s (%.0f events/s, %d "

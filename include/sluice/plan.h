@@ -38,6 +38,8 @@ typedef enum sl_plan_kind {
   SL_PLAN_AGGREGATE, /* windowed or (bounded input) global GROUP BY */
   SL_PLAN_STAGED,    /* several single-stage plans (leaves) whose rows meet
                       * in window-aligned operators (sl_staged_plan) */
+  SL_PLAN_CONSTANT,  /* rows of constant expressions (SELECT without FROM,
+                      * VALUES): evaluated once, no source */
 } sl_plan_kind;
 
 /* A source's part of the base row. */
@@ -140,6 +142,13 @@ typedef struct sl_plan {
    * stages per window, `window` says which; a row is late when its window
    * has fired (not when it is older than the watermark). */
   bool window_rows;
+
+  /* SL_PLAN_CONSTANT: nconst_rows rows of nout expressions without
+   * columns, each kept when const_filter (the WHERE of a SELECT without
+   * FROM, or NULL) is TRUE. */
+  int nconst_rows;
+  sl_bexpr *const *const *const_rows;
+  sl_bexpr *const_filter;
 
   /* SL_PLAN_AGGREGATE */
   bool windowed;
