@@ -73,6 +73,7 @@ void sl_exec_publish_batch(worker *w, out_batch *b) {
   else
     w->batches = b;
   w->batches_tail = b;
+  w->nbatches++;
   pthread_mutex_unlock(&w->lock);
 }
 
@@ -621,6 +622,8 @@ static int drain_batches(coordinator *c, worker *ws, int n, bool *progress) {
     pthread_mutex_lock(&ws[i].lock);
     out_batch *b = ws[i].batches;
     ws[i].batches = ws[i].batches_tail = NULL;
+    ws[i].nbatches = 0;
+    pthread_cond_broadcast(&ws[i].drained);
     pthread_mutex_unlock(&ws[i].lock);
     while (b) {
       out_batch *next = b->next;
@@ -832,6 +835,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     ws[i].published_wm = WM_MIN;
     ws[i].min_open_start = WM_MAX;
     pthread_mutex_init(&ws[i].lock, NULL);
+    pthread_cond_init(&ws[i].drained, NULL);
     if (pthread_create(&ws[i].thread, NULL,
                        coordinator_of_nodes ? sl_node_link_main
                                             : sl_worker_main,
@@ -1042,6 +1046,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     }
     sl_error_clear(&ws[i].err);
     pthread_mutex_destroy(&ws[i].lock);
+    pthread_cond_destroy(&ws[i].drained);
   }
   free(ws);
   pthread_mutex_destroy(&shared.lock);

@@ -154,6 +154,8 @@ typedef struct worker {
   pthread_mutex_t lock;
   window_partial *partials, *partials_tail;
   out_batch *batches, *batches_tail;
+  int nbatches;            /* in batches: published, not yet taken */
+  pthread_cond_t drained;  /* the coordinator took the batches */
   out_batch *free_batches; /* returned by the coordinator for reuse */
   int64_t published_wm;    /* every window ending at or before it is in
                             * partials */

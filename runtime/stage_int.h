@@ -35,16 +35,18 @@ typedef struct keyed_rows {
  * stage sink (under the runner's lock) and read by the runner. */
 typedef struct leaf_store {
   const sl_plan *plan;
-  const sl_row_layout *layout; /* the rows kept: the leaf's output rows,
-                                * or for window rows those and the
-                                * window's start, end and time */
+  const sl_row_layout *layout;    /* the rows kept: the leaf's output rows,
+                                   * or for window rows those and the
+                                   * window's start, end and time */
   const sl_row_layout *in_layout; /* the leaf executor's rows */
   bool stream;
   bool window_rows; /* keyed by the window end of each row's time */
   int64_t size_us, offset_us, unit_us; /* window_rows: the TUMBLE */
-  int time_field;     /* stream: the event-time field */
-  int64_t bucket_us;  /* stream: bucket width */
+  int time_field;                      /* stream: the event-time field */
+  int64_t bucket_us;                   /* stream: bucket width */
   int64_t drop_below; /* stream: rows before this time are too late */
+  int64_t hi_us;      /* stream: the interval's upper end after a window
+                       * end (a window needs rows up to end + hi_us) */
   keyed_rows *keys;   /* sorted by key */
   int nkeys, capkeys;
   int64_t wm; /* every row up to here has arrived (see the sink hook) */

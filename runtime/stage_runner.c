@@ -29,10 +29,17 @@
 #include "sluice/interrupt.h"
 #include "stage_int.h"
 
+/* A stream leaf whose rows wait in its store for more than this, while
+ * it runs ahead of the windows the stages can fire, is held back (its
+ * coordinator waits, and then its workers: worker.c) until the others
+ * catch up. */
+#define STAGE_HOLD_MAX (64u << 20)
+
 typedef struct stage_runner {
   pthread_mutex_t lock;
-  pthread_cond_t cond;
-  bool cancelled; /* the query stopped: leaves stop at their next call */
+  pthread_cond_t cond; /* news for the runner, and for held-back leaves */
+  int64_t frontier;    /* every window ending at or before it has fired */
+  bool cancelled;      /* the query stopped: leaves stop at their next call */
   leaf_store *leaves;
   int nleaves;
   uint32_t buffer_size;
@@ -130,6 +137,14 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
       ls->stream || ls->window_rows ? ls->time_field : l->nfields - 1;
   uint8_t *scratch = ls->window_rows ? malloc(ls->layout->width) : NULL;
   pthread_mutex_lock(&run->lock);
+  /* Running ahead with much held: wait for the stages to catch up (the
+   * leaf that holds the frontier back is never ahead of it). */
+  while (ls->stream && !run->cancelled && ls->bytes > STAGE_HOLD_MAX &&
+         ls->wm != WM_MIN && run->frontier != WM_MAX &&
+         (run->frontier == WM_MIN || ls->wm - ls->hi_us > run->frontier)) {
+    struct timespec until = sl_clock_deadline_ms(20);
+    pthread_cond_timedwait(&run->cond, &run->lock, &until);
+  }
   int rc = run->cancelled ? sl_error_set(err, SL_ECANCELLED, "stopped") : SL_OK;
   keyed_rows *k = NULL;
   for (uint32_t i = 0; i < rows->nrows && rc == SL_OK; i++) {
@@ -155,7 +170,7 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
       ls->bytes += k->rows.bufs[k->rows.nbufs - 1].cap;
   }
   s->rows += rows->nrows;
-  pthread_cond_signal(&run->cond);
+  pthread_cond_broadcast(&run->cond);
   pthread_mutex_unlock(&run->lock);
   free(scratch);
   return rc;
@@ -168,7 +183,7 @@ static int stage_sink_watermark(sl_sink *s, int64_t wm, sl_error *err) {
   bool stop = run->cancelled;
   if (wm > ls->wm) {
     ls->wm = wm;
-    pthread_cond_signal(&run->cond);
+    pthread_cond_broadcast(&run->cond);
   }
   pthread_mutex_unlock(&run->lock);
   return stop ? sl_error_set(err, SL_ECANCELLED, "stopped") : SL_OK;
@@ -215,7 +230,7 @@ static void *leaf_main(void *arg) {
     run->leaves[lt->index].wm = WM_MAX;
     run->leaves[lt->index].done = true;
   }
-  pthread_cond_signal(&run->cond);
+  pthread_cond_broadcast(&run->cond);
   pthread_mutex_unlock(&run->lock);
   return NULL;
 }
@@ -301,6 +316,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   stage_runner run = {0};
   pthread_mutex_init(&run.lock, NULL);
   pthread_cond_init(&run.cond, NULL);
+  run.frontier = WM_MIN;
   run.nleaves = sp->nleaves;
   run.buffer_size =
       (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
@@ -338,6 +354,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     if (ls->stream) {
       ls->bucket_us = slide;
       stream_reach(sp->top, &lo[i], &hi[i], i);
+      ls->hi_us = hi[i];
     }
     if (ls->window_rows) {
       const sl_stage *st = leaf_stage(sp->top, i);
@@ -446,6 +463,8 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     }
     if (held > run.peak_bytes)
       run.peak_bytes = held;
+    run.frontier = frontier;
+    pthread_cond_broadcast(&run.cond); /* held-back leaves look again */
 
     if (rc != SL_OK || o.limit_reached || all_done)
       break;
@@ -457,6 +476,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     pthread_cond_timedwait(&run.cond, &run.lock, &until);
   }
   run.cancelled = true; /* leaves still running stop at their next call */
+  pthread_cond_broadcast(&run.cond);
   pthread_mutex_unlock(&run.lock);
   for (int i = 0; i < started; i++)
     pthread_join(lts[i].thread, NULL);

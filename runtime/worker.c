@@ -389,6 +389,10 @@ static int hand_over_windows(worker_state *s) {
   return SL_OK;
 }
 
+/* A stream leaf's worker waits when this many of its result batches are
+ * waiting for the coordinator (64 KiB each by default). */
+#define STREAM_BATCHES_MAX 16
+
 /* ---- per-buffer processing ---------------------------------------------- */
 
 static int eval_rows(worker_state *s, sl_expr_prog *const *progs, int nprogs,
@@ -1039,7 +1043,20 @@ void *sl_worker_main(void *arg) {
     else {
       pthread_mutex_lock(&w->lock);
       w->published_wm = s.wm;
+      bool full = plan->track_watermark && w->nbatches > STREAM_BATCHES_MAX;
       pthread_mutex_unlock(&w->lock);
+      if (full) {
+        /* A stream feeding stages whose coordinator stops taking rows (the
+         * stages hold back a leaf that runs ahead of the others): wait
+         * instead of queueing without bound. */
+        sl_exec_signal(w);
+        pthread_mutex_lock(&w->lock);
+        while (w->nbatches > STREAM_BATCHES_MAX && !atomic_load(w->cancel)) {
+          struct timespec until = sl_clock_deadline_ms(20);
+          pthread_cond_timedwait(&w->drained, &w->lock, &until);
+        }
+        pthread_mutex_unlock(&w->lock);
+      }
     }
     if (rc != SL_OK || done || worth_waking(&s))
       sl_exec_signal(w);

@@ -130,6 +130,7 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
       else
         w->batches = b;
       w->batches_tail = b;
+      w->nbatches++;
     }
     b = next_b;
   }
