@@ -247,16 +247,35 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
   return pipe;
 }
 
+xnode *sl_explain_sink_node(sl_arena *a, const sl_plan *p,
+                            const sl_query_stats *st) {
+  xnode *sink = sl_xnode(a, "Sink");
+  sink->detail = p->sink_table
+                     ? sl_arena_printf(a, "%s [connector=%s]",
+                                       p->sink_table->name, p->sink->name)
+                     : "shell";
+  if (st) {
+    sl_xnode_actual(a, sink, "rows", count(a, st->rows_out));
+    sl_xnode_actual(a, sink, "wall time", secs(a, st->seconds));
+    sl_xnode_actual(a, sink, "events/s",
+                    sl_arena_printf(a, "%.0f",
+                                    st->seconds > 0
+                                        ? (double)st->events / st->seconds
+                                        : 0.0));
+  }
+  return sink;
+}
+
+const char *sl_explain_count(sl_arena *a, uint64_t n) {
+  return count(a, n);
+}
+
 xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                             const char *strategy, const sl_query_stats *st) {
   if (p->kind == SL_PLAN_STAGED)
     return sl_explain_staged_tree(arena, p, workers, st);
 #define a (*arena)
-  xnode *sink = sl_xnode(&a, "Sink");
-  sink->detail = p->sink_table
-                     ? sl_arena_printf(&a, "%s [connector=%s]",
-                                       p->sink_table->name, p->sink->name)
-                     : "shell";
+  xnode *sink = sl_explain_sink_node(&a, p, st);
   xnode *proj = sl_xnode(&a, "Project");
   proj->detail = exprs_str(&a, p->nout, p->out, p->out_names);
   xnode *above = sink;
@@ -296,15 +315,6 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
     above = sort;
   }
   sl_xnode_kid(&a, above, proj);
-  if (st) {
-    sl_xnode_actual(&a, sink, "rows", count(&a, st->rows_out));
-    sl_xnode_actual(&a, sink, "wall time", secs(&a, st->seconds));
-    sl_xnode_actual(&a, sink, "events/s",
-                    sl_arena_printf(&a, "%.0f",
-                                    st->seconds > 0
-                                        ? (double)st->events / st->seconds
-                                        : 0.0));
-  }
   if (p->limit >= 0)
     sl_xnode_attr(&a, sink, "limit",
                   sl_arena_printf(&a, "%lld", (long long)p->limit));

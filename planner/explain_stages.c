@@ -149,11 +149,7 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
 
 xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
                               const sl_query_stats *st) {
-  xnode *sink = sl_xnode(a, "Sink");
-  sink->detail = p->sink_table
-                     ? sl_arena_printf(a, "%s [connector=%s]",
-                                       p->sink_table->name, p->sink->name)
-                     : "shell";
+  xnode *sink = sl_explain_sink_node(a, p, st);
   xnode *above = sink;
   if (p->limit >= 0 || p->offset > 0) {
     xnode *lim = sl_xnode(a, "Limit");
@@ -169,28 +165,14 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
       "window, when every leaf has passed its end }",
       p->staged->nleaves, p->staged->nleaves == 1 ? "f" : "ves");
   if (st) {
-    sl_xnode_actual(
-        a, sink, "rows",
-        sl_arena_printf(a, "%llu", (unsigned long long)st->rows_out));
-    sl_xnode_actual(a, sink, "wall time",
-                    sl_arena_printf(a, "%.3f s", st->seconds));
-    sl_xnode_actual(a, sink, "events/s",
-                    sl_arena_printf(a, "%.0f",
-                                    st->seconds > 0
-                                        ? (double)st->events / st->seconds
-                                        : 0.0));
-    sl_xnode_actual(
-        a, stages, "windows evaluated",
-        sl_arena_printf(a, "%llu", (unsigned long long)st->stage_windows));
-    sl_xnode_actual(
-        a, stages, "late stream rows dropped",
-        sl_arena_printf(a, "%llu", (unsigned long long)st->stage_late));
-    sl_xnode_actual(
-        a, stages, "peak bytes of leaf rows held",
-        sl_arena_printf(a, "%llu", (unsigned long long)st->stage_state_peak));
-    sl_xnode_actual(
-        a, stages, "leaf records dropped as late",
-        sl_arena_printf(a, "%llu", (unsigned long long)st->late_dropped));
+    sl_xnode_actual(a, stages, "windows evaluated",
+                    sl_explain_count(a, st->stage_windows));
+    sl_xnode_actual(a, stages, "late stream rows dropped",
+                    sl_explain_count(a, st->stage_late));
+    sl_xnode_actual(a, stages, "peak bytes of leaf rows held",
+                    sl_explain_count(a, st->stage_state_peak));
+    sl_xnode_actual(a, stages, "leaf records dropped as late",
+                    sl_explain_count(a, st->late_dropped));
   }
   sl_xnode_kid(a, above, stages);
   printer pr = {

@@ -49,6 +49,12 @@ xnode *sl_explain_plan_tree(sl_arena *a, const struct sl_plan *p, int workers,
 /* A staged plan's tree (explain_stages.c). */
 xnode *sl_explain_staged_tree(sl_arena *a, const struct sl_plan *p, int workers,
                               const struct sl_query_stats *st);
+/* The Sink node of a plan (the INSERT target or the shell), with the
+ * rows written, wall time and events/s when st is not NULL. */
+xnode *sl_explain_sink_node(sl_arena *a, const struct sl_plan *p,
+                            const struct sl_query_stats *st);
+/* A count as text. */
+const char *sl_explain_count(sl_arena *a, uint64_t n);
 /* EXPLAIN ANALYZE: a measured figure on a node, in the TEXT line
  * ("(actual: k=v, ...)") and as a JSON attribute. */
 void sl_xnode_actual(sl_arena *a, xnode *n, const char *key, const char *value);

@@ -616,7 +616,7 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
                               st->ngroups + a, ev->err);
       if (frc == 1 && attempt == 0) { /* heap full: next buffer */
         o->nrows--;
-        o->heap_used = o->cap; /* nothing more fits here */
+        rel_new_buffer(ev, r, 0);
         continue;
       }
       rc = frc == 1 ? sl_error_set(ev->err, SL_EINVAL,

@@ -75,8 +75,7 @@ struct stage_rt {
    * filter), key rows of the groups */
   const sl_row_layout *tmp_layout, *group_layout;
   sl_expr_prog **tmp_progs;
-  int ntmp;
-  int *group_field; /* tmp field of group i */
+  int ntmp; /* the groups are tmp fields 0 .. ngroups - 1 */
   sl_agg_set aggs;
   /* TOPN: sort rows (partition values, then order values) */
   const sl_row_layout *sort_layout;

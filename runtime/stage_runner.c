@@ -63,6 +63,7 @@ typedef struct leaf_thread {
 struct sl_sink {
   leaf_store *store;
   uint64_t rows;
+  uint8_t *scratch; /* window rows: one row of the store's layout */
 };
 
 static int stage_sink_open(const sl_sink_spec *spec, sl_sink **out,
@@ -76,6 +77,11 @@ static int stage_sink_open(const sl_sink_spec *spec, sl_sink **out,
   if (!s)
     abort();
   s->store = ls;
+  if (ls->window_rows) {
+    s->scratch = malloc(ls->layout->width);
+    if (!s->scratch)
+      abort();
+  }
   *out = s;
   return SL_OK;
 }
@@ -104,11 +110,6 @@ static keyed_rows *store_key(leaf_store *ls, int64_t key) {
   return k;
 }
 
-static int64_t floor_div(int64_t x, int64_t d) {
-  int64_t q = x / d;
-  return (x % d != 0 && (x < 0) != (d < 0)) ? q - 1 : q;
-}
-
 /* A window row: the leaf's row in the store's layout, with its TUMBLE
  * window's start, end and time after the leaf's columns. */
 static const uint8_t *window_row(const leaf_store *ls, const uint8_t *row,
@@ -135,7 +136,6 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   const sl_row_layout *l = ls->in_layout;
   int key_field =
       ls->stream || ls->window_rows ? ls->time_field : l->nfields - 1;
-  uint8_t *scratch = ls->window_rows ? malloc(ls->layout->width) : NULL;
   pthread_mutex_lock(&run->lock);
   /* Running ahead with much held: wait for the stages to catch up (the
    * leaf that holds the frontier back is never ahead of it). */
@@ -156,15 +156,15 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
       ls->late++;
       continue;
     }
-    int64_t key = ls->stream ? floor_div(v, ls->bucket_us) : v;
+    int64_t key = ls->stream ? sl_floor_div(v, ls->bucket_us) : v;
     if (ls->window_rows)
-      key = floor_div(v - ls->offset_us, ls->size_us) * ls->size_us +
+      key = sl_floor_div(v - ls->offset_us, ls->size_us) * ls->size_us +
             ls->offset_us + ls->size_us;
     if (!k || k->key != key)
       k = store_key(ls, key);
     size_t before = k->rows.nbufs;
     if (ls->window_rows)
-      row = window_row(ls, row, key, scratch);
+      row = window_row(ls, row, key, s->scratch);
     rc = sorted_result_add_row(&k->rows, row, err);
     if ((size_t)k->rows.nbufs != before)
       ls->bytes += k->rows.bufs[k->rows.nbufs - 1].cap;
@@ -172,7 +172,6 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   s->rows += rows->nrows;
   pthread_cond_broadcast(&run->cond);
   pthread_mutex_unlock(&run->lock);
-  free(scratch);
   return rc;
 }
 
@@ -198,6 +197,7 @@ static int stage_sink_commit(sl_sink *s, sl_error *err) {
 static int stage_sink_close(sl_sink *s, bool ok, sl_error *err) {
   (void)ok;
   (void)err;
+  free(s->scratch);
   free(s);
   return SL_OK;
 }
@@ -216,6 +216,15 @@ static const sl_sink_connector stage_sink = {
     .rows_written = stage_sink_rows,
     .watermark = stage_sink_watermark,
 };
+
+/* Free the rows of a store's first (smallest) key. */
+static void drop_first_key(leaf_store *ls) {
+  ls->bytes -= sorted_result_bytes(&ls->keys[0].rows);
+  sorted_result_free(&ls->keys[0].rows);
+  memmove(&ls->keys[0], &ls->keys[1],
+          sizeof *ls->keys * (size_t)(ls->nkeys - 1));
+  ls->nkeys--;
+}
 
 /* ---- leaves ----------------------------------------------------------------
  */
@@ -436,11 +445,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
       for (int i = 0; i < sp->nleaves; i++) {
         leaf_store *ls = &run.leaves[i];
         if (!ls->stream && ls->nkeys > 0 && ls->keys[0].key == next) {
-          ls->bytes -= sorted_result_bytes(&ls->keys[0].rows);
-          sorted_result_free(&ls->keys[0].rows);
-          memmove(&ls->keys[0], &ls->keys[1],
-                  sizeof *ls->keys * (size_t)(ls->nkeys - 1));
-          ls->nkeys--;
+          drop_first_key(ls);
         }
       }
     }
@@ -452,11 +457,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
         ls->drop_below = frontier + lo[i];
         while (ls->nkeys > 0 &&
                (ls->keys[0].key + 1) * ls->bucket_us <= ls->drop_below) {
-          ls->bytes -= sorted_result_bytes(&ls->keys[0].rows);
-          sorted_result_free(&ls->keys[0].rows);
-          memmove(&ls->keys[0], &ls->keys[1],
-                  sizeof *ls->keys * (size_t)(ls->nkeys - 1));
-          ls->nkeys--;
+          drop_first_key(ls);
         }
       }
       held += ls->bytes;

@@ -769,12 +769,8 @@ static int drop_late_rows(worker_state *s, const sl_buffer *in, uint32_t *n) {
   for (uint32_t i = 0; i < *n; i++) {
     const uint8_t *t = sl_buffer_row(&s->rowtimes, i);
     int64_t v = sl_row_is_null(t, 0) ? 0 : SL_FIELD(t, tl, 0, int64_t);
-    if (pw && !sl_row_is_null(t, 0)) {
-      int64_t k = (v - pw->offset_us) / pw->size_us;
-      if ((v - pw->offset_us) % pw->size_us < 0)
-        k--;
-      v = k * pw->size_us + pw->offset_us + pw->size_us - pw->unit_us;
-    }
+    if (pw && !sl_row_is_null(t, 0)) /* the time its window fires at */
+      v = slice_of(pw, v) + pw->size_us - pw->unit_us;
     if (!sl_row_is_null(t, 0) && v <= s->local_wm)
       s->w->late++;
     else

@@ -210,7 +210,7 @@ struct sl_stage {
   int ncols;
   const char **names;
   const sl_type **types;
-  int *wprop; /* per column: the window bound it is (SL_WPROP_*), or -1 */
+  int *wprop;  /* per column: the window bound it is (SL_WPROP_*), or -1 */
   bool stream; /* rows are not per window (a stream leaf's) */
   /* LEAF */
   int leaf;
@@ -225,9 +225,10 @@ struct sl_stage {
   int nkeys;
   sl_bexpr **lkeys, **rkeys; /* over the left / right row, equal types */
   sl_bexpr *residual;        /* over the joined row, or NULL */
-  /* An interval join of a stream (right side, stream) with per-window rows:
-   * stream rows whose time is in [e + lo_us, e + hi_us] meet the rows of
-   * the window ending at e (residual still checks the exact condition). */
+  /* An interval join of a stream (the side whose stage is `stream`) with
+   * per-window rows: stream rows whose time is in [e + lo_us, e + hi_us]
+   * meet the rows of the window ending at e (the residual still checks the
+   * exact condition). */
   int64_t lo_us, hi_us;
   /* AGGREGATE: groups over the input row, aggregates' args over it too */
   int ngroups;

@@ -20,6 +20,7 @@ SLUICE=$1
 SRC=$2
 EVENTS=${3:-100000}
 command -v sqlite3 >/dev/null || { echo "sqlite3 is missing (apt-get install sqlite3)"; exit 1; }
+. "$(dirname "$0")/oracle.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -70,10 +71,7 @@ fail=0 passed=0
 # run_case NAME SLUICE_QUERY ORACLE_QUERY
 run_case() {
   local name=$1 sq=$2 oq=$3
-  # fmt(x): a time in ms since the epoch -> 'yyyy-MM-dd HH:mm:ss.SSS'.
-  oq=$(printf '%s' "$oq" | sed -E "s/fmt\(([^()]*(\([^()]*\))?[^()]*)\)/(strftime('%Y-%m-%d %H:%M:%S', (\1) \/ 1000, 'unixepoch') || printf('.%03d', (\1) % 1000))/g")
-  sqlite3 -csv "$tmp/oracle.db" "$oq" | tr -d '"' | sort > "$tmp/$name.expected"
-  if [ ! -s "$tmp/$name.expected" ]; then
+  if ! oracle_rows "$tmp/oracle.db" "$oq" "$tmp/$name.expected"; then
     echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
   fi
   for cfg in w1 w2 w2r n2 n3; do
@@ -92,14 +90,7 @@ run_case() {
     if ! grep -q " 0 late records dropped" "$tmp/err"; then
       echo "FAIL $name ($cfg): records were late, the oracle assumes none:"; grep "late" "$tmp/err"; fail=$((fail + 1)); continue
     fi
-    if cmp -s "$tmp/$name.expected" "$tmp/$name.$cfg"; then
-      passed=$((passed + 1))
-      echo "ok   $name ($cfg, $strategy): $(wc -l < "$tmp/$name.expected") rows equal"
-    else
-      fail=$((fail + 1))
-      echo "FAIL $name ($cfg, $strategy): results differ (< sqlite3, > sluice):"
-      diff "$tmp/$name.expected" "$tmp/$name.$cfg" | head -10 || true
-    fi
+    compare_rows "$name" "$cfg, $strategy" "$tmp/$name.expected" "$tmp/$name.$cfg"
   done
 }
 

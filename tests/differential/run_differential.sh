@@ -18,6 +18,7 @@ SRC=$2
 ROWS=${3:-200000}
 SEED=${4:-42}
 command -v sqlite3 >/dev/null || { echo "sqlite3 is missing (apt-get install sqlite3)"; exit 1; }
+. "$(dirname "$0")/oracle.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -87,12 +88,7 @@ fail=0 passed=0
 # Sluice's at 1, 2 and 4 workers.
 run_case() {
   local name=$1 ddl=$2 sq=$3 oq=$4
-  # fmt(x): a time in ms since the epoch -> 'yyyy-MM-dd HH:mm:ss.SSS'.
-  oq=$(printf '%s' "$oq" | sed -E "s/fmt\(([^()]*(\([^()]*\))?[^()]*)\)/(strftime('%Y-%m-%d %H:%M:%S', (\1) \/ 1000, 'unixepoch') || printf('.%03d', (\1) % 1000))/g")
-  # (sqlite3 quotes values with spaces; Sluice does not need to: compare
-  # without quotes, no value here contains one.)
-  sqlite3 -csv "$tmp/oracle.db" "$oq" | tr -d '"' | sort > "$tmp/$name.expected"
-  if [ ! -s "$tmp/$name.expected" ]; then
+  if ! oracle_rows "$tmp/oracle.db" "$oq" "$tmp/$name.expected"; then
     echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
   fi
   for w in 1 2 4 2r 4r n2 n2r; do
@@ -104,14 +100,7 @@ run_case() {
     if ! "$SLUICE" -m csv --no-headers "$tmp/q.sql" 2>"$tmp/err" | sort > "$tmp/$name.$w"; then
       echo "FAIL $name ($w workers x $nodes node(s), $strategy): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); continue
     fi
-    if cmp -s "$tmp/$name.expected" "$tmp/$name.$w"; then
-      passed=$((passed + 1))
-      echo "ok   $name ($w workers x $nodes node(s), $strategy): $(wc -l < "$tmp/$name.expected") rows equal"
-    else
-      fail=$((fail + 1))
-      echo "FAIL $name ($w workers x $nodes node(s), $strategy): results differ (< sqlite3, > sluice):"
-      diff "$tmp/$name.expected" "$tmp/$name.$w" | head -10 || true
-    fi
+    compare_rows "$name" "$w workers x $nodes node(s), $strategy" "$tmp/$name.expected" "$tmp/$name.$w"
   done
 }
 
