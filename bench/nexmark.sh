@@ -11,9 +11,9 @@
 # node.  Reported: the median events/s of RUNS runs (the spread as
 # min..max), and events/s per core: on this 2-core machine the cores a run
 # can use are min(workers x nodes, 2).  Timings come from the shell's
-# summary line (first record to last result).  Multi-stage queries (q5,
-# q7, q8, NB8) run in the shell's process whatever the node count (their
-# leaves are not spread over nodes yet): their rows at 2 and 4 nodes say so.
+# summary line (first record to last result).  On several nodes a
+# multi-stage query (q5, q7, q8, NB8) runs every leaf on every node (each
+# in a node process of its own) and its stages in the shell's process.
 set -euo pipefail
 SLUICE=${1:-build/sluice}
 EVENTS=${2:-2000000}

@@ -84,6 +84,21 @@ void sl_exec_return_batch(worker *w, out_batch *b) {
   pthread_mutex_unlock(&w->lock);
 }
 
+void sl_exec_wait_drained(worker *w) {
+  pthread_mutex_lock(&w->lock);
+  bool full = w->nbatches > SL_STREAM_BATCHES_MAX;
+  pthread_mutex_unlock(&w->lock);
+  if (!full)
+    return;
+  sl_exec_signal(w);
+  pthread_mutex_lock(&w->lock);
+  while (w->nbatches > SL_STREAM_BATCHES_MAX && !atomic_load(w->cancel)) {
+    struct timespec until = sl_clock_deadline_ms(20);
+    pthread_cond_timedwait(&w->drained, &w->lock, &until);
+  }
+  pthread_mutex_unlock(&w->lock);
+}
+
 void sl_exec_wait_ready(exec_shared *sh) {
   pthread_mutex_lock(&sh->lock);
   if (++sh->ready >= sh->expected) {
@@ -124,6 +139,10 @@ typedef struct coordinator {
    * coordinator through this socket (node.h); -1 otherwise. */
   int export_fd;
   int64_t exported_wm;
+  /* A node that sends rows (not partials): the watermark last sent with
+   * them; every row of a window ending at or before it has been sent, so
+   * a coordinator feeding another stage knows how far they are complete. */
+  int64_t rows_wm;
   /* The coordinator of nodes: partials come from nodes, whose keys
    * overlap (nodes do not repartition between them yet). */
   bool of_nodes;
@@ -774,6 +793,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   bool rows_from_nodes = coordinator_of_nodes && nodes->exchange_between_nodes;
   bool fires = plan->kind == SL_PLAN_AGGREGATE && !rows_from_nodes;
   c.exported_wm = WM_MIN;
+  c.rows_wm = WM_MIN;
   if (node) {
     /* A node writes nothing itself: the coordinator has the sink. */
     c.sc = sl_sink_connector_find("blackhole");
@@ -856,16 +876,28 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   /* Coordinate until every worker is done and everything is written. */
   double start_clock = sl_clock_seconds(), next_progress = start_clock + 0.5;
   bool ready_sent = false;
+  double cause_deadline = 0; /* a node failed as a consequence: see below */
   while (rc == SL_OK) {
     bool progress = false;
     /* A sink feeding another stage learns how far the rows are complete:
      * the watermark read before this round's windows and batches. */
     int64_t round_wm = c.sc->watermark ? workers_watermark(ws, started) : 0;
+    /* A node sending rows tells the coordinator the same, after them: a
+     * leader how far its vector clock had fired windows. */
+    bool partials = c.export_partials && plan->kind == SL_PLAN_AGGREGATE;
+    int64_t rows_wm =
+        !node || partials ? WM_MIN
+        : c.leaders ? sl_leader_store_clock(sl_node_leaders_store(c.leaders))
+                    : workers_watermark(ws, started);
     rc = c.leaders ? leaders_round(&c, ws, started, &progress)
          : fires   ? fire_windows(&c, ws, started, &progress)
                    : drain_batches(&c, ws, started, &progress);
     if (rc == SL_OK && c.sc->watermark)
       rc = c.sc->watermark(c.sink, round_wm, err);
+    if (rc == SL_OK && rows_wm > c.rows_wm && rows_wm != WM_MAX) {
+      rc = sl_node_send_wm(c.export_fd, rows_wm, err);
+      c.rows_wm = rows_wm; /* WM_MAX: the node's DONE says so */
+    }
     if (rc != SL_OK)
       break;
     /* A partition leader that has its LIMIT still reads on: its workers'
@@ -874,6 +906,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     if (c.limit_reached && !c.leaders)
       atomic_store(&cancel, true);
     bool all_done = true;
+    int failed = -1, broken = -1;
     for (int i = 0; i < started; i++) {
       pthread_mutex_lock(&ws[i].lock);
       all_done &= ws[i].done;
@@ -882,11 +915,30 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
        * workers it aborted its channels for say so too.  That is the stop
        * we asked for, not an error (it failed the query now and then). */
       bool stopped = c.limit_reached && ws[i].rc == SL_ECANCELLED;
-      if (ws[i].done && ws[i].rc != SL_OK && rc == SL_OK && !stopped) {
-        sl_error_move(err, &ws[i].err);
-        rc = ws[i].rc;
+      if (ws[i].done && ws[i].rc != SL_OK && !stopped) {
+        /* A worker or node whose channel from a failed one broke says
+         * SL_ECANCELLED: a consequence, which may reach us first. */
+        if (ws[i].rc == SL_ECANCELLED) {
+          if (broken < 0)
+            broken = i;
+        } else if (failed < 0)
+          failed = i;
       }
       pthread_mutex_unlock(&ws[i].lock);
+    }
+    if (failed < 0 && broken >= 0) {
+      /* Wait a little for the cause (every node ends once one fails). */
+      double now = sl_clock_seconds();
+      if (cause_deadline == 0)
+        cause_deadline = now + 2.0;
+      if (all_done || now >= cause_deadline)
+        failed = broken;
+    }
+    if (failed >= 0 && rc == SL_OK) {
+      pthread_mutex_lock(&ws[failed].lock);
+      sl_error_move(err, &ws[failed].err);
+      rc = ws[failed].rc;
+      pthread_mutex_unlock(&ws[failed].lock);
     }
     if (rc != SL_OK)
       break;

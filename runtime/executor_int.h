@@ -142,6 +142,11 @@ typedef struct out_batch {
 
 typedef struct exec_shared exec_shared;
 
+/* A stream leaf's worker (or the link of a node running one) waits when
+ * this many of its result batches wait for the coordinator (64 KiB each by
+ * default): the stages above hold back a leaf that runs ahead. */
+#define SL_STREAM_BATCHES_MAX 16
+
 typedef struct worker {
   int index;
   int node_fd; /* a cluster's coordinator: this "worker" is a node */
@@ -182,6 +187,10 @@ typedef struct worker {
   uint64_t epochs_sent, state_moved;
   double source_seconds, pipeline_seconds;
 } worker;
+
+/* Wait, as a stream leaf's worker or node link, until the coordinator has
+ * taken enough of w's batches (or the query stops). */
+void sl_exec_wait_drained(worker *w);
 
 struct exec_shared {
   pthread_mutex_t lock; /* with cond: workers signal progress */

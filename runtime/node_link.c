@@ -174,6 +174,10 @@ void *sl_node_link_main(void *arg) {
       pthread_mutex_unlock(&sh->lock);
     } else if (type == SL_FRAME_ROWS) {
       rc = on_rows(w, &p, &err);
+      /* A node's stream leaf held back by the stages: stop reading, and
+       * the node's sends wait in turn, then its workers. */
+      if (rc == SL_OK && w->q->plan->track_watermark)
+        sl_exec_wait_drained(w);
     } else if (type == SL_FRAME_DONE) {
       on_done(w, &p);
       break;

@@ -142,6 +142,13 @@ sl_leader_window *sl_leader_store_take(sl_leader_store *s) {
   return w;
 }
 
+int64_t sl_leader_store_clock(sl_leader_store *s) {
+  pthread_mutex_lock(&s->lock);
+  int64_t m = vc_min(s);
+  pthread_mutex_unlock(&s->lock);
+  return m;
+}
+
 bool sl_leader_store_finished(sl_leader_store *s) {
   pthread_mutex_lock(&s->lock);
   bool f = s->windows == NULL && vc_min(s) == INT64_MAX;

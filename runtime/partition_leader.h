@@ -81,6 +81,11 @@ void sl_leader_store_advance(sl_leader_store *s, int node, int64_t wm);
  * store; NULL when none is due. */
 sl_leader_window *sl_leader_store_take(sl_leader_store *s);
 
+/* The vector clock's minimum: once the windows sl_leader_store_take
+ * returns are taken, every window ending at or before it (less a unit) has
+ * been. */
+int64_t sl_leader_store_clock(sl_leader_store *s);
+
 /* Every node has sent everything and every window has been taken. */
 bool sl_leader_store_finished(sl_leader_store *s);
 

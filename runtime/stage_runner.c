@@ -1,7 +1,8 @@
 /* stage_runner.c - running a staged plan (plan.h, "multi-stage plans").
  *
- * Each leaf is a single-stage plan run by its own executor (sl_execute, on
- * its own thread, with its own workers and strategy) whose sink is a *stage
+ * Each leaf is a single-stage plan run by its own executor (sl_execute_ex,
+ * on its own thread, with its own workers and strategy, or coordinating
+ * the nodes that run it) whose sink is a *stage
  * sink*: it copies the leaf's result rows into the leaf's store, keyed by
  * window end (or, for a stream leaf, by time bucket), and learns through
  * the sink's watermark hook how far they are complete.  This thread fires
@@ -51,6 +52,7 @@ typedef struct leaf_thread {
   int index;
   const sl_plan *plan;
   const sl_settings *settings;
+  const sl_exec_nodes *nodes; /* the nodes it runs on, or NULL: here */
   pthread_t thread;
   bool started, finished;
   int rc;
@@ -231,7 +233,8 @@ static void drop_first_key(leaf_store *ls) {
 
 static void *leaf_main(void *arg) {
   leaf_thread *lt = arg;
-  lt->rc = sl_execute(lt->plan, lt->settings, NULL, &lt->stats, &lt->err);
+  lt->rc = sl_execute_ex(lt->plan, lt->settings, lt->nodes, NULL, &lt->stats,
+                         &lt->err);
   stage_runner *run = lt->run;
   pthread_mutex_lock(&run->lock);
   lt->finished = true;
@@ -316,6 +319,7 @@ static int write_window(output *o, const rel *r, sl_error *err) {
 }
 
 int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
+                      const sl_exec_nodes *const *leaf_nodes,
                       sl_result_sink *shell, sl_query_stats *stats,
                       sl_error *err) {
   const sl_staged_plan *sp = plan->staged;
@@ -389,6 +393,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     lt->index = i;
     lt->plan = sp->leaves[i];
     lt->settings = settings;
+    lt->nodes = leaf_nodes ? leaf_nodes[i] : NULL;
     if (pthread_create(&lt->thread, NULL, leaf_main, lt) != 0) {
       rc = sl_error_set(err, SL_EINTERNAL, "cannot start stage thread");
       break;

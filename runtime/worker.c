@@ -389,10 +389,6 @@ static int hand_over_windows(worker_state *s) {
   return SL_OK;
 }
 
-/* A stream leaf's worker waits when this many of its result batches are
- * waiting for the coordinator (64 KiB each by default). */
-#define STREAM_BATCHES_MAX 16
-
 /* ---- per-buffer processing ---------------------------------------------- */
 
 static int eval_rows(worker_state *s, sl_expr_prog *const *progs, int nprogs,
@@ -1039,20 +1035,12 @@ void *sl_worker_main(void *arg) {
     else {
       pthread_mutex_lock(&w->lock);
       w->published_wm = s.wm;
-      bool full = plan->track_watermark && w->nbatches > STREAM_BATCHES_MAX;
       pthread_mutex_unlock(&w->lock);
-      if (full) {
-        /* A stream feeding stages whose coordinator stops taking rows (the
-         * stages hold back a leaf that runs ahead of the others): wait
-         * instead of queueing without bound. */
-        sl_exec_signal(w);
-        pthread_mutex_lock(&w->lock);
-        while (w->nbatches > STREAM_BATCHES_MAX && !atomic_load(w->cancel)) {
-          struct timespec until = sl_clock_deadline_ms(20);
-          pthread_cond_timedwait(&w->drained, &w->lock, &until);
-        }
-        pthread_mutex_unlock(&w->lock);
-      }
+      /* A stream feeding stages whose coordinator stops taking rows (the
+       * stages hold back a leaf that runs ahead of the others): wait
+       * instead of queueing without bound. */
+      if (plan->track_watermark)
+        sl_exec_wait_drained(w);
     }
     if (rc != SL_OK || done || worth_waking(&s))
       sl_exec_signal(w);
@@ -1083,11 +1071,13 @@ void *sl_worker_main(void *arg) {
       if (!got)
         sl_channel_wait_slot(q->channels[waiting * n + me], 1000000);
     }
-    if (rc != SL_OK) /* the others must not wait for this one */
+    /* The others must not wait for this one; what they then meet is a
+     * consequence (SL_ECANCELLED), and this one's error the cause. */
+    if (rc != SL_OK)
       for (int d = 0; d < n; d++)
         if (d != me) {
-          sl_channel_abort(q->channels[me * n + d], rc);
-          sl_channel_abort(q->channels[d * n + me], rc);
+          sl_channel_abort(q->channels[me * n + d], SL_ECANCELLED);
+          sl_channel_abort(q->channels[d * n + me], SL_ECANCELLED);
         }
   }
   if (src) {

@@ -85,11 +85,12 @@ int sl_cluster_spawn(sl_cluster **out, int n, sl_error *err) {
                           strerror(errno));
     }
     if (pid == 0) {
-      /* The node: only its own end stays open, so that the coordinator
-       * closing any other node's socket ends that node. */
-      close(sv[0]);
-      for (int j = 0; j < c->n; j++)
-        close(c->nodes[j].fd);
+      /* The node: only its own end stays open (and stdio), so that the
+       * coordinator closing any other node's socket, of this cluster or
+       * another of the session's, ends that node. */
+      if (sv[1] > 3)
+        close_range(3, (unsigned)sv[1] - 1, 0);
+      close_range((unsigned)sv[1] + 1, ~0u, 0);
       signal(SIGINT, SIG_IGN); /* Ctrl-C is the coordinator's to handle */
       int rc = sl_node_serve(sv[1]);
       _exit(rc == SL_OK ? 0 : 1);
@@ -260,20 +261,23 @@ int sl_cluster_exec(sl_cluster *c, const char *text, size_t len,
   return rc;
 }
 
-int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
-                     int across, const sl_strbuf *addrs, sl_error *err) {
-  /* Names the query's shared-memory channels: unique per process and
-   * query (the coordinator's pid, a counter in the cluster). */
-  uint64_t id = ((uint64_t)getpid() << 32) | ++c->queries;
+int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int leaf,
+                     int strategy, int across, const sl_strbuf *addrs,
+                     sl_error *err) {
+  /* Names the query's shared-memory channels: unique per process, cluster
+   * and query (the coordinator's pid, the cluster's tag, a counter). */
+  uint64_t id = ((uint64_t)getpid() << 32) | (uint64_t)(c->tag & 0xff) << 24 |
+                (++c->queries & 0xffffff);
   sl_strbuf head = SL_STRBUF_INIT;
   for (int i = 0; i < c->n; i++) {
-    uint32_t h[7] = {(uint32_t)i,
+    uint32_t h[8] = {(uint32_t)i,
                      (uint32_t)c->n,
                      (uint32_t)strategy,
                      (uint32_t)across,
                      (uint32_t)id,
                      (uint32_t)(id >> 32),
-                     (uint32_t)(addrs ? addrs->len : 0)};
+                     (uint32_t)(addrs ? addrs->len : 0),
+                     (uint32_t)(leaf + 1)};
     sl_strbuf_reset(&head);
     sl_strbuf_appendn(&head, (const char *)h, sizeof h);
     if (addrs && addrs->len)

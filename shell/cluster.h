@@ -32,6 +32,10 @@ typedef struct sl_cluster {
   sl_cluster_node *nodes;
   bool spawned;     /* started by this shell (--nodes / SET 'sluice.nodes') */
   uint32_t queries; /* queries sent so far */
+  /* Which of the session's clusters this is (0, or the leaf of a staged
+   * query it runs, plan.h): it keeps the shm channel names of clusters
+   * running at once apart. */
+  uint32_t tag;
 } sl_cluster;
 
 /* Fork n node processes on this host, each serving one end of a socket
@@ -44,12 +48,14 @@ void sl_cluster_free(sl_cluster *c);
 /* Apply a statement (CREATE, DROP, SET, RESET) on every node.  The first
  * node's error, naming the node, if any refuses it. */
 int sl_cluster_exec(sl_cluster *c, const char *text, size_t len, sl_error *err);
-/* Send QUERY to every node: node i gets index i of n.  across: the
+/* Send QUERY to every node: node i gets index i of n; leaf >= 0: run only
+ * that leaf of the query's staged plan (-1: the whole query).  across: the
  * transport of the channels between nodes (sl_exchange_transport, node.h;
  * SL_XPORT_NONE when none): shm meets at names, tcp and verbs at the
  * addresses from sl_cluster_xlisten. */
-int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int strategy,
-                     int across, const sl_strbuf *addrs, sl_error *err);
+int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int leaf,
+                     int strategy, int across, const sl_strbuf *addrs,
+                     sl_error *err);
 /* Before a query that moves data between nodes over tcp or verbs: every
  * node listens on `transport` for the channels it will consume; their
  * XADDR lines are appended to addrs.  what: 1 the exchange between workers

@@ -4,11 +4,14 @@
  * EXEC statements change the node's catalog and settings; a QUERY runs on
  * this node's share of the sources while a watcher thread reads the
  * connection for CANCEL (or its end, which cancels too); the end of the
- * connection ends the loop. */
+ * connection ends the loop.  A daemon (sluice node --listen) serves each
+ * connection in a process of its own. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,7 +232,7 @@ static char **parse_addrs(const char *text, size_t len, int n, bool leaders) {
 static int run_query(sl_session *s, int fd, const sl_strbuf *p,
                      exchange_listen *x) {
   sl_error err = {0};
-  uint32_t h[7] = {0};
+  uint32_t h[8] = {0}; /* node.h, QUERY */
   if (p->len >= sizeof h)
     memcpy(h, p->data, sizeof h);
   if (p->len < sizeof h || p->len - sizeof h < h[6]) {
@@ -266,8 +269,8 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
     nodes.leader_listen_fds = x->leader_fds;
     nodes.leader_addrs = (const char *const *)leader_addrs;
   }
-  int rc =
-      sl_session_run_on_node(s, sql, sql_len, (int)h[2], &nodes, &st, &err);
+  int rc = sl_session_run_on_node(s, sql, sql_len, (int)h[7] - 1, (int)h[2],
+                                  &nodes, &st, &err);
   atomic_store(&w.stop, true);
   if (watching)
     pthread_join(t, NULL);
@@ -359,12 +362,27 @@ int sl_node_listen(const char *address, sl_error *err) {
   if (rc != SL_OK)
     return rc;
   fprintf(stderr, "sluice node listening on %s\n", bound);
+  /* Every connection is served by a process of its own, as a database
+   * server serves its clients: a shell runs a multi-stage query's leaves
+   * on connections of their own at once, and two shells can share the
+   * daemons.  Children are reaped by the kernel. */
+  signal(SIGCHLD, SIG_IGN);
   int one = 1;
   for (;;) {
     int c = accept(fd, NULL, NULL);
     if (c < 0)
       continue;
     setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    sl_node_serve(c); /* one coordinator at a time */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(fd);
+      int rc = sl_node_serve(c);
+      _exit(rc == SL_OK ? 0 : 1);
+    }
+    if (pid < 0)
+      fprintf(stderr, "sluice node: cannot serve a connection: %s\n",
+              strerror(errno));
+    close(c);
   }
 }

@@ -25,22 +25,7 @@
 #include "sluice/strbuf.h"
 
 #include "cluster.h"
-
-struct sl_session {
-  sl_catalog *catalog;
-  sl_settings *settings;
-  sl_stats_cache *stats;   /* samples of sources, for the cost model */
-  sl_cost_constants costs; /* loaded or measured at the first choice */
-  bool costs_fresh;        /* measured by this session ('fresh') */
-  /* Clusters (node.h): the nodes queries run on, and every statement that
-   * changed the catalog or settings, in order, to bring new nodes up to
-   * date.  A node's own session has neither (is_node). */
-  bool is_node;
-  sl_cluster *cluster;
-  char **log;
-  size_t *log_len;
-  int nlog, caplog;
-};
+#include "session_int.h"
 
 sl_session *sl_session_new(void) {
   sl_session *s = calloc(1, sizeof *s);
@@ -58,7 +43,7 @@ void sl_session_free(sl_session *s) {
   sl_catalog_free(s->catalog);
   sl_settings_free(s->settings);
   sl_stats_cache_free(s->stats);
-  sl_cluster_free(s->cluster);
+  session_free_clusters(s);
   for (int i = 0; i < s->nlog; i++)
     free(s->log[i]);
   free(s->log);
@@ -68,100 +53,6 @@ void sl_session_free(sl_session *s) {
 
 void sl_session_set_node(sl_session *s) {
   s->is_node = true;
-}
-
-/* ---- clusters ----------------------------------------------------------- */
-
-/* A statement that changed the catalog or settings: remember it for nodes
- * that start later, and apply it on the current ones. */
-static int replicate(sl_session *s, const char *text, size_t len,
-                     sl_error *err) {
-  if (s->is_node)
-    return SL_OK;
-  if (s->nlog == s->caplog) {
-    s->caplog = s->caplog ? s->caplog * 2 : 16;
-    s->log = realloc(s->log, sizeof *s->log * (size_t)s->caplog);
-    s->log_len = realloc(s->log_len, sizeof *s->log_len * (size_t)s->caplog);
-    if (!s->log || !s->log_len)
-      abort();
-  }
-  s->log[s->nlog] = malloc(len + 1);
-  if (!s->log[s->nlog])
-    abort();
-  memcpy(s->log[s->nlog], text, len);
-  s->log[s->nlog][len] = '\0';
-  s->log_len[s->nlog++] = len;
-  return s->cluster ? sl_cluster_exec(s->cluster, text, len, err) : SL_OK;
-}
-
-/* The nodes for the next query: SET 'sluice.nodes' = 'N' (N > 1) starts N
- * on this host (again, when N changed or one broke) and replays the
- * session's statements on them; a cluster joined with --cluster stays. */
-static int ensure_cluster(sl_session *s, sl_error *err) {
-  if (s->is_node || (s->cluster && !s->cluster->spawned))
-    return SL_OK;
-  int n = (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
-  bool ok = s->cluster && s->cluster->n == n;
-  for (int i = 0; ok && i < s->cluster->n; i++)
-    ok = s->cluster->nodes[i].healthy;
-  if (ok)
-    return SL_OK;
-  sl_cluster_free(s->cluster);
-  s->cluster = NULL;
-  if (n <= 1)
-    return SL_OK;
-  sl_cluster *c;
-  int rc = sl_cluster_spawn(&c, n, err);
-  if (rc != SL_OK)
-    return rc;
-  for (int i = 0; rc == SL_OK && i < s->nlog; i++)
-    rc = sl_cluster_exec(c, s->log[i], s->log_len[i], err);
-  if (rc != SL_OK) {
-    sl_cluster_free(c);
-    return rc;
-  }
-  s->cluster = c;
-  return SL_OK;
-}
-
-int sl_session_connect(sl_session *s, const char *list, sl_error *err) {
-  sl_cluster *c;
-  int rc = sl_cluster_connect(&c, list, err);
-  for (int i = 0; rc == SL_OK && i < s->nlog; i++)
-    rc = sl_cluster_exec(c, s->log[i], s->log_len[i], err);
-  if (rc != SL_OK)
-    return rc;
-  sl_cluster_free(s->cluster);
-  s->cluster = c;
-  return SL_OK;
-}
-
-void sl_session_describe_nodes(sl_session *s, sl_strbuf *out) {
-  sl_error err = {0};
-  if (ensure_cluster(s, &err) != SL_OK) /* SET 'sluice.nodes' starts them */
-    sl_strbuf_printf(out, "nodes could not start: %s\n", err.message);
-  sl_error_clear(&err);
-  if (s->cluster) {
-    sl_cluster_ping(s->cluster); /* health as of now, not of the last query */
-    sl_cluster_describe(s->cluster, out);
-    const char *want = sl_settings_get(s->settings, "sluice.transport");
-    int t;
-    char device[64];
-    if (sl_cluster_transport(s->cluster, want, &t, device, sizeof device,
-                             &err) == SL_OK)
-      sl_strbuf_printf(out,
-                       "channels between nodes: %s%s%s (sluice.transport = "
-                       "%s)\n",
-                       sl_exchange_transport_name(t), device[0] ? " " : "",
-                       device, want ? want : "auto");
-    else
-      sl_strbuf_printf(out, "channels between nodes: cannot open: %s\n",
-                       err.message);
-    sl_error_clear(&err);
-  } else
-    sl_strbuf_append(out, "one node: this process (SET 'sluice.nodes' = "
-                          "'N' starts N nodes on this host; sluice "
-                          "--cluster host:port,... joins daemons)\n");
 }
 
 sl_catalog *sl_session_catalog(sl_session *s) {
@@ -468,7 +359,7 @@ static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
 }
 
 /* The JIT settings into a plan (and a staged plan's leaves). */
-static void set_jit(sl_session *s, sl_plan *plan) {
+void session_set_jit(sl_session *s, sl_plan *plan) {
   plan->jit = sl_settings_get_bool(s->settings, "sluice.jit", true);
   plan->jit_state =
       sl_settings_get_bool(s->settings, "sluice.jit.state-update", true);
@@ -476,7 +367,7 @@ static void set_jit(sl_session *s, sl_plan *plan) {
       sl_settings_get_bool(s->settings, "sluice.jit.join-probe", true);
   if (plan->kind == SL_PLAN_STAGED)
     for (int i = 0; i < plan->staged->nleaves; i++)
-      set_jit(s, plan->staged->leaves[i]);
+      session_set_jit(s, plan->staged->leaves[i]);
 }
 
 static const char *strategy_name(const sl_plan *plan) {
@@ -515,162 +406,6 @@ sl_result_sink sl_result_sink_discard(uint64_t *rows) {
   sl_result_sink sink = {rows,        discard_begin, count_row, NULL,
                          discard_end, discard_text,  NULL,      NULL};
   return sink;
-}
-
-static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
-                   sl_result_sink *sink, sl_query_stats *st, sl_error *err);
-
-/* EXPLAIN's "== Nodes ==" block: where the plan runs when there are
- * several nodes, and how their results meet. */
-/* Late merge at partition leaders, for EXPLAIN's Nodes block: who leads
- * what, the epochs, and the channels between nodes (runtime/node_leaders.h);
- * with EXPLAIN ANALYZE what moved. */
-/* SET 'sluice.late-merge' = 'coordinator': the shell merges, as before
- * partition leaders existed. */
-static bool late_merge_at_coordinator(sl_session *s) {
-  const char *lm = sl_settings_get(s->settings, "sluice.late-merge");
-  return lm && strcmp(lm, "coordinator") == 0;
-}
-
-/* "channels between nodes: ..." for EXPLAIN: how many, on which transport
- * (and device), of which shape, and why that transport. */
-static void explain_channels(sl_session *s, int channels, const char *what,
-                             sl_strbuf *out) {
-  const char *want = sl_settings_get(s->settings, "sluice.transport");
-  if (!want)
-    want = "auto";
-  int t = SL_XPORT_SHM;
-  char device[64] = "";
-  sl_error err = {0};
-  /* Forced verbs: the device is the nodes' to report, so start them now
-   * (as the next query would). */
-  if (!s->cluster && !strcmp(want, "verbs") &&
-      ensure_cluster(s, &err) != SL_OK) {
-    sl_strbuf_printf(out,
-                     "channels between nodes: nodes could not start: "
-                     "%s\n",
-                     err.message);
-    sl_error_clear(&err);
-    return;
-  }
-  if (s->cluster && sl_cluster_transport(s->cluster, want, &t, device,
-                                         sizeof device, &err) != SL_OK) {
-    sl_strbuf_printf(out, "channels between nodes: cannot open: %s\n",
-                     err.message);
-    sl_error_clear(&err);
-    return;
-  }
-  if (!s->cluster) /* forked at the next query: no devices known yet */
-    t = !strcmp(want, "tcp")     ? SL_XPORT_TCP
-        : !strcmp(want, "verbs") ? SL_XPORT_VERBS
-                                 : SL_XPORT_SHM;
-  int64_t bs = sl_settings_get_int(s->settings, "sluice.buffer-size", 65536);
-  if (bs < 4096)
-    bs = 4096;
-  bs = (bs + 63) & ~63;
-  int credits = t == SL_XPORT_TCP     ? SL_CHANNEL_TCP_DEFAULT_CREDITS
-                : t == SL_XPORT_VERBS ? SL_CHANNEL_VERBS_DEFAULT_CREDITS
-                                      : SL_CHANNEL_SHM_DEFAULT_CREDITS;
-  sl_strbuf_printf(out, "channels between nodes: %d %s", channels,
-                   sl_exchange_transport_name(t));
-  if (t == SL_XPORT_VERBS)
-    sl_strbuf_printf(out, " %s RC WRITE", device);
-  if (bs % 1024 == 0)
-    sl_strbuf_printf(out, " %d x %lld KiB", credits, (long long)(bs / 1024));
-  else
-    sl_strbuf_printf(out, " %d x %lld bytes", credits, (long long)bs);
-  sl_strbuf_printf(out, " (%s; sluice.transport = %s%s)\n", what, want,
-                   strcmp(want, "auto")   ? ""
-                   : t == SL_XPORT_SHM    ? ": nodes on one host"
-                   : t == SL_XPORT_VERBS  ? ": every node has an RDMA device"
-                   : !s->cluster->spawned ? ": not every node has an RDMA "
-                                            "device"
-                                          : "");
-}
-
-static void explain_leaders(sl_session *s, const sl_plan *plan, int n,
-                            const sl_query_stats *st, sl_strbuf *out) {
-  sl_strbuf_append(out, "late merge at partition leaders: each node merges "
-                        "its workers' partial states, splits them by "
-                        "partition of the group key and sends each part to "
-                        "its leader; the leader merges, fires a window when "
-                        "every node's watermark (its vector clock) has "
-                        "passed it, finalizes and sends result rows to this "
-                        "process\nleaders:");
-  for (int k = 0; k < n; k++)
-    sl_strbuf_printf(out, "%s partition %d on node %d", k ? "," : "", k, k);
-  const char *es = sl_settings_get(s->settings, "sluice.epoch-size");
-  bool slices = plan->windowed && plan->window.kind != SL_WINDOW_TUMBLE;
-  sl_strbuf_printf(out,
-                   "\nepoch size: %s of input per node (open windows' "
-                   "changes move as deltas%s), and at every window end\n",
-                   es ? es : "64mb",
-                   slices ? ": a slice's delta to each open window it "
-                            "belongs to"
-                          : "");
-  explain_channels(s, n * (n - 1), "one from every node to every leader", out);
-  if (st)
-    sl_strbuf_printf(out,
-                     "(actual: epochs sent=%llu, state moved between "
-                     "nodes=%llu bytes)\n",
-                     (unsigned long long)st->epochs_sent,
-                     (unsigned long long)st->state_moved);
-}
-
-static void explain_nodes(sl_session *s, const sl_plan *plan,
-                          const sl_query_stats *st, sl_strbuf *out) {
-  int n = s->cluster ? s->cluster->n
-                     : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
-  if (s->is_node || n <= 1 || plan->kind == SL_PLAN_CONSTANT)
-    return;
-  if (plan->kind == SL_PLAN_STAGED) {
-    sl_strbuf_printf(out,
-                     "== Nodes ==\n%d nodes, but multi-stage queries "
-                     "run on this process only (not on the nodes "
-                     "yet)\n",
-                     n);
-    return;
-  }
-  sl_strbuf_printf(out,
-                   "== Nodes ==\n%d nodes (%s), each running this plan "
-                   "on its share of every source; ",
-                   n,
-                   !s->cluster ? "forked on this host at the next query"
-                   : s->cluster->spawned ? "forked on this host"
-                                         : "daemons joined with --cluster");
-  bool sessions = plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
-                  plan->window.kind == SL_WINDOW_SESSION &&
-                  plan->strategy != SL_STRATEGY_REPARTITION;
-  if (sessions)
-    sl_strbuf_append(out, "except that session windows under late merge run "
-                          "on this process only (the nodes do not merge "
-                          "session fragments; SET 'sluice.strategy' = "
-                          "'auto' or 'repartition' runs them on the "
-                          "nodes)\n");
-  else if (plan->kind == SL_PLAN_AGGREGATE &&
-           plan->strategy == SL_STRATEGY_REPARTITION) {
-    sl_strbuf_append(out, "records are repartitioned between every node's "
-                          "workers (channels between nodes, in-process "
-                          "rings within one); each node fires and finalizes "
-                          "the groups it owns and sends result rows to this "
-                          "process\n");
-    int w = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
-    if (w < 1)
-      w = 1;
-    explain_channels(s, n * w * (n - 1) * w,
-                     "one from every worker to every worker of another node",
-                     out);
-  } else if (plan->kind == SL_PLAN_AGGREGATE && !late_merge_at_coordinator(s))
-    explain_leaders(s, plan, n, st, out);
-  else if (plan->kind == SL_PLAN_AGGREGATE)
-    sl_strbuf_append(out, "each node merges its workers' partials and sends "
-                          "one partial per window over its control "
-                          "connection; this process merges them when every "
-                          "node's watermark has passed the window (late "
-                          "merge across nodes) and finalizes\n");
-  else
-    sl_strbuf_append(out, "result rows stream to this process over the "
-                          "nodes' control connections\n");
 }
 
 static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
@@ -713,7 +448,7 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
     int rc = choose_strategy(s, plan, arena, &why, err);
     if (rc != SL_OK)
       return rc;
-    set_jit(s, plan);
+    session_set_jit(s, plan);
   }
   if (plan && ast->u.explain.analyze) {
     int rc;
@@ -724,8 +459,8 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
                             sink->notice, sink->progress};
     quiet.ctx = sink->ctx;
     /* Nodes run the statement EXPLAIN ANALYZE is about. */
-    rc = execute(s, plan, b->text + inner->ast->span.offset,
-                 (size_t)inner->ast->span.length, &quiet, &st, err);
+    rc = session_execute(s, plan, b->text + inner->ast->span.offset,
+                         (size_t)inner->ast->span.length, &quiet, &st, err);
     if (rc != SL_OK)
       return rc;
     analyzed = true;
@@ -735,7 +470,7 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
                        plan ? strategy_name(plan) : "late-merge", why,
                        analyzed ? &st : NULL, ast->u.explain.format);
   if (plan && ast->u.explain.format != SL_EXPLAIN_JSON)
-    explain_nodes(s, plan, analyzed ? &st : NULL, &out);
+    session_explain_nodes(s, plan, analyzed ? &st : NULL, &out);
   sl_error_clear(&plan_err);
   int rc = sink->text(sink->ctx, sl_strbuf_cstr(&out));
   sl_strbuf_free(&out);
@@ -744,107 +479,6 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
 
 /* Run a plan here, or on the session's nodes with this process as their
  * coordinator (text is what the nodes plan: the query or INSERT). */
-static int execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
-                   sl_result_sink *sink, sl_query_stats *st, sl_error *err) {
-  if (plan->kind == SL_PLAN_CONSTANT) /* no source: nothing for nodes */
-    return sl_execute(plan, s->settings, sink, st, err);
-  int rc = ensure_cluster(s, err);
-  if (rc != SL_OK)
-    return rc;
-  if (plan->kind == SL_PLAN_STAGED) {
-    if (s->cluster && sink->notice) {
-      rc = sink->notice(sink->ctx,
-                        "[WARNING] Multi-stage queries (window joins, "
-                        "aggregates over aggregates, window Top-N) do not "
-                        "run on several nodes yet: this query runs on this "
-                        "process only.");
-      if (rc != SL_OK)
-        return rc;
-    }
-    return sl_execute_staged(plan, s->settings, sink, st, err);
-  }
-  bool sessions = plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
-                  plan->window.kind == SL_WINDOW_SESSION &&
-                  plan->strategy != SL_STRATEGY_REPARTITION;
-  if (s->cluster && sessions && sink->notice) {
-    rc = sink->notice(sink->ctx, "[WARNING] Session windows under late "
-                                 "merge do not run on several nodes: this "
-                                 "query runs on this process only (SET "
-                                 "'sluice.strategy' = 'repartition' runs "
-                                 "it on the nodes).");
-    if (rc != SL_OK)
-      return rc;
-  }
-  if (!s->cluster || sessions)
-    return sl_execute(plan, s->settings, sink, st, err);
-  /* Repartitioning between nodes: records move on channels between the
-   * nodes' workers. */
-  bool across = plan->strategy == SL_STRATEGY_REPARTITION &&
-                plan->kind == SL_PLAN_AGGREGATE;
-  /* Late merge: partial state goes to partition leaders over channels
-   * between the nodes (node_leaders.h), unless the shell is to merge. */
-  bool leaders = !across && plan->kind == SL_PLAN_AGGREGATE &&
-                 s->cluster->n > 1 && !late_merge_at_coordinator(s);
-  /* shm channels meet at names; tcp and verbs at addresses the nodes give
-   * first (XLISTEN). */
-  int transport = SL_XPORT_NONE;
-  if (across || leaders)
-    rc = sl_cluster_transport(s->cluster,
-                              sl_settings_get(s->settings, "sluice.transport"),
-                              &transport, NULL, 0, err);
-  sl_strbuf addrs = SL_STRBUF_INIT;
-  if (rc == SL_OK && (transport == SL_XPORT_TCP || transport == SL_XPORT_VERBS))
-    rc = sl_cluster_xlisten(s->cluster, across ? 1 : 2, transport, &addrs, err);
-  if (rc == SL_OK)
-    rc = sl_cluster_query(s->cluster, text, len, (int)plan->strategy, transport,
-                          &addrs, err);
-  sl_strbuf_free(&addrs);
-  if (rc != SL_OK)
-    return rc;
-  int *fds = malloc(sizeof(int) * (size_t)s->cluster->n);
-  if (!fds)
-    abort();
-  sl_exec_nodes nodes = {0};
-  nodes.nnodes = s->cluster->n;
-  nodes.exchange_between_nodes = across || leaders;
-  nodes.fds = sl_cluster_fds(s->cluster, fds);
-  rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
-  free(fds);
-  sl_cluster_sync(s->cluster);
-  if (rc == SL_OK) {
-    int per = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
-    st->workers = s->cluster->n * (per < 1 ? 1 : per);
-  }
-  return rc;
-}
-
-int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
-                           int strategy, const sl_exec_nodes *nodes,
-                           sl_query_stats *stats, sl_error *err) {
-  sl_arena arena;
-  sl_arena_init(&arena, 0);
-  sl_stmt *stmt = NULL;
-  sl_bound_stmt *b = NULL;
-  sl_plan *plan = NULL;
-  char *stmt_text = sl_arena_strndup(&arena, text, len);
-  int rc = sl_parse_one(&arena, stmt_text, len, 1, &stmt, err);
-  if (rc == SL_OK && stmt->kind != SL_STMT_QUERY &&
-      stmt->kind != SL_STMT_INSERT)
-    rc = sl_error_set(err, SL_EINVAL, "a node runs queries and INSERTs only");
-  if (rc == SL_OK)
-    rc = sl_bind(&arena, s->catalog, stmt, stmt_text, 1, &b, err);
-  if (rc == SL_OK)
-    rc = sl_plan_build(&arena, b, &plan, err);
-  if (rc == SL_OK) {
-    plan->strategy = (sl_strategy)strategy;
-    rc = sl_execute_ex(plan, s->settings, nodes, NULL, stats, err);
-  }
-  if (b)
-    sl_bound_stmt_release(b);
-  sl_arena_free(&arena);
-  return rc;
-}
-
 /* Plan and run a query or INSERT to completion, then say what it did. */
 static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
                      sl_result_sink *sink, sl_error *err) {
@@ -856,9 +490,9 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   rc = choose_strategy(s, plan, arena, &why, err);
   if (rc != SL_OK)
     return rc;
-  set_jit(s, plan);
+  session_set_jit(s, plan);
   sl_query_stats st;
-  rc = execute(s, plan, b->text, strlen(b->text), sink, &st, err);
+  rc = session_execute(s, plan, b->text, strlen(b->text), sink, &st, err);
   if (rc != SL_OK)
     return rc;
   sl_strbuf msg = SL_STRBUF_INIT;
@@ -901,13 +535,13 @@ int sl_session_execute(sl_session *s, const char *text, size_t len,
   case SL_STMT_SET:
     rc = do_set(s, stmt, sink, err);
     if (rc == SL_OK)
-      rc = replicate(s, text, len, err);
+      rc = session_replicate(s, text, len, err);
     goto done;
   case SL_STMT_RESET:
     sl_settings_reset(s->settings, stmt->u.reset.key);
     rc = notice(sink, "[INFO] Session property has been reset.");
     if (rc == SL_OK)
-      rc = replicate(s, text, len, err);
+      rc = session_replicate(s, text, len, err);
     goto done;
   case SL_STMT_SHOW:
     if (stmt->u.show.what == SL_SHOW_TABLES) {
@@ -940,12 +574,12 @@ int sl_session_execute(sl_session *s, const char *text, size_t len,
   case SL_STMT_CREATE_VIEW:
     rc = create(s, b, sink, err);
     if (rc == SL_OK)
-      rc = replicate(s, text, len, err);
+      rc = session_replicate(s, text, len, err);
     break;
   case SL_STMT_DROP:
     rc = drop(s, stmt, b, sink);
     if (rc == SL_OK)
-      rc = replicate(s, text, len, err);
+      rc = session_replicate(s, text, len, err);
     break;
   case SL_STMT_DESCRIBE:
     rc = describe(b->table, sink);

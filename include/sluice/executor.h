@@ -45,10 +45,13 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
                   const sl_exec_nodes *nodes, sl_result_sink *shell,
                   sl_query_stats *stats, sl_error *err);
 
-/* Run a staged plan (plan.h, SL_PLAN_STAGED) in this process: every leaf
- * with its own executor, the stages above them once per window
- * (runtime/stage_runner.c).  The leaves' strategies must be set. */
+/* Run a staged plan (plan.h, SL_PLAN_STAGED): every leaf with its own
+ * executor, the stages above them in this process once per window
+ * (runtime/stage_runner.c).  The leaves' strategies must be set.
+ * leaf_nodes: NULL (every leaf runs here), or per leaf the nodes that were
+ * sent it (sl_execute_ex's nodes; NULL for a leaf that runs here). */
 int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
+                      const sl_exec_nodes *const *leaf_nodes,
                       sl_result_sink *shell, sl_query_stats *stats,
                       sl_error *err);
 

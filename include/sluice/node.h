@@ -15,8 +15,10 @@
  *             has the coordinator's catalog and settings
  *     QUERY   [node index u32][node count u32][strategy u32][exchange
  *             between nodes u32: sl_exchange_transport][query id u64]
- *             [address list length u32][every node's XADDR lines][text]:
- *             plan and run the query on this node's share of every source;
+ *             [address list length u32][leaf u32][every node's XADDR
+ *             lines][text]: plan and run the query on this node's share of
+ *             every source (leaf k > 0: only leaf k - 1 of its staged
+ *             plan, plan.h, whose rows the coordinator's stages take);
  *             channels between nodes carry records under repartition and
  *             partial state to the partition leaders under late merge
  *     XLISTEN [node index u32][node count u32][what u32][transport u32]:
@@ -43,7 +45,10 @@
  *     PARTIAL [window start i64][end i64][group table, aggregate.h wire
  *             form]: this node's merged partial state of a window
  *     WM      [watermark i64]: every window ending at or before it has
- *             been sent (the node's vector clock entry)
+ *             been sent (the node's vector clock entry); a node sending
+ *             rows sends it too: every row of a window ending at or before
+ *             it (less a time unit; of an event time at or before it, for
+ *             rows without windows) has been sent
  *     ROWS    [rows u32][heap u32][cap u32] + the rows and the string heap
  *             of a result buffer, strings swizzled (row.h)
  *     READY   every worker's source is open (and pre-generated): the

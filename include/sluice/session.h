@@ -75,10 +75,13 @@ void sl_session_set_node(sl_session *s);
 struct sl_query_stats;
 /* On a node: plan the statement text (a query or INSERT) as the
  * coordinator did, with its strategy, and run this node's share (nodes:
- * which node, the coordinator's socket, the cancel flag, the exchange). */
+ * which node, the coordinator's socket, the cancel flag, the exchange).
+ * leaf >= 0: the text plans into stages (plan.h) and this runs only that
+ * leaf, whose rows go to the coordinator's stages; -1: the whole plan. */
 struct sl_exec_nodes;
 int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
-                           int strategy, const struct sl_exec_nodes *nodes,
+                           int leaf, int strategy,
+                           const struct sl_exec_nodes *nodes,
                            struct sl_query_stats *stats, sl_error *err);
 
 /* The nodes this session runs queries on ("" when it runs them alone), for

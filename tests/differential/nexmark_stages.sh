@@ -10,7 +10,8 @@
 # oracle is sqlite3 over the same events, exported through the CSV sink,
 # with windows computed by integer arithmetic.  Each query runs at 1 and 2
 # workers, with late merge and repartitioning forced, and on 2 and 3 nodes
-# (where a staged query runs on the shell's process).  The generator's
+# (every leaf on every node; the stages in the shell's process) with late
+# merge and on 2 with repartitioning.  The generator's
 # events are in time order per worker, so none is late and the oracle uses
 # them all (checked: the summary line must say 0 late records).
 #
@@ -74,13 +75,14 @@ run_case() {
   if ! oracle_rows "$tmp/oracle.db" "$oq" "$tmp/$name.expected"; then
     echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
   fi
-  for cfg in w1 w2 w2r n2 n3; do
+  for cfg in w1 w2 w2r n2 n3 n2r; do
     local workers=1 strategy=late-merge nodes=1
     case $cfg in
       w2) workers=2 ;;
       w2r) workers=2 strategy=repartition ;;
       n2) nodes=2 ;;
       n3) nodes=3 ;;
+      n2r) nodes=2 strategy=repartition ;;
     esac
     printf "%s\nSET parallelism.default = %s;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\n%s\n" \
       "$DDL" "$workers" "$nodes" "$strategy" "$sq" > "$tmp/q.sql"

@@ -1,0 +1,524 @@
+/* session_nodes.c - the session's clusters (node.h): starting or joining
+ * nodes and keeping them in step with the session's statements, running a
+ * query on them (a staged query's leaves each on a cluster of its own,
+ * the stages here), EXPLAIN's Nodes block, and a node's side of a query.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "session_int.h"
+#include "sluice/binder.h"
+#include "sluice/channel.h"
+#include "sluice/executor.h"
+#include "sluice/parser.h"
+
+/* ---- clusters ----------------------------------------------------------- */
+
+/* A statement that changed the catalog or settings: remember it for nodes
+ * that start later, and apply it on the current ones. */
+int session_replicate(sl_session *s, const char *text, size_t len,
+                      sl_error *err) {
+  if (s->is_node)
+    return SL_OK;
+  if (s->nlog == s->caplog) {
+    s->caplog = s->caplog ? s->caplog * 2 : 16;
+    s->log = realloc(s->log, sizeof *s->log * (size_t)s->caplog);
+    s->log_len = realloc(s->log_len, sizeof *s->log_len * (size_t)s->caplog);
+    if (!s->log || !s->log_len)
+      abort();
+  }
+  s->log[s->nlog] = malloc(len + 1);
+  if (!s->log[s->nlog])
+    abort();
+  memcpy(s->log[s->nlog], text, len);
+  s->log[s->nlog][len] = '\0';
+  s->log_len[s->nlog++] = len;
+  /* The leaves' clusters are brought up to date from the log when they
+   * are next needed, should this fail on one of them. */
+  for (int k = 0; k < s->nleaf_clusters; k++) {
+    sl_error e = {0};
+    if (s->leaf_clusters[k] &&
+        sl_cluster_exec(s->leaf_clusters[k], text, len, &e) != SL_OK) {
+      sl_cluster_free(s->leaf_clusters[k]);
+      s->leaf_clusters[k] = NULL;
+    }
+    sl_error_clear(&e);
+  }
+  return s->cluster ? sl_cluster_exec(s->cluster, text, len, err) : SL_OK;
+}
+
+static void free_leaf_clusters(sl_session *s) {
+  for (int k = 0; k < s->nleaf_clusters; k++)
+    sl_cluster_free(s->leaf_clusters[k]);
+  free(s->leaf_clusters);
+  s->leaf_clusters = NULL;
+  s->nleaf_clusters = 0;
+}
+
+void session_free_clusters(sl_session *s) {
+  free_leaf_clusters(s);
+  sl_cluster_free(s->cluster);
+  s->cluster = NULL;
+  free(s->cluster_list);
+  s->cluster_list = NULL;
+}
+
+/* Bring a new cluster up to date: every statement of the log, in order. */
+static int replay_log(sl_session *s, sl_cluster *c, sl_error *err) {
+  int rc = SL_OK;
+  for (int i = 0; rc == SL_OK && i < s->nlog; i++)
+    rc = sl_cluster_exec(c, s->log[i], s->log_len[i], err);
+  return rc;
+}
+
+static bool cluster_healthy(const sl_cluster *c) {
+  for (int i = 0; i < c->n; i++)
+    if (!c->nodes[i].healthy)
+      return false;
+  return true;
+}
+
+/* The nodes for the next query: SET 'sluice.nodes' = 'N' (N > 1) starts N
+ * on this host (again, when N changed or one broke) and replays the
+ * session's statements on them; a cluster joined with --cluster stays. */
+static int ensure_cluster(sl_session *s, sl_error *err) {
+  if (s->is_node || (s->cluster && !s->cluster->spawned))
+    return SL_OK;
+  int n = (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  if (s->cluster && s->cluster->n == n && cluster_healthy(s->cluster))
+    return SL_OK;
+  free_leaf_clusters(s);
+  sl_cluster_free(s->cluster);
+  s->cluster = NULL;
+  if (n <= 1)
+    return SL_OK;
+  sl_cluster *c;
+  int rc = sl_cluster_spawn(&c, n, err);
+  if (rc != SL_OK)
+    return rc;
+  rc = replay_log(s, c, err);
+  if (rc != SL_OK) {
+    sl_cluster_free(c);
+    return rc;
+  }
+  s->cluster = c;
+  return SL_OK;
+}
+
+int sl_session_connect(sl_session *s, const char *list, sl_error *err) {
+  sl_cluster *c;
+  int rc = sl_cluster_connect(&c, list, err);
+  if (rc == SL_OK)
+    rc = replay_log(s, c, err);
+  if (rc != SL_OK) {
+    sl_cluster_free(c);
+    return rc;
+  }
+  session_free_clusters(s);
+  s->cluster = c;
+  s->cluster_list = strdup(list);
+  if (!s->cluster_list)
+    abort();
+  return SL_OK;
+}
+
+/* "leaf K's nodes: MESSAGE" */
+static int about_leaf(sl_error *err, int leaf) {
+  char *m = strdup(err->message ? err->message : "failed");
+  if (!m)
+    abort();
+  int code = err->code ? err->code : SL_EIO;
+  sl_error_set(err, code, "leaf %d's nodes: %s", leaf + 1, m);
+  free(m);
+  return code;
+}
+
+/* The clusters for a staged query's leaves 2..nleaves: each the size of
+ * the session's cluster, forked like it or joined at the same daemons
+ * (which serve every connection in a process of its own), and brought
+ * up to date from the log. */
+static int ensure_leaf_clusters(sl_session *s, int nleaves, sl_error *err) {
+  int need = nleaves - 1;
+  if (need > s->nleaf_clusters) {
+    s->leaf_clusters =
+        realloc(s->leaf_clusters, sizeof *s->leaf_clusters * (size_t)need);
+    if (!s->leaf_clusters)
+      abort();
+    for (int k = s->nleaf_clusters; k < need; k++)
+      s->leaf_clusters[k] = NULL;
+    s->nleaf_clusters = need;
+  }
+  for (int k = 0; k < need; k++) {
+    sl_cluster *c = s->leaf_clusters[k];
+    if (c && c->n == s->cluster->n && cluster_healthy(c))
+      continue;
+    sl_cluster_free(c);
+    s->leaf_clusters[k] = NULL;
+    int rc = s->cluster->spawned ? sl_cluster_spawn(&c, s->cluster->n, err)
+                                 : sl_cluster_connect(&c, s->cluster_list, err);
+    if (rc != SL_OK)
+      return about_leaf(err, k + 1);
+    rc = replay_log(s, c, err);
+    if (rc != SL_OK) {
+      sl_cluster_free(c);
+      return about_leaf(err, k + 1);
+    }
+    c->tag = (uint32_t)(k + 1);
+    s->leaf_clusters[k] = c;
+  }
+  return SL_OK;
+}
+
+void sl_session_describe_nodes(sl_session *s, sl_strbuf *out) {
+  sl_error err = {0};
+  if (ensure_cluster(s, &err) != SL_OK) /* SET 'sluice.nodes' starts them */
+    sl_strbuf_printf(out, "nodes could not start: %s\n", err.message);
+  sl_error_clear(&err);
+  if (s->cluster) {
+    sl_cluster_ping(s->cluster); /* health as of now, not of the last query */
+    sl_cluster_describe(s->cluster, out);
+    const char *want = sl_settings_get(s->settings, "sluice.transport");
+    int t;
+    char device[64];
+    if (sl_cluster_transport(s->cluster, want, &t, device, sizeof device,
+                             &err) == SL_OK)
+      sl_strbuf_printf(out,
+                       "channels between nodes: %s%s%s (sluice.transport = "
+                       "%s)\n",
+                       sl_exchange_transport_name(t), device[0] ? " " : "",
+                       device, want ? want : "auto");
+    else
+      sl_strbuf_printf(out, "channels between nodes: cannot open: %s\n",
+                       err.message);
+    sl_error_clear(&err);
+  } else
+    sl_strbuf_append(out, "one node: this process (SET 'sluice.nodes' = "
+                          "'N' starts N nodes on this host; sluice "
+                          "--cluster host:port,... joins daemons)\n");
+}
+
+/* EXPLAIN's "== Nodes ==" block: where the plan runs when there are
+ * several nodes, and how their results meet. */
+/* Late merge at partition leaders, for EXPLAIN's Nodes block: who leads
+ * what, the epochs, and the channels between nodes (runtime/node_leaders.h);
+ * with EXPLAIN ANALYZE what moved. */
+/* SET 'sluice.late-merge' = 'coordinator': the shell merges, as before
+ * partition leaders existed. */
+static bool late_merge_at_coordinator(sl_session *s) {
+  const char *lm = sl_settings_get(s->settings, "sluice.late-merge");
+  return lm && strcmp(lm, "coordinator") == 0;
+}
+
+/* "channels between nodes: ..." for EXPLAIN: how many, on which transport
+ * (and device), of which shape, and why that transport. */
+static void explain_channels(sl_session *s, int channels, const char *what,
+                             sl_strbuf *out) {
+  const char *want = sl_settings_get(s->settings, "sluice.transport");
+  if (!want)
+    want = "auto";
+  int t = SL_XPORT_SHM;
+  char device[64] = "";
+  sl_error err = {0};
+  /* Forced verbs: the device is the nodes' to report, so start them now
+   * (as the next query would). */
+  if (!s->cluster && !strcmp(want, "verbs") &&
+      ensure_cluster(s, &err) != SL_OK) {
+    sl_strbuf_printf(out,
+                     "channels between nodes: nodes could not start: "
+                     "%s\n",
+                     err.message);
+    sl_error_clear(&err);
+    return;
+  }
+  if (s->cluster && sl_cluster_transport(s->cluster, want, &t, device,
+                                         sizeof device, &err) != SL_OK) {
+    sl_strbuf_printf(out, "channels between nodes: cannot open: %s\n",
+                     err.message);
+    sl_error_clear(&err);
+    return;
+  }
+  if (!s->cluster) /* forked at the next query: no devices known yet */
+    t = !strcmp(want, "tcp")     ? SL_XPORT_TCP
+        : !strcmp(want, "verbs") ? SL_XPORT_VERBS
+                                 : SL_XPORT_SHM;
+  int64_t bs = sl_settings_get_int(s->settings, "sluice.buffer-size", 65536);
+  if (bs < 4096)
+    bs = 4096;
+  bs = (bs + 63) & ~63;
+  int credits = t == SL_XPORT_TCP     ? SL_CHANNEL_TCP_DEFAULT_CREDITS
+                : t == SL_XPORT_VERBS ? SL_CHANNEL_VERBS_DEFAULT_CREDITS
+                                      : SL_CHANNEL_SHM_DEFAULT_CREDITS;
+  sl_strbuf_printf(out, "channels between nodes: %d %s", channels,
+                   sl_exchange_transport_name(t));
+  if (t == SL_XPORT_VERBS)
+    sl_strbuf_printf(out, " %s RC WRITE", device);
+  if (bs % 1024 == 0)
+    sl_strbuf_printf(out, " %d x %lld KiB", credits, (long long)(bs / 1024));
+  else
+    sl_strbuf_printf(out, " %d x %lld bytes", credits, (long long)bs);
+  sl_strbuf_printf(out, " (%s; sluice.transport = %s%s)\n", what, want,
+                   strcmp(want, "auto")   ? ""
+                   : t == SL_XPORT_SHM    ? ": nodes on one host"
+                   : t == SL_XPORT_VERBS  ? ": every node has an RDMA device"
+                   : !s->cluster->spawned ? ": not every node has an RDMA "
+                                            "device"
+                                          : "");
+}
+
+static void explain_leaders(sl_session *s, const sl_plan *plan, int n,
+                            const sl_query_stats *st, sl_strbuf *out) {
+  sl_strbuf_append(out, "late merge at partition leaders: each node merges "
+                        "its workers' partial states, splits them by "
+                        "partition of the group key and sends each part to "
+                        "its leader; the leader merges, fires a window when "
+                        "every node's watermark (its vector clock) has "
+                        "passed it, finalizes and sends result rows to this "
+                        "process\nleaders:");
+  for (int k = 0; k < n; k++)
+    sl_strbuf_printf(out, "%s partition %d on node %d", k ? "," : "", k, k);
+  const char *es = sl_settings_get(s->settings, "sluice.epoch-size");
+  bool slices = plan->windowed && plan->window.kind != SL_WINDOW_TUMBLE;
+  sl_strbuf_printf(out,
+                   "\nepoch size: %s of input per node (open windows' "
+                   "changes move as deltas%s), and at every window end\n",
+                   es ? es : "64mb",
+                   slices ? ": a slice's delta to each open window it "
+                            "belongs to"
+                          : "");
+  explain_channels(s, n * (n - 1), "one from every node to every leader", out);
+  if (st)
+    sl_strbuf_printf(out,
+                     "(actual: epochs sent=%llu, state moved between "
+                     "nodes=%llu bytes)\n",
+                     (unsigned long long)st->epochs_sent,
+                     (unsigned long long)st->state_moved);
+}
+
+/* How one single-stage plan's rows meet across n nodes. */
+static void explain_plan_on_nodes(sl_session *s, const sl_plan *plan, int n,
+                                  const sl_query_stats *st, sl_strbuf *out) {
+  bool sessions = plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
+                  plan->window.kind == SL_WINDOW_SESSION &&
+                  plan->strategy != SL_STRATEGY_REPARTITION;
+  if (sessions)
+    sl_strbuf_append(out, "except that session windows under late merge run "
+                          "on this process only (the nodes do not merge "
+                          "session fragments; SET 'sluice.strategy' = "
+                          "'auto' or 'repartition' runs them on the "
+                          "nodes)\n");
+  else if (plan->kind == SL_PLAN_AGGREGATE &&
+           plan->strategy == SL_STRATEGY_REPARTITION) {
+    sl_strbuf_append(out, "records are repartitioned between every node's "
+                          "workers (channels between nodes, in-process "
+                          "rings within one); each node fires and finalizes "
+                          "the groups it owns and sends result rows to this "
+                          "process\n");
+    int w = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
+    if (w < 1)
+      w = 1;
+    explain_channels(s, n * w * (n - 1) * w,
+                     "one from every worker to every worker of another node",
+                     out);
+  } else if (plan->kind == SL_PLAN_AGGREGATE && !late_merge_at_coordinator(s))
+    explain_leaders(s, plan, n, st, out);
+  else if (plan->kind == SL_PLAN_AGGREGATE)
+    sl_strbuf_append(out, "each node merges its workers' partials and sends "
+                          "one partial per window over its control "
+                          "connection; this process merges them when every "
+                          "node's watermark has passed the window (late "
+                          "merge across nodes) and finalizes\n");
+  else
+    sl_strbuf_append(out, "result rows stream to this process over the "
+                          "nodes' control connections\n");
+}
+
+void session_explain_nodes(sl_session *s, const sl_plan *plan,
+                           const sl_query_stats *st, sl_strbuf *out) {
+  int n = s->cluster ? s->cluster->n
+                     : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  if (s->is_node || n <= 1 || plan->kind == SL_PLAN_CONSTANT)
+    return;
+  const char *where = !s->cluster ? "forked on this host at the next query"
+                      : s->cluster->spawned ? "forked on this host"
+                                            : "daemons joined with --cluster";
+  if (plan->kind != SL_PLAN_STAGED) {
+    sl_strbuf_printf(out,
+                     "== Nodes ==\n%d nodes (%s), each running this plan "
+                     "on its share of every source; ",
+                     n, where);
+    explain_plan_on_nodes(s, plan, n, st, out);
+    return;
+  }
+  const sl_staged_plan *sp = plan->staged;
+  sl_strbuf_printf(out,
+                   "== Nodes ==\n%d nodes (%s), each running every leaf "
+                   "on its share of every source (leaf k in a node process "
+                   "of its own: one query per control connection); the "
+                   "leaves' rows and watermarks stream to this process, "
+                   "which runs the stages above them (joins, aggregates "
+                   "over windows, Top-N) once every leaf on every node has "
+                   "passed a window\n",
+                   n, where);
+  for (int k = 0; k < sp->nleaves; k++) {
+    sl_strbuf_printf(out, "leaf %d: ", k + 1);
+    explain_plan_on_nodes(s, sp->leaves[k], n, NULL, out);
+  }
+}
+
+/* Send plan (leaf >= 0: that leaf of the query's staged plan) to the nodes
+ * of c: the channels its strategy needs between them first, then QUERY.
+ * nodes (with fds, room for c->n) gets what sl_execute_ex needs. */
+static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
+                            int leaf, const char *text, size_t len,
+                            sl_exec_nodes *nodes, int *fds, sl_error *err) {
+  /* Repartitioning between nodes: records move on channels between the
+   * nodes' workers. */
+  bool across = plan->strategy == SL_STRATEGY_REPARTITION &&
+                plan->kind == SL_PLAN_AGGREGATE;
+  /* Late merge: partial state goes to partition leaders over channels
+   * between the nodes (node_leaders.h), unless the shell is to merge. */
+  bool leaders = !across && plan->kind == SL_PLAN_AGGREGATE && c->n > 1 &&
+                 !late_merge_at_coordinator(s);
+  /* shm channels meet at names; tcp and verbs at addresses the nodes give
+   * first (XLISTEN). */
+  int transport = SL_XPORT_NONE, rc = SL_OK;
+  if (across || leaders)
+    rc = sl_cluster_transport(c,
+                              sl_settings_get(s->settings, "sluice.transport"),
+                              &transport, NULL, 0, err);
+  sl_strbuf addrs = SL_STRBUF_INIT;
+  if (rc == SL_OK && (transport == SL_XPORT_TCP || transport == SL_XPORT_VERBS))
+    rc = sl_cluster_xlisten(c, across ? 1 : 2, transport, &addrs, err);
+  if (rc == SL_OK)
+    rc = sl_cluster_query(c, text, len, leaf, (int)plan->strategy, transport,
+                          &addrs, err);
+  sl_strbuf_free(&addrs);
+  memset(nodes, 0, sizeof *nodes);
+  nodes->nnodes = c->n;
+  nodes->exchange_between_nodes = across || leaders;
+  nodes->fds = sl_cluster_fds(c, fds);
+  return rc;
+}
+
+/* A staged plan on the nodes: each leaf on a cluster of its own (the
+ * session's, then its leaf clusters), all at once; the stages run here on
+ * the rows the leaves' nodes send. */
+static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
+                                   const char *text, size_t len,
+                                   sl_result_sink *sink, sl_query_stats *st,
+                                   sl_error *err) {
+  const sl_staged_plan *sp = plan->staged;
+  int rc = ensure_leaf_clusters(s, sp->nleaves, err);
+  if (rc != SL_OK)
+    return rc;
+  int n = s->cluster->n, started = 0;
+  sl_exec_nodes *nodes = calloc((size_t)sp->nleaves, sizeof *nodes);
+  const sl_exec_nodes **per_leaf =
+      calloc((size_t)sp->nleaves, sizeof *per_leaf);
+  int *fds = calloc((size_t)(sp->nleaves * n), sizeof *fds);
+  if (!nodes || !per_leaf || !fds)
+    abort();
+  for (int k = 0; k < sp->nleaves && rc == SL_OK; k++) {
+    sl_cluster *c = k ? s->leaf_clusters[k - 1] : s->cluster;
+    rc = start_on_cluster(s, c, sp->leaves[k], k, text, len, &nodes[k],
+                          fds + k * n, err);
+    if (rc != SL_OK)
+      about_leaf(err, k);
+    started++; /* sent to some nodes, maybe: they must be brought back */
+    per_leaf[k] = &nodes[k];
+  }
+  if (rc == SL_OK)
+    rc = sl_execute_staged(plan, s->settings, per_leaf, sink, st, err);
+  for (int k = 0; k < started; k++)
+    sl_cluster_sync(k ? s->leaf_clusters[k - 1] : s->cluster);
+  free(nodes);
+  free(per_leaf);
+  free(fds);
+  if (rc == SL_OK) {
+    int per = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
+    st->workers = sp->nleaves * n * (per < 1 ? 1 : per);
+  }
+  return rc;
+}
+
+int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
+                    sl_result_sink *sink, sl_query_stats *st, sl_error *err) {
+  if (plan->kind == SL_PLAN_CONSTANT) /* no source: nothing for nodes */
+    return sl_execute(plan, s->settings, sink, st, err);
+  int rc = ensure_cluster(s, err);
+  if (rc != SL_OK)
+    return rc;
+  if (plan->kind == SL_PLAN_STAGED)
+    return s->cluster
+               ? execute_staged_on_nodes(s, plan, text, len, sink, st, err)
+               : sl_execute_staged(plan, s->settings, NULL, sink, st, err);
+  bool sessions = plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
+                  plan->window.kind == SL_WINDOW_SESSION &&
+                  plan->strategy != SL_STRATEGY_REPARTITION;
+  if (s->cluster && sessions && sink->notice) {
+    rc = sink->notice(sink->ctx, "[WARNING] Session windows under late "
+                                 "merge do not run on several nodes: this "
+                                 "query runs on this process only (SET "
+                                 "'sluice.strategy' = 'repartition' runs "
+                                 "it on the nodes).");
+    if (rc != SL_OK)
+      return rc;
+  }
+  if (!s->cluster || sessions)
+    return sl_execute(plan, s->settings, sink, st, err);
+  int *fds = malloc(sizeof(int) * (size_t)s->cluster->n);
+  if (!fds)
+    abort();
+  sl_exec_nodes nodes;
+  rc = start_on_cluster(s, s->cluster, plan, -1, text, len, &nodes, fds, err);
+  if (rc == SL_OK)
+    rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
+  free(fds);
+  sl_cluster_sync(s->cluster);
+  if (rc == SL_OK) {
+    int per = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
+    st->workers = s->cluster->n * (per < 1 ? 1 : per);
+  }
+  return rc;
+}
+
+int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
+                           int leaf, int strategy, const sl_exec_nodes *nodes,
+                           sl_query_stats *stats, sl_error *err) {
+  sl_arena arena;
+  sl_arena_init(&arena, 0);
+  sl_stmt *stmt = NULL;
+  sl_bound_stmt *b = NULL;
+  sl_plan *plan = NULL;
+  char *stmt_text = sl_arena_strndup(&arena, text, len);
+  int rc = sl_parse_one(&arena, stmt_text, len, 1, &stmt, err);
+  if (rc == SL_OK && stmt->kind != SL_STMT_QUERY &&
+      stmt->kind != SL_STMT_INSERT)
+    rc = sl_error_set(err, SL_EINVAL, "a node runs queries and INSERTs only");
+  if (rc == SL_OK)
+    rc = sl_bind(&arena, s->catalog, stmt, stmt_text, 1, &b, err);
+  if (rc == SL_OK)
+    rc = sl_plan_build(&arena, b, &plan, err);
+  if (rc == SL_OK && leaf >= 0) {
+    /* The coordinator planned the same text into the same leaves. */
+    if (plan->kind != SL_PLAN_STAGED || leaf >= plan->staged->nleaves)
+      rc = sl_error_set(err, SL_EINTERNAL,
+                        "leaf %d of a query that has no such leaf here: "
+                        "do the coordinator and the node run one build?",
+                        leaf + 1);
+    else
+      plan = plan->staged->leaves[leaf];
+  }
+  if (rc == SL_OK && plan->kind == SL_PLAN_STAGED)
+    rc = sl_error_set(err, SL_EINTERNAL,
+                      "a multi-stage query reached a node whole");
+  if (rc == SL_OK) {
+    plan->strategy = (sl_strategy)strategy;
+    session_set_jit(s, plan);
+    rc = sl_execute_ex(plan, s->settings, nodes, NULL, stats, err);
+  }
+  if (b)
+    sl_bound_stmt_release(b);
+  sl_arena_free(&arena);
+  return rc;
+}
