@@ -93,6 +93,12 @@ static const known_setting KNOWN[] = {
       "leads partition k of the keys) or coordinator (the shell merges)"},
      V_ENUM,
      "leaders|coordinator"},
+    {{"sluice.join-strategy", "auto",
+      "how a multi-stage query's join meets on several nodes: auto, "
+      "single (the stages on the coordinator), broadcast (the smaller "
+      "side to every node)"},
+     V_ENUM,
+     "auto|single|broadcast"},
     {{"sluice.nodes", "1", "node processes a query runs on"},
      V_POSITIVE_INT,
      NULL},

@@ -164,7 +164,8 @@ int sl_plan_choose_strategy(sl_plan *plan, const sl_strategy_inputs *in,
   *why = NULL;
   if (plan->kind != SL_PLAN_AGGREGATE)
     return SL_OK;
-  if (!want || strcmp(want, "auto") == 0) {
+  if (!want || strcmp(want, "auto") == 0 ||
+      (in->staged_leaf && strcmp(want, "broadcast") == 0)) {
     auto_strategy(plan, in, arena, why);
     return SL_OK;
   }

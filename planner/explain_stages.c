@@ -105,12 +105,21 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
                        offset_str(a, st->lo_us), offset_str(a, st->hi_us));
     if (st->residual)
       sl_strbuf_printf(&b, "condition: %s, ", sl_explain_expr(a, st->residual));
-    sl_strbuf_append(&b, "strategy: single: per window in this process, "
-                         "once both sides have passed it; state freed "
-                         "when the window fires }");
+    const sl_staged_plan *sp = pr->p->staged;
+    bool bcast = sp->join_strategy == SL_JOIN_BROADCAST;
+    if (bcast)
+      sl_strbuf_printf(&b,
+                       "strategy: broadcast: every row of leaf %d to each "
+                       "node, joined there per window with the node's own "
+                       "rows of leaf %d once both sides have passed it",
+                       sp->bcast_leaf + 1, sp->local_leaf + 1);
+    else
+      sl_strbuf_append(&b, "strategy: single: per window in this process, "
+                           "once both sides have passed it");
+    sl_strbuf_append(&b, "; state freed when the window fires }");
     n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
     sl_strbuf_free(&b);
-    sl_xnode_attr(a, n, "strategy", "single");
+    sl_xnode_attr(a, n, "strategy", bcast ? "broadcast" : "single");
     sl_xnode_kid(a, n, stage_node(a, pr, st->left));
     sl_xnode_kid(a, n, stage_node(a, pr, st->right));
     return n;

@@ -138,6 +138,9 @@ typedef struct coordinator {
   /* A node of a cluster: partials, watermarks and rows go to the
    * coordinator through this socket (node.h); -1 otherwise. */
   int export_fd;
+  /* A node running a broadcast join's stages: rows go to the sink (the
+   * stage sink) after all, and so does the watermark (executor.h). */
+  bool rows_here;
   int64_t exported_wm;
   /* A node that sends rows (not partials): the watermark last sent with
    * them; every row of a window ending at or before it has been sent, so
@@ -163,7 +166,7 @@ static int write_result(coordinator *c, sl_buffer *b) {
   if (c->limit_reached)
     return SL_OK;
   const sl_plan *plan = c->q->plan;
-  if (c->export_fd >= 0) {
+  if (c->export_fd >= 0 && !c->rows_here) {
     /* A node: OFFSET, ORDER BY and the final LIMIT are the coordinator's;
      * without ORDER BY no more than LIMIT + OFFSET rows are needed. */
     int64_t need =
@@ -786,6 +789,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   c.err = err;
   c.sc = plan->sink;
   c.export_fd = node ? nodes->coordinator_fd : -1;
+  c.rows_here = node && nodes->rows_to_sink;
   c.of_nodes = coordinator_of_nodes;
   c.export_partials = node && !across && !leaders;
   /* Nodes that repartition between them own disjoint, complete groups:
@@ -794,13 +798,13 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   bool fires = plan->kind == SL_PLAN_AGGREGATE && !rows_from_nodes;
   c.exported_wm = WM_MIN;
   c.rows_wm = WM_MIN;
-  if (node) {
+  if (node && !c.rows_here) {
     /* A node writes nothing itself: the coordinator has the sink. */
     c.sc = sl_sink_connector_find("blackhole");
     shell = NULL;
   }
-  sl_sink_spec spec = {node ? NULL : plan->sink_table, q.out_layout,
-                       plan->out_names, shell, plan->sink_arg};
+  sl_sink_spec spec = {c.sc != plan->sink ? NULL : plan->sink_table,
+                       q.out_layout, plan->out_names, shell, plan->sink_arg};
   rc = c.sc->open(&spec, &c.sink, err);
   if (rc != SL_OK) {
     free_query(&q);
@@ -893,8 +897,9 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
          : fires   ? fire_windows(&c, ws, started, &progress)
                    : drain_batches(&c, ws, started, &progress);
     if (rc == SL_OK && c.sc->watermark)
-      rc = c.sc->watermark(c.sink, round_wm, err);
-    if (rc == SL_OK && rows_wm > c.rows_wm && rows_wm != WM_MAX) {
+      rc = c.sc->watermark(c.sink, c.rows_here ? rows_wm : round_wm, err);
+    if (rc == SL_OK && !c.rows_here && rows_wm > c.rows_wm &&
+        rows_wm != WM_MAX) {
       rc = sl_node_send_wm(c.export_fd, rows_wm, err);
       c.rows_wm = rows_wm; /* WM_MAX: the node's DONE says so */
     }

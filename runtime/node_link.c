@@ -69,30 +69,59 @@ static int on_partial(worker *w, const sl_strbuf *p, sl_error *err) {
   return SL_OK;
 }
 
-static int on_rows(worker *w, const sl_strbuf *p, sl_error *err) {
-  exec_query *q = w->q;
-  uint32_t h[3]; /* rows, heap bytes, the sender's buffer size */
-  if (p->len < sizeof h)
+/* The ROWS wire form: [rows u32][heap bytes u32][the sender's buffer size
+ * u32] + the rows and the heap. */
+static int rows_header(const char *p, size_t len, const sl_row_layout *layout,
+                       uint32_t h[3], sl_error *err) {
+  if (len < 3 * sizeof(uint32_t))
     return sl_error_set(err, SL_EIO, "a result buffer was cut short");
-  memcpy(h, p->data, sizeof h);
-  size_t rows_bytes = (size_t)h[0] * q->out_layout->width;
-  if (p->len != sizeof h + rows_bytes + h[1])
+  memcpy(h, p, 3 * sizeof(uint32_t));
+  size_t rows_bytes = (size_t)h[0] * layout->width;
+  if (len != 3 * sizeof(uint32_t) + rows_bytes + h[1])
     return sl_error_set(err, SL_EIO, "a result buffer has the wrong size");
   if (h[2] < rows_bytes + h[1])
     return sl_error_set(err, SL_EIO, "a result buffer does not fit");
+  return SL_OK;
+}
+
+static int rows_fill(const char *p, const uint32_t h[3], sl_buffer *b,
+                     sl_error *err) {
+  size_t rows_bytes = (size_t)h[0] * b->layout->width;
+  memcpy(b->data, p + 3 * sizeof(uint32_t), rows_bytes);
+  memcpy(b->data + b->cap - h[1], p + 3 * sizeof(uint32_t) + rows_bytes, h[1]);
+  b->nrows = h[0];
+  b->heap_used = h[1];
+  return sl_buffer_unswizzle(b, err);
+}
+
+int sl_node_decode_rows(const void *payload, size_t len,
+                        const sl_row_layout *layout, sl_buffer *out,
+                        sl_error *err) {
+  uint32_t h[3];
+  int rc = rows_header(payload, len, layout, h, err);
+  if (rc != SL_OK)
+    return rc;
+  /* The strings' offsets count from the sender's buffer of h[2] bytes,
+   * whose heap ends at its end: this one must be that size. */
+  if (out->cap != h[2] || out->layout != layout) {
+    sl_buffer_free(out);
+    sl_buffer_init(out, layout, h[2]);
+  }
+  return rows_fill(payload, h, out, err);
+}
+
+static int on_rows(worker *w, const sl_strbuf *p, sl_error *err) {
+  exec_query *q = w->q;
+  uint32_t h[3];
+  int rc = rows_header(p->data, p->len, q->out_layout, h, err);
+  if (rc != SL_OK)
+    return rc;
   out_batch *b = sl_exec_take_batch(w, h[2]);
-  if (b->buf.cap != h[2]) {
-    /* The strings' offsets count from the sender's buffer of h[2] bytes,
-     * whose heap ends at its end: this one must be that size. */
+  if (b->buf.cap != h[2]) { /* see sl_node_decode_rows */
     sl_buffer_free(&b->buf);
     sl_buffer_init(&b->buf, q->out_layout, h[2]);
   }
-  memcpy(b->buf.data, p->data + sizeof h, rows_bytes);
-  memcpy(b->buf.data + b->buf.cap - h[1], p->data + sizeof h + rows_bytes,
-         h[1]);
-  b->buf.nrows = h[0];
-  b->buf.heap_used = h[1];
-  int rc = sl_buffer_unswizzle(&b->buf, err);
+  rc = rows_fill(p->data, h, &b->buf, err);
   if (rc != SL_OK)
     sl_exec_return_batch(w, b);
   else
@@ -233,18 +262,24 @@ int sl_node_send_wm(int fd, int64_t wm, sl_error *err) {
   return sl_frame_send(fd, SL_FRAME_WM, &wm, sizeof wm, NULL, 0, err);
 }
 
-int sl_node_send_rows(int fd, sl_buffer *b, sl_error *err) {
+int sl_node_encode_rows(sl_buffer *b, sl_strbuf *out, sl_error *err) {
   int rc = sl_buffer_swizzle(b, err);
   if (rc != SL_OK)
     return rc;
   uint32_t h[3] = {b->nrows, b->heap_used, b->cap};
   size_t rows_bytes = (size_t)b->nrows * b->layout->width;
-  sl_strbuf s = SL_STRBUF_INIT;
-  sl_strbuf_appendn(&s, (const char *)h, sizeof h);
-  sl_strbuf_appendn(&s, (const char *)b->data, rows_bytes);
-  sl_strbuf_appendn(&s, (const char *)b->data + b->cap - b->heap_used,
+  sl_strbuf_appendn(out, (const char *)h, sizeof h);
+  sl_strbuf_appendn(out, (const char *)b->data, rows_bytes);
+  sl_strbuf_appendn(out, (const char *)b->data + b->cap - b->heap_used,
                     b->heap_used);
-  rc = sl_frame_send(fd, SL_FRAME_ROWS, s.data, s.len, NULL, 0, err);
+  return SL_OK;
+}
+
+int sl_node_send_rows(int fd, sl_buffer *b, sl_error *err) {
+  sl_strbuf s = SL_STRBUF_INIT;
+  int rc = sl_node_encode_rows(b, &s, err);
+  if (rc == SL_OK)
+    rc = sl_frame_send(fd, SL_FRAME_ROWS, s.data, s.len, NULL, 0, err);
   sl_strbuf_free(&s);
   return rc;
 }

@@ -112,4 +112,17 @@ void stage_eval_release(stage_eval *ev);
 /* The rows of a leaf under key (NULL if none). */
 keyed_rows *leaf_store_find(const leaf_store *ls, int64_t key);
 
+/* A staged query's output rows (stage_runner.c, stage_broadcast.c):
+ * OFFSET and LIMIT over everything written so far. */
+typedef struct stage_output {
+  const sl_sink_connector *sc;
+  sl_sink *sink;
+  int64_t offset, limit; /* -1: no LIMIT */
+  uint64_t skipped, written;
+  bool limit_reached;
+} stage_output;
+
+/* Write b's rows past OFFSET, up to LIMIT (no commit). */
+int stage_output_write(stage_output *o, const sl_buffer *b, sl_error *err);
+
 #endif

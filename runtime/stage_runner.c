@@ -53,6 +53,7 @@ typedef struct leaf_thread {
   const sl_plan *plan;
   const sl_settings *settings;
   const sl_exec_nodes *nodes; /* the nodes it runs on, or NULL: here */
+  sl_stage_feed *feed;        /* or where its rows come from */
   pthread_t thread;
   bool started, finished;
   int rc;
@@ -231,10 +232,49 @@ static void drop_first_key(leaf_store *ls) {
 /* ---- leaves ----------------------------------------------------------------
  */
 
+/* A leaf fed from outside (a broadcast side): what the feed brings into
+ * the leaf's stage sink, as an executor would write it. */
+static int feed_leaf(leaf_thread *lt) {
+  leaf_store *ls = &lt->run->leaves[lt->index];
+  sl_sink_spec spec = {NULL, ls->in_layout, NULL, NULL, ls};
+  sl_sink *sink;
+  int rc = stage_sink_open(&spec, &sink, &lt->err);
+  if (rc != SL_OK)
+    return rc;
+  sl_buffer rows;
+  memset(&rows, 0, sizeof rows);
+  for (;;) {
+    int64_t wm = 0;
+    int k =
+        sl_stage_feed_take(lt->feed, 50, &rows, ls->in_layout, &wm, &lt->err);
+    if (k == SL_FEED_ROWS)
+      rc = stage_sink_write(sink, &rows, &lt->err);
+    else if (k == SL_FEED_WATERMARK)
+      rc = stage_sink_watermark(sink, wm, &lt->err);
+    else if (k == SL_FEED_CLOSED)
+      rc = sl_error_set(&lt->err, SL_ECANCELLED, "stopped");
+    else if (k != SL_FEED_NOTHING)
+      rc = k;
+    if (rc != SL_OK || (k == SL_FEED_WATERMARK && wm == WM_MAX))
+      break;
+    pthread_mutex_lock(&lt->run->lock);
+    bool stop = lt->run->cancelled;
+    pthread_mutex_unlock(&lt->run->lock);
+    if (stop) {
+      rc = sl_error_set(&lt->err, SL_ECANCELLED, "stopped");
+      break;
+    }
+  }
+  sl_buffer_free(&rows);
+  stage_sink_close(sink, rc == SL_OK, NULL);
+  return rc;
+}
+
 static void *leaf_main(void *arg) {
   leaf_thread *lt = arg;
-  lt->rc = sl_execute_ex(lt->plan, lt->settings, lt->nodes, NULL, &lt->stats,
-                         &lt->err);
+  lt->rc = lt->feed ? feed_leaf(lt)
+                    : sl_execute_ex(lt->plan, lt->settings, lt->nodes, NULL,
+                                    &lt->stats, &lt->err);
   stage_runner *run = lt->run;
   pthread_mutex_lock(&run->lock);
   lt->finished = true;
@@ -283,45 +323,43 @@ static const sl_stage *leaf_stage(const sl_stage *st, int leaf) {
   return f;
 }
 
-typedef struct output {
-  const sl_plan *plan;
-  sl_sink *sink;
-  uint64_t skipped, written;
-  bool limit_reached;
-} output;
-
 /* Write a window's result rows (OFFSET, LIMIT) and commit the window. */
-static int write_window(output *o, const rel *r, sl_error *err) {
-  int rc = SL_OK;
-  for (int i = 0; i < r->n && rc == SL_OK && !o->limit_reached; i++) {
-    sl_buffer b = r->bufs[i]; /* a copy whose row count may shrink */
-    if (o->skipped < (uint64_t)o->plan->offset && b.nrows) {
-      uint64_t drop = (uint64_t)o->plan->offset - o->skipped;
-      if (drop > b.nrows)
-        drop = b.nrows;
-      b.data += drop * b.layout->width; /* heap stays where it is */
-      b.nrows -= (uint32_t)drop;
-      b.cap -= (uint32_t)(drop * b.layout->width);
-      o->skipped += drop;
-    }
-    if (o->plan->limit >= 0 &&
-        o->written + b.nrows >= (uint64_t)o->plan->limit) {
-      b.nrows = (uint32_t)((uint64_t)o->plan->limit - o->written);
-      o->limit_reached = true;
-    }
-    if (b.nrows)
-      rc = o->plan->sink->write(o->sink, &b, err);
-    o->written += b.nrows;
+int stage_output_write(stage_output *o, const sl_buffer *in, sl_error *err) {
+  if (o->limit_reached)
+    return SL_OK;
+  sl_buffer b = *in; /* a copy whose row count may shrink */
+  if (o->skipped < (uint64_t)o->offset && b.nrows) {
+    uint64_t drop = (uint64_t)o->offset - o->skipped;
+    if (drop > b.nrows)
+      drop = b.nrows;
+    b.data += drop * b.layout->width; /* heap stays where it is */
+    b.nrows -= (uint32_t)drop;
+    b.cap -= (uint32_t)(drop * b.layout->width);
+    o->skipped += drop;
   }
-  if (rc == SL_OK && o->plan->sink->commit)
-    rc = o->plan->sink->commit(o->sink, err);
+  if (o->limit >= 0 && o->written + b.nrows >= (uint64_t)o->limit) {
+    b.nrows = (uint32_t)((uint64_t)o->limit - o->written);
+    o->limit_reached = true;
+  }
+  int rc = b.nrows ? o->sc->write(o->sink, &b, err) : SL_OK;
+  o->written += b.nrows;
+  return rc;
+}
+
+static int write_window(stage_output *o, const rel *r, sl_error *err) {
+  int rc = SL_OK;
+  for (int i = 0; i < r->n && rc == SL_OK && !o->limit_reached; i++)
+    rc = stage_output_write(o, &r->bufs[i], err);
+  if (rc == SL_OK && o->sc->commit)
+    rc = o->sc->commit(o->sink, err);
   return rc;
 }
 
 int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
-                      const sl_exec_nodes *const *leaf_nodes,
-                      sl_result_sink *shell, sl_query_stats *stats,
-                      sl_error *err) {
+                      const sl_staged_run *where, sl_result_sink *shell,
+                      sl_query_stats *stats, sl_error *err) {
+  const sl_exec_nodes *const *leaf_nodes = where ? where->leaf_nodes : NULL;
+  bool node = where && where->export_fd >= 0;
   const sl_staged_plan *sp = plan->staged;
   memset(stats, 0, sizeof *stats);
   sl_arena arena;
@@ -380,11 +418,17 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     lp->sink_arg = ls;
     lp->sink_table = NULL;
   }
-  output o = {plan, NULL, 0, 0, false};
+  stage_output o = {
+      plan->sink, NULL, node ? 0 : plan->offset, node ? -1 : plan->limit, 0,
+      0,          false};
+  sl_sink_to_coordinator_arg tc = {node ? where->export_fd : -1,
+                                   run.buffer_size};
+  if (node)
+    o.sc = &sl_sink_to_coordinator;
   if (rc == SL_OK) {
-    sl_sink_spec spec = {plan->sink_table, top->layout, plan->out_names, shell,
-                         NULL};
-    rc = plan->sink->open(&spec, &o.sink, err);
+    sl_sink_spec spec = {node ? NULL : plan->sink_table, top->layout,
+                         plan->out_names, shell, node ? &tc : NULL};
+    rc = o.sc->open(&spec, &o.sink, err);
   }
   int started = 0;
   for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
@@ -394,6 +438,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     lt->plan = sp->leaves[i];
     lt->settings = settings;
     lt->nodes = leaf_nodes ? leaf_nodes[i] : NULL;
+    lt->feed = where && where->fed_leaf == i ? where->feed : NULL;
     if (pthread_create(&lt->thread, NULL, leaf_main, lt) != 0) {
       rc = sl_error_set(err, SL_EINTERNAL, "cannot start stage thread");
       break;
@@ -406,6 +451,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
       run.leaves, run.buffer_size, sl_expr_ctx_new(), err, NULL, 0, 0, NULL, 0,
       0};
   double t0 = sl_clock_seconds();
+  int64_t sent_wm = WM_MIN; /* a node: the last watermark sent */
   pthread_mutex_lock(&run.lock);
   while (rc == SL_OK) {
     /* A leaf that failed fails the query. */
@@ -445,6 +491,12 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
       rc = stage_eval_window(&ev, top, next, &result);
       if (rc == SL_OK && !o.limit_reached)
         rc = write_window(&o, result, err);
+      /* A node: the rows sent since the last watermark are this window's
+       * (the coordinator puts the nodes' windows back in order). */
+      if (rc == SL_OK && node)
+        rc = sl_node_send_wm(where->export_fd, next, err);
+      if (node)
+        sent_wm = next;
       stats->stage_windows++;
       stage_eval_release(&ev);
       for (int i = 0; i < sp->nleaves; i++) {
@@ -470,11 +522,18 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     if (held > run.peak_bytes)
       run.peak_bytes = held;
     run.frontier = frontier;
+    /* A node: every window to the frontier has been sent (the coordinator
+     * need not wait for windows this node has no rows for). */
+    if (rc == SL_OK && node && frontier > sent_wm && frontier != WM_MAX) {
+      rc = sl_node_send_wm(where->export_fd, frontier, err);
+      sent_wm = frontier;
+    }
     pthread_cond_broadcast(&run.cond); /* held-back leaves look again */
 
     if (rc != SL_OK || o.limit_reached || all_done)
       break;
-    if (sl_interrupt_pending()) {
+    if (sl_interrupt_pending() ||
+        (where && where->cancel && atomic_load(where->cancel))) {
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       break;
     }
@@ -524,7 +583,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   stats->seconds = seconds;
   if (o.sink) {
     sl_error close_err = {0};
-    int crc = plan->sink->close(o.sink, rc == SL_OK, &close_err);
+    int crc = o.sc->close(o.sink, rc == SL_OK, &close_err);
     if (rc == SL_OK && crc != SL_OK) {
       sl_error_move(err, &close_err);
       rc = crc;

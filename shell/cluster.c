@@ -262,7 +262,7 @@ int sl_cluster_exec(sl_cluster *c, const char *text, size_t len,
 }
 
 int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int leaf,
-                     int strategy, int across, const sl_strbuf *addrs,
+                     int fed, int strategy, int across, const sl_strbuf *addrs,
                      sl_error *err) {
   /* Names the query's shared-memory channels: unique per process, cluster
    * and query (the coordinator's pid, the cluster's tag, a counter). */
@@ -270,14 +270,15 @@ int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int leaf,
                 (++c->queries & 0xffffff);
   sl_strbuf head = SL_STRBUF_INIT;
   for (int i = 0; i < c->n; i++) {
-    uint32_t h[8] = {(uint32_t)i,
+    uint32_t h[9] = {(uint32_t)i,
                      (uint32_t)c->n,
                      (uint32_t)strategy,
                      (uint32_t)across,
                      (uint32_t)id,
                      (uint32_t)(id >> 32),
                      (uint32_t)(addrs ? addrs->len : 0),
-                     (uint32_t)(leaf + 1)};
+                     (uint32_t)(leaf + 1),
+                     (uint32_t)(fed + 1)};
     sl_strbuf_reset(&head);
     sl_strbuf_appendn(&head, (const char *)h, sizeof h);
     if (addrs && addrs->len)

@@ -20,6 +20,7 @@
 
 #include "cluster.h"
 #include "sluice/channel.h"
+#include "sluice/executor.h"
 #include "sluice/node.h"
 #include "sluice/plan.h"
 #include "sluice/session.h"
@@ -28,7 +29,8 @@
 typedef struct watcher {
   int fd;
   atomic_bool cancel, stop;
-  atomic_bool sync; /* a SYNC arrived during the query */
+  atomic_bool sync;    /* a SYNC arrived during the query */
+  sl_stage_feed *feed; /* a broadcast side's rows go here, or NULL */
 } watcher;
 
 static void *watch(void *arg) {
@@ -40,7 +42,19 @@ static void *watch(void *arg) {
     int rc = sl_frame_recv(w->fd, &type, &p, 50, &err);
     if (rc == SL_FRAME_TIMEOUT)
       continue;
+    if (rc == SL_OK && w->feed && type == SL_FRAME_STAGE_ROWS) {
+      sl_stage_feed_rows(w->feed, p.data, p.len);
+      continue;
+    }
+    if (rc == SL_OK && w->feed && type == SL_FRAME_STAGE_WM && p.len >= 8) {
+      int64_t wm;
+      memcpy(&wm, p.data, sizeof wm);
+      sl_stage_feed_watermark(w->feed, wm);
+      continue;
+    }
     /* CANCEL, SYNC, or the coordinator is gone: stop the query. */
+    if (w->feed)
+      sl_stage_feed_close(w->feed);
     atomic_store(&w->cancel, true);
     if (rc == SL_OK && type == SL_FRAME_SYNC)
       atomic_store(&w->sync, true);
@@ -232,7 +246,7 @@ static char **parse_addrs(const char *text, size_t len, int n, bool leaders) {
 static int run_query(sl_session *s, int fd, const sl_strbuf *p,
                      exchange_listen *x) {
   sl_error err = {0};
-  uint32_t h[8] = {0}; /* node.h, QUERY */
+  uint32_t h[9] = {0}; /* node.h, QUERY */
   if (p->len >= sizeof h)
     memcpy(h, p->data, sizeof h);
   if (p->len < sizeof h || p->len - sizeof h < h[6]) {
@@ -245,7 +259,9 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   const char *addr_text = p->data + sizeof h;
   const char *sql = addr_text + h[6];
   size_t sql_len = p->len - sizeof h - h[6];
-  watcher w = {fd, false, false, false};
+  /* h[7], h[8]: the leaf to run and the leaf fed by the coordinator. */
+  int leaf = (int)h[7] - 1, fed = (int)h[8] - 1;
+  watcher w = {fd, false, false, false, fed >= 0 ? sl_stage_feed_new() : NULL};
   pthread_t t;
   bool watching = pthread_create(&t, NULL, watch, &w) == 0;
   sl_query_stats st;
@@ -257,6 +273,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   nodes.exchange_between_nodes = h[3] != 0;
   nodes.exchange_transport = (int)h[3];
   nodes.query_id = (uint64_t)h[4] | (uint64_t)h[5] << 32;
+  nodes.feed = w.feed;
   char **addrs = NULL, **leader_addrs = NULL;
   bool listened = h[3] == SL_XPORT_TCP || h[3] == SL_XPORT_VERBS;
   if (listened && x->members > 0) {
@@ -269,11 +286,12 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
     nodes.leader_listen_fds = x->leader_fds;
     nodes.leader_addrs = (const char *const *)leader_addrs;
   }
-  int rc = sl_session_run_on_node(s, sql, sql_len, (int)h[7] - 1, (int)h[2],
-                                  &nodes, &st, &err);
+  int rc = sl_session_run_on_node(s, sql, sql_len, leaf, fed, (int)h[2], &nodes,
+                                  &st, &err);
   atomic_store(&w.stop, true);
   if (watching)
     pthread_join(t, NULL);
+  sl_stage_feed_free(w.feed);
   if (addrs) {
     for (int i = 0; i < x->members * x->members; i++)
       free(addrs[i]);

@@ -308,8 +308,9 @@ static int drop(sl_session *s, const sl_stmt *stmt, sl_bound_stmt *b,
  */
 
 /* The distribution strategy (planner/choose_strategy.c). */
-static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
-                           const char **why, sl_error *err);
+static int choose_plan_strategy(sl_session *s, sl_plan *plan, bool leaf,
+                                sl_arena *arena, const char **why,
+                                sl_error *err);
 
 /* A staged plan: each leaf's strategy is chosen on its own; why says so
  * per leaf. */
@@ -320,7 +321,7 @@ static int choose_leaf_strategies(sl_session *s, sl_plan *plan, sl_arena *arena,
   int rc = SL_OK;
   for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
     const char *w = NULL;
-    rc = choose_strategy(s, sp->leaves[i], arena, &w, err);
+    rc = choose_plan_strategy(s, sp->leaves[i], true, arena, &w, err);
     if (rc == SL_OK)
       sl_strbuf_printf(&b, "%sleaf %d: %s%s", i ? "\n" : "", i + 1,
                        sp->leaves[i]->strategy == SL_STRATEGY_REPARTITION
@@ -328,6 +329,19 @@ static int choose_leaf_strategies(sl_session *s, sl_plan *plan, sl_arena *arena,
                            : "late-merge",
                        w ? sl_arena_printf(arena, ": %s", w) : "");
   }
+  /* How the join meets on several nodes. */
+  int nodes = s->cluster
+                  ? s->cluster->n
+                  : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  sl_strategy_inputs in = {s->settings, s->stats, &s->costs, &s->costs_fresh,
+                           false};
+  if (rc == SL_OK && !s->is_node)
+    rc = sl_plan_choose_join(plan, &in, nodes, arena, err);
+  if (rc == SL_OK && sp->join_why)
+    sl_strbuf_printf(&b, "\njoin: %s: %s",
+                     sp->join_strategy == SL_JOIN_BROADCAST ? "broadcast"
+                                                            : "single",
+                     sp->join_why);
   *why = sl_arena_strdup(arena, sl_strbuf_cstr(&b));
   sl_strbuf_free(&b);
   return rc;
@@ -337,7 +351,14 @@ static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
                            const char **why, sl_error *err) {
   if (plan->kind == SL_PLAN_STAGED)
     return choose_leaf_strategies(s, plan, arena, why, err);
-  sl_strategy_inputs in = {s->settings, s->stats, &s->costs, &s->costs_fresh};
+  return choose_plan_strategy(s, plan, false, arena, why, err);
+}
+
+static int choose_plan_strategy(sl_session *s, sl_plan *plan, bool leaf,
+                                sl_arena *arena, const char **why,
+                                sl_error *err) {
+  sl_strategy_inputs in = {s->settings, s->stats, &s->costs, &s->costs_fresh,
+                           leaf};
   int rc = sl_plan_choose_strategy(plan, &in, arena, why, err);
   /* Session windows on several nodes: sessions of one key must meet on one
    * node, and only repartitioning brings them together (the nodes do not

@@ -350,6 +350,31 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
     return;
   }
   const sl_staged_plan *sp = plan->staged;
+  if (sp->join_strategy == SL_JOIN_BROADCAST) {
+    int l = sp->local_leaf, b = sp->bcast_leaf;
+    sl_strbuf_printf(out,
+                     "== Nodes ==\n%d nodes (%s), each running leaf %d on "
+                     "its share of every source and the stages over its "
+                     "own rows of leaf %d: leaf %d runs on node processes "
+                     "of its own, and this process sends every row of it "
+                     "(and its watermark) once to each node (broadcast); "
+                     "the nodes' result rows come here and go out window by "
+                     "window, once every node has passed a window\n",
+                     n, where, l + 1, l + 1, b + 1);
+    const sl_plan *lp = sp->leaves[l];
+    sl_strbuf_printf(
+        out, "leaf %d: %s\n", l + 1,
+        lp->kind != SL_PLAN_AGGREGATE
+            ? "each node's rows feed its own stages (they never move)"
+        : lp->strategy == SL_STRATEGY_REPARTITION
+            ? "records are repartitioned between every node's workers; "
+              "each node's finished groups feed its own stages"
+            : "late merge at partition leaders; each leader's finished "
+              "groups feed its own stages");
+    sl_strbuf_printf(out, "leaf %d: ", b + 1);
+    explain_plan_on_nodes(s, sp->leaves[b], n, NULL, out);
+    return;
+  }
   sl_strbuf_printf(out,
                    "== Nodes ==\n%d nodes (%s), each running every leaf "
                    "on its share of every source (leaf k in a node process "
@@ -369,7 +394,7 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
  * of c: the channels its strategy needs between them first, then QUERY.
  * nodes (with fds, room for c->n) gets what sl_execute_ex needs. */
 static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
-                            int leaf, const char *text, size_t len,
+                            int leaf, int fed, const char *text, size_t len,
                             sl_exec_nodes *nodes, int *fds, sl_error *err) {
   /* Repartitioning between nodes: records move on channels between the
    * nodes' workers. */
@@ -390,13 +415,61 @@ static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
   if (rc == SL_OK && (transport == SL_XPORT_TCP || transport == SL_XPORT_VERBS))
     rc = sl_cluster_xlisten(c, across ? 1 : 2, transport, &addrs, err);
   if (rc == SL_OK)
-    rc = sl_cluster_query(c, text, len, leaf, (int)plan->strategy, transport,
-                          &addrs, err);
+    rc = sl_cluster_query(c, text, len, leaf, fed, (int)plan->strategy,
+                          transport, &addrs, err);
   sl_strbuf_free(&addrs);
   memset(nodes, 0, sizeof *nodes);
   nodes->nnodes = c->n;
   nodes->exchange_between_nodes = across || leaders;
   nodes->fds = sl_cluster_fds(c, fds);
+  return rc;
+}
+
+/* A broadcast join on the nodes: the local leaf's cluster runs the
+ * stages, each node over its own share; the broadcast leaf runs on a
+ * cluster of its own, and this process sends its rows to every stage
+ * node (runtime/stage_broadcast.c). */
+static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
+                                      const char *text, size_t len,
+                                      sl_result_sink *sink, sl_query_stats *st,
+                                      sl_error *err) {
+  const sl_staged_plan *sp = plan->staged;
+  int rc = ensure_leaf_clusters(s, 2, err);
+  if (rc != SL_OK)
+    return rc;
+  int n = s->cluster->n;
+  int *fds = calloc((size_t)(2 * n), sizeof *fds);
+  if (!fds)
+    abort();
+  sl_exec_nodes local, side;
+  sl_cluster *sc = s->leaf_clusters[0];
+  rc = start_on_cluster(s, s->cluster, sp->leaves[sp->local_leaf],
+                        sp->local_leaf, sp->bcast_leaf, text, len, &local, fds,
+                        err);
+  if (rc != SL_OK)
+    about_leaf(err, sp->local_leaf);
+  bool side_started = rc == SL_OK;
+  if (rc == SL_OK) {
+    rc = start_on_cluster(s, sc, sp->leaves[sp->bcast_leaf], sp->bcast_leaf, -1,
+                          text, len, &side, fds + n, err);
+    if (rc != SL_OK) {
+      about_leaf(err, sp->bcast_leaf);
+      /* The stage nodes wait for a side that will not come. */
+      for (int i = 0; i < n; i++)
+        sl_frame_send(fds[i], SL_FRAME_CANCEL, NULL, 0, NULL, 0, NULL);
+    }
+  }
+  if (rc == SL_OK)
+    rc = sl_execute_broadcast(plan, s->settings, &side, local.fds, n, sink, st,
+                              err);
+  sl_cluster_sync(s->cluster);
+  if (side_started)
+    sl_cluster_sync(sc);
+  free(fds);
+  if (rc == SL_OK) {
+    int per = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
+    st->workers = 2 * n * (per < 1 ? 1 : per);
+  }
   return rc;
 }
 
@@ -408,6 +481,8 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
                                    sl_result_sink *sink, sl_query_stats *st,
                                    sl_error *err) {
   const sl_staged_plan *sp = plan->staged;
+  if (sp->join_strategy == SL_JOIN_BROADCAST)
+    return execute_broadcast_on_nodes(s, plan, text, len, sink, st, err);
   int rc = ensure_leaf_clusters(s, sp->nleaves, err);
   if (rc != SL_OK)
     return rc;
@@ -420,15 +495,16 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
     abort();
   for (int k = 0; k < sp->nleaves && rc == SL_OK; k++) {
     sl_cluster *c = k ? s->leaf_clusters[k - 1] : s->cluster;
-    rc = start_on_cluster(s, c, sp->leaves[k], k, text, len, &nodes[k],
+    rc = start_on_cluster(s, c, sp->leaves[k], k, -1, text, len, &nodes[k],
                           fds + k * n, err);
     if (rc != SL_OK)
       about_leaf(err, k);
     started++; /* sent to some nodes, maybe: they must be brought back */
     per_leaf[k] = &nodes[k];
   }
+  const sl_staged_run run = {per_leaf, -1, NULL, -1, NULL};
   if (rc == SL_OK)
-    rc = sl_execute_staged(plan, s->settings, per_leaf, sink, st, err);
+    rc = sl_execute_staged(plan, s->settings, &run, sink, st, err);
   for (int k = 0; k < started; k++)
     sl_cluster_sync(k ? s->leaf_clusters[k - 1] : s->cluster);
   free(nodes);
@@ -470,7 +546,8 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   if (!fds)
     abort();
   sl_exec_nodes nodes;
-  rc = start_on_cluster(s, s->cluster, plan, -1, text, len, &nodes, fds, err);
+  rc = start_on_cluster(s, s->cluster, plan, -1, -1, text, len, &nodes, fds,
+                        err);
   if (rc == SL_OK)
     rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
   free(fds);
@@ -483,8 +560,9 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
 }
 
 int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
-                           int leaf, int strategy, const sl_exec_nodes *nodes,
-                           sl_query_stats *stats, sl_error *err) {
+                           int leaf, int fed, int strategy,
+                           const sl_exec_nodes *nodes, sl_query_stats *stats,
+                           sl_error *err) {
   sl_arena arena;
   sl_arena_init(&arena, 0);
   sl_stmt *stmt = NULL;
@@ -501,18 +579,37 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
     rc = sl_plan_build(&arena, b, &plan, err);
   if (rc == SL_OK && leaf >= 0) {
     /* The coordinator planned the same text into the same leaves. */
-    if (plan->kind != SL_PLAN_STAGED || leaf >= plan->staged->nleaves)
+    if (plan->kind != SL_PLAN_STAGED || leaf >= plan->staged->nleaves ||
+        fed >= plan->staged->nleaves || fed == leaf)
       rc = sl_error_set(err, SL_EINTERNAL,
                         "leaf %d of a query that has no such leaf here: "
                         "do the coordinator and the node run one build?",
                         leaf + 1);
-    else
+    else if (fed >= 0) {
+      /* A broadcast join: the stages here, over this node's rows of the
+       * local leaf and the other leaf's from the coordinator. */
+      sl_plan *local = plan->staged->leaves[leaf];
+      local->strategy = (sl_strategy)strategy;
+      session_set_jit(s, local);
+      sl_exec_nodes here = *nodes;
+      here.rows_to_sink = true;
+      const sl_exec_nodes *per[2] = {NULL, NULL};
+      per[leaf] = &here;
+      sl_staged_run run = {per, fed, nodes->feed, nodes->coordinator_fd,
+                           nodes->cancel};
+      rc =
+          plan->staged->nleaves == 2
+              ? sl_execute_staged(plan, s->settings, &run, NULL, stats, err)
+              : sl_error_set(err, SL_EINTERNAL, "a broadcast join of %d leaves",
+                             plan->staged->nleaves);
+      plan = NULL;
+    } else
       plan = plan->staged->leaves[leaf];
   }
-  if (rc == SL_OK && plan->kind == SL_PLAN_STAGED)
+  if (rc == SL_OK && plan && plan->kind == SL_PLAN_STAGED)
     rc = sl_error_set(err, SL_EINTERNAL,
                       "a multi-stage query reached a node whole");
-  if (rc == SL_OK) {
+  if (rc == SL_OK && plan) {
     plan->strategy = (sl_strategy)strategy;
     session_set_jit(s, plan);
     rc = sl_execute_ex(plan, s->settings, nodes, NULL, stats, err);

@@ -70,6 +70,8 @@ typedef struct sl_strategy_inputs {
   sl_stats_cache *stats;       /* sampled statistics, per table and keys */
   sl_cost_constants *costs;    /* loaded or measured at the first choice */
   bool *costs_fresh;           /* measured by this session ('fresh') */
+  bool staged_leaf;            /* a leaf of a staged plan: sluice.strategy =
+                                * 'broadcast' is its join's, the leaf's is auto */
 } sl_strategy_inputs;
 
 /* Set plan->strategy for its stateful operator (planner/
@@ -79,6 +81,16 @@ typedef struct sl_strategy_inputs {
  * that cannot run this plan is SL_EUNSUPPORTED with a message. */
 int sl_plan_choose_strategy(sl_plan *plan, const sl_strategy_inputs *in,
                             sl_arena *arena, const char **why, sl_error *err);
+
+/* A staged plan on `nodes` nodes: how its join meets (plan.h,
+ * sl_join_strategy), forced by SET 'sluice.join-strategy' (or
+ * 'sluice.strategy' = 'broadcast'), or for 'auto' broadcast when sending
+ * the smaller side's rows to every node moves fewer bytes than sending
+ * the larger side's to the coordinator (estimates from sampled
+ * statistics: rows per window of each leaf times its row width).  Sets
+ * join_strategy, local_leaf, bcast_leaf and join_why (in arena). */
+int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
+                        sl_arena *arena, sl_error *err);
 
 /* One line for EXPLAIN: the estimates, both costs, the choice. */
 void sl_cost_format(sl_strbuf *b, const sl_strategy_choice *c,

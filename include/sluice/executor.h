@@ -21,6 +21,7 @@
 #ifndef SLUICE_EXECUTOR_H
 #define SLUICE_EXECUTOR_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "sluice/error.h"
@@ -45,14 +46,63 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
                   const sl_exec_nodes *nodes, sl_result_sink *shell,
                   sl_query_stats *stats, sl_error *err);
 
+/* Rows of a staged plan's leaf that arrive from outside the process: a
+ * broadcast join's side, which the coordinator sends to every node
+ * running the stages (runtime/stage_feed.c).  Thread-safe: one thread
+ * pushes (the node's control connection reader), one takes (the stage
+ * runner).  The feed copies what is pushed; the caller frees the feed
+ * after the run. */
+typedef struct sl_stage_feed sl_stage_feed;
+sl_stage_feed *sl_stage_feed_new(void);
+void sl_stage_feed_free(sl_stage_feed *f);
+/* Rows in the ROWS wire form (node.h), or a watermark (INT64_MAX: the
+ * side has sent everything). */
+void sl_stage_feed_rows(sl_stage_feed *f, const void *payload, size_t len);
+void sl_stage_feed_watermark(sl_stage_feed *f, int64_t wm);
+/* Nothing more comes (the query stops): the taker sees SL_FEED_CLOSED. */
+void sl_stage_feed_close(sl_stage_feed *f);
+enum {
+  SL_FEED_ROWS = 1,      /* *rows holds them */
+  SL_FEED_WATERMARK = 2, /* *wm holds it */
+  SL_FEED_NOTHING = 3,   /* nothing within the timeout */
+  SL_FEED_CLOSED = 4,
+};
+/* The next item, waiting up to timeout_ms: SL_FEED_*, or an error code. */
+int sl_stage_feed_take(sl_stage_feed *f, int timeout_ms, sl_buffer *rows,
+                       const sl_row_layout *layout, int64_t *wm, sl_error *err);
+
+/* Where a staged plan's leaves run and its rows go (NULL: everything in
+ * this process, rows to the plan's sink). */
+typedef struct sl_staged_run {
+  /* Per leaf: the nodes that were sent it (sl_execute_ex's nodes), or
+   * NULL for a leaf that runs here.  NULL: every leaf here. */
+  const sl_exec_nodes *const *leaf_nodes;
+  /* A leaf whose rows come from feed instead (-1: none). */
+  int fed_leaf;
+  sl_stage_feed *feed;
+  /* >= 0: this is a node running the stages of a broadcast join: result
+   * rows go to the coordinator on this socket as ROWS frames (OFFSET and
+   * LIMIT are the coordinator's), and the run stops when *cancel is set. */
+  int export_fd;
+  atomic_bool *cancel;
+} sl_staged_run;
+
 /* Run a staged plan (plan.h, SL_PLAN_STAGED): every leaf with its own
- * executor, the stages above them in this process once per window
- * (runtime/stage_runner.c).  The leaves' strategies must be set.
- * leaf_nodes: NULL (every leaf runs here), or per leaf the nodes that were
- * sent it (sl_execute_ex's nodes; NULL for a leaf that runs here). */
+ * executor (or its feed), the stages above them in this process once per
+ * window (runtime/stage_runner.c).  The leaves' strategies must be set. */
 int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
-                      const sl_exec_nodes *const *leaf_nodes,
-                      sl_result_sink *shell, sl_query_stats *stats,
-                      sl_error *err);
+                      const sl_staged_run *run, sl_result_sink *shell,
+                      sl_query_stats *stats, sl_error *err);
+
+/* The coordinator of a broadcast join (plan.h, SL_JOIN_BROADCAST;
+ * runtime/stage_broadcast.c): the broadcast leaf runs on bcast_nodes (sent
+ * it), and its rows and watermarks go to each of the n nodes at
+ * stage_fds, which were sent the query to run the stages over their own
+ * share of the other leaf; their result rows go to the plan's sink here,
+ * OFFSET and LIMIT applied. */
+int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
+                         const sl_exec_nodes *bcast_nodes, const int *stage_fds,
+                         int n, sl_result_sink *shell, sl_query_stats *stats,
+                         sl_error *err);
 
 #endif

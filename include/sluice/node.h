@@ -15,10 +15,13 @@
  *             has the coordinator's catalog and settings
  *     QUERY   [node index u32][node count u32][strategy u32][exchange
  *             between nodes u32: sl_exchange_transport][query id u64]
- *             [address list length u32][leaf u32][every node's XADDR
- *             lines][text]: plan and run the query on this node's share of
- *             every source (leaf k > 0: only leaf k - 1 of its staged
- *             plan, plan.h, whose rows the coordinator's stages take);
+ *             [address list length u32][leaf u32][fed leaf u32][every
+ *             node's XADDR lines][text]: plan and run the query on this
+ *             node's share of every source (leaf k > 0: only leaf k - 1 of
+ *             its staged plan, plan.h, whose rows the coordinator's stages
+ *             take; with fed leaf f > 0 too, the stages run here over this
+ *             node's rows of leaf k - 1 and leaf f - 1's rows, which the
+ *             coordinator sends, STAGE_ROWS; result rows go back as ROWS);
  *             channels between nodes carry records under repartition and
  *             partial state to the partition leaders under late merge
  *     XLISTEN [node index u32][node count u32][what u32][transport u32]:
@@ -31,6 +34,11 @@
  *             that is not an IPv4 address); answered by
  *     XADDR   lines "sender owner host:port" (exchange members) or
  *             "L sender leader host:port" (nodes): one per channel
+ *     STAGE_ROWS, STAGE_WM
+ *             during a query whose QUERY named a fed leaf (a broadcast
+ *             join: this node runs the stages over its share of the other
+ *             leaf): the broadcast leaf's rows (ROWS wire form) and its
+ *             watermark [i64] (INT64_MAX: everything was sent)
  *     CANCEL  stop the running query (also: the connection closing)
  *     SYNC    after every query, whatever happened: the node stops the
  *             query if it still runs and answers SYNC_ACK once idle, and
@@ -94,11 +102,13 @@ typedef enum sl_frame_type {
   SL_FRAME_DONE = 8,
   SL_FRAME_CANCEL = 9,
   SL_FRAME_HELLO = 10,
-  SL_FRAME_SYNC = 11,     /* coordinator: the query is over for me */
-  SL_FRAME_SYNC_ACK = 12, /* node: and for me; nothing more follows */
-  SL_FRAME_READY = 13,    /* node: every source is open (pre-generated) */
-  SL_FRAME_XLISTEN = 14,  /* coordinator: listen for the exchange */
-  SL_FRAME_XADDR = 15,    /* node: where it listens, per channel */
+  SL_FRAME_SYNC = 11,       /* coordinator: the query is over for me */
+  SL_FRAME_SYNC_ACK = 12,   /* node: and for me; nothing more follows */
+  SL_FRAME_READY = 13,      /* node: every source is open (pre-generated) */
+  SL_FRAME_XLISTEN = 14,    /* coordinator: listen for the exchange */
+  SL_FRAME_XADDR = 15,      /* node: where it listens, per channel */
+  SL_FRAME_STAGE_ROWS = 16, /* coordinator: a broadcast side's rows */
+  SL_FRAME_STAGE_WM = 17,   /* coordinator: and its watermark */
 } sl_frame_type;
 
 /* Write one frame (payload = a then b, either may be empty).  SL_EIO with
@@ -160,6 +170,14 @@ typedef struct sl_exec_nodes {
    * leader_addrs[s * node_count + o] (XLISTEN / XADDR "L" lines). */
   const int *leader_listen_fds;
   const char *const *leader_addrs;
+  /* On a node running a broadcast join's stages: its share of the local
+   * leaf goes into the plan's sink (the stage sink) rather than to the
+   * coordinator, and the sink's watermark hook learns how far it is
+   * complete (executor.c). */
+  bool rows_to_sink;
+  /* On such a node: where the control connection's reader puts the
+   * broadcast side's rows (STAGE_ROWS, STAGE_WM), or NULL. */
+  struct sl_stage_feed *feed;
 } sl_exec_nodes;
 
 #endif

@@ -204,6 +204,11 @@ typedef enum sl_stage_kind {
   SL_STAGE_TOPN,      /* input row + ROW_NUMBER() per partition, in order */
 } sl_stage_kind;
 
+typedef enum sl_join_strategy {
+  SL_JOIN_SINGLE = 0,
+  SL_JOIN_BROADCAST = 1,
+} sl_join_strategy;
+
 typedef struct sl_stage sl_stage;
 struct sl_stage {
   sl_stage_kind kind;
@@ -252,7 +257,20 @@ struct sl_staged_plan {
                      * window_time to its rows itself) */
   sl_stage *top;
   sl_plan_window window; /* the windows every windowed leaf shares */
+  /* How the join meets on several nodes (planner/choose_join.c; set by
+   * the session): SINGLE, every leaf's rows to the coordinator, which
+   * runs the stages; BROADCAST, the stages run on the nodes of leaf
+   * local_leaf, each over its own share of that leaf's rows, and every row
+   * of leaf bcast_leaf goes once to each of them.  join_why: the choice's
+   * reason and estimates, for EXPLAIN. */
+  sl_join_strategy join_strategy;
+  int local_leaf, bcast_leaf;
+  const char *join_why;
 };
+
+/* The two leaves a broadcast join could spread: the stage tree is SELECTs
+ * over one JOIN of two different leaves, and the plan has no others. */
+bool sl_staged_join_leaves(const sl_staged_plan *sp, int *left, int *right);
 
 /* The staged plan of a query that needs one (physical_plan.c tries a single
  * pipeline first).  SL_EUNSUPPORTED says what cannot be staged. */

@@ -77,10 +77,13 @@ struct sl_query_stats;
  * coordinator did, with its strategy, and run this node's share (nodes:
  * which node, the coordinator's socket, the cancel flag, the exchange).
  * leaf >= 0: the text plans into stages (plan.h) and this runs only that
- * leaf, whose rows go to the coordinator's stages; -1: the whole plan. */
+ * leaf, whose rows go to the coordinator's stages; -1: the whole plan.
+ * fed >= 0 too: a broadcast join, this node runs the stages over its share
+ * of leaf `leaf` and leaf `fed`'s rows from nodes->feed, and sends the
+ * results. */
 struct sl_exec_nodes;
 int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
-                           int leaf, int strategy,
+                           int leaf, int fed, int strategy,
                            const struct sl_exec_nodes *nodes,
                            struct sl_query_stats *stats, sl_error *err);
 

@@ -11,7 +11,9 @@
 # with windows computed by integer arithmetic.  Each query runs at 1 and 2
 # workers, with late merge and repartitioning forced, and on 2 and 3 nodes
 # (every leaf on every node; the stages in the shell's process) with late
-# merge and on 2 with repartitioning.  The generator's
+# merge and on 2 with repartitioning, and on 2 and 3 with the broadcast
+# join (the stages on the nodes, where the query is one join of two
+# leaves: q7, q8, the window joins; the others run as single).  The generator's
 # events are in time order per worker, so none is late and the oracle uses
 # them all (checked: the summary line must say 0 late records).
 #
@@ -75,7 +77,7 @@ run_case() {
   if ! oracle_rows "$tmp/oracle.db" "$oq" "$tmp/$name.expected"; then
     echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
   fi
-  for cfg in w1 w2 w2r n2 n3 n2r; do
+  for cfg in w1 w2 w2r n2 n3 n2r n2b n3b; do
     local workers=1 strategy=late-merge nodes=1
     case $cfg in
       w2) workers=2 ;;
@@ -83,6 +85,8 @@ run_case() {
       n2) nodes=2 ;;
       n3) nodes=3 ;;
       n2r) nodes=2 strategy=repartition ;;
+      n2b) nodes=2 strategy=broadcast ;;
+      n3b) nodes=3 strategy=broadcast ;;
     esac
     printf "%s\nSET parallelism.default = %s;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\n%s\n" \
       "$DDL" "$workers" "$nodes" "$strategy" "$sq" > "$tmp/q.sql"

@@ -1,0 +1,472 @@
+/* stage_broadcast.c - the coordinator of a broadcast join (plan.h,
+ * SL_JOIN_BROADCAST; executor.h, sl_execute_broadcast).
+ *
+ * The nodes of the local leaf run the stages themselves (stage_runner.c
+ * with a fed leaf), each over its own share of that leaf's rows, which
+ * never move.  This process runs the broadcast leaf as it runs any leaf on
+ * nodes (an executor coordinating them, on its own thread) with a
+ * *forward sink*: every buffer of its rows, and its watermark, goes once to
+ * each stage node (STAGE_ROWS, STAGE_WM on their control connections; the
+ * node fans it out to its stages).  Meanwhile this thread reads the stage
+ * nodes' result rows and writes them to the query's sink, OFFSET and LIMIT
+ * applied, window after window in order of end as the single strategy
+ * does: a node sends WM(e) after each window's rows (so the rows since its
+ * last watermark are window e's) and WM(f) when every window to f has
+ * fired there; a window is written (and committed) once every node's
+ * watermark has reached it.
+ *
+ * Stopping: LIMIT reached, Ctrl-C, or an error on either side sets `stop`
+ * (the forward sink then fails, which stops the broadcast leaf and its
+ * nodes) and sends CANCEL to every stage node still running; each answers
+ * DONE or ERROR, which is read before returning so the connections stay in
+ * step.  Writes to a stage node's socket (rows from the leaf's thread,
+ * CANCEL from this one) are serialized by a lock per node.
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor_int.h"
+#include "sluice/clock.h"
+#include "sluice/interrupt.h"
+#include "sorted_result.h"
+#include "stage_int.h"
+
+typedef struct broadcast {
+  const int *fds;
+  int n;
+  pthread_mutex_t *locks; /* per stage node: its socket's writes */
+  const sl_row_layout *layout;
+  uint32_t buffer_size;
+  atomic_bool stop;
+} broadcast;
+
+/* ---- the forward sink: the broadcast leaf's rows to every stage node --- */
+
+struct sl_sink {
+  broadcast *b;
+  uint64_t rows;
+  int64_t wm_sent;
+};
+
+static int send_all(broadcast *b, uint32_t type, const void *p, size_t len,
+                    sl_error *err) {
+  int rc = SL_OK;
+  for (int i = 0; i < b->n && rc == SL_OK; i++) {
+    pthread_mutex_lock(&b->locks[i]);
+    rc = sl_frame_send(b->fds[i], type, p, len, NULL, 0, err);
+    pthread_mutex_unlock(&b->locks[i]);
+    if (rc != SL_OK)
+      sl_error_set(err, SL_EIO, "sending the broadcast side to node %d: %s", i,
+                   err->message ? err->message : "failed");
+  }
+  return rc;
+}
+
+static int forward_open(const sl_sink_spec *spec, sl_sink **out,
+                        sl_error *err) {
+  (void)err;
+  sl_sink *s = calloc(1, sizeof *s);
+  if (!s)
+    abort();
+  s->b = spec->arg;
+  s->wm_sent = WM_MIN;
+  *out = s;
+  return SL_OK;
+}
+
+static int forward_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
+  broadcast *b = s->b;
+  if (atomic_load(&b->stop))
+    return sl_error_set(err, SL_ECANCELLED, "stopped");
+  /* A copy whose strings are in its own buffers: it can be swizzled. */
+  sorted_result copy;
+  sorted_result_init(&copy, b->layout, b->buffer_size);
+  int rc = sorted_result_add(&copy, rows, err);
+  sl_strbuf p = SL_STRBUF_INIT;
+  for (int i = 0; i < copy.nbufs && rc == SL_OK; i++) {
+    sl_strbuf_reset(&p);
+    rc = sl_node_encode_rows(&copy.bufs[i], &p, err);
+    if (rc == SL_OK)
+      rc = send_all(b, SL_FRAME_STAGE_ROWS, p.data, p.len, err);
+  }
+  sl_strbuf_free(&p);
+  sorted_result_free(&copy);
+  s->rows += rows->nrows;
+  return rc;
+}
+
+static int forward_watermark(sl_sink *s, int64_t wm, sl_error *err) {
+  if (atomic_load(&s->b->stop))
+    return sl_error_set(err, SL_ECANCELLED, "stopped");
+  if (wm <= s->wm_sent)
+    return SL_OK;
+  s->wm_sent = wm;
+  return send_all(s->b, SL_FRAME_STAGE_WM, &wm, sizeof wm, err);
+}
+
+static int forward_close(sl_sink *s, bool ok, sl_error *err) {
+  int rc = SL_OK;
+  /* Everything was sent: the stage nodes' side is complete. */
+  if (ok && s->wm_sent != WM_MAX && !atomic_load(&s->b->stop))
+    rc = forward_watermark(s, WM_MAX, err);
+  free(s);
+  return rc;
+}
+
+static uint64_t forward_rows(const sl_sink *s) {
+  return s->rows;
+}
+
+static const sl_sink_connector forward_sink = {
+    .name = "broadcast",
+    .description = "a broadcast join's side, to every node of the other",
+    .open = forward_open,
+    .write = forward_write,
+    .close = forward_close,
+    .rows_written = forward_rows,
+    .watermark = forward_watermark,
+};
+
+/* ---- the broadcast leaf's thread ---------------------------------------- */
+
+typedef struct side {
+  const sl_plan *leaf;
+  const sl_settings *settings;
+  const sl_exec_nodes *nodes;
+  int rc;
+  sl_error err;
+  sl_query_stats stats;
+  atomic_bool done;
+} side;
+
+static void *side_main(void *arg) {
+  side *sd = arg;
+  sd->rc = sl_execute_ex(sd->leaf, sd->settings, sd->nodes, NULL, &sd->stats,
+                         &sd->err);
+  atomic_store(&sd->done, true);
+  return NULL;
+}
+
+/* ---- the stage nodes' results ------------------------------------------- */
+
+/* A window's rows from every node, until every node has passed it. */
+typedef struct held_window {
+  int64_t end;
+  sorted_result rows;
+} held_window;
+
+typedef struct results {
+  stage_output out;
+  const sl_row_layout *layout;
+  uint32_t buffer_size;
+  sl_buffer rows;       /* a received buffer */
+  sorted_result *since; /* per node: rows since its last watermark */
+  int64_t *wm;          /* per node: its last watermark */
+  held_window *held;    /* sorted by end */
+  int nheld, capheld;
+} results;
+
+/* Node i's watermark moved to wm: its rows since the last one are window
+ * wm's; then every window all nodes have passed goes out, in order. */
+static int node_watermark(results *r, int i, int n, int64_t wm, sl_error *err) {
+  sorted_result *since = &r->since[i];
+  if (since->rows > 0) {
+    int k = 0;
+    while (k < r->nheld && r->held[k].end < wm)
+      k++;
+    if (k == r->nheld || r->held[k].end != wm) {
+      if (r->nheld == r->capheld) {
+        r->capheld = r->capheld ? 2 * r->capheld : 8;
+        r->held = realloc(r->held, sizeof *r->held * (size_t)r->capheld);
+        if (!r->held)
+          abort();
+      }
+      memmove(&r->held[k + 1], &r->held[k],
+              sizeof *r->held * (size_t)(r->nheld - k));
+      r->nheld++;
+      r->held[k].end = wm;
+      sorted_result_init(&r->held[k].rows, r->layout, r->buffer_size);
+    }
+    /* The node's buffers move over whole (no copy). */
+    sorted_result *dst = &r->held[k].rows;
+    for (int b = 0; b < since->nbufs; b++) {
+      if (dst->nbufs == dst->cap) {
+        dst->cap = dst->cap ? 2 * dst->cap : 4;
+        dst->bufs = realloc(dst->bufs, sizeof *dst->bufs * (size_t)dst->cap);
+        if (!dst->bufs)
+          abort();
+      }
+      dst->bufs[dst->nbufs++] = since->bufs[b];
+    }
+    dst->rows += since->rows;
+    free(since->bufs);
+    sorted_result_init(since, r->layout, r->buffer_size);
+  }
+  if (wm > r->wm[i])
+    r->wm[i] = wm;
+  int64_t frontier = WM_MAX;
+  for (int j = 0; j < n; j++)
+    if (r->wm[j] < frontier)
+      frontier = r->wm[j];
+  int rc = SL_OK;
+  while (r->nheld > 0 && r->held[0].end <= frontier) {
+    held_window *h = &r->held[0];
+    for (int b = 0; b < h->rows.nbufs && rc == SL_OK; b++)
+      rc = stage_output_write(&r->out, &h->rows.bufs[b], err);
+    if (rc == SL_OK && r->out.sc->commit)
+      rc = r->out.sc->commit(r->out.sink, err);
+    sorted_result_free(&h->rows);
+    memmove(&r->held[0], &r->held[1], sizeof *r->held * (size_t)(r->nheld - 1));
+    r->nheld--;
+    if (rc != SL_OK)
+      break;
+  }
+  return rc;
+}
+
+static void add_node_stats(sl_query_stats *t, const sl_strbuf *p) {
+  sl_query_stats st;
+  memset(&st, 0, sizeof st);
+  memcpy(&st, p->data, p->len < sizeof st ? p->len : sizeof st);
+  t->events += st.events;
+  t->rows_filtered += st.rows_filtered;
+  t->rows_state += st.rows_state;
+  t->late_dropped += st.late_dropped;
+  t->windows_fired += st.windows_fired;
+  t->groups_emitted += st.groups_emitted;
+  t->source_seconds += st.source_seconds;
+  t->pipeline_seconds += st.pipeline_seconds;
+  t->jit_seconds += st.jit_seconds;
+  t->exchange_rows += st.exchange_rows;
+  t->exchange_bytes += st.exchange_bytes;
+  t->stage_late += st.stage_late;
+  if (st.stage_windows > t->stage_windows)
+    t->stage_windows = st.stage_windows;
+  if (st.stage_state_peak > t->stage_state_peak)
+    t->stage_state_peak = st.stage_state_peak;
+  if (st.state_bytes_peak > t->state_bytes_peak)
+    t->state_bytes_peak = st.state_bytes_peak;
+  if (st.jit_status[0] && !t->jit_status[0])
+    memcpy(t->jit_status, st.jit_status, sizeof t->jit_status);
+}
+
+int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
+                         const sl_exec_nodes *bcast_nodes, const int *stage_fds,
+                         int n, sl_result_sink *shell, sl_query_stats *stats,
+                         sl_error *err) {
+  const sl_staged_plan *sp = plan->staged;
+  memset(stats, 0, sizeof *stats);
+  sl_arena arena;
+  sl_arena_init(&arena, 0);
+  uint32_t buffer_size =
+      (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
+  if (buffer_size < 4096)
+    buffer_size = 4096;
+  stage_rt *top = NULL;
+  int rc = stage_rt_build(&arena, sp->top, sp, &top, err);
+  sl_plan *leaf = sp->leaves[sp->bcast_leaf];
+  broadcast b = {
+      stage_fds, n,           calloc((size_t)n, sizeof(pthread_mutex_t)),
+      NULL,      buffer_size, false};
+  bool *done = calloc((size_t)n, sizeof *done);
+  bool *cancel_sent = calloc((size_t)n, sizeof *cancel_sent);
+  struct pollfd *pfd = calloc((size_t)n, sizeof *pfd);
+  if (!b.locks || !done || !cancel_sent || !pfd)
+    abort();
+  for (int i = 0; i < n; i++)
+    pthread_mutex_init(&b.locks[i], NULL);
+  b.layout =
+      sl_row_layout_new(&arena, leaf->nout, leaf->out_names, leaf->out_types);
+  leaf->sink = &forward_sink;
+  leaf->sink_arg = &b;
+  leaf->sink_table = NULL;
+
+  results r = {{plan->sink, NULL, plan->offset, plan->limit, 0, 0, false},
+               top ? top->layout : NULL,
+               buffer_size,
+               {0},
+               calloc((size_t)n, sizeof(sorted_result)),
+               calloc((size_t)n, sizeof(int64_t)),
+               NULL,
+               0,
+               0};
+  if (!r.since || !r.wm)
+    abort();
+  for (int i = 0; i < n; i++) {
+    sorted_result_init(&r.since[i], r.layout, buffer_size);
+    r.wm[i] = WM_MIN;
+  }
+  if (rc == SL_OK) {
+    sl_sink_spec spec = {plan->sink_table, top->layout, plan->out_names, shell,
+                         NULL};
+    rc = r.out.sc->open(&spec, &r.out.sink, err);
+  }
+  side sd = {leaf, settings, bcast_nodes, SL_OK, {0}, {0}, false};
+  pthread_t thread;
+  bool started = false;
+  if (rc == SL_OK) {
+    started = pthread_create(&thread, NULL, side_main, &sd) == 0;
+    if (!started)
+      rc = sl_error_set(err, SL_EINTERNAL, "cannot start the broadcast side");
+  }
+
+  double t0 = sl_clock_seconds(), stop_deadline = 0;
+  bool stopping = rc != SL_OK, side_checked = false;
+  int ndone = 0;
+  sl_strbuf p = SL_STRBUF_INIT;
+  sl_error ferr = {0}, broken = {0};
+  while (ndone < n) {
+    if (!stopping && r.out.limit_reached)
+      stopping = true;
+    if (!stopping && sl_interrupt_pending()) {
+      rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
+      stopping = true;
+    }
+    if (!stopping && !side_checked && atomic_load(&sd.done)) {
+      side_checked = true;
+      if (sd.rc != SL_OK) { /* the side failed on its own */
+        sl_error_move(err, &sd.err);
+        rc = sd.rc;
+        stopping = true;
+      }
+    }
+    if (stopping) {
+      atomic_store(&b.stop, true);
+      if (stop_deadline == 0)
+        stop_deadline = sl_clock_seconds() + 10;
+      for (int i = 0; i < n; i++)
+        if (!done[i] && !cancel_sent[i]) {
+          pthread_mutex_lock(&b.locks[i]);
+          sl_frame_send(stage_fds[i], SL_FRAME_CANCEL, NULL, 0, NULL, 0, &ferr);
+          pthread_mutex_unlock(&b.locks[i]);
+          sl_error_clear(&ferr);
+          cancel_sent[i] = true;
+        }
+      if (sl_clock_seconds() > stop_deadline)
+        break; /* the sync after the query sorts the nodes out */
+    }
+    for (int i = 0; i < n; i++) {
+      pfd[i].fd = done[i] ? -1 : stage_fds[i];
+      pfd[i].events = POLLIN;
+      pfd[i].revents = 0;
+    }
+    if (poll(pfd, (nfds_t)n, 50) <= 0)
+      continue;
+    for (int i = 0; i < n; i++) {
+      if (done[i] || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      uint32_t type;
+      int frc = sl_frame_recv(stage_fds[i], &type, &p, 1000, &ferr);
+      if (frc == SL_FRAME_TIMEOUT)
+        continue;
+      if (frc != SL_OK) {
+        if (rc == SL_OK)
+          rc = sl_error_set(err, SL_EIO, "node %d: %s", i,
+                            ferr.message ? ferr.message : "failed");
+        sl_error_clear(&ferr);
+        done[i] = true;
+        ndone++;
+        stopping = true;
+        continue;
+      }
+      if (type == SL_FRAME_ROWS) {
+        if (rc != SL_OK || r.out.limit_reached)
+          continue;
+        rc = sl_node_decode_rows(p.data, p.len, top->layout, &r.rows, err);
+        if (rc == SL_OK)
+          rc = sorted_result_add(&r.since[i], &r.rows, err);
+        if (rc != SL_OK)
+          stopping = true;
+      } else if (type == SL_FRAME_WM && p.len >= 8) {
+        int64_t wm;
+        memcpy(&wm, p.data, sizeof wm);
+        if (rc == SL_OK && !r.out.limit_reached)
+          rc = node_watermark(&r, i, n, wm, err);
+        if (rc != SL_OK)
+          stopping = true;
+      } else if (type == SL_FRAME_DONE) {
+        add_node_stats(stats, &p);
+        done[i] = true;
+        ndone++;
+        if (rc == SL_OK && !r.out.limit_reached && !stopping)
+          rc = node_watermark(&r, i, n, WM_MAX, err);
+      } else if (type == SL_FRAME_ERROR && p.len >= 4) {
+        int32_t code;
+        memcpy(&code, p.data, sizeof code);
+        /* SL_ECANCELLED: stopped as asked, or in consequence of another
+         * node's failure (a broken channel), whose error is the cause;
+         * kept in case no cause comes. */
+        sl_error *into = code == SL_ECANCELLED ? &broken : err;
+        if (rc == SL_OK && !into->code)
+          sl_error_set(into, code < 0 ? code : SL_EINTERNAL, "node %d: %.*s", i,
+                       (int)(p.len - 4), p.data + 4);
+        if (code != SL_ECANCELLED && rc == SL_OK)
+          rc = err->code;
+        done[i] = true;
+        ndone++;
+        stopping = true;
+      }
+      /* READY: nothing to do here. */
+    }
+  }
+  atomic_store(&b.stop, true);
+  if (started)
+    pthread_join(thread, NULL);
+  /* The side's own failure, unless it only stopped because we did. */
+  if (rc == SL_OK && sd.rc != SL_OK &&
+      !(r.out.limit_reached && sd.rc == SL_ECANCELLED)) {
+    sl_error_move(err, &sd.err);
+    rc = sd.rc;
+  }
+  if (rc == SL_OK && ndone < n)
+    rc = sl_error_set(err, SL_EIO, "a node running the stages did not stop");
+  /* Stopped, not by LIMIT, with no cause but a consequence: that one. */
+  if (rc == SL_OK && stopping && !r.out.limit_reached && broken.code) {
+    sl_error_move(err, &broken);
+    rc = err->code;
+  }
+  sl_error_clear(&broken);
+  sl_error_clear(&sd.err);
+  sl_error_clear(&ferr);
+  sl_strbuf_free(&p);
+
+  /* The side's work, and the whole run's.  Each leaf reads its own copy
+   * of the stream: events are the larger count (the stream's size). */
+  if (sd.stats.events > stats->events)
+    stats->events = sd.stats.events;
+  stats->rows_filtered += sd.stats.rows_filtered;
+  stats->rows_state += sd.stats.rows_state;
+  stats->windows_fired += sd.stats.windows_fired;
+  stats->groups_emitted += sd.stats.groups_emitted;
+  stats->rows_out = r.out.written;
+  stats->seconds = sl_clock_seconds() - t0;
+  if (r.out.sink) {
+    sl_error close_err = {0};
+    if (rc == SL_OK && r.out.sc->commit)
+      rc = r.out.sc->commit(r.out.sink, err);
+    int crc = r.out.sc->close(r.out.sink, rc == SL_OK, &close_err);
+    if (rc == SL_OK && crc != SL_OK) {
+      sl_error_move(err, &close_err);
+      rc = crc;
+    }
+    sl_error_clear(&close_err);
+  }
+  sl_buffer_free(&r.rows);
+  for (int i = 0; i < n; i++)
+    sorted_result_free(&r.since[i]);
+  for (int k = 0; k < r.nheld; k++)
+    sorted_result_free(&r.held[k].rows);
+  free(r.since);
+  free(r.wm);
+  free(r.held);
+  for (int i = 0; i < n; i++)
+    pthread_mutex_destroy(&b.locks[i]);
+  free(b.locks);
+  free(done);
+  free(cancel_sent);
+  free(pfd);
+  sl_arena_free(&arena);
+  return rc;
+}
