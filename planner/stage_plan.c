@@ -903,10 +903,6 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
   stager g = {a, SL_ANEW(a, sl_staged_plan), err, 0, 0, false};
   plan->kind = SL_PLAN_STAGED;
   plan->staged = g.sp;
-  if (q->norder > 0)
-    return refuse(&g, q->order[0].span,
-                  "ORDER BY over a multi-stage query (each window's rows "
-                  "come out together; sort them in the client)");
   /* The query itself is never a leaf: it would have run as one pipeline. */
   sl_stage *top;
   int rc = stage_select(&g, q, true, &top);
@@ -931,5 +927,23 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
   plan->offset = q->offset;
   plan->windowed = true;
   plan->window = g.sp->window;
+  if (q->norder > 0) {
+    /* A sort needs the whole result: every leaf's input must end. */
+    for (int j = 0; j < g.sp->nleaves; j++) {
+      const sl_plan *lp = g.sp->leaves[j];
+      for (int k = 0; k < lp->ninputs; k++)
+        if (!lp->inputs[k].bounded)
+          return sl_error_set_at(
+              err, SL_EUNSUPPORTED, q->order[0].span.line,
+              q->order[0].span.column, q->order[0].span.offset,
+              q->order[0].span.length,
+              "ORDER BY on the unbounded stream '%s': its result never "
+              "ends, so it can never be sorted; bound the source "
+              "('events.num', or a file) or drop ORDER BY",
+              lp->inputs[k].table->name);
+    }
+    plan->norder = q->norder;
+    plan->order = q->order;
+  }
   return SL_OK;
 }

@@ -215,8 +215,8 @@ static int node_watermark(results *r, int i, int n, int64_t wm, sl_error *err) {
     held_window *h = &r->held[0];
     for (int b = 0; b < h->rows.nbufs && rc == SL_OK; b++)
       rc = stage_output_write(&r->out, &h->rows.bufs[b], err);
-    if (rc == SL_OK && r->out.sc->commit)
-      rc = r->out.sc->commit(r->out.sink, err);
+    if (rc == SL_OK)
+      rc = stage_output_window_end(&r->out, err);
     sorted_result_free(&h->rows);
     memmove(&r->held[0], &r->held[1], sizeof *r->held * (size_t)(r->nheld - 1));
     r->nheld--;
@@ -283,7 +283,8 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   leaf->sink_arg = &b;
   leaf->sink_table = NULL;
 
-  results r = {{plan->sink, NULL, plan->offset, plan->limit, 0, 0, false},
+  results r = {{plan->sink, NULL, plan->offset, plan->limit, 0, 0, false,
+                plan->order, plan->norder, NULL, NULL},
                top ? top->layout : NULL,
                buffer_size,
                {0},
@@ -297,6 +298,11 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   for (int i = 0; i < n; i++) {
     sorted_result_init(&r.since[i], r.layout, buffer_size);
     r.wm[i] = WM_MIN;
+  }
+  sorted_result sorted;
+  if (rc == SL_OK && plan->norder > 0) {
+    sorted_result_init(&sorted, top->layout, buffer_size);
+    r.out.sorted = &sorted;
   }
   if (rc == SL_OK) {
     sl_sink_spec spec = {plan->sink_table, top->layout, plan->out_names, shell,
@@ -444,7 +450,9 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   stats->seconds = sl_clock_seconds() - t0;
   if (r.out.sink) {
     sl_error close_err = {0};
-    if (rc == SL_OK && r.out.sc->commit)
+    if (rc == SL_OK && r.out.sorted)
+      rc = stage_output_finish(&r.out, err);
+    else if (rc == SL_OK && r.out.sc->commit)
       rc = r.out.sc->commit(r.out.sink, err);
     int crc = r.out.sc->close(r.out.sink, rc == SL_OK, &close_err);
     if (rc == SL_OK && crc != SL_OK) {
@@ -453,6 +461,8 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
     }
     sl_error_clear(&close_err);
   }
+  if (r.out.sorted)
+    sorted_result_free(r.out.sorted);
   sl_buffer_free(&r.rows);
   for (int i = 0; i < n; i++)
     sorted_result_free(&r.since[i]);

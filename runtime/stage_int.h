@@ -120,9 +120,18 @@ typedef struct stage_output {
   int64_t offset, limit; /* -1: no LIMIT */
   uint64_t skipped, written;
   bool limit_reached;
+  /* ORDER BY (a bounded query): every row is kept here until the end. */
+  const sl_border *order;
+  int norder;
+  sorted_result *sorted;
+  sl_error *emit_err; /* stage_output_finish's, for the emit callback */
 } stage_output;
 
-/* Write b's rows past OFFSET, up to LIMIT (no commit). */
+/* Write b's rows past OFFSET, up to LIMIT, or keep them for ORDER BY; then
+ * the window's commit (stage_output_window_end).  stage_output_finish:
+ * at the end, ORDER BY's rows in order (and the last commit). */
 int stage_output_write(stage_output *o, const sl_buffer *b, sl_error *err);
+int stage_output_window_end(stage_output *o, sl_error *err);
+int stage_output_finish(stage_output *o, sl_error *err);
 
 #endif

@@ -324,7 +324,36 @@ static const sl_stage *leaf_stage(const sl_stage *st, int leaf) {
 }
 
 /* Write a window's result rows (OFFSET, LIMIT) and commit the window. */
+static int write_ordered(stage_output *o, const sl_buffer *in, sl_error *err);
+
 int stage_output_write(stage_output *o, const sl_buffer *in, sl_error *err) {
+  if (o->sorted)
+    return sorted_result_add(o->sorted, in, err);
+  return write_ordered(o, in, err);
+}
+
+int stage_output_window_end(stage_output *o, sl_error *err) {
+  /* Sorted rows are committed once, at the end. */
+  return !o->sorted && o->sc->commit ? o->sc->commit(o->sink, err) : SL_OK;
+}
+
+static int emit_sorted(void *arg, sl_buffer *b) {
+  stage_output *o = arg;
+  return write_ordered(o, b, o->emit_err);
+}
+
+int stage_output_finish(stage_output *o, sl_error *err) {
+  if (!o->sorted)
+    return SL_OK;
+  o->emit_err = err;
+  int rc = sorted_result_emit(o->sorted, o->order, o->norder, emit_sorted, o,
+                              &o->limit_reached, err);
+  if (rc == SL_OK && o->sc->commit)
+    rc = o->sc->commit(o->sink, err);
+  return rc;
+}
+
+static int write_ordered(stage_output *o, const sl_buffer *in, sl_error *err) {
   if (o->limit_reached)
     return SL_OK;
   sl_buffer b = *in; /* a copy whose row count may shrink */
@@ -350,8 +379,8 @@ static int write_window(stage_output *o, const rel *r, sl_error *err) {
   int rc = SL_OK;
   for (int i = 0; i < r->n && rc == SL_OK && !o->limit_reached; i++)
     rc = stage_output_write(o, &r->bufs[i], err);
-  if (rc == SL_OK && o->sc->commit)
-    rc = o->sc->commit(o->sink, err);
+  if (rc == SL_OK)
+    rc = stage_output_window_end(o, err);
   return rc;
 }
 
@@ -418,9 +447,22 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     lp->sink_arg = ls;
     lp->sink_table = NULL;
   }
-  stage_output o = {
-      plan->sink, NULL, node ? 0 : plan->offset, node ? -1 : plan->limit, 0,
-      0,          false};
+  stage_output o = {plan->sink,
+                    NULL,
+                    node ? 0 : plan->offset,
+                    node ? -1 : plan->limit,
+                    0,
+                    0,
+                    false,
+                    plan->order,
+                    plan->norder,
+                    NULL,
+                    NULL};
+  sorted_result sorted;
+  if (plan->norder > 0 && !node && top) {
+    sorted_result_init(&sorted, top->layout, run.buffer_size);
+    o.sorted = &sorted;
+  }
   sl_sink_to_coordinator_arg tc = {node ? where->export_fd : -1,
                                    run.buffer_size};
   if (node)
@@ -579,6 +621,10 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     free(run.leaves[i].keys);
   }
   stats->stage_state_peak = run.peak_bytes;
+  if (rc == SL_OK && o.sink)
+    rc = stage_output_finish(&o, err);
+  if (o.sorted)
+    sorted_result_free(o.sorted);
   stats->rows_out = o.written;
   stats->seconds = seconds;
   if (o.sink) {

@@ -176,19 +176,31 @@ start_daemon() {
 # merge: the coordinator loses the node; repartition: the other node loses
 # its exchange channels too).  Each round kills the second of two fresh
 # daemons.
-for strategy in late-merge repartition; do
+# The multi-stage rounds kill a node in the middle of an unbounded window
+# join (every leaf on both nodes), with the stages in the shell (single)
+# and on the nodes (broadcast).
+U="CREATE TABLE u (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+    WITH ('connector' = 'ro', 'events.rate' = '100000');"
+for strategy in late-merge repartition single broadcast; do
   start_daemon; p0=$port
   start_daemon; p1=$port; victim=$pid
+  case $strategy in
+    single|broadcast) Q="SET 'sluice.join-strategy' = '$strategy'; $U
+      SELECT a.key, a.n, b.m FROM
+        (SELECT key, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE u,
+           DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end) a
+      JOIN (SELECT window_start, window_end, MAX(key) AS m FROM TABLE(TUMBLE(TABLE u,
+           DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end) b
+        ON a.key = b.m AND a.window_start = b.window_start AND a.window_end = b.window_end;" ;;
+    *) Q="SET 'sluice.strategy' = '$strategy'; $U
+      SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE u, DESCRIPTOR(ts), INTERVAL '1' SECOND))
+      GROUP BY key, window_start, window_end;" ;;
+  esac
   start=$(date +%s)
   # The node's host dies: the daemon and the process serving this shell.
   ( sleep 1; kill -9 $(pgrep -P "$victim") "$victim" ) &
   set +e
-  timeout 20 "$SLUICE" --cluster "127.0.0.1:$p0,127.0.0.1:$p1" -c "
-    SET 'sluice.strategy' = '$strategy';
-    CREATE TABLE u (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
-    WITH ('connector' = 'ro', 'events.rate' = '100000');
-    SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE u, DESCRIPTOR(ts), INTERVAL '1' SECOND))
-    GROUP BY key, window_start, window_end;" >/dev/null 2>"$tmp/killed"
+  timeout 20 "$SLUICE" --cluster "127.0.0.1:$p0,127.0.0.1:$p1" -c "$Q" >/dev/null 2>"$tmp/killed"
   rc=$?
   set -e
   took=$(( $(date +%s) - start ))
