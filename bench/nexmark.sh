@@ -15,7 +15,10 @@
 # multi-stage query (q5, q7, q8, NB8) runs every leaf on every node (each
 # in a node process of its own) and its stages in the shell's process; with
 # SET 'sluice.strategy' = 'broadcast' (the "broadcast" rows) a join of two
-# leaves runs its stages on the nodes of the larger leaf instead.
+# leaves runs its stages on the nodes of the larger leaf instead, and with
+# SET 'sluice.join-strategy' = 'repartition' ("join-repartition") on the
+# nodes of a side grouped by the join key, the other side's rows routed by
+# it.
 set -euo pipefail
 SLUICE=${1:-build/sluice}
 EVENTS=${2:-2000000}
@@ -77,10 +80,12 @@ for q in q5 q7 q8 q11 nb7 nb8 nb11; do
     strategies="late-merge repartition"
     # The broadcast join: the multi-stage queries on several nodes (those
     # whose stages are not one join of two leaves run as single).
-    case $q in q5|q7|q8|nb8) [ "$nodes" -gt 1 ] && strategies="$strategies broadcast" ;; esac
+    case $q in q5|q7|q8|nb8) [ "$nodes" -gt 1 ] && strategies="$strategies broadcast join-repartition" ;; esac
     for strategy in $strategies; do
-      printf "%s\nSET parallelism.default = 2;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\n%s\n" \
-        "$DDL" "$nodes" "$strategy" "$(query_of $q)" > "$tmp/q.sql"
+      set_strategy="SET 'sluice.strategy' = '$strategy';"
+      [ "$strategy" = join-repartition ] && set_strategy="SET 'sluice.join-strategy' = 'repartition';"
+      printf "%s\nSET parallelism.default = 2;\nSET 'sluice.nodes' = '%s';\n%s\n%s\n" \
+        "$DDL" "$nodes" "$set_strategy" "$(query_of $q)" > "$tmp/q.sql"
       : > "$tmp/rates"
       : > "$tmp/rss"
       status=ok

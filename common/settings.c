@@ -96,9 +96,9 @@ static const known_setting KNOWN[] = {
     {{"sluice.join-strategy", "auto",
       "how a multi-stage query's join meets on several nodes: auto, "
       "single (the stages on the coordinator), broadcast (the smaller "
-      "side to every node)"},
+      "side to every node), repartition (both sides by the join key)"},
      V_ENUM,
-     "auto|single|broadcast"},
+     "auto|single|broadcast|repartition"},
     {{"sluice.nodes", "1", "node processes a query runs on"},
      V_POSITIVE_INT,
      NULL},

@@ -35,6 +35,65 @@ bool sl_staged_join_leaves(const sl_staged_plan *sp, int *left, int *right) {
   return true;
 }
 
+/* The join stage under the SELECTs (sl_staged_join_leaves said yes). */
+static const sl_stage *join_stage(const sl_staged_plan *sp) {
+  const sl_stage *st = sp->top;
+  while (st->kind == SL_STAGE_SELECT)
+    st = st->input;
+  return st;
+}
+
+/* Rows of these two types hash alike by sl_fields_hash. */
+static bool same_bits(const sl_type *a, const sl_type *b) {
+  if (sl_ptype_of(a) != sl_ptype_of(b))
+    return false;
+  return a->kind != SL_TYPE_DECIMAL ||
+         (b->kind == SL_TYPE_DECIMAL && a->scale == b->scale);
+}
+
+bool sl_staged_copartition(sl_arena *a, sl_staged_plan *sp, int local) {
+  const sl_stage *st = join_stage(sp);
+  bool left = st->left->leaf == local;
+  sl_plan *lp = sp->leaves[local];
+  const sl_plan *op = sp->leaves[left ? st->right->leaf : st->left->leaf];
+  sl_bexpr **lk = left ? st->lkeys : st->rkeys;
+  sl_bexpr **ok = left ? st->rkeys : st->lkeys;
+  if (st->nkeys == 0 || lp->kind != SL_PLAN_AGGREGATE || !lp->windowed ||
+      lp->window_rows || lp->ninputs != 1)
+    return false;
+  const sl_stage *ls = left ? st->left : st->right;
+  const sl_stage *os = left ? st->right : st->left;
+  int *pk = SL_ANEW_N(a, int, st->nkeys);
+  int *rc = SL_ANEW_N(a, int, st->nkeys);
+  int n = 0;
+  for (int i = 0; i < st->nkeys; i++) {
+    const sl_bexpr *x = lk[i], *y = ok[i];
+    if (x->kind != SL_BEXPR_COLUMN || x->depth != 0 || x->index >= lp->nout ||
+        y->kind != SL_BEXPR_COLUMN || y->depth != 0 || y->index >= op->nout)
+      return false;
+    /* Window bounds equated: every row of a window's evaluation has them
+     * equal already; they do not partition. */
+    if (ls->wprop[x->index] >= 0 && os->wprop[y->index] >= 0)
+      continue;
+    const sl_bexpr *out = lp->out[x->index];
+    /* An aggregate plan's outputs read its aggregate row: the group keys
+     * first (plan.h). */
+    if ((out->kind != SL_BEXPR_GROUP_REF && out->kind != SL_BEXPR_COLUMN) ||
+        out->index >= lp->nkeys ||
+        !same_bits(lp->keys[out->index]->type, op->out_types[y->index]))
+      return false;
+    pk[n] = out->index;
+    rc[n++] = y->index;
+  }
+  if (n == 0)
+    return false;
+  lp->npartition_keys = n;
+  lp->partition_keys = pk;
+  sp->nroute = n;
+  sp->route_cols = rc;
+  return true;
+}
+
 /* A leaf's estimated rows per window; < 0 when it cannot be estimated
  * (*why says why). */
 static double leaf_rows(const sl_plan *leaf, const sl_strategy_inputs *ctx,
@@ -92,28 +151,30 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
   sl_staged_plan *sp = plan->staged;
   sp->join_strategy = SL_JOIN_SINGLE;
   sp->local_leaf = sp->bcast_leaf = -1;
+  sp->nroute = 0;
   sp->join_why = NULL;
   if (nodes <= 1)
     return SL_OK;
   const char *want = sl_settings_get(in->settings, "sluice.join-strategy");
   const char *strategy = sl_settings_get(in->settings, "sluice.strategy");
-  bool forced = (want && !strcmp(want, "broadcast")) ||
-                (strategy && !strcmp(strategy, "broadcast"));
-  if (want && !strcmp(want, "single")) {
+  if (!want || !strcmp(want, "auto"))
+    want = strategy && !strcmp(strategy, "broadcast") ? "broadcast" : "auto";
+  if (!strcmp(want, "single")) {
     sp->join_why = "forced by SET 'sluice.join-strategy'";
     return SL_OK;
   }
   int l, r;
   if (!sl_staged_join_leaves(sp, &l, &r)) {
-    sp->join_why = "broadcast needs the stages to be one join of two leaves "
-                   "(with projections and filters above it)";
+    sp->join_why = "broadcast and repartition need the stages to be one "
+                   "join of two leaves (with projections and filters above "
+                   "it)";
     return SL_OK;
   }
   const char *late = sl_settings_get(in->settings, "sluice.late-merge");
   if (late && !strcmp(late, "coordinator")) {
-    sp->join_why = "broadcast needs every leaf's rows finished on the nodes "
-                   "(SET 'sluice.late-merge' = 'coordinator' merges them "
-                   "here)";
+    sp->join_why = "broadcast and repartition need every leaf's rows "
+                   "finished on the nodes (SET 'sluice.late-merge' = "
+                   "'coordinator' merges them here)";
     return SL_OK;
   }
   double window_s = (double)sp->window.size_us / 1e6;
@@ -135,6 +196,12 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
   double lb = right_small ? bytes_l : bytes_r;
   double sr = right_small ? rows_r : rows_l;
   double lr = right_small ? rows_l : rows_r;
+  /* Repartition keeps a co-partitionable side where its leaders finish it
+   * (the larger one if both can be) and routes the other's rows. */
+  int keep = sl_staged_copartition(arena, sp, large)   ? large
+             : sl_staged_copartition(arena, sp, small) ? small
+                                                       : -1;
+  double rep_bytes = keep == large ? sb : lb;
   sl_strbuf b = SL_STRBUF_INIT;
   if (known) {
     sl_strbuf_printf(&b, "estimates per %g s window: leaf %d %.0f rows (",
@@ -142,23 +209,57 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
     human_bytes(&b, sb);
     sl_strbuf_printf(&b, "), leaf %d %.0f rows (", large + 1, lr);
     human_bytes(&b, lb);
-    sl_strbuf_printf(&b, "); broadcast moves %d x ", nodes);
-    human_bytes(&b, sb);
-    sl_strbuf_append(&b, ", single ");
+    sl_strbuf_printf(&b, "); single moves ");
     human_bytes(&b, sb + lb);
+    sl_strbuf_printf(&b, ", broadcast %d x ", nodes);
+    human_bytes(&b, sb);
+    if (keep >= 0) {
+      sl_strbuf_append(&b, ", repartition ");
+      human_bytes(&b, rep_bytes);
+    }
   } else
     sl_strbuf_printf(&b, "no estimates (%s)", why_l ? why_l : why_r);
-  bool choose = forced || (known && nodes * sb < lb);
-  if (choose) {
-    sp->join_strategy = SL_JOIN_BROADCAST;
+  if (keep < 0)
+    sl_strbuf_append(&b, "; repartition needs one side to be a windowed "
+                         "aggregate grouped by the join key (the other's "
+                         "columns of the same types)");
+  sl_join_strategy choice = SL_JOIN_SINGLE;
+  bool forced = strcmp(want, "auto") != 0;
+  if (!strcmp(want, "broadcast"))
+    choice = SL_JOIN_BROADCAST;
+  else if (!strcmp(want, "repartition"))
+    choice = keep >= 0 ? SL_JOIN_REPARTITION : SL_JOIN_SINGLE;
+  else if (known) {
+    double best = sb + lb;
+    if (nodes * sb < best) {
+      best = nodes * sb;
+      choice = SL_JOIN_BROADCAST;
+    }
+    if (keep >= 0 && rep_bytes < best)
+      choice = SL_JOIN_REPARTITION;
+  }
+  if (choice == SL_JOIN_BROADCAST) {
     sp->local_leaf = large;
     sp->bcast_leaf = small;
+  } else if (choice == SL_JOIN_REPARTITION) {
+    sp->local_leaf = keep;
+    sp->bcast_leaf = keep == large ? small : large;
+    sl_staged_copartition(arena, sp, keep);
+    /* Its partition leaders keep the groups: late merge at leaders. */
+    sp->leaves[keep]->strategy = SL_STRATEGY_LATE_MERGE;
   }
-  sp->join_why = sl_arena_printf(arena, "%s%s%s", forced ? "forced: " : "",
-                                 sl_strbuf_cstr(&b),
-                                 forced   ? ""
-                                 : choose ? ": broadcast"
-                                          : ": single");
+  if (choice != SL_JOIN_REPARTITION) { /* the checks above set them */
+    sp->leaves[l]->npartition_keys = 0;
+    sp->leaves[r]->npartition_keys = 0;
+    sp->nroute = 0;
+  }
+  sp->join_strategy = choice;
+  static const char *const names[] = {"single", "broadcast", "repartition"};
+  sp->join_why = sl_arena_printf(
+      arena, "%s%s: %s", forced ? "forced: " : "", sl_strbuf_cstr(&b),
+      choice == SL_JOIN_SINGLE && forced && strcmp(want, "single")
+          ? "single (the forced strategy cannot run this join)"
+          : names[choice]);
   sl_strbuf_free(&b);
   return SL_OK;
 }

@@ -107,19 +107,28 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
       sl_strbuf_printf(&b, "condition: %s, ", sl_explain_expr(a, st->residual));
     const sl_staged_plan *sp = pr->p->staged;
     bool bcast = sp->join_strategy == SL_JOIN_BROADCAST;
+    bool rep = sp->join_strategy == SL_JOIN_REPARTITION;
     if (bcast)
       sl_strbuf_printf(&b,
                        "strategy: broadcast: every row of leaf %d to each "
                        "node, joined there per window with the node's own "
                        "rows of leaf %d once both sides have passed it",
                        sp->bcast_leaf + 1, sp->local_leaf + 1);
+    else if (rep)
+      sl_strbuf_printf(&b,
+                       "strategy: repartition: leaf %d's partition leaders "
+                       "split its groups by the join key, each row of leaf "
+                       "%d goes to the node leading its join key, joined "
+                       "there per window once both sides have passed it",
+                       sp->local_leaf + 1, sp->bcast_leaf + 1);
     else
       sl_strbuf_append(&b, "strategy: single: per window in this process, "
                            "once both sides have passed it");
     sl_strbuf_append(&b, "; state freed when the window fires }");
     n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
     sl_strbuf_free(&b);
-    sl_xnode_attr(a, n, "strategy", bcast ? "broadcast" : "single");
+    sl_xnode_attr(a, n, "strategy",
+                  bcast ? "broadcast" : rep ? "repartition" : "single");
     sl_xnode_kid(a, n, stage_node(a, pr, st->left));
     sl_xnode_kid(a, n, stage_node(a, pr, st->right));
     return n;

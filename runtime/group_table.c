@@ -13,28 +13,39 @@
 
 #include "sluice/aggregate.h"
 
+/* One non-NULL field into the running hash. */
+static uint64_t field_hash(uint64_t h, const sl_field *f, const uint8_t *p) {
+  if (f->ptype == SL_P_STR) {
+    const sl_str *s = (const sl_str *)p;
+    return sl_mix64(h ^ sl_hash_bytes(sl_str_data(s), s->len));
+  }
+  uint64_t x = 0;
+  memcpy(&x, p, f->size < 8 ? f->size : 8);
+  if (f->size == 16) {
+    uint64_t hi;
+    memcpy(&hi, p + 8, 8);
+    x ^= sl_mix64(hi);
+  }
+  return sl_mix64(h ^ x);
+}
+
 uint64_t sl_key_hash(const sl_row_layout *l, const uint8_t *key) {
   uint64_t h = 0x9e3779b97f4a7c15ULL ^ key[0]; /* first null-bitmap byte */
-  for (int i = 0; i < l->nfields; i++) {
-    const sl_field *f = &l->fields[i];
-    if (sl_row_is_null(key, i))
-      continue;
-    const uint8_t *p = key + f->offset;
-    if (f->ptype == SL_P_STR) {
-      const sl_str *s = (const sl_str *)p;
-      h = sl_mix64(h ^ sl_hash_bytes(sl_str_data(s), s->len));
-    } else {
-      uint64_t x = 0;
-      memcpy(&x, p, f->size < 8 ? f->size : 8);
-      if (f->size == 16) {
-        uint64_t hi;
-        memcpy(&hi, p + 8, 8);
-        x ^= sl_mix64(hi);
-      }
-      h = sl_mix64(h ^ x);
-    }
-  }
+  for (int i = 0; i < l->nfields; i++)
+    if (!sl_row_is_null(key, i))
+      h = field_hash(h, &l->fields[i], key + l->fields[i].offset);
   return h ? h : 1; /* 0 marks an empty slot */
+}
+
+uint64_t sl_fields_hash(const sl_row_layout *l, const uint8_t *row, int n,
+                        const int *fields) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < n; i++) {
+    const sl_field *f = &l->fields[fields[i]];
+    h = sl_row_is_null(row, fields[i]) ? sl_mix64(h ^ 0x5bd1e995u)
+                                       : field_hash(h, f, row + f->offset);
+  }
+  return h ? h : 1;
 }
 
 bool sl_key_equal(const sl_row_layout *l, const uint8_t *a, const uint8_t *b) {
@@ -272,7 +283,8 @@ size_t sl_group_table_bytes(const sl_group_table *t) {
 #define WIRE_VERSION 1u
 
 uint32_t sl_group_table_encode_where(const sl_group_table *t,
-                                     bool (*keep)(void *arg, uint64_t hash),
+                                     bool (*keep)(void *arg,
+                                                  const uint8_t *key),
                                      void *arg, sl_strbuf *out) {
   const sl_row_layout *kl = t->key_layout;
   size_t at = out->len;
@@ -284,9 +296,7 @@ uint32_t sl_group_table_encode_where(const sl_group_table *t,
     if (!sl_group_table_slot_used(t, i))
       continue;
     const uint8_t *key = sl_group_table_key(t, i);
-    /* The hash the receiver computes (sl_key_hash), not the stored one: a
-     * compiled fold's hash must not decide where a group goes. */
-    if (keep && !keep(arg, sl_key_hash(kl, key)))
+    if (keep && !keep(arg, key))
       continue;
     groups++;
     sl_strbuf_appendn(out, (const char *)key, kl->width);

@@ -208,7 +208,8 @@ int sl_node_leaders_ship(sl_node_leaders *l, int64_t start, int64_t end,
     sl_strbuf_reset(&l->parts[p]);
     sl_strbuf_appendn(&l->parts[p], (const char *)se, sizeof se);
   }
-  sl_leader_split(t, l->n, l->parts, NULL);
+  sl_leader_split(t, l->n, l->q->plan->npartition_keys,
+                  l->q->plan->partition_keys, l->parts, NULL);
   int rc = SL_OK;
   for (int p = 0; p < l->n && rc == SL_OK; p++) {
     sl_strbuf *b = &l->parts[p];

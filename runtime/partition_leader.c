@@ -9,22 +9,30 @@
 
 typedef struct part_of {
   int p, n;
+  const sl_row_layout *kl;
+  int nfields;
+  const int *fields;
 } part_of;
 
-static bool in_part(void *arg, uint64_t hash) {
+static bool in_part(void *arg, const uint8_t *key) {
   const part_of *po = arg;
-  return sl_leader_partition(hash, po->n) == po->p;
+  /* The hash computed from the key itself, not the stored one: a compiled
+   * fold's hash must not decide where a group goes. */
+  uint64_t h = po->nfields > 0
+                   ? sl_fields_hash(po->kl, key, po->nfields, po->fields)
+                   : sl_key_hash(po->kl, key);
+  return sl_leader_partition(h, po->n) == po->p;
 }
 
-void sl_leader_split(const sl_group_table *t, int n, sl_strbuf *out,
-                     uint32_t *groups) {
+void sl_leader_split(const sl_group_table *t, int n, int nfields,
+                     const int *fields, sl_strbuf *out, uint32_t *groups) {
   /* One pass per partition: n is the node count (a handful), and each
    * part is written contiguously in the wire form the leader decodes. */
   for (int p = 0; p < n; p++) {
     uint32_t g = 0;
     if (t->count > 0) {
       size_t before = out[p].len;
-      part_of po = {p, n};
+      part_of po = {p, n, t->key_layout, nfields, fields};
       g = sl_group_table_encode_where(t, in_part, &po, &out[p]);
       if (g == 0)
         out[p].len = before; /* nothing for this leader */

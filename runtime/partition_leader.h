@@ -35,9 +35,11 @@ static inline int sl_leader_partition(uint64_t key_hash, int n) {
 /* Append to out[p] (p = 0..n-1) the wire form (sl_group_table_encode) of
  * t's groups of partition p; parts with no group get nothing appended
  * (out[p] unchanged), so a caller can skip them.  groups[p] (may be NULL)
- * gets the number of groups of each part. */
-void sl_leader_split(const sl_group_table *t, int n, sl_strbuf *out,
-                     uint32_t *groups);
+ * gets the number of groups of each part.  The partition is of the whole
+ * key's hash (sl_key_hash), or with nfields > 0 of those key fields'
+ * (sl_fields_hash: a join co-partitioned on part of the key). */
+void sl_leader_split(const sl_group_table *t, int n, int nfields,
+                     const int *fields, sl_strbuf *out, uint32_t *groups);
 
 typedef struct sl_leader_window {
   int64_t start, end;

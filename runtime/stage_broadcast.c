@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "executor_int.h"
+#include "partition_leader.h"
 #include "sluice/clock.h"
 #include "sluice/interrupt.h"
 #include "sorted_result.h"
@@ -40,6 +41,10 @@ typedef struct broadcast {
   const sl_row_layout *layout;
   uint32_t buffer_size;
   atomic_bool stop;
+  /* Repartition (SL_JOIN_REPARTITION): a row goes only to the node that
+   * leads its join key's partition (route: its columns); else to all. */
+  int nroute;
+  const int *route;
 } broadcast;
 
 /* ---- the forward sink: the broadcast leaf's rows to every stage node --- */
@@ -76,24 +81,63 @@ static int forward_open(const sl_sink_spec *spec, sl_sink **out,
   return SL_OK;
 }
 
+/* Send the rows of copy to node `to`, or to every node (to < 0). */
+static int send_rows(broadcast *b, sorted_result *copy, int to, sl_error *err) {
+  int rc = SL_OK;
+  sl_strbuf p = SL_STRBUF_INIT;
+  for (int i = 0; i < copy->nbufs && rc == SL_OK; i++) {
+    sl_strbuf_reset(&p);
+    rc = sl_node_encode_rows(&copy->bufs[i], &p, err);
+    if (rc == SL_OK && to < 0)
+      rc = send_all(b, SL_FRAME_STAGE_ROWS, p.data, p.len, err);
+    else if (rc == SL_OK) {
+      pthread_mutex_lock(&b->locks[to]);
+      rc = sl_frame_send(b->fds[to], SL_FRAME_STAGE_ROWS, p.data, p.len, NULL,
+                         0, err);
+      pthread_mutex_unlock(&b->locks[to]);
+    }
+  }
+  sl_strbuf_free(&p);
+  return rc;
+}
+
+/* Repartition: each row to the node leading its join key's partition (the
+ * hash the other leaf's leaders split their groups by). */
+static int route_rows(broadcast *b, const sl_buffer *rows, sl_error *err) {
+  sorted_result *parts = calloc((size_t)b->n, sizeof *parts);
+  if (!parts)
+    abort();
+  for (int p = 0; p < b->n; p++)
+    sorted_result_init(&parts[p], b->layout, b->buffer_size);
+  int rc = SL_OK;
+  for (uint32_t i = 0; i < rows->nrows && rc == SL_OK; i++) {
+    const uint8_t *row = sl_buffer_row(rows, i);
+    uint64_t h = sl_fields_hash(b->layout, row, b->nroute, b->route);
+    rc = sorted_result_add_row(&parts[sl_leader_partition(h, b->n)], row, err);
+  }
+  for (int p = 0; p < b->n; p++) {
+    if (rc == SL_OK && parts[p].rows > 0)
+      rc = send_rows(b, &parts[p], p, err);
+    sorted_result_free(&parts[p]);
+  }
+  free(parts);
+  return rc;
+}
+
 static int forward_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   broadcast *b = s->b;
   if (atomic_load(&b->stop))
     return sl_error_set(err, SL_ECANCELLED, "stopped");
+  s->rows += rows->nrows;
+  if (b->nroute > 0)
+    return route_rows(b, rows, err);
   /* A copy whose strings are in its own buffers: it can be swizzled. */
   sorted_result copy;
   sorted_result_init(&copy, b->layout, b->buffer_size);
   int rc = sorted_result_add(&copy, rows, err);
-  sl_strbuf p = SL_STRBUF_INIT;
-  for (int i = 0; i < copy.nbufs && rc == SL_OK; i++) {
-    sl_strbuf_reset(&p);
-    rc = sl_node_encode_rows(&copy.bufs[i], &p, err);
-    if (rc == SL_OK)
-      rc = send_all(b, SL_FRAME_STAGE_ROWS, p.data, p.len, err);
-  }
-  sl_strbuf_free(&p);
+  if (rc == SL_OK)
+    rc = send_rows(b, &copy, -1, err);
   sorted_result_free(&copy);
-  s->rows += rows->nrows;
   return rc;
 }
 
@@ -267,9 +311,14 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   stage_rt *top = NULL;
   int rc = stage_rt_build(&arena, sp->top, sp, &top, err);
   sl_plan *leaf = sp->leaves[sp->bcast_leaf];
-  broadcast b = {
-      stage_fds, n,           calloc((size_t)n, sizeof(pthread_mutex_t)),
-      NULL,      buffer_size, false};
+  broadcast b = {stage_fds,
+                 n,
+                 calloc((size_t)n, sizeof(pthread_mutex_t)),
+                 NULL,
+                 buffer_size,
+                 false,
+                 sp->join_strategy == SL_JOIN_REPARTITION ? sp->nroute : 0,
+                 sp->route_cols};
   bool *done = calloc((size_t)n, sizeof *done);
   bool *cancel_sent = calloc((size_t)n, sizeof *cancel_sent);
   struct pollfd *pfd = calloc((size_t)n, sizeof *pfd);

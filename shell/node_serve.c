@@ -259,8 +259,10 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   const char *addr_text = p->data + sizeof h;
   const char *sql = addr_text + h[6];
   size_t sql_len = p->len - sizeof h - h[6];
-  /* h[7], h[8]: the leaf to run and the leaf fed by the coordinator. */
-  int leaf = (int)h[7] - 1, fed = (int)h[8] - 1;
+  /* h[7], h[8]: the leaf to run, the leaf fed by the coordinator and the
+   * join strategy. */
+  int leaf = (int)h[7] - 1, fed = (int)(h[8] & 0xffff) - 1;
+  int join = (int)(h[8] >> 16);
   watcher w = {fd, false, false, false, fed >= 0 ? sl_stage_feed_new() : NULL};
   pthread_t t;
   bool watching = pthread_create(&t, NULL, watch, &w) == 0;
@@ -286,8 +288,8 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
     nodes.leader_listen_fds = x->leader_fds;
     nodes.leader_addrs = (const char *const *)leader_addrs;
   }
-  int rc = sl_session_run_on_node(s, sql, sql_len, leaf, fed, (int)h[2], &nodes,
-                                  &st, &err);
+  int rc = sl_session_run_on_node(s, sql, sql_len, leaf, fed, join, (int)h[2],
+                                  &nodes, &st, &err);
   atomic_store(&w.stop, true);
   if (watching)
     pthread_join(t, NULL);

@@ -338,10 +338,7 @@ static int choose_leaf_strategies(sl_session *s, sl_plan *plan, sl_arena *arena,
   if (rc == SL_OK && !s->is_node)
     rc = sl_plan_choose_join(plan, &in, nodes, arena, err);
   if (rc == SL_OK && sp->join_why)
-    sl_strbuf_printf(&b, "\njoin: %s: %s",
-                     sp->join_strategy == SL_JOIN_BROADCAST ? "broadcast"
-                                                            : "single",
-                     sp->join_why);
+    sl_strbuf_printf(&b, "\njoin: %s", sp->join_why);
   *why = sl_arena_strdup(arena, sl_strbuf_cstr(&b));
   sl_strbuf_free(&b);
   return rc;

@@ -350,17 +350,21 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
     return;
   }
   const sl_staged_plan *sp = plan->staged;
-  if (sp->join_strategy == SL_JOIN_BROADCAST) {
+  if (sp->join_strategy != SL_JOIN_SINGLE) {
     int l = sp->local_leaf, b = sp->bcast_leaf;
+    bool rep = sp->join_strategy == SL_JOIN_REPARTITION;
     sl_strbuf_printf(out,
                      "== Nodes ==\n%d nodes (%s), each running leaf %d on "
                      "its share of every source and the stages over its "
                      "own rows of leaf %d: leaf %d runs on node processes "
-                     "of its own, and this process sends every row of it "
-                     "(and its watermark) once to each node (broadcast); "
-                     "the nodes' result rows come here and go out window by "
-                     "window, once every node has passed a window\n",
-                     n, where, l + 1, l + 1, b + 1);
+                     "of its own, and this process sends %s (and its "
+                     "watermark to every node); the nodes' result rows "
+                     "come here and go out window by window, once every "
+                     "node has passed a window\n",
+                     n, where, l + 1, l + 1, b + 1,
+                     rep ? "each row of it to the node leading its join "
+                           "key's partition (repartition)"
+                         : "every row of it once to each node (broadcast)");
     const sl_plan *lp = sp->leaves[l];
     sl_strbuf_printf(
         out, "leaf %d: %s\n", l + 1,
@@ -369,8 +373,11 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
         : lp->strategy == SL_STRATEGY_REPARTITION
             ? "records are repartitioned between every node's workers; "
               "each node's finished groups feed its own stages"
-            : "late merge at partition leaders; each leader's finished "
-              "groups feed its own stages");
+        : rep ? "late merge at partition leaders, partitioned by the "
+                "join key; each leader's finished groups feed its own "
+                "stages"
+              : "late merge at partition leaders; each leader's finished "
+                "groups feed its own stages");
     sl_strbuf_printf(out, "leaf %d: ", b + 1);
     explain_plan_on_nodes(s, sp->leaves[b], n, NULL, out);
     return;
@@ -394,8 +401,9 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
  * of c: the channels its strategy needs between them first, then QUERY.
  * nodes (with fds, room for c->n) gets what sl_execute_ex needs. */
 static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
-                            int leaf, int fed, const char *text, size_t len,
-                            sl_exec_nodes *nodes, int *fds, sl_error *err) {
+                            int leaf, int fed, int join, const char *text,
+                            size_t len, sl_exec_nodes *nodes, int *fds,
+                            sl_error *err) {
   /* Repartitioning between nodes: records move on channels between the
    * nodes' workers. */
   bool across = plan->strategy == SL_STRATEGY_REPARTITION &&
@@ -415,7 +423,7 @@ static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
   if (rc == SL_OK && (transport == SL_XPORT_TCP || transport == SL_XPORT_VERBS))
     rc = sl_cluster_xlisten(c, across ? 1 : 2, transport, &addrs, err);
   if (rc == SL_OK)
-    rc = sl_cluster_query(c, text, len, leaf, fed, (int)plan->strategy,
+    rc = sl_cluster_query(c, text, len, leaf, fed, join, (int)plan->strategy,
                           transport, &addrs, err);
   sl_strbuf_free(&addrs);
   memset(nodes, 0, sizeof *nodes);
@@ -444,14 +452,14 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
   sl_exec_nodes local, side;
   sl_cluster *sc = s->leaf_clusters[0];
   rc = start_on_cluster(s, s->cluster, sp->leaves[sp->local_leaf],
-                        sp->local_leaf, sp->bcast_leaf, text, len, &local, fds,
-                        err);
+                        sp->local_leaf, sp->bcast_leaf, (int)sp->join_strategy,
+                        text, len, &local, fds, err);
   if (rc != SL_OK)
     about_leaf(err, sp->local_leaf);
   bool side_started = rc == SL_OK;
   if (rc == SL_OK) {
     rc = start_on_cluster(s, sc, sp->leaves[sp->bcast_leaf], sp->bcast_leaf, -1,
-                          text, len, &side, fds + n, err);
+                          0, text, len, &side, fds + n, err);
     if (rc != SL_OK) {
       about_leaf(err, sp->bcast_leaf);
       /* The stage nodes wait for a side that will not come. */
@@ -481,7 +489,7 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
                                    sl_result_sink *sink, sl_query_stats *st,
                                    sl_error *err) {
   const sl_staged_plan *sp = plan->staged;
-  if (sp->join_strategy == SL_JOIN_BROADCAST)
+  if (sp->join_strategy != SL_JOIN_SINGLE)
     return execute_broadcast_on_nodes(s, plan, text, len, sink, st, err);
   int rc = ensure_leaf_clusters(s, sp->nleaves, err);
   if (rc != SL_OK)
@@ -495,7 +503,7 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
     abort();
   for (int k = 0; k < sp->nleaves && rc == SL_OK; k++) {
     sl_cluster *c = k ? s->leaf_clusters[k - 1] : s->cluster;
-    rc = start_on_cluster(s, c, sp->leaves[k], k, -1, text, len, &nodes[k],
+    rc = start_on_cluster(s, c, sp->leaves[k], k, -1, 0, text, len, &nodes[k],
                           fds + k * n, err);
     if (rc != SL_OK)
       about_leaf(err, k);
@@ -546,7 +554,7 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   if (!fds)
     abort();
   sl_exec_nodes nodes;
-  rc = start_on_cluster(s, s->cluster, plan, -1, -1, text, len, &nodes, fds,
+  rc = start_on_cluster(s, s->cluster, plan, -1, -1, 0, text, len, &nodes, fds,
                         err);
   if (rc == SL_OK)
     rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
@@ -560,7 +568,7 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
 }
 
 int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
-                           int leaf, int fed, int strategy,
+                           int leaf, int fed, int join, int strategy,
                            const sl_exec_nodes *nodes, sl_query_stats *stats,
                            sl_error *err) {
   sl_arena arena;
@@ -590,6 +598,13 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
        * local leaf and the other leaf's from the coordinator. */
       sl_plan *local = plan->staged->leaves[leaf];
       local->strategy = (sl_strategy)strategy;
+      /* Repartition: this leaf's leaders split by the join key, as the
+       * coordinator routes the other leaf's rows. */
+      if (join == SL_JOIN_REPARTITION &&
+          !sl_staged_copartition(&arena, plan->staged, leaf))
+        rc = sl_error_set(err, SL_EINTERNAL,
+                          "the join cannot be co-partitioned here: do the "
+                          "coordinator and the node run one build?");
       session_set_jit(s, local);
       sl_exec_nodes here = *nodes;
       here.rows_to_sink = true;
@@ -597,11 +612,12 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
       per[leaf] = &here;
       sl_staged_run run = {per, fed, nodes->feed, nodes->coordinator_fd,
                            nodes->cancel};
-      rc =
-          plan->staged->nleaves == 2
-              ? sl_execute_staged(plan, s->settings, &run, NULL, stats, err)
-              : sl_error_set(err, SL_EINTERNAL, "a broadcast join of %d leaves",
-                             plan->staged->nleaves);
+      if (rc == SL_OK)
+        rc = plan->staged->nleaves == 2
+                 ? sl_execute_staged(plan, s->settings, &run, NULL, stats, err)
+                 : sl_error_set(err, SL_EINTERNAL,
+                                "a join on the nodes of %d leaves",
+                                plan->staged->nleaves);
       plan = NULL;
     } else
       plan = plan->staged->leaves[leaf];

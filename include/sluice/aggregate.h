@@ -143,6 +143,11 @@ void sl_group_table_free(sl_group_table *t);
 
 /* Hash of a key row (strings hashed by content). */
 uint64_t sl_key_hash(const sl_row_layout *key_layout, const uint8_t *key);
+/* The same over fields[0..n) of a row only, in that order: rows of two
+ * layouts whose listed fields have the same types hash alike (a join key
+ * that is part of one side's group key and columns of the other's rows). */
+uint64_t sl_fields_hash(const sl_row_layout *layout, const uint8_t *row, int n,
+                        const int *fields);
 /* Are two key rows equal (NULLs equal to NULLs, strings by content)? */
 bool sl_key_equal(const sl_row_layout *key_layout, const uint8_t *a,
                   const uint8_t *b);
@@ -176,10 +181,11 @@ int sl_group_table_merge(sl_group_table *dst, const sl_group_table *src,
  * key and state widths, group count), then per group its key row (long
  * key strings inline after it) and its state (sl_agg_state_encode). */
 void sl_group_table_encode(const sl_group_table *t, sl_strbuf *out);
-/* The same for the groups whose key hash keep(arg, hash) accepts (keep
+/* The same for the groups whose key row keep(arg, key) accepts (keep
  * NULL: all); returns how many were written. */
 uint32_t sl_group_table_encode_where(const sl_group_table *t,
-                                     bool (*keep)(void *arg, uint64_t hash),
+                                     bool (*keep)(void *arg,
+                                                  const uint8_t *key),
                                      void *arg, sl_strbuf *out);
 /* Merge the groups of an encoded table into dst (dst += decoded), as
  * sl_group_table_merge does for a table in memory.  SL_EINVAL with a

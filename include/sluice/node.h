@@ -15,7 +15,8 @@
  *             has the coordinator's catalog and settings
  *     QUERY   [node index u32][node count u32][strategy u32][exchange
  *             between nodes u32: sl_exchange_transport][query id u64]
- *             [address list length u32][leaf u32][fed leaf u32][every
+ *             [address list length u32][leaf u32][fed leaf u16 | join
+ *             strategy u16 << 16 (plan.h)][every
  *             node's XADDR lines][text]: plan and run the query on this
  *             node's share of every source (leaf k > 0: only leaf k - 1 of
  *             its staged plan, plan.h, whose rows the coordinator's stages

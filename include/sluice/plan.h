@@ -104,6 +104,11 @@ typedef struct sl_plan {
   void *sink_arg;
   sl_strategy strategy; /* of the aggregate; set by whoever runs the plan
                          * (the session, from SET 'sluice.strategy') */
+  /* Late merge at partition leaders: the group keys (indexes) whose hash
+   * picks a group's leader; 0: all of them.  A leaf whose join with
+   * another is co-partitioned (SL_JOIN_REPARTITION) lists its join key. */
+  int npartition_keys;
+  int *partition_keys;
   uint32_t buffer_size; /* SET 'sluice.buffer-size' when the strategy was
                          * chosen (the exchange's slot size, for EXPLAIN);
                          * 0: not known */
@@ -207,6 +212,7 @@ typedef enum sl_stage_kind {
 typedef enum sl_join_strategy {
   SL_JOIN_SINGLE = 0,
   SL_JOIN_BROADCAST = 1,
+  SL_JOIN_REPARTITION = 2,
 } sl_join_strategy;
 
 typedef struct sl_stage sl_stage;
@@ -261,16 +267,30 @@ struct sl_staged_plan {
    * the session): SINGLE, every leaf's rows to the coordinator, which
    * runs the stages; BROADCAST, the stages run on the nodes of leaf
    * local_leaf, each over its own share of that leaf's rows, and every row
-   * of leaf bcast_leaf goes once to each of them.  join_why: the choice's
-   * reason and estimates, for EXPLAIN. */
+   * of leaf bcast_leaf goes once to each of them; REPARTITION, the same
+   * but local_leaf's partition leaders split its groups by the join key
+   * (its partition_keys) and each row of bcast_leaf goes only to the node
+   * leading its join key's partition (the hash of its route_cols, the same
+   * function over the same types).  join_why: the choice's reason and
+   * estimates, for EXPLAIN. */
   sl_join_strategy join_strategy;
   int local_leaf, bcast_leaf;
+  int nroute;
+  int *route_cols;
   const char *join_why;
 };
 
 /* The two leaves a broadcast join could spread: the stage tree is SELECTs
  * over one JOIN of two different leaves, and the plan has no others. */
 bool sl_staged_join_leaves(const sl_staged_plan *sp, int *left, int *right);
+
+/* Can the join be co-partitioned with leaf `local` kept where its
+ * partition leaders finish it (SL_JOIN_REPARTITION)?  local is a windowed
+ * aggregate whose every join key is one of its group keys, and the other
+ * leaf's join keys are its columns of the same types.  If so, sets local's
+ * partition_keys and sp->route_cols (in a) and returns true.  The
+ * coordinator and every node compute the same answer from the same plan. */
+bool sl_staged_copartition(sl_arena *a, sl_staged_plan *sp, int local);
 
 /* The staged plan of a query that needs one (physical_plan.c tries a single
  * pipeline first).  SL_EUNSUPPORTED says what cannot be staged. */

@@ -78,12 +78,12 @@ struct sl_query_stats;
  * which node, the coordinator's socket, the cancel flag, the exchange).
  * leaf >= 0: the text plans into stages (plan.h) and this runs only that
  * leaf, whose rows go to the coordinator's stages; -1: the whole plan.
- * fed >= 0 too: a broadcast join, this node runs the stages over its share
- * of leaf `leaf` and leaf `fed`'s rows from nodes->feed, and sends the
- * results. */
+ * fed >= 0 too: a broadcast or repartitioned join (join: plan.h
+ * sl_join_strategy), this node runs the stages over its share of leaf
+ * `leaf` and leaf `fed`'s rows from nodes->feed, and sends the results. */
 struct sl_exec_nodes;
 int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
-                           int leaf, int fed, int strategy,
+                           int leaf, int fed, int join, int strategy,
                            const struct sl_exec_nodes *nodes,
                            struct sl_query_stats *stats, sl_error *err);
 

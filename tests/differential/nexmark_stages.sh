@@ -13,7 +13,9 @@
 # (every leaf on every node; the stages in the shell's process) with late
 # merge and on 2 with repartitioning, and on 2 and 3 with the broadcast
 # join (the stages on the nodes, where the query is one join of two
-# leaves: q7, q8, the window joins; the others run as single).  The generator's
+# leaves: q7, q8, the window joins; the others run as single), and on 2
+# and 3 with the repartitioned join (where one side is a windowed
+# aggregate grouped by the join key: q8, the window join of aggregates).  The generator's
 # events are in time order per worker, so none is late and the oracle uses
 # them all (checked: the summary line must say 0 late records).
 #
@@ -77,8 +79,8 @@ run_case() {
   if ! oracle_rows "$tmp/oracle.db" "$oq" "$tmp/$name.expected"; then
     echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
   fi
-  for cfg in w1 w2 w2r n2 n3 n2r n2b n3b; do
-    local workers=1 strategy=late-merge nodes=1
+  for cfg in w1 w2 w2r n2 n3 n2r n2b n3b n2j n3j; do
+    local workers=1 strategy=late-merge nodes=1 join=auto
     case $cfg in
       w2) workers=2 ;;
       w2r) workers=2 strategy=repartition ;;
@@ -87,16 +89,17 @@ run_case() {
       n2r) nodes=2 strategy=repartition ;;
       n2b) nodes=2 strategy=broadcast ;;
       n3b) nodes=3 strategy=broadcast ;;
+      n2j|n3j) nodes=${cfg:1:1} join=repartition ;;
     esac
-    printf "%s\nSET parallelism.default = %s;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\n%s\n" \
-      "$DDL" "$workers" "$nodes" "$strategy" "$sq" > "$tmp/q.sql"
+    printf "%s\nSET parallelism.default = %s;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\nSET 'sluice.join-strategy' = '%s';\n%s\n" \
+      "$DDL" "$workers" "$nodes" "$strategy" "$join" "$sq" > "$tmp/q.sql"
     if ! "$SLUICE" -m csv --no-headers "$tmp/q.sql" 2>"$tmp/err" | tr -d '"' | sort > "$tmp/$name.$cfg"; then
       echo "FAIL $name ($cfg): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); continue
     fi
     if ! grep -q " 0 late records dropped" "$tmp/err"; then
       echo "FAIL $name ($cfg): records were late, the oracle assumes none:"; grep "late" "$tmp/err"; fail=$((fail + 1)); continue
     fi
-    compare_rows "$name" "$cfg, $strategy" "$tmp/$name.expected" "$tmp/$name.$cfg"
+    compare_rows "$name" "$cfg, $strategy, join $join" "$tmp/$name.expected" "$tmp/$name.$cfg"
   done
 }
 

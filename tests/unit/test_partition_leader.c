@@ -127,7 +127,7 @@ static void test_split_is_a_partition(void **state) {
   feed(&fx, &t, 0, 4000, KEYS);
   sl_strbuf parts[N] = {SL_STRBUF_INIT, SL_STRBUF_INIT, SL_STRBUF_INIT};
   uint32_t groups[N];
-  sl_leader_split(&t, N, parts, groups);
+  sl_leader_split(&t, N, 0, NULL, parts, groups);
   sl_group_table got[N];
   uint32_t total = 0;
   sl_error err = {0};
@@ -154,6 +154,67 @@ static void test_split_is_a_partition(void **state) {
                          p == owner ? value_of(&fx, &t, k, g) : -1);
     }
   }
+  for (int p = 0; p < N; p++) {
+    sl_group_table_free(&got[p]);
+    sl_strbuf_free(&parts[p]);
+  }
+  sl_group_table_free(&t);
+  sl_arena_free(&fx.a);
+}
+
+/* A join co-partitioned on part of the key: the split by key fields puts
+ * each group where the hash of those fields says, and that hash of a row
+ * of another layout with the same values (the other join side's rows,
+ * which the coordinator routes) is the same. */
+static void test_split_by_join_key(void **state) {
+  (void)state;
+  fixture fx;
+  setup_fixture(&fx);
+  enum { N = 3, KEYS = 300 };
+  sl_group_table t;
+  sl_group_table_init(&t, fx.key, &fx.set, 4);
+  feed(&fx, &t, 0, 2000, KEYS);
+  sl_strbuf parts[N] = {SL_STRBUF_INIT, SL_STRBUF_INIT, SL_STRBUF_INIT};
+  uint32_t groups[N];
+  const int fields[1] = {0};
+  sl_leader_split(&t, N, 1, fields, parts, groups);
+  sl_group_table got[N];
+  sl_error err = {0};
+  for (int p = 0; p < N; p++) {
+    sl_group_table_init(&got[p], fx.key, &fx.set, 4);
+    assert_int_equal(sl_group_table_decode_merge(&got[p],
+                                                 (const uint8_t *)parts[p].data,
+                                                 parts[p].len, &err),
+                     SL_OK);
+  }
+  /* The other side's rows: (name STRING, n INT, key BIGINT). */
+  const sl_type *ot[3] = {sl_type_new(&fx.a, SL_TYPE_VARCHAR),
+                          sl_type_new(&fx.a, SL_TYPE_INT),
+                          sl_type_new(&fx.a, SL_TYPE_BIGINT)};
+  sl_row_layout *other = sl_row_layout_new(&fx.a, 3, NULL, ot);
+  const int other_fields[1] = {2};
+  int moved = 0;
+  for (int64_t k = 0; k < KEYS; k++) {
+    uint8_t key[32], row[64];
+    memset(key, 0, sizeof key);
+    memset(row, 0, sizeof row);
+    SL_FIELD(key, fx.key, 0, int64_t) = k;
+    SL_FIELD(row, other, 2, int64_t) = k;
+    SL_FIELD(row, other, 1, int32_t) = (int32_t)(k * 7);
+    int owner = sl_leader_partition(sl_fields_hash(fx.key, key, 1, fields), N);
+    assert_int_equal(
+        owner,
+        sl_leader_partition(sl_fields_hash(other, row, 1, other_fields), N));
+    /* A NULL-free key hashes as the whole key does. */
+    moved += owner != sl_leader_partition(sl_key_hash(fx.key, key), N);
+    for (int p = 0; p < N; p++)
+      assert_int_equal(value_of(&fx, &got[p], k, 0),
+                       p == owner ? value_of(&fx, &t, k, 0) : -1);
+  }
+  assert_int_equal(moved, 0);
+  /* Every leader gets some (the hash spreads). */
+  for (int p = 0; p < N; p++)
+    assert_true(groups[p] > KEYS / N / 2);
   for (int p = 0; p < N; p++) {
     sl_group_table_free(&got[p]);
     sl_strbuf_free(&parts[p]);
@@ -285,6 +346,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_partition_range_and_spread),
       cmocka_unit_test(test_split_is_a_partition),
+      cmocka_unit_test(test_split_by_join_key),
       cmocka_unit_test(test_deltas_merge_to_the_whole),
       cmocka_unit_test(test_vector_clock_rule),
       cmocka_unit_test(test_global_window_waits_for_everyone),
