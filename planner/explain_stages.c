@@ -128,7 +128,9 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
     n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
     sl_strbuf_free(&b);
     sl_xnode_attr(a, n, "strategy",
-                  bcast ? "broadcast" : rep ? "repartition" : "single");
+                  bcast ? "broadcast"
+                  : rep ? "repartition"
+                        : "single");
     sl_xnode_kid(a, n, stage_node(a, pr, st->left));
     sl_xnode_kid(a, n, stage_node(a, pr, st->right));
     return n;

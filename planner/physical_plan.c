@@ -829,18 +829,9 @@ static int build_query(planner *p, const sl_bquery *q, bool leaf) {
   plan->limit = q->limit;
   plan->offset = q->offset;
   if (q->norder > 0) {
-    /* A sort needs the whole result: only a result that ends can be
-     * sorted (Flink's ORDER BY on a time attribute is not done yet). */
-    for (int j = 0; j < plan->ninputs; j++)
-      if (!plan->inputs[j].bounded)
-        return sl_error_set_at(
-            err, SL_EUNSUPPORTED, q->order[0].span.line,
-            q->order[0].span.column, q->order[0].span.offset,
-            q->order[0].span.length,
-            "ORDER BY on the unbounded stream '%s': its result never ends, so "
-            "it can never be sorted; bound the source ('events.num', or a "
-            "file) or drop ORDER BY",
-            plan->inputs[j].table->name);
+    int rc = sl_pl_order_bounded(plan, q, err);
+    if (rc != SL_OK)
+      return rc;
     plan->norder = q->norder;
     plan->order = q->order;
   }
@@ -856,6 +847,21 @@ static int build_query(planner *p, const sl_bquery *q, bool leaf) {
                    "projection pruning: %s produces %d of its %d leaves",
                    plan->inputs[j].table->name, plan->inputs[j].nused,
                    plan->inputs[j].leaves.n);
+  return SL_OK;
+}
+
+int sl_pl_order_bounded(const sl_plan *p, const sl_bquery *q, sl_error *err) {
+  /* A sort needs the whole result: only a result that ends can be sorted
+   * (Flink's ORDER BY on a time attribute is not done yet). */
+  for (int j = 0; j < p->ninputs; j++)
+    if (!p->inputs[j].bounded)
+      return sl_error_set_at(
+          err, SL_EUNSUPPORTED, q->order[0].span.line, q->order[0].span.column,
+          q->order[0].span.offset, q->order[0].span.length,
+          "ORDER BY on the unbounded stream '%s': its result never ends, so "
+          "it can never be sorted; bound the source ('events.num', or a "
+          "file) or drop ORDER BY",
+          p->inputs[j].table->name);
   return SL_OK;
 }
 

@@ -37,4 +37,8 @@ bool sl_pl_agg(sl_arena *a, const sl_bagg *ba, sl_bexpr *const *cols,
  * changed). */
 void sl_plan_prune_leaves(sl_arena *a, sl_plan *plan);
 
+/* ORDER BY needs a result that ends: SL_EUNSUPPORTED, at q's first ORDER
+ * BY item, naming the first unbounded input of p. */
+int sl_pl_order_bounded(const sl_plan *p, const sl_bquery *q, sl_error *err);
+
 #endif

@@ -930,17 +930,9 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
   if (q->norder > 0) {
     /* A sort needs the whole result: every leaf's input must end. */
     for (int j = 0; j < g.sp->nleaves; j++) {
-      const sl_plan *lp = g.sp->leaves[j];
-      for (int k = 0; k < lp->ninputs; k++)
-        if (!lp->inputs[k].bounded)
-          return sl_error_set_at(
-              err, SL_EUNSUPPORTED, q->order[0].span.line,
-              q->order[0].span.column, q->order[0].span.offset,
-              q->order[0].span.length,
-              "ORDER BY on the unbounded stream '%s': its result never "
-              "ends, so it can never be sorted; bound the source "
-              "('events.num', or a file) or drop ORDER BY",
-              lp->inputs[k].table->name);
+      int rc2 = sl_pl_order_bounded(g.sp->leaves[j], q, err);
+      if (rc2 != SL_OK)
+        return rc2;
     }
     plan->norder = q->norder;
     plan->order = q->order;

@@ -274,26 +274,13 @@ static void add_node_stats(sl_query_stats *t, const sl_strbuf *p) {
   sl_query_stats st;
   memset(&st, 0, sizeof st);
   memcpy(&st, p->data, p->len < sizeof st ? p->len : sizeof st);
-  t->events += st.events;
-  t->rows_filtered += st.rows_filtered;
-  t->rows_state += st.rows_state;
-  t->late_dropped += st.late_dropped;
-  t->windows_fired += st.windows_fired;
-  t->groups_emitted += st.groups_emitted;
-  t->source_seconds += st.source_seconds;
-  t->pipeline_seconds += st.pipeline_seconds;
-  t->jit_seconds += st.jit_seconds;
-  t->exchange_rows += st.exchange_rows;
-  t->exchange_bytes += st.exchange_bytes;
+  t->events += st.events; /* each node reads its own share */
+  stage_stats_add_work(t, &st);
   t->stage_late += st.stage_late;
-  if (st.stage_windows > t->stage_windows)
+  if (st.stage_windows > t->stage_windows) /* every node sees each window */
     t->stage_windows = st.stage_windows;
   if (st.stage_state_peak > t->stage_state_peak)
     t->stage_state_peak = st.stage_state_peak;
-  if (st.state_bytes_peak > t->state_bytes_peak)
-    t->state_bytes_peak = st.state_bytes_peak;
-  if (st.jit_status[0] && !t->jit_status[0])
-    memcpy(t->jit_status, st.jit_status, sizeof t->jit_status);
 }
 
 int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
@@ -491,10 +478,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
    * of the stream: events are the larger count (the stream's size). */
   if (sd.stats.events > stats->events)
     stats->events = sd.stats.events;
-  stats->rows_filtered += sd.stats.rows_filtered;
-  stats->rows_state += sd.stats.rows_state;
-  stats->windows_fired += sd.stats.windows_fired;
-  stats->groups_emitted += sd.stats.groups_emitted;
+  stage_stats_add_work(stats, &sd.stats);
   stats->rows_out = r.out.written;
   stats->seconds = sl_clock_seconds() - t0;
   if (r.out.sink) {

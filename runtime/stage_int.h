@@ -134,4 +134,10 @@ int stage_output_write(stage_output *o, const sl_buffer *b, sl_error *err);
 int stage_output_window_end(stage_output *o, sl_error *err);
 int stage_output_finish(stage_output *o, sl_error *err);
 
+/* Add the work of another executor (a leaf, a node) into t: counts and
+ * times summed, peaks maxed, the first JIT status kept.  Events, workers
+ * and the stages' own counters are the caller's (a leaf re-reads the
+ * stream; nodes read disjoint shares). */
+void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s);
+
 #endif

@@ -229,6 +229,25 @@ static void drop_first_key(leaf_store *ls) {
   ls->nkeys--;
 }
 
+void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
+  t->rows_filtered += s->rows_filtered;
+  t->rows_state += s->rows_state;
+  t->late_dropped += s->late_dropped;
+  t->windows_fired += s->windows_fired;
+  t->groups_emitted += s->groups_emitted;
+  t->source_seconds += s->source_seconds;
+  t->pipeline_seconds += s->pipeline_seconds;
+  t->merge_seconds += s->merge_seconds;
+  t->emit_seconds += s->emit_seconds;
+  t->jit_seconds += s->jit_seconds;
+  t->exchange_rows += s->exchange_rows;
+  t->exchange_bytes += s->exchange_bytes;
+  if (s->state_bytes_peak > t->state_bytes_peak)
+    t->state_bytes_peak = s->state_bytes_peak;
+  if (s->jit_status[0] && !t->jit_status[0])
+    memcpy(t->jit_status, s->jit_status, sizeof t->jit_status);
+}
+
 /* ---- leaves ----------------------------------------------------------------
  */
 
@@ -595,22 +614,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
      * leaf's (the stream's size), work is summed. */
     if (ls->events > stats->events)
       stats->events = ls->events;
-    stats->rows_filtered += ls->rows_filtered;
-    stats->rows_state += ls->rows_state;
-    stats->late_dropped += ls->late_dropped;
-    stats->windows_fired += ls->windows_fired;
-    stats->groups_emitted += ls->groups_emitted;
-    stats->source_seconds += ls->source_seconds;
-    stats->pipeline_seconds += ls->pipeline_seconds;
-    stats->merge_seconds += ls->merge_seconds;
-    stats->emit_seconds += ls->emit_seconds;
-    stats->jit_seconds += ls->jit_seconds;
-    stats->exchange_rows += ls->exchange_rows;
-    stats->exchange_bytes += ls->exchange_bytes;
-    if (ls->state_bytes_peak > stats->state_bytes_peak)
-      stats->state_bytes_peak = ls->state_bytes_peak;
-    if (ls->jit_status[0] && !stats->jit_status[0])
-      memcpy(stats->jit_status, ls->jit_status, sizeof stats->jit_status);
+    stage_stats_add_work(stats, ls);
     stats->workers += ls->workers;
     sl_error_clear(&lts[i].err);
   }

@@ -14,6 +14,12 @@
 
 /* ---- clusters ----------------------------------------------------------- */
 
+/* Workers per node (each node runs parallelism.default). */
+static int node_workers(sl_session *s) {
+  int w = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
+  return w < 1 ? 1 : w;
+}
+
 /* A statement that changed the catalog or settings: remember it for nodes
  * that start later, and apply it on the current ones. */
 int session_replicate(sl_session *s, const char *text, size_t len,
@@ -313,9 +319,7 @@ static void explain_plan_on_nodes(sl_session *s, const sl_plan *plan, int n,
                           "rings within one); each node fires and finalizes "
                           "the groups it owns and sends result rows to this "
                           "process\n");
-    int w = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
-    if (w < 1)
-      w = 1;
+    int w = node_workers(s);
     explain_channels(s, n * w * (n - 1) * w,
                      "one from every worker to every worker of another node",
                      out);
@@ -456,7 +460,8 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
                         text, len, &local, fds, err);
   if (rc != SL_OK)
     about_leaf(err, sp->local_leaf);
-  bool side_started = rc == SL_OK;
+  /* From here the side's nodes may have been sent something. */
+  bool side_tried = rc == SL_OK;
   if (rc == SL_OK) {
     rc = start_on_cluster(s, sc, sp->leaves[sp->bcast_leaf], sp->bcast_leaf, -1,
                           0, text, len, &side, fds + n, err);
@@ -471,13 +476,11 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
     rc = sl_execute_broadcast(plan, s->settings, &side, local.fds, n, sink, st,
                               err);
   sl_cluster_sync(s->cluster);
-  if (side_started)
+  if (side_tried)
     sl_cluster_sync(sc);
   free(fds);
-  if (rc == SL_OK) {
-    int per = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
-    st->workers = 2 * n * (per < 1 ? 1 : per);
-  }
+  if (rc == SL_OK)
+    st->workers = 2 * n * node_workers(s);
   return rc;
 }
 
@@ -518,10 +521,8 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
   free(nodes);
   free(per_leaf);
   free(fds);
-  if (rc == SL_OK) {
-    int per = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
-    st->workers = sp->nleaves * n * (per < 1 ? 1 : per);
-  }
+  if (rc == SL_OK)
+    st->workers = sp->nleaves * n * node_workers(s);
   return rc;
 }
 
@@ -560,10 +561,8 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
     rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
   free(fds);
   sl_cluster_sync(s->cluster);
-  if (rc == SL_OK) {
-    int per = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
-    st->workers = s->cluster->n * (per < 1 ? 1 : per);
-  }
+  if (rc == SL_OK)
+    st->workers = s->cluster->n * node_workers(s);
   return rc;
 }
 
