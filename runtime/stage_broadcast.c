@@ -142,10 +142,12 @@ static int forward_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
 }
 
 static int forward_watermark(sl_sink *s, int64_t wm, sl_error *err) {
-  if (atomic_load(&s->b->stop))
-    return sl_error_set(err, SL_ECANCELLED, "stopped");
+  /* Nothing new first: a repeated final watermark, after the stage nodes
+   * have finished and `stop` is set, is not a failure of the side. */
   if (wm <= s->wm_sent)
     return SL_OK;
+  if (atomic_load(&s->b->stop))
+    return sl_error_set(err, SL_ECANCELLED, "stopped");
   s->wm_sent = wm;
   return send_all(s->b, SL_FRAME_STAGE_WM, &wm, sizeof wm, err);
 }
