@@ -18,7 +18,10 @@
 # leaves runs its stages on the nodes of the larger leaf instead, and with
 # SET 'sluice.join-strategy' = 'repartition' ("join-repartition") on the
 # nodes of a side grouped by the join key, the other side's rows routed by
-# it.
+# it, and with 'late-merge' ("join-late-merge") both sides grouped by the
+# join key are finished at the same partition leaders (q8, NB8; the others
+# cannot and run single).  The side's rows go over links from its nodes to
+# the stage nodes.
 set -euo pipefail
 SLUICE=${1:-build/sluice}
 EVENTS=${2:-2000000}
@@ -80,10 +83,10 @@ for q in q5 q7 q8 q11 nb7 nb8 nb11; do
     strategies="late-merge repartition"
     # The broadcast join: the multi-stage queries on several nodes (those
     # whose stages are not one join of two leaves run as single).
-    case $q in q5|q7|q8|nb8) [ "$nodes" -gt 1 ] && strategies="$strategies broadcast join-repartition" ;; esac
+    case $q in q5|q7|q8|nb8) [ "$nodes" -gt 1 ] && strategies="$strategies broadcast join-repartition join-late-merge" ;; esac
     for strategy in $strategies; do
       set_strategy="SET 'sluice.strategy' = '$strategy';"
-      [ "$strategy" = join-repartition ] && set_strategy="SET 'sluice.join-strategy' = 'repartition';"
+      case $strategy in join-*) set_strategy="SET 'sluice.join-strategy' = '${strategy#join-}';" ;; esac
       printf "%s\nSET parallelism.default = 2;\nSET 'sluice.nodes' = '%s';\n%s\n%s\n" \
         "$DDL" "$nodes" "$set_strategy" "$(query_of $q)" > "$tmp/q.sql"
       : > "$tmp/rates"

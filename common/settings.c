@@ -96,9 +96,12 @@ static const known_setting KNOWN[] = {
     {{"sluice.join-strategy", "auto",
       "how a multi-stage query's join meets on several nodes: auto, "
       "single (the stages on the coordinator), broadcast (the smaller "
-      "side to every node), repartition (both sides by the join key)"},
+      "side to every node), repartition (a side grouped by the join key "
+      "stays at its partition leaders, the other's rows go to them), "
+      "late-merge (both sides grouped by the join key, finished at the "
+      "same leaders)"},
      V_ENUM,
-     "auto|single|broadcast|repartition"},
+     "auto|single|broadcast|repartition|late-merge"},
     {{"sluice.nodes", "1", "node processes a query runs on"},
      V_POSITIVE_INT,
      NULL},

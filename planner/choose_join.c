@@ -1,20 +1,27 @@
 /* choose_join.c - how a staged plan's join meets when its leaves run on
  * several nodes (plan.h, sl_join_strategy).
  *
- *   single     every leaf's rows go to the coordinator, which runs the
- *              stages: the bytes moved are both sides' rows;
- *   broadcast  the stages run on the nodes of the larger side's leaf, each
- *              over its own share of that leaf's rows (they never move),
- *              and the smaller side's rows go once to each node (through
- *              the coordinator): nodes x the smaller side's bytes.
+ *   single       every leaf's rows go to the coordinator, which runs the
+ *                stages: the bytes moved are both sides' rows;
+ *   broadcast    the stages run on the nodes of the larger side's leaf,
+ *                each over its own share of that leaf's rows (they never
+ *                move), and the smaller side's rows go to every one of
+ *                them: nodes x the smaller side's bytes;
+ *   repartition  one side is a windowed aggregate grouped by the join key:
+ *                its partition leaders split its groups by that key and
+ *                run the stages, and each row of the other side goes to
+ *                the node leading its key: the other side's bytes;
+ *   late merge   both sides are such aggregates: both are split by the
+ *                join key at their partition leaders, so leader p of each
+ *                finishes the same keys and nothing moves for the join
+ *                beyond the partial state late merge moves anyway.
  *
  * 'auto' estimates each side's rows per window from the sampled
  * statistics of its leaf's source (the cost model's sampler): a stream
  * leaf's rows are its filtered event rate times the window's length; an
  * aggregate leaf's are its groups per window (one without a group key has
- * one row).  Bytes are rows times the leaf's row width.  Broadcast is
- * chosen when nodes x small < large, i.e. when it moves fewer bytes than
- * sending the larger side to the coordinator.
+ * one row).  Bytes are rows times the leaf's row width, and the strategy
+ * moving the fewest is chosen.
  */
 #include <string.h>
 
@@ -197,10 +204,12 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
   double sr = right_small ? rows_r : rows_l;
   double lr = right_small ? rows_l : rows_r;
   /* Repartition keeps a co-partitionable side where its leaders finish it
-   * (the larger one if both can be) and routes the other's rows. */
-  int keep = sl_staged_copartition(arena, sp, large)   ? large
-             : sl_staged_copartition(arena, sp, small) ? small
-                                                       : -1;
+   * (the larger one if both can be) and routes the other's rows; late
+   * merge needs both to be. */
+  bool large_ok = sl_staged_copartition(arena, sp, large);
+  bool small_ok = sl_staged_copartition(arena, sp, small);
+  int keep = large_ok ? large : small_ok ? small : -1;
+  bool both = large_ok && small_ok;
   double rep_bytes = keep == large ? sb : lb;
   sl_strbuf b = SL_STRBUF_INIT;
   if (known) {
@@ -217,18 +226,26 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
       sl_strbuf_append(&b, ", repartition ");
       human_bytes(&b, rep_bytes);
     }
+    if (both)
+      sl_strbuf_append(&b, ", late merge none (both sides finish each join "
+                           "key's partition at the same node)");
   } else
     sl_strbuf_printf(&b, "no estimates (%s)", why_l ? why_l : why_r);
   if (keep < 0)
     sl_strbuf_append(&b, "; repartition needs one side to be a windowed "
                          "aggregate grouped by the join key (the other's "
-                         "columns of the same types)");
+                         "columns of the same types), late merge both");
+  else if (!both)
+    sl_strbuf_append(&b, "; late merge needs both sides to be windowed "
+                         "aggregates grouped by the join key");
   sl_join_strategy choice = SL_JOIN_SINGLE;
   bool forced = strcmp(want, "auto") != 0;
   if (!strcmp(want, "broadcast"))
     choice = SL_JOIN_BROADCAST;
   else if (!strcmp(want, "repartition"))
     choice = keep >= 0 ? SL_JOIN_REPARTITION : SL_JOIN_SINGLE;
+  else if (!strcmp(want, "late-merge"))
+    choice = both ? SL_JOIN_LATE_MERGE : SL_JOIN_SINGLE;
   else if (known) {
     double best = sb + lb;
     if (nodes * sb < best) {
@@ -237,24 +254,34 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
     }
     if (keep >= 0 && rep_bytes < best)
       choice = SL_JOIN_REPARTITION;
+    if (both)
+      choice = SL_JOIN_LATE_MERGE;
   }
   if (choice == SL_JOIN_BROADCAST) {
     sp->local_leaf = large;
     sp->bcast_leaf = small;
-  } else if (choice == SL_JOIN_REPARTITION) {
+  } else if (choice == SL_JOIN_REPARTITION || choice == SL_JOIN_LATE_MERGE) {
     sp->local_leaf = keep;
     sp->bcast_leaf = keep == large ? small : large;
+    /* The side's route (its join key columns) comes from the kept leaf's
+     * check; under late merge the side is split by the key too. */
+    sl_staged_copartition(arena, sp, sp->bcast_leaf);
     sl_staged_copartition(arena, sp, keep);
+    if (choice == SL_JOIN_REPARTITION)
+      sp->leaves[sp->bcast_leaf]->npartition_keys = 0;
+    else
+      sp->leaves[sp->bcast_leaf]->strategy = SL_STRATEGY_LATE_MERGE;
     /* Its partition leaders keep the groups: late merge at leaders. */
     sp->leaves[keep]->strategy = SL_STRATEGY_LATE_MERGE;
   }
-  if (choice != SL_JOIN_REPARTITION) { /* the checks above set them */
+  if (choice != SL_JOIN_REPARTITION && choice != SL_JOIN_LATE_MERGE) {
     sp->leaves[l]->npartition_keys = 0;
     sp->leaves[r]->npartition_keys = 0;
     sp->nroute = 0;
   }
   sp->join_strategy = choice;
-  static const char *const names[] = {"single", "broadcast", "repartition"};
+  static const char *const names[] = {"single", "broadcast", "repartition",
+                                      "late merge"};
   sp->join_why = sl_arena_printf(
       arena, "%s%s: %s", forced ? "forced: " : "", sl_strbuf_cstr(&b),
       choice == SL_JOIN_SINGLE && forced && strcmp(want, "single")

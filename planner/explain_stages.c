@@ -108,6 +108,7 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
     const sl_staged_plan *sp = pr->p->staged;
     bool bcast = sp->join_strategy == SL_JOIN_BROADCAST;
     bool rep = sp->join_strategy == SL_JOIN_REPARTITION;
+    bool late = sp->join_strategy == SL_JOIN_LATE_MERGE;
     if (bcast)
       sl_strbuf_printf(&b,
                        "strategy: broadcast: every row of leaf %d to each "
@@ -121,6 +122,15 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
                        "%d goes to the node leading its join key, joined "
                        "there per window once both sides have passed it",
                        sp->local_leaf + 1, sp->bcast_leaf + 1);
+    else if (late)
+      sl_strbuf_printf(&b,
+                       "strategy: late merge: leaves %d and %d both split "
+                       "their groups by the join key at partition leaders; "
+                       "leader p of each finishes partition p of a window "
+                       "at its trigger and leaf %d's hands it to leaf %d's "
+                       "node p, which probes",
+                       sp->local_leaf + 1, sp->bcast_leaf + 1,
+                       sp->bcast_leaf + 1, sp->local_leaf + 1);
     else
       sl_strbuf_append(&b, "strategy: single: per window in this process, "
                            "once both sides have passed it");
@@ -128,9 +138,10 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
     n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
     sl_strbuf_free(&b);
     sl_xnode_attr(a, n, "strategy",
-                  bcast ? "broadcast"
-                  : rep ? "repartition"
-                        : "single");
+                  bcast  ? "broadcast"
+                  : rep  ? "repartition"
+                  : late ? "late-merge"
+                         : "single");
     sl_xnode_kid(a, n, stage_node(a, pr, st->left));
     sl_xnode_kid(a, n, stage_node(a, pr, st->right));
     return n;

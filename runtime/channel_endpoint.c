@@ -275,6 +275,13 @@ static int connect_to(const char *transport, int family, const char *address,
   }
 }
 
+int sl_channel_connect_stream(const char *address, int timeout_ms, int *fd,
+                              sl_error *err) {
+  *fd = -1;
+  return connect_to("tcp", AF_INET, address,
+                    sl_clock_ns() + (int64_t)timeout_ms * 1000000, fd, err);
+}
+
 int sl_endpoint_connect(const sl_channel_endpoint *ep, int family,
                         int64_t deadline_ns, int *fd, char *where,
                         size_t where_size, sl_error *err) {

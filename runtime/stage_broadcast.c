@@ -1,26 +1,26 @@
-/* stage_broadcast.c - the coordinator of a broadcast join (plan.h,
- * SL_JOIN_BROADCAST; executor.h, sl_execute_broadcast).
+/* stage_broadcast.c - the coordinator of a join whose stages run on the
+ * nodes (plan.h: SL_JOIN_BROADCAST, _REPARTITION, _LATE_MERGE; executor.h,
+ * sl_execute_broadcast).
  *
  * The nodes of the local leaf run the stages themselves (stage_runner.c
  * with a fed leaf), each over its own share of that leaf's rows, which
- * never move.  This process runs the broadcast leaf as it runs any leaf on
- * nodes (an executor coordinating them, on its own thread) with a
- * *forward sink*: every buffer of its rows, and its watermark, goes once to
- * each stage node (STAGE_ROWS, STAGE_WM on their control connections; the
- * node fans it out to its stages).  Meanwhile this thread reads the stage
- * nodes' result rows and writes them to the query's sink, OFFSET and LIMIT
- * applied, window after window in order of end as the single strategy
- * does: a node sends WM(e) after each window's rows (so the rows since its
- * last watermark are window e's) and WM(f) when every window to f has
- * fired there; a window is written (and committed) once every node's
- * watermark has reached it.
+ * never move.  The other leaf (the side) runs on nodes of its own, whose
+ * rows go straight to the stage nodes over links (stage_link.c): to each
+ * (broadcast) or to the one leading their join key's partition.  This
+ * process runs the side as it runs any leaf on nodes (an executor
+ * coordinating them, on its own thread) with a sink that takes no rows:
+ * it only learns the side's progress and stops it.  Meanwhile this thread
+ * reads the stage nodes' result rows and writes them to the query's sink,
+ * OFFSET and LIMIT applied, window after window in order of end as the
+ * single strategy does: a node sends WM(e) after each window's rows (so
+ * the rows since its last watermark are window e's) and WM(f) when every
+ * window to f has fired there; a window is written (and committed) once
+ * every node's watermark has reached it.
  *
  * Stopping: LIMIT reached, Ctrl-C, or an error on either side sets `stop`
- * (the forward sink then fails, which stops the broadcast leaf and its
- * nodes) and sends CANCEL to every stage node still running; each answers
- * DONE or ERROR, which is read before returning so the connections stay in
- * step.  Writes to a stage node's socket (rows from the leaf's thread,
- * CANCEL from this one) are serialized by a lock per node.
+ * (the side's sink then fails, which stops the side and its nodes) and
+ * sends CANCEL to every stage node still running; each answers DONE or
+ * ERROR, which is read before returning so the connections stay in step.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -35,144 +35,63 @@
 #include "stage_int.h"
 
 typedef struct broadcast {
-  const int *fds;
-  int n;
-  pthread_mutex_t *locks; /* per stage node: its socket's writes */
-  const sl_row_layout *layout;
-  uint32_t buffer_size;
   atomic_bool stop;
-  /* Repartition (SL_JOIN_REPARTITION): a row goes only to the node that
-   * leads its join key's partition (route: its columns); else to all. */
-  int nroute;
-  const int *route;
+  bool complete; /* the side's final watermark came: it ran to its end */
 } broadcast;
 
-/* ---- the forward sink: the broadcast leaf's rows to every stage node --- */
+/* ---- the side's sink here: its rows go over the links, not here ------- */
 
 struct sl_sink {
   broadcast *b;
-  uint64_t rows;
-  int64_t wm_sent;
 };
 
-static int send_all(broadcast *b, uint32_t type, const void *p, size_t len,
-                    sl_error *err) {
-  int rc = SL_OK;
-  for (int i = 0; i < b->n && rc == SL_OK; i++) {
-    pthread_mutex_lock(&b->locks[i]);
-    rc = sl_frame_send(b->fds[i], type, p, len, NULL, 0, err);
-    pthread_mutex_unlock(&b->locks[i]);
-    if (rc != SL_OK)
-      sl_error_set(err, SL_EIO, "sending the broadcast side to node %d: %s", i,
-                   err->message ? err->message : "failed");
-  }
-  return rc;
-}
-
-static int forward_open(const sl_sink_spec *spec, sl_sink **out,
-                        sl_error *err) {
+static int side_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   (void)err;
   sl_sink *s = calloc(1, sizeof *s);
   if (!s)
     abort();
   s->b = spec->arg;
-  s->wm_sent = WM_MIN;
   *out = s;
   return SL_OK;
 }
 
-/* Send the rows of copy to node `to`, or to every node (to < 0). */
-static int send_rows(broadcast *b, sorted_result *copy, int to, sl_error *err) {
-  int rc = SL_OK;
-  sl_strbuf p = SL_STRBUF_INIT;
-  for (int i = 0; i < copy->nbufs && rc == SL_OK; i++) {
-    sl_strbuf_reset(&p);
-    rc = sl_node_encode_rows(&copy->bufs[i], &p, err);
-    if (rc == SL_OK && to < 0)
-      rc = send_all(b, SL_FRAME_STAGE_ROWS, p.data, p.len, err);
-    else if (rc == SL_OK) {
-      pthread_mutex_lock(&b->locks[to]);
-      rc = sl_frame_send(b->fds[to], SL_FRAME_STAGE_ROWS, p.data, p.len, NULL,
-                         0, err);
-      pthread_mutex_unlock(&b->locks[to]);
-    }
-  }
-  sl_strbuf_free(&p);
-  return rc;
+static int side_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
+  (void)s, (void)rows;
+  return sl_error_set(err, SL_EINTERNAL,
+                      "rows of a join's side reached the coordinator (its "
+                      "nodes send them to the stage nodes)");
 }
 
-/* Repartition: each row to the node leading its join key's partition (the
- * hash the other leaf's leaders split their groups by). */
-static int route_rows(broadcast *b, const sl_buffer *rows, sl_error *err) {
-  sorted_result *parts = calloc((size_t)b->n, sizeof *parts);
-  if (!parts)
-    abort();
-  for (int p = 0; p < b->n; p++)
-    sorted_result_init(&parts[p], b->layout, b->buffer_size);
-  int rc = SL_OK;
-  for (uint32_t i = 0; i < rows->nrows && rc == SL_OK; i++) {
-    const uint8_t *row = sl_buffer_row(rows, i);
-    uint64_t h = sl_fields_hash(b->layout, row, b->nroute, b->route);
-    rc = sorted_result_add_row(&parts[sl_leader_partition(h, b->n)], row, err);
-  }
-  for (int p = 0; p < b->n; p++) {
-    if (rc == SL_OK && parts[p].rows > 0)
-      rc = send_rows(b, &parts[p], p, err);
-    sorted_result_free(&parts[p]);
-  }
-  free(parts);
-  return rc;
-}
-
-static int forward_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
-  broadcast *b = s->b;
-  if (atomic_load(&b->stop))
+/* Called every round of the side's executor: how a stop reaches it (its
+ * nodes are then cancelled).  Once its final watermark came the side has
+ * run to its end, and a stop after that is not its failure. */
+static int side_watermark(sl_sink *s, int64_t wm, sl_error *err) {
+  if (wm == WM_MAX)
+    s->b->complete = true;
+  if (atomic_load(&s->b->stop) && !s->b->complete)
     return sl_error_set(err, SL_ECANCELLED, "stopped");
-  s->rows += rows->nrows;
-  if (b->nroute > 0)
-    return route_rows(b, rows, err);
-  /* A copy whose strings are in its own buffers: it can be swizzled. */
-  sorted_result copy;
-  sorted_result_init(&copy, b->layout, b->buffer_size);
-  int rc = sorted_result_add(&copy, rows, err);
-  if (rc == SL_OK)
-    rc = send_rows(b, &copy, -1, err);
-  sorted_result_free(&copy);
-  return rc;
+  return SL_OK;
 }
 
-static int forward_watermark(sl_sink *s, int64_t wm, sl_error *err) {
-  /* Nothing new first: a repeated final watermark, after the stage nodes
-   * have finished and `stop` is set, is not a failure of the side. */
-  if (wm <= s->wm_sent)
-    return SL_OK;
-  if (atomic_load(&s->b->stop))
-    return sl_error_set(err, SL_ECANCELLED, "stopped");
-  s->wm_sent = wm;
-  return send_all(s->b, SL_FRAME_STAGE_WM, &wm, sizeof wm, err);
-}
-
-static int forward_close(sl_sink *s, bool ok, sl_error *err) {
-  int rc = SL_OK;
-  /* Everything was sent: the stage nodes' side is complete. */
-  if (ok && s->wm_sent != WM_MAX && !atomic_load(&s->b->stop))
-    rc = forward_watermark(s, WM_MAX, err);
+static int side_close(sl_sink *s, bool ok, sl_error *err) {
+  (void)ok, (void)err;
   free(s);
-  return rc;
+  return SL_OK;
 }
 
-static uint64_t forward_rows(const sl_sink *s) {
-  return s->rows;
+static uint64_t side_rows(const sl_sink *s) {
+  (void)s;
+  return 0;
 }
 
-static const sl_sink_connector forward_sink = {
-    .name = "broadcast",
-    .description = "a broadcast join's side, to every node of the other",
-    .open = forward_open,
-    .write = forward_write,
-    .close = forward_close,
-    .rows_written = forward_rows,
-    .watermark = forward_watermark,
+static const sl_sink_connector side_sink = {
+    .name = "join-side",
+    .description = "a join's side whose nodes send its rows over links",
+    .open = side_open,
+    .write = side_write,
+    .close = side_close,
+    .rows_written = side_rows,
+    .watermark = side_watermark,
 };
 
 /* ---- the broadcast leaf's thread ---------------------------------------- */
@@ -300,24 +219,13 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   stage_rt *top = NULL;
   int rc = stage_rt_build(&arena, sp->top, sp, &top, err);
   sl_plan *leaf = sp->leaves[sp->bcast_leaf];
-  broadcast b = {stage_fds,
-                 n,
-                 calloc((size_t)n, sizeof(pthread_mutex_t)),
-                 NULL,
-                 buffer_size,
-                 false,
-                 sp->join_strategy == SL_JOIN_REPARTITION ? sp->nroute : 0,
-                 sp->route_cols};
+  broadcast b = {false, false};
   bool *done = calloc((size_t)n, sizeof *done);
   bool *cancel_sent = calloc((size_t)n, sizeof *cancel_sent);
   struct pollfd *pfd = calloc((size_t)n, sizeof *pfd);
-  if (!b.locks || !done || !cancel_sent || !pfd)
+  if (!done || !cancel_sent || !pfd)
     abort();
-  for (int i = 0; i < n; i++)
-    pthread_mutex_init(&b.locks[i], NULL);
-  b.layout =
-      sl_row_layout_new(&arena, leaf->nout, leaf->out_names, leaf->out_types);
-  leaf->sink = &forward_sink;
+  leaf->sink = &side_sink;
   leaf->sink_arg = &b;
   leaf->sink_table = NULL;
 
@@ -376,15 +284,18 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
         stopping = true;
       }
     }
-    if (stopping) {
+    /* A stage node that stopped because its links broke is a consequence
+     * (a side node failed): the side is left to report the cause. */
+    bool only_consequence =
+        rc == SL_OK && !r.out.limit_reached && broken.code != 0;
+    if (stopping && !only_consequence)
       atomic_store(&b.stop, true);
+    if (stopping) {
       if (stop_deadline == 0)
         stop_deadline = sl_clock_seconds() + 10;
       for (int i = 0; i < n; i++)
         if (!done[i] && !cancel_sent[i]) {
-          pthread_mutex_lock(&b.locks[i]);
           sl_frame_send(stage_fds[i], SL_FRAME_CANCEL, NULL, 0, NULL, 0, &ferr);
-          pthread_mutex_unlock(&b.locks[i]);
           sl_error_clear(&ferr);
           cancel_sent[i] = true;
         }
@@ -455,12 +366,22 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
       /* READY: nothing to do here. */
     }
   }
-  atomic_store(&b.stop, true);
+  /* Every stage node finished without a stop: each had every side node's
+   * final watermark, so the side is ending on its own; stopping it now
+   * would fail it.  Stage nodes that stopped as a consequence: the side
+   * has a little while to fail with the cause. */
+  if (rc == SL_OK && !r.out.limit_reached && broken.code) {
+    double until = sl_clock_seconds() + 2.0;
+    while (!atomic_load(&sd.done) && sl_clock_seconds() < until)
+      poll(NULL, 0, 10);
+  }
+  if (stopping || ndone < n)
+    atomic_store(&b.stop, true);
   if (started)
     pthread_join(thread, NULL);
   /* The side's own failure, unless it only stopped because we did. */
   if (rc == SL_OK && sd.rc != SL_OK &&
-      !(r.out.limit_reached && sd.rc == SL_ECANCELLED)) {
+      !(sd.rc == SL_ECANCELLED && (r.out.limit_reached || broken.code))) {
     sl_error_move(err, &sd.err);
     rc = sd.rc;
   }
@@ -506,9 +427,6 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   free(r.since);
   free(r.wm);
   free(r.held);
-  for (int i = 0; i < n; i++)
-    pthread_mutex_destroy(&b.locks[i]);
-  free(b.locks);
   free(done);
   free(cancel_sent);
   free(pfd);

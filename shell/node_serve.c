@@ -30,7 +30,7 @@ typedef struct watcher {
   int fd;
   atomic_bool cancel, stop;
   atomic_bool sync;    /* a SYNC arrived during the query */
-  sl_stage_feed *feed; /* a broadcast side's rows go here, or NULL */
+  sl_stage_feed *feed; /* a join side's rows go here (links), or NULL */
 } watcher;
 
 static void *watch(void *arg) {
@@ -42,16 +42,6 @@ static void *watch(void *arg) {
     int rc = sl_frame_recv(w->fd, &type, &p, 50, &err);
     if (rc == SL_FRAME_TIMEOUT)
       continue;
-    if (rc == SL_OK && w->feed && type == SL_FRAME_STAGE_ROWS) {
-      sl_stage_feed_rows(w->feed, p.data, p.len);
-      continue;
-    }
-    if (rc == SL_OK && w->feed && type == SL_FRAME_STAGE_WM && p.len >= 8) {
-      int64_t wm;
-      memcpy(&wm, p.data, sizeof wm);
-      sl_stage_feed_watermark(w->feed, wm);
-      continue;
-    }
     /* CANCEL, SYNC, or the coordinator is gone: stop the query. */
     if (w->feed)
       sl_stage_feed_close(w->feed);
@@ -84,9 +74,14 @@ typedef struct exchange_listen {
   /* Late merge at partition leaders: one channel per pair of nodes. */
   int nodes;       /* node count; 0: none */
   int *leader_fds; /* nodes x nodes: [sender * nodes + this node] */
+  /* A join's stages here: the links from the other side's nodes. */
+  int link_fd; /* -1: none */
 } exchange_listen;
 
 static void exchange_listen_close(exchange_listen *x) {
+  if (x->link_fd >= 0)
+    close(x->link_fd);
+  x->link_fd = -1;
   for (int i = 0; x->fds && i < x->members * x->members; i++)
     if (x->fds[i] >= 0)
       close(x->fds[i]);
@@ -160,8 +155,7 @@ static int listen_host(int fd, int transport, char *host, size_t size,
 static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
                    exchange_listen *x) {
   sl_error err = {0};
-  exchange_listen_close(x);
-  /* [2]: 1 exchange, 2 leaders; [3]: the transport (node.h) */
+  /* [2]: 1 exchange, 2 leaders, 3 links; [3]: the transport (node.h) */
   uint32_t h[4] = {0, 0, 1, SL_XPORT_TCP};
   int rc = SL_OK;
   char host[INET6_ADDRSTRLEN + 2];
@@ -170,6 +164,13 @@ static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
   sl_strbuf lines = SL_STRBUF_INIT;
   if (rc == SL_OK)
     memcpy(h, p->data, p->len < sizeof h ? p->len / 4 * 4 : sizeof h);
+  /* Links come after the query's other channels: they keep those. */
+  if (h[2] != 3)
+    exchange_listen_close(x);
+  else if (x->link_fd >= 0) {
+    close(x->link_fd);
+    x->link_fd = -1;
+  }
   if (rc == SL_OK && h[3] != SL_XPORT_TCP && h[3] != SL_XPORT_VERBS)
     rc = sl_error_set(&err, SL_EINVAL,
                       "XLISTEN asked for transport %u (tcp or verbs only)",
@@ -180,7 +181,13 @@ static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
   if (rc == SL_OK && h[2] == 2)
     rc =
         xlisten_leaders(x, (int)h[0], (int)h[1], transport, host, &lines, &err);
-  else if (rc == SL_OK) {
+  else if (rc == SL_OK && h[2] == 3) {
+    char addr[INET6_ADDRSTRLEN + 8], bound[128];
+    snprintf(addr, sizeof addr, "%s:0", host);
+    rc = sl_channel_listen("tcp", addr, &x->link_fd, bound, sizeof bound, &err);
+    if (rc == SL_OK)
+      sl_strbuf_printf(&lines, "S %u %s\n", h[0], bound);
+  } else if (rc == SL_OK) {
     int w = (int)sl_settings_get_int(sl_session_settings(s),
                                      "parallelism.default", 1);
     if (w < 1)
@@ -243,6 +250,37 @@ static char **parse_addrs(const char *text, size_t len, int n, bool leaders) {
   return addrs;
 }
 
+/* "S node host:port" lines (XLISTEN 3) -> addrs[node], n of them; NULL
+ * when there are none. */
+static char **parse_link_addrs(const char *text, size_t len, int n) {
+  char **addrs = NULL;
+  char *copy = malloc(len + 1);
+  if (!copy)
+    abort();
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  char *save = NULL;
+  for (char *line = strtok_r(copy, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    int node;
+    char where[160];
+    if (sscanf(line, "S %d %159s", &node, where) != 2 || node < 0 || node >= n)
+      continue;
+    if (!addrs && !(addrs = calloc((size_t)n, sizeof *addrs)))
+      abort();
+    free(addrs[node]);
+    addrs[node] = strdup(where);
+  }
+  free(copy);
+  return addrs;
+}
+
+static void free_addrs(char **addrs, int n) {
+  for (int i = 0; addrs && i < n; i++)
+    free(addrs[i]);
+  free(addrs);
+}
+
 static int run_query(sl_session *s, int fd, const sl_strbuf *p,
                      exchange_listen *x) {
   sl_error err = {0};
@@ -288,8 +326,25 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
     nodes.leader_listen_fds = x->leader_fds;
     nodes.leader_addrs = (const char *const *)leader_addrs;
   }
-  int rc = sl_session_run_on_node(s, sql, sql_len, leaf, fed, join, (int)h[2],
-                                  &nodes, &st, &err);
+  /* A join's side: where its rows go.  Its stages: the links from the
+   * side's nodes (as many as this cluster has). */
+  char **link_addrs = parse_link_addrs(addr_text, h[6], (int)h[1]);
+  nodes.nstage = link_addrs ? (int)h[1] : 0;
+  nodes.stage_addrs = (const char *const *)link_addrs;
+  sl_stage_links *links = NULL;
+  int rc = SL_OK;
+  if (fed >= 0 && x->link_fd < 0)
+    rc = sl_error_set(&err, SL_EINTERNAL,
+                      "the stages of a join were sent here without a link "
+                      "listener (XLISTEN 3): do the coordinator and the "
+                      "node run one build?");
+  else if (fed >= 0)
+    rc = sl_stage_links_start(x->link_fd, (int)h[1], w.feed, &links, &err);
+  if (rc == SL_OK)
+    rc = sl_session_run_on_node(s, sql, sql_len, leaf, fed, join, (int)h[2],
+                                &nodes, &st, &err);
+  sl_stage_links_stop(links);
+  free_addrs(link_addrs, (int)h[1]);
   atomic_store(&w.stop, true);
   if (watching)
     pthread_join(t, NULL);
@@ -341,7 +396,7 @@ int sl_node_serve(int fd) {
                          about.data, about.len, &err);
   sl_strbuf_free(&about);
   sl_strbuf p = SL_STRBUF_INIT;
-  exchange_listen x = {0, NULL, 0, NULL};
+  exchange_listen x = {0, NULL, 0, NULL, -1};
   while (rc == SL_OK) {
     uint32_t type;
     rc = sl_frame_recv(fd, &type, &p, -1, &err);

@@ -357,18 +357,22 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
   if (sp->join_strategy != SL_JOIN_SINGLE) {
     int l = sp->local_leaf, b = sp->bcast_leaf;
     bool rep = sp->join_strategy == SL_JOIN_REPARTITION;
+    bool late = sp->join_strategy == SL_JOIN_LATE_MERGE;
     sl_strbuf_printf(out,
                      "== Nodes ==\n%d nodes (%s), each running leaf %d on "
                      "its share of every source and the stages over its "
                      "own rows of leaf %d: leaf %d runs on node processes "
-                     "of its own, and this process sends %s (and its "
-                     "watermark to every node); the nodes' result rows "
-                     "come here and go out window by window, once every "
-                     "node has passed a window\n",
+                     "of its own, whose nodes send %s over links (tcp) "
+                     "straight to the stage nodes, with their watermarks; "
+                     "the stage nodes' result rows come here and go out "
+                     "window by window, once every node has passed a "
+                     "window\n",
                      n, where, l + 1, l + 1, b + 1,
-                     rep ? "each row of it to the node leading its join "
-                           "key's partition (repartition)"
-                         : "every row of it once to each node (broadcast)");
+                     late  ? "leader p's finished groups (join-key partition "
+                             "p) to node p (late merge)"
+                     : rep ? "each row to the node leading its join key's "
+                             "partition (repartition)"
+                           : "every row to each node (broadcast)");
     const sl_plan *lp = sp->leaves[l];
     sl_strbuf_printf(
         out, "leaf %d: %s\n", l + 1,
@@ -377,13 +381,25 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
         : lp->strategy == SL_STRATEGY_REPARTITION
             ? "records are repartitioned between every node's workers; "
               "each node's finished groups feed its own stages"
-        : rep ? "late merge at partition leaders, partitioned by the "
-                "join key; each leader's finished groups feed its own "
-                "stages"
-              : "late merge at partition leaders; each leader's finished "
-                "groups feed its own stages");
-    sl_strbuf_printf(out, "leaf %d: ", b + 1);
-    explain_plan_on_nodes(s, sp->leaves[b], n, NULL, out);
+        : rep || late ? "late merge at partition leaders, partitioned by "
+                        "the join key; each leader's finished groups feed "
+                        "its own stages"
+                      : "late merge at partition leaders; each leader's "
+                        "finished groups feed its own stages");
+    const sl_plan *bp = sp->leaves[b];
+    sl_strbuf_printf(
+        out, "leaf %d: %s\n", b + 1,
+        bp->kind != SL_PLAN_AGGREGATE
+            ? "each node's rows go over the links to the stage nodes"
+        : bp->strategy == SL_STRATEGY_REPARTITION
+            ? "records are repartitioned between every node's workers; "
+              "each node's finished groups go over the links to the stage "
+              "nodes"
+        : late ? "late merge at partition leaders, partitioned by the join "
+                 "key; leader p's finished groups go over a link to stage "
+                 "node p"
+               : "late merge at partition leaders; each leader's finished "
+                 "groups go over the links to the stage nodes");
     return;
   }
   sl_strbuf_printf(out,
@@ -403,11 +419,14 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
 
 /* Send plan (leaf >= 0: that leaf of the query's staged plan) to the nodes
  * of c: the channels its strategy needs between them first, then QUERY.
- * nodes (with fds, room for c->n) gets what sl_execute_ex needs. */
+ * nodes (with fds, room for c->n) gets what sl_execute_ex needs.  A join
+ * on the nodes (stage_link.c): the stage nodes (fed >= 0) listen for links
+ * first and their "S node host:port" lines are appended to links; the
+ * side's nodes (links given, fed < 0) are sent those lines. */
 static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
                             int leaf, int fed, int join, const char *text,
-                            size_t len, sl_exec_nodes *nodes, int *fds,
-                            sl_error *err) {
+                            size_t len, sl_strbuf *links, sl_exec_nodes *nodes,
+                            int *fds, sl_error *err) {
   /* Repartitioning between nodes: records move on channels between the
    * nodes' workers. */
   bool across = plan->strategy == SL_STRATEGY_REPARTITION &&
@@ -426,6 +445,10 @@ static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
   sl_strbuf addrs = SL_STRBUF_INIT;
   if (rc == SL_OK && (transport == SL_XPORT_TCP || transport == SL_XPORT_VERBS))
     rc = sl_cluster_xlisten(c, across ? 1 : 2, transport, &addrs, err);
+  if (rc == SL_OK && links && fed >= 0)
+    rc = sl_cluster_xlisten(c, 3, SL_XPORT_TCP, links, err);
+  else if (rc == SL_OK && links)
+    sl_strbuf_appendn(&addrs, links->data, links->len);
   if (rc == SL_OK)
     rc = sl_cluster_query(c, text, len, leaf, fed, join, (int)plan->strategy,
                           transport, &addrs, err);
@@ -455,16 +478,18 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
     abort();
   sl_exec_nodes local, side;
   sl_cluster *sc = s->leaf_clusters[0];
+  sl_strbuf links = SL_STRBUF_INIT;
   rc = start_on_cluster(s, s->cluster, sp->leaves[sp->local_leaf],
                         sp->local_leaf, sp->bcast_leaf, (int)sp->join_strategy,
-                        text, len, &local, fds, err);
+                        text, len, &links, &local, fds, err);
   if (rc != SL_OK)
     about_leaf(err, sp->local_leaf);
   /* From here the side's nodes may have been sent something. */
   bool side_tried = rc == SL_OK;
   if (rc == SL_OK) {
     rc = start_on_cluster(s, sc, sp->leaves[sp->bcast_leaf], sp->bcast_leaf, -1,
-                          0, text, len, &side, fds + n, err);
+                          (int)sp->join_strategy, text, len, &links, &side,
+                          fds + n, err);
     if (rc != SL_OK) {
       about_leaf(err, sp->bcast_leaf);
       /* The stage nodes wait for a side that will not come. */
@@ -478,6 +503,7 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
   sl_cluster_sync(s->cluster);
   if (side_tried)
     sl_cluster_sync(sc);
+  sl_strbuf_free(&links);
   free(fds);
   if (rc == SL_OK)
     st->workers = 2 * n * node_workers(s);
@@ -506,8 +532,8 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
     abort();
   for (int k = 0; k < sp->nleaves && rc == SL_OK; k++) {
     sl_cluster *c = k ? s->leaf_clusters[k - 1] : s->cluster;
-    rc = start_on_cluster(s, c, sp->leaves[k], k, -1, 0, text, len, &nodes[k],
-                          fds + k * n, err);
+    rc = start_on_cluster(s, c, sp->leaves[k], k, -1, 0, text, len, NULL,
+                          &nodes[k], fds + k * n, err);
     if (rc != SL_OK)
       about_leaf(err, k);
     started++; /* sent to some nodes, maybe: they must be brought back */
@@ -555,8 +581,8 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   if (!fds)
     abort();
   sl_exec_nodes nodes;
-  rc = start_on_cluster(s, s->cluster, plan, -1, -1, 0, text, len, &nodes, fds,
-                        err);
+  rc = start_on_cluster(s, s->cluster, plan, -1, -1, 0, text, len, NULL, &nodes,
+                        fds, err);
   if (rc == SL_OK)
     rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
   free(fds);
@@ -564,6 +590,43 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   if (rc == SL_OK)
     st->workers = s->cluster->n * node_workers(s);
   return rc;
+}
+
+/* A node of a join's side (the stages run on other nodes): its rows go
+ * over links to the stage nodes, each to the node leading its join key's
+ * partition (repartition, late merge; under late merge this leaf's own
+ * leaders are split by the join key too, so leader p's rows all go to
+ * node p) or to every one (broadcast). */
+static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
+                               int join, int strategy,
+                               const sl_exec_nodes *nodes, sl_session *s,
+                               sl_query_stats *stats, sl_error *err) {
+  int l, r;
+  if (!sl_staged_join_leaves(sp, &l, &r))
+    return sl_error_set(err, SL_EINTERNAL,
+                        "a join's side here, but no join of two leaves: do "
+                        "the coordinator and the node run one build?");
+  int other = leaf == l ? r : l;
+  bool keyed = join == SL_JOIN_REPARTITION || join == SL_JOIN_LATE_MERGE;
+  /* The route is the side's join key columns (the other leaf's check). */
+  if ((join == SL_JOIN_LATE_MERGE && !sl_staged_copartition(arena, sp, leaf)) ||
+      (keyed && !sl_staged_copartition(arena, sp, other)))
+    return sl_error_set(err, SL_EINTERNAL,
+                        "the join cannot be co-partitioned here: do the "
+                        "coordinator and the node run one build?");
+  sl_plan *lp = sp->leaves[leaf];
+  lp->strategy = (sl_strategy)strategy;
+  sl_stage_link_spec spec = {
+      nodes->nstage, nodes->stage_addrs, keyed ? sp->nroute : 0,
+      keyed ? sp->route_cols : NULL,
+      (uint32_t)sl_settings_get_int(s->settings, "sluice.buffer-size", 65536)};
+  lp->sink = &sl_sink_to_stage_nodes;
+  lp->sink_arg = &spec;
+  lp->sink_table = NULL;
+  session_set_jit(s, lp);
+  sl_exec_nodes here = *nodes;
+  here.rows_to_sink = true;
+  return sl_execute_ex(lp, s->settings, &here, NULL, stats, err);
 }
 
 int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
@@ -599,7 +662,7 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
       local->strategy = (sl_strategy)strategy;
       /* Repartition: this leaf's leaders split by the join key, as the
        * coordinator routes the other leaf's rows. */
-      if (join == SL_JOIN_REPARTITION &&
+      if ((join == SL_JOIN_REPARTITION || join == SL_JOIN_LATE_MERGE) &&
           !sl_staged_copartition(&arena, plan->staged, leaf))
         rc = sl_error_set(err, SL_EINTERNAL,
                           "the join cannot be co-partitioned here: do the "
@@ -617,6 +680,10 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
                  : sl_error_set(err, SL_EINTERNAL,
                                 "a join on the nodes of %d leaves",
                                 plan->staged->nleaves);
+      plan = NULL;
+    } else if (nodes->nstage > 0) {
+      rc = side_to_stage_nodes(&arena, plan->staged, leaf, join, strategy,
+                               nodes, s, stats, err);
       plan = NULL;
     } else
       plan = plan->staged->leaves[leaf];

@@ -304,6 +304,12 @@ int sl_channel_open_end(const sl_channel_endpoint *ep,
 int sl_channel_listen(const char *transport, const char *address, int *fd,
                       char *bound, size_t bound_size, sl_error *err);
 
+/* A plain TCP connection to "host:port", retried while nobody listens
+ * there yet, for up to timeout_ms (links between nodes that carry framed
+ * messages rather than a channel's slots: node.h). */
+int sl_channel_connect_stream(const char *address, int timeout_ms, int *fd,
+                              sl_error *err);
+
 /* Why the channel is broken: fills err (what happened, which peer, what
  * step) and returns the abort code; SL_OK (err untouched) while it is not
  * broken. */

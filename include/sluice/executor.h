@@ -71,6 +71,32 @@ enum {
 int sl_stage_feed_take(sl_stage_feed *f, int timeout_ms, sl_buffer *rows,
                        const sl_row_layout *layout, int64_t *wm, sl_error *err);
 
+/* Links (runtime/stage_link.c): a join's side goes from every node of its
+ * leaf straight to the nodes running the stages, over one TCP connection
+ * per pair.  The sending end is a sink (the side's plan->sink, with an
+ * sl_stage_link_spec as its arg): each row to the stage node leading its
+ * join key's partition (nroute > 0: the hash of columns route, as
+ * sl_fields_hash and sl_leader_partition compute it), else to every
+ * stage node; watermarks to all, INT64_MAX at a successful close.  The
+ * spec and its strings are the caller's, for the run. */
+typedef struct sl_stage_link_spec {
+  int n;                    /* stage nodes */
+  const char *const *addrs; /* "host:port" of each one's link listener */
+  int nroute;
+  const int *route;
+  uint32_t buffer_size;
+} sl_stage_link_spec;
+extern const sl_sink_connector sl_sink_to_stage_nodes;
+/* The receiving end: a thread accepts nsenders links on listen_fd (the
+ * caller keeps and closes it) and puts their rows on feed, and the
+ * smallest of their watermarks whenever it grows; a link that ends before
+ * its sender's final watermark closes the feed (the run stops; the
+ * sender's own error is the cause).  Stop joins the thread. */
+typedef struct sl_stage_links sl_stage_links;
+int sl_stage_links_start(int listen_fd, int nsenders, sl_stage_feed *feed,
+                         sl_stage_links **out, sl_error *err);
+void sl_stage_links_stop(sl_stage_links *l);
+
 /* Where a staged plan's leaves run and its rows go (NULL: everything in
  * this process, rows to the plan's sink). */
 typedef struct sl_staged_run {

@@ -21,8 +21,8 @@
  *             node's share of every source (leaf k > 0: only leaf k - 1 of
  *             its staged plan, plan.h, whose rows the coordinator's stages
  *             take; with fed leaf f > 0 too, the stages run here over this
- *             node's rows of leaf k - 1 and leaf f - 1's rows, which the
- *             coordinator sends, STAGE_ROWS; result rows go back as ROWS);
+ *             node's rows of leaf k - 1 and leaf f - 1's rows, which that
+ *             leaf's nodes send over links; result rows go back as ROWS);
  *             channels between nodes carry records under repartition and
  *             partial state to the partition leaders under late merge
  *     XLISTEN [node index u32][node count u32][what u32][transport u32]:
@@ -34,12 +34,16 @@
  *             coordinator reached (verbs: the RDMA device's address when
  *             that is not an IPv4 address); answered by
  *     XADDR   lines "sender owner host:port" (exchange members) or
- *             "L sender leader host:port" (nodes): one per channel
+ *             "L sender leader host:port" (nodes): one per channel; what
+ *             3 (tcp only): one socket for the links of a join whose
+ *             stages run on the nodes, answered "S node host:port"; the
+ *             QUERY of the other side's nodes carries these lines
+ *   node -> node, on a link (executor.h, sl_stage_link_spec)
  *     STAGE_ROWS, STAGE_WM
- *             during a query whose QUERY named a fed leaf (a broadcast
- *             join: this node runs the stages over its share of the other
- *             leaf): the broadcast leaf's rows (ROWS wire form) and its
- *             watermark [i64] (INT64_MAX: everything was sent)
+ *             from each node of a join's side to each node running its
+ *             stages (whose QUERY named that side as its fed leaf): the
+ *             side's rows (ROWS wire form) and its watermark [i64]
+ *             (INT64_MAX: everything was sent)
  *     CANCEL  stop the running query (also: the connection closing)
  *     SYNC    after every query, whatever happened: the node stops the
  *             query if it still runs and answers SYNC_ACK once idle, and
@@ -108,8 +112,8 @@ typedef enum sl_frame_type {
   SL_FRAME_READY = 13,      /* node: every source is open (pre-generated) */
   SL_FRAME_XLISTEN = 14,    /* coordinator: listen for the exchange */
   SL_FRAME_XADDR = 15,      /* node: where it listens, per channel */
-  SL_FRAME_STAGE_ROWS = 16, /* coordinator: a broadcast side's rows */
-  SL_FRAME_STAGE_WM = 17,   /* coordinator: and its watermark */
+  SL_FRAME_STAGE_ROWS = 16, /* on a link: a join side's rows */
+  SL_FRAME_STAGE_WM = 17,   /* on a link: and its watermark */
 } sl_frame_type;
 
 /* Write one frame (payload = a then b, either may be empty).  SL_EIO with
@@ -176,9 +180,14 @@ typedef struct sl_exec_nodes {
    * coordinator, and the sink's watermark hook learns how far it is
    * complete (executor.c). */
   bool rows_to_sink;
-  /* On such a node: where the control connection's reader puts the
-   * broadcast side's rows (STAGE_ROWS, STAGE_WM), or NULL. */
+  /* On such a node: where the link reader puts the other side's rows
+   * (STAGE_ROWS, STAGE_WM from every node of that side), or NULL. */
   struct sl_stage_feed *feed;
+  /* On a node of a join's side (QUERY's "S" lines): the link address of
+   * each of the nstage nodes running the stages, where its rows go
+   * (executor.h, sl_sink_to_stage_nodes) instead of to the coordinator. */
+  int nstage;
+  const char *const *stage_addrs;
 } sl_exec_nodes;
 
 #endif

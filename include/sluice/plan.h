@@ -213,6 +213,7 @@ typedef enum sl_join_strategy {
   SL_JOIN_SINGLE = 0,
   SL_JOIN_BROADCAST = 1,
   SL_JOIN_REPARTITION = 2,
+  SL_JOIN_LATE_MERGE = 3,
 } sl_join_strategy;
 
 typedef struct sl_stage sl_stage;
@@ -267,11 +268,16 @@ struct sl_staged_plan {
    * the session): SINGLE, every leaf's rows to the coordinator, which
    * runs the stages; BROADCAST, the stages run on the nodes of leaf
    * local_leaf, each over its own share of that leaf's rows, and every row
-   * of leaf bcast_leaf goes once to each of them; REPARTITION, the same
-   * but local_leaf's partition leaders split its groups by the join key
-   * (its partition_keys) and each row of bcast_leaf goes only to the node
-   * leading its join key's partition (the hash of its route_cols, the same
-   * function over the same types).  join_why: the choice's reason and
+   * of leaf bcast_leaf goes once to each of them (over links from its own
+   * nodes, executor.h); REPARTITION, the same but local_leaf's partition
+   * leaders split its groups by the join key (its partition_keys) and each
+   * row of bcast_leaf goes only to the node leading its join key's
+   * partition (the hash of its route_cols, the same function over the same
+   * types); LATE_MERGE, both leaves are windowed aggregates grouped by the
+   * join key and both run under late merge at partition leaders split by
+   * it: leader p of each leaf finishes join-key partition p of every
+   * window at the trigger, and bcast_leaf's leader p hands its rows to
+   * local_leaf's node p, which probes.  join_why: the choice's reason and
    * estimates, for EXPLAIN. */
   sl_join_strategy join_strategy;
   int local_leaf, bcast_leaf;

@@ -107,9 +107,9 @@ $(sed -n '/^SELECT/,$p' examples/nexmark/q7.sql)
 $(sed -n '/^SELECT/,$p' examples/nexmark/q8.sql)"
 "$SLUICE" -m csv -c "$STAGED" 2>/dev/null | sort > "$tmp/s_local"
 [ "$(wc -l < "$tmp/s_local")" -gt 10 ] || fail "too few rows for the multi-stage case"
-for strategy in late-merge repartition broadcast join-repartition; do
+for strategy in late-merge repartition broadcast join-repartition join-late-merge; do
   set_strategy="SET 'sluice.strategy' = '$strategy';"
-  [ "$strategy" = join-repartition ] && set_strategy="SET 'sluice.join-strategy' = 'repartition';"
+  case $strategy in join-*) set_strategy="SET 'sluice.join-strategy' = '${strategy#join-}';" ;; esac
   "$SLUICE" -m csv --cluster "$cluster" -c "$set_strategy $STAGED" \
     2>"$tmp/err" | sort > "$tmp/s_daemons" || { cat "$tmp/err"; fail "q7/q8 failed on the daemons ($strategy)"; }
   grep -q WARNING "$tmp/err" && { cat "$tmp/err"; fail "q7/q8 did not run on the daemons"; }
@@ -119,7 +119,7 @@ done
 grep -q "^2 nodes (daemons joined with --cluster), each running every leaf" "$tmp/x" || { cat "$tmp/x"; fail "EXPLAIN does not say the leaves run on the daemons"; }
 grep -q "^leaf 2: late merge at partition leaders" "$tmp/x" || { cat "$tmp/x"; fail "EXPLAIN does not say how leaf 2 meets across nodes"; }
 grep -q "windows evaluated=[1-9]" "$tmp/x" || { cat "$tmp/x"; fail "EXPLAIN ANALYZE: no window evaluated"; }
-echo "ok   NEXMark q7 and q8 on 2 daemons (both leaves on both, at once): $(wc -l < "$tmp/s_local") rows equal to one process, leaves under late merge and repartition, and the broadcast and repartitioned joins"
+echo "ok   NEXMark q7 and q8 on 2 daemons (both leaves on both, at once): $(wc -l < "$tmp/s_local") rows equal to one process, leaves under late merge and repartition, and the broadcast, repartitioned and late-merge joins"
 # q7 joins every bid with its window's maximum, one row per window: the
 # planner broadcasts the maximum to the bids' nodes instead of bringing the
 # bids here.
@@ -128,6 +128,13 @@ grep -q "^join: estimates per 10 s window: leaf 2 1 rows .*: broadcast$" "$tmp/x
 grep -q "strategy: broadcast: every row of leaf 2 to each node" "$tmp/x" || { cat "$tmp/x"; fail "q7: EXPLAIN does not show the broadcast join"; }
 grep -q "^2 nodes (daemons joined with --cluster), each running leaf 1 on its share" "$tmp/x" || { cat "$tmp/x"; fail "q7: the Nodes block does not say where the stages run"; }
 echo "ok   q7: the planner broadcasts leaf 2 (one row per window) to the nodes of leaf 1, and EXPLAIN says so"
+# q8 joins two aggregates grouped by the join key: both finish each key's
+# partition at the same leader, so nothing moves for the join.
+"$SLUICE" --cluster "$cluster" -c "$NX EXPLAIN $(sed -n '/^SELECT/,$p' examples/nexmark/q8.sql)" > "$tmp/x" 2>&1
+grep -q "^join: estimates per 10 s window: .*late merge none .*: late merge$" "$tmp/x" || { cat "$tmp/x"; fail "q8: the planner did not choose the late-merge join"; }
+grep -q "strategy: late merge: leaves 1 and 2 both split their groups by the join key" "$tmp/x" || { cat "$tmp/x"; fail "q8: EXPLAIN does not show the late-merge join"; }
+grep -q "^leaf 2: late merge at partition leaders, partitioned by the join key; leader p's finished groups go over a link to stage node p" "$tmp/x" || { cat "$tmp/x"; fail "q8: the Nodes block does not say where leaf 2's rows go"; }
+echo "ok   q8: the planner joins by late merge (both leaves split by the join key at the same leaders), and EXPLAIN says so"
 
 "$SLUICE" --cluster "$cluster" -c ".nodes" > "$tmp/nodes"
 [ "$(grep -c healthy "$tmp/nodes")" = 2 ] || { cat "$tmp/nodes"; fail ".nodes"; }
@@ -180,13 +187,20 @@ start_daemon() {
 # daemons.
 # The multi-stage rounds kill a node in the middle of an unbounded window
 # join (every leaf on both nodes), with the stages in the shell (single)
-# and on the nodes (broadcast).
+# and on the nodes (broadcast; late merge, both sides at the same leaders).
 U="CREATE TABLE u (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
     WITH ('connector' = 'ro', 'events.rate' = '100000');"
-for strategy in late-merge repartition single broadcast; do
+for strategy in late-merge repartition single broadcast join-late-merge; do
   start_daemon; p0=$port
   start_daemon; p1=$port; victim=$pid
   case $strategy in
+    join-late-merge) Q="SET 'sluice.join-strategy' = 'late-merge'; $U
+      SELECT a.key, a.n, b.m FROM
+        (SELECT key, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE u,
+           DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end) a
+      JOIN (SELECT key, window_start, window_end, MAX(ts) AS m FROM TABLE(TUMBLE(TABLE u,
+           DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end) b
+        ON a.key = b.key AND a.window_start = b.window_start AND a.window_end = b.window_end;" ;;
     single|broadcast) Q="SET 'sluice.join-strategy' = '$strategy'; $U
       SELECT a.key, a.n, b.m FROM
         (SELECT key, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE u,

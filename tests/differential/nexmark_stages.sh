@@ -79,7 +79,7 @@ run_case() {
   if ! oracle_rows "$tmp/oracle.db" "$oq" "$tmp/$name.expected"; then
     echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
   fi
-  for cfg in w1 w2 w2r n2 n3 n2r n2b n3b n2j n3j; do
+  for cfg in w1 w2 w2r n2 n3 n2r n2b n3b n2j n3j n2l n3l; do
     local workers=1 strategy=late-merge nodes=1 join=auto
     case $cfg in
       w2) workers=2 ;;
@@ -90,6 +90,7 @@ run_case() {
       n2b) nodes=2 strategy=broadcast ;;
       n3b) nodes=3 strategy=broadcast ;;
       n2j|n3j) nodes=${cfg:1:1} join=repartition ;;
+      n2l|n3l) nodes=${cfg:1:1} join=late-merge ;;
     esac
     printf "%s\nSET parallelism.default = %s;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\nSET 'sluice.join-strategy' = '%s';\n%s\n" \
       "$DDL" "$workers" "$nodes" "$strategy" "$join" "$sq" > "$tmp/q.sql"

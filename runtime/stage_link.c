@@ -1,0 +1,313 @@
+/* stage_link.c - a join's side, sent straight from the nodes that run its
+ * leaf to the nodes that run the stages (plan.h, sl_join_strategy; node.h,
+ * XLISTEN 3 and the link frames).
+ *
+ * When a join's stages run on the nodes (broadcast, repartition, late
+ * merge), each stage node listens on one TCP socket for *links*: a
+ * connection from every node of the other leaf's cluster.  A side node's
+ * rows leave through the link sink below, which routes each row: to every
+ * stage node (broadcast), or to the node leading its join key's partition
+ * (repartition and late merge; the hash the stage nodes' partition leaders
+ * split their own groups by).  Its watermark goes to every stage node.
+ * On the stage node, a link reader thread takes every link's frames and
+ * puts them on the fed leaf's queue (stage_feed.c): rows as they come, and
+ * a watermark when the smallest of the links' watermarks grows, so the
+ * stages see how far every sender is complete.
+ *
+ * The rows never pass through the coordinator: it only starts both
+ * clusters, hands the stage nodes' link addresses to the side's nodes, and
+ * merges the stage nodes' results.  Links are TCP whatever the transport
+ * between the workers (see docs/ARCHITECTURE.md).
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "executor_int.h"
+#include "partition_leader.h"
+#include "sluice/channel.h"
+#include "sluice/clock.h"
+#include "sorted_result.h"
+
+/* ---- the sending end: a sink on each node of the side's leaf ---------- */
+
+struct sl_sink {
+  const sl_row_layout *layout;
+  uint32_t buffer_size;
+  int n;
+  int *fds; /* per stage node */
+  int nroute;
+  const int *route;
+  uint64_t rows;
+  int64_t wm_sent;
+};
+
+static int link_broke(int i, sl_error *err) {
+  /* A stage node that went away failed or was stopped; its own error (or
+   * the coordinator's stop) is the cause, this the consequence. */
+  char *why = err->message ? strdup(err->message) : NULL;
+  sl_error_clear(err);
+  sl_error_set(err, SL_ECANCELLED, "the link to stage node %d broke: %s", i,
+               why ? why : "closed");
+  free(why);
+  return SL_ECANCELLED;
+}
+
+static int link_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
+  const sl_stage_link_spec *a = spec->arg;
+  sl_sink *s = calloc(1, sizeof *s);
+  if (!s)
+    abort();
+  s->layout = spec->layout;
+  s->buffer_size = a->buffer_size ? a->buffer_size : 65536;
+  s->n = a->n;
+  s->nroute = a->nroute;
+  s->route = a->route;
+  s->wm_sent = WM_MIN;
+  s->fds = malloc(sizeof(int) * (size_t)a->n);
+  if (!s->fds)
+    abort();
+  int rc = SL_OK;
+  for (int i = 0; i < a->n; i++)
+    s->fds[i] = -1;
+  for (int i = 0; i < a->n && rc == SL_OK; i++) {
+    if (!a->addrs[i])
+      rc = sl_error_set(err, SL_EINTERNAL, "no link address for stage node %d",
+                        i);
+    else
+      rc = sl_channel_connect_stream(a->addrs[i], 10000, &s->fds[i], err);
+  }
+  if (rc != SL_OK) {
+    for (int i = 0; i < a->n; i++)
+      if (s->fds[i] >= 0)
+        close(s->fds[i]);
+    free(s->fds);
+    free(s);
+    return rc;
+  }
+  *out = s;
+  return SL_OK;
+}
+
+static int send_to(sl_sink *s, int i, uint32_t type, const void *p, size_t len,
+                   sl_error *err) {
+  int rc = sl_frame_send(s->fds[i], type, p, len, NULL, 0, err);
+  return rc == SL_OK ? SL_OK : link_broke(i, err);
+}
+
+/* The rows of copy (strings in its own buffers: they can be swizzled) to
+ * node `to`, or to every node (to < 0). */
+static int send_rows(sl_sink *s, sorted_result *copy, int to, sl_error *err) {
+  int rc = SL_OK;
+  sl_strbuf p = SL_STRBUF_INIT;
+  for (int b = 0; b < copy->nbufs && rc == SL_OK; b++) {
+    sl_strbuf_reset(&p);
+    rc = sl_node_encode_rows(&copy->bufs[b], &p, err);
+    for (int i = 0; i < s->n && rc == SL_OK; i++)
+      if (to < 0 || i == to)
+        rc = send_to(s, i, SL_FRAME_STAGE_ROWS, p.data, p.len, err);
+  }
+  sl_strbuf_free(&p);
+  return rc;
+}
+
+static int link_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
+  s->rows += rows->nrows;
+  int rc = SL_OK;
+  if (s->nroute == 0) { /* broadcast */
+    sorted_result copy;
+    sorted_result_init(&copy, s->layout, s->buffer_size);
+    rc = sorted_result_add(&copy, rows, err);
+    if (rc == SL_OK)
+      rc = send_rows(s, &copy, -1, err);
+    sorted_result_free(&copy);
+    return rc;
+  }
+  sorted_result *parts = calloc((size_t)s->n, sizeof *parts);
+  if (!parts)
+    abort();
+  for (int p = 0; p < s->n; p++)
+    sorted_result_init(&parts[p], s->layout, s->buffer_size);
+  for (uint32_t r = 0; r < rows->nrows && rc == SL_OK; r++) {
+    const uint8_t *row = sl_buffer_row(rows, r);
+    uint64_t h = sl_fields_hash(s->layout, row, s->nroute, s->route);
+    rc = sorted_result_add_row(&parts[sl_leader_partition(h, s->n)], row, err);
+  }
+  for (int p = 0; p < s->n; p++) {
+    if (rc == SL_OK && parts[p].rows > 0)
+      rc = send_rows(s, &parts[p], p, err);
+    sorted_result_free(&parts[p]);
+  }
+  free(parts);
+  return rc;
+}
+
+static int link_watermark(sl_sink *s, int64_t wm, sl_error *err) {
+  if (wm <= s->wm_sent)
+    return SL_OK;
+  s->wm_sent = wm;
+  int rc = SL_OK;
+  for (int i = 0; i < s->n && rc == SL_OK; i++)
+    rc = send_to(s, i, SL_FRAME_STAGE_WM, &wm, sizeof wm, err);
+  return rc;
+}
+
+static int link_close(sl_sink *s, bool ok, sl_error *err) {
+  /* Everything was sent: the stage nodes' side is complete.  (Not after a
+   * failure: the closed links without it tell them so.) */
+  int rc = ok ? link_watermark(s, WM_MAX, err) : SL_OK;
+  for (int i = 0; i < s->n; i++)
+    close(s->fds[i]);
+  free(s->fds);
+  free(s);
+  return rc;
+}
+
+static uint64_t link_rows(const sl_sink *s) {
+  return s->rows;
+}
+
+const sl_sink_connector sl_sink_to_stage_nodes = {
+    .name = "stage-link",
+    .description = "a join's side, to the nodes running its stages",
+    .open = link_open,
+    .write = link_write,
+    .close = link_close,
+    .rows_written = link_rows,
+    .watermark = link_watermark,
+};
+
+/* ---- the receiving end: a reader thread on each stage node ------------ */
+
+struct sl_stage_links {
+  int listen_fd;
+  int nsenders;
+  sl_stage_feed *feed;
+  atomic_bool stop;
+  pthread_t thread;
+  bool started;
+};
+
+/* The smallest watermark over every sender (one not yet connected has
+ * sent none). */
+static int64_t links_watermark(const int64_t *wm, int n) {
+  int64_t m = WM_MAX;
+  for (int i = 0; i < n; i++)
+    if (wm[i] < m)
+      m = wm[i];
+  return m;
+}
+
+static void *links_main(void *arg) {
+  sl_stage_links *l = arg;
+  int n = l->nsenders, accepted = 0, ended = 0;
+  int *fds = malloc(sizeof(int) * (size_t)n); /* -1 once ended */
+  int *at = malloc(sizeof(int) * (size_t)n);  /* poll slot -> sender */
+  int64_t *wm = malloc(sizeof(int64_t) * (size_t)n);
+  struct pollfd *pfd = malloc(sizeof *pfd * (size_t)(n + 1));
+  if (!fds || !at || !wm || !pfd)
+    abort();
+  for (int i = 0; i < n; i++) {
+    fds[i] = -1;
+    wm[i] = WM_MIN;
+  }
+  int64_t pushed = WM_MIN;
+  bool broken = false;
+  sl_strbuf p = SL_STRBUF_INIT;
+  sl_error err = {0};
+  while (!atomic_load(&l->stop) && ended < n && !broken) {
+    int np = 0;
+    for (int i = 0; i < accepted; i++) {
+      if (fds[i] < 0)
+        continue;
+      at[np] = i;
+      pfd[np].fd = fds[i];
+      pfd[np].events = POLLIN;
+      pfd[np++].revents = 0;
+    }
+    pfd[np].fd = accepted < n ? l->listen_fd : -1;
+    pfd[np].events = POLLIN;
+    pfd[np].revents = 0;
+    if (poll(pfd, (nfds_t)(np + 1), 50) <= 0)
+      continue;
+    if (pfd[np].revents & POLLIN) {
+      int fd = accept(l->listen_fd, NULL, NULL);
+      if (fd >= 0)
+        fds[accepted++] = fd;
+    }
+    for (int k = 0; k < np && !broken; k++) {
+      int i = at[k];
+      if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      uint32_t type;
+      int rc = sl_frame_recv(fds[i], &type, &p, 1000, &err);
+      if (rc == SL_FRAME_TIMEOUT)
+        continue;
+      sl_error_clear(&err);
+      if (rc != SL_OK) {
+        /* The end of a link that had sent everything is its end; any
+         * other end means the sender failed (its error, which the
+         * coordinator reports, is the cause). */
+        broken = wm[i] != WM_MAX;
+        close(fds[i]);
+        fds[i] = -1;
+        ended++;
+        continue;
+      }
+      if (type == SL_FRAME_STAGE_ROWS)
+        sl_stage_feed_rows(l->feed, p.data, p.len);
+      else if (type == SL_FRAME_STAGE_WM && p.len >= sizeof(int64_t)) {
+        int64_t w;
+        memcpy(&w, p.data, sizeof w);
+        if (w > wm[i])
+          wm[i] = w;
+        int64_t m = accepted == n ? links_watermark(wm, n) : WM_MIN;
+        if (m > pushed) {
+          sl_stage_feed_watermark(l->feed, m);
+          pushed = m;
+        }
+      }
+    }
+  }
+  if (broken)
+    sl_stage_feed_close(l->feed);
+  for (int i = 0; i < accepted; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  free(fds);
+  free(at);
+  free(wm);
+  free(pfd);
+  sl_strbuf_free(&p);
+  sl_error_clear(&err);
+  return NULL;
+}
+
+int sl_stage_links_start(int listen_fd, int nsenders, sl_stage_feed *feed,
+                         sl_stage_links **out, sl_error *err) {
+  sl_stage_links *l = calloc(1, sizeof *l);
+  if (!l)
+    abort();
+  l->listen_fd = listen_fd;
+  l->nsenders = nsenders;
+  l->feed = feed;
+  if (pthread_create(&l->thread, NULL, links_main, l) != 0) {
+    free(l);
+    return sl_error_set(err, SL_EINTERNAL, "cannot start the link reader");
+  }
+  l->started = true;
+  *out = l;
+  return SL_OK;
+}
+
+void sl_stage_links_stop(sl_stage_links *l) {
+  if (!l)
+    return;
+  atomic_store(&l->stop, true);
+  if (l->started)
+    pthread_join(l->thread, NULL);
+  free(l);
+}
