@@ -13,7 +13,9 @@
 # can use are min(workers x nodes, 2).  Timings come from the shell's
 # summary line (first record to last result).  On several nodes a
 # multi-stage query (q5, q7, q8, NB8) runs every leaf on every node (each
-# in a node process of its own) and its stages in the shell's process; with
+# in a node process of its own); the "late-merge" and "repartition" rows
+# set the leaves' strategy and leave the join's to the planner (auto);
+# "join-single" runs the stages in the shell's process; with
 # SET 'sluice.strategy' = 'broadcast' (the "broadcast" rows) a join of two
 # leaves runs its stages on the nodes of the larger leaf instead, and with
 # SET 'sluice.join-strategy' = 'repartition' ("join-repartition") on the
@@ -21,7 +23,7 @@
 # it, and with 'late-merge' ("join-late-merge") both sides grouped by the
 # join key are finished at the same partition leaders (q8, NB8; the others
 # cannot and run single).  The side's rows go over links from its nodes to
-# the stage nodes.
+# the stage nodes.  QUERIES="q8 nb8" runs only those.
 set -euo pipefail
 SLUICE=${1:-build/sluice}
 EVENTS=${2:-2000000}
@@ -78,12 +80,12 @@ median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; e
 
 echo "| query | nodes | strategy | events/s (median of $RUNS) | spread | events/s per core | peak RSS of the shell (MiB) |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
-for q in q5 q7 q8 q11 nb7 nb8 nb11; do
+for q in ${QUERIES:-q5 q7 q8 q11 nb7 nb8 nb11}; do
   for nodes in 1 2 4; do
     strategies="late-merge repartition"
     # The broadcast join: the multi-stage queries on several nodes (those
     # whose stages are not one join of two leaves run as single).
-    case $q in q5|q7|q8|nb8) [ "$nodes" -gt 1 ] && strategies="$strategies broadcast join-repartition join-late-merge" ;; esac
+    case $q in q5|q7|q8|nb8) [ "$nodes" -gt 1 ] && strategies="$strategies join-single broadcast join-repartition join-late-merge" ;; esac
     for strategy in $strategies; do
       set_strategy="SET 'sluice.strategy' = '$strategy';"
       case $strategy in join-*) set_strategy="SET 'sluice.join-strategy' = '${strategy#join-}';" ;; esac
