@@ -1,0 +1,218 @@
+/* test_stage_link.c - links between a join's side and its stage nodes
+ * (runtime/stage_link.c) over loopback TCP: the link sink routes each row
+ * to the stage node leading its join key's partition (or to every one),
+ * the link reader hands on the smallest of its senders' watermarks and
+ * only once every sender has connected, and a link that ends before its
+ * sender's final watermark closes the feed (the stages stop). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../runtime/partition_leader.h"
+#include "sluice/channel.h"
+#include "sluice/executor.h"
+
+typedef struct receiver {
+  int listen_fd;
+  char addr[128];
+  sl_stage_feed *feed;
+  sl_stage_links *links;
+} receiver;
+
+static void start_receiver(receiver *r, int nsenders) {
+  sl_error err = {0};
+  assert_int_equal(sl_channel_listen("tcp", "127.0.0.1:0", &r->listen_fd,
+                                     r->addr, sizeof r->addr, &err),
+                   SL_OK);
+  r->feed = sl_stage_feed_new();
+  assert_int_equal(
+      sl_stage_links_start(r->listen_fd, nsenders, r->feed, &r->links, &err),
+      SL_OK);
+}
+
+static void stop_receiver(receiver *r) {
+  sl_stage_links_stop(r->links);
+  close(r->listen_fd);
+  sl_stage_feed_free(r->feed);
+}
+
+/* The next thing on the feed (waiting up to 2 s for one). */
+static int next(receiver *r, const sl_row_layout *l, sl_buffer *rows,
+                int64_t *wm) {
+  sl_error err = {0};
+  for (int i = 0; i < 40; i++) {
+    int k = sl_stage_feed_take(r->feed, 50, rows, l, wm, &err);
+    if (k != SL_FEED_NOTHING)
+      return k;
+  }
+  return SL_FEED_NOTHING;
+}
+
+static sl_row_layout *layout(sl_arena *a) {
+  const sl_type *t[2] = {sl_type_new(a, SL_TYPE_BIGINT),
+                         sl_type_new(a, SL_TYPE_VARCHAR)};
+  const char *names[2] = {"k", "s"};
+  return sl_row_layout_new(a, 2, names, t);
+}
+
+static sl_sink *open_sender(sl_stage_link_spec *spec, const sl_row_layout *l) {
+  sl_sink_spec ss = {NULL, l, NULL, NULL, spec};
+  sl_sink *s = NULL;
+  sl_error err = {0};
+  assert_int_equal(sl_sink_to_stage_nodes.open(&ss, &s, &err), SL_OK);
+  return s;
+}
+
+/* Rows k = from..to-1 with a string that is not inline. */
+static void fill(sl_buffer *b, int64_t from, int64_t to) {
+  sl_buffer_clear(b);
+  for (int64_t k = from; k < to; k++) {
+    uint8_t *row = sl_buffer_append(b);
+    SL_FIELD(row, b->layout, 0, int64_t) = k;
+    char text[64];
+    snprintf(text, sizeof text, "a string long enough to live on the heap %d",
+             (int)k);
+    assert_true(sl_buffer_put_str(b, &SL_FIELD(row, b->layout, 1, sl_str), text,
+                                  (uint32_t)strlen(text)));
+  }
+}
+
+/* Two stage nodes, one sender routing by the join key (column 0): each row
+ * reaches exactly the node sl_fields_hash says, strings intact; the
+ * watermark reaches both. */
+static void test_rows_go_to_their_partition(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  sl_row_layout *l = layout(&a);
+  receiver r[2];
+  start_receiver(&r[0], 1);
+  start_receiver(&r[1], 1);
+  const char *addrs[2] = {r[0].addr, r[1].addr};
+  const int route[1] = {0};
+  sl_stage_link_spec spec = {2, addrs, 1, route, 4096};
+  sl_sink *s = open_sender(&spec, l);
+  sl_buffer b;
+  sl_buffer_init(&b, l, 1 << 16);
+  fill(&b, 0, 200);
+  sl_error err = {0};
+  assert_int_equal(sl_sink_to_stage_nodes.write(s, &b, &err), SL_OK);
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(s, 1000, &err), SL_OK);
+  int got = 0;
+  for (int p = 0; p < 2; p++) {
+    sl_buffer in;
+    memset(&in, 0, sizeof in);
+    int64_t wm = 0;
+    int k;
+    while ((k = next(&r[p], l, &in, &wm)) == SL_FEED_ROWS) {
+      for (uint32_t i = 0; i < in.nrows; i++) {
+        const uint8_t *row = sl_buffer_row(&in, i);
+        int64_t key = SL_FIELD(row, l, 0, int64_t);
+        assert_int_equal(
+            sl_leader_partition(sl_fields_hash(l, row, 1, route), 2), p);
+        char want[64];
+        snprintf(want, sizeof want,
+                 "a string long enough to live on the heap %d", (int)key);
+        const sl_str *str = &SL_FIELD(row, l, 1, sl_str);
+        assert_int_equal(str->len, strlen(want));
+        assert_memory_equal(sl_str_data(str), want, str->len);
+        got++;
+      }
+    }
+    assert_int_equal(k, SL_FEED_WATERMARK);
+    assert_int_equal(wm, 1000);
+    sl_buffer_free(&in);
+  }
+  assert_int_equal(got, 200);
+  assert_int_equal(sl_sink_to_stage_nodes.close(s, true, &err), SL_OK);
+  for (int p = 0; p < 2; p++) {
+    sl_buffer in;
+    memset(&in, 0, sizeof in);
+    int64_t wm = 0;
+    assert_int_equal(next(&r[p], l, &in, &wm), SL_FEED_WATERMARK);
+    assert_true(wm == INT64_MAX);
+    sl_buffer_free(&in);
+    stop_receiver(&r[p]);
+  }
+  sl_buffer_free(&b);
+  sl_arena_free(&a);
+}
+
+/* One stage node, two senders (broadcast: no route): the feed's watermark
+ * is the smaller of theirs, and none before both have sent one. */
+static void test_watermark_is_the_minimum(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  sl_row_layout *l = layout(&a);
+  receiver r;
+  start_receiver(&r, 2);
+  const char *addrs[1] = {r.addr};
+  sl_stage_link_spec spec = {1, addrs, 0, NULL, 4096};
+  sl_sink *x = open_sender(&spec, l), *y = open_sender(&spec, l);
+  sl_error err = {0};
+  sl_buffer in;
+  memset(&in, 0, sizeof in);
+  int64_t wm = 0;
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(x, 100, &err), SL_OK);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_NOTHING);
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(y, 50, &err), SL_OK);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_int_equal(wm, 50);
+  /* x finishes (its final watermark): y's alone counts. */
+  assert_int_equal(sl_sink_to_stage_nodes.close(x, true, &err), SL_OK);
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(y, 70, &err), SL_OK);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_int_equal(wm, 70);
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(y, 300, &err), SL_OK);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_int_equal(wm, 300);
+  assert_int_equal(sl_sink_to_stage_nodes.close(y, true, &err), SL_OK);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_true(wm == INT64_MAX);
+  sl_buffer_free(&in);
+  stop_receiver(&r);
+  sl_arena_free(&a);
+}
+
+/* A sender that fails (closes without its final watermark): the feed
+ * closes after what was sent, so the stages stop instead of waiting. */
+static void test_broken_link_closes_the_feed(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  sl_row_layout *l = layout(&a);
+  receiver r;
+  start_receiver(&r, 1);
+  const char *addrs[1] = {r.addr};
+  sl_stage_link_spec spec = {1, addrs, 0, NULL, 4096};
+  sl_sink *x = open_sender(&spec, l);
+  sl_error err = {0};
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(x, 10, &err), SL_OK);
+  assert_int_equal(sl_sink_to_stage_nodes.close(x, false, &err), SL_OK);
+  sl_buffer in;
+  memset(&in, 0, sizeof in);
+  int64_t wm = 0;
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_int_equal(wm, 10);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_CLOSED);
+  sl_buffer_free(&in);
+  stop_receiver(&r);
+  sl_arena_free(&a);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rows_go_to_their_partition),
+      cmocka_unit_test(test_watermark_is_the_minimum),
+      cmocka_unit_test(test_broken_link_closes_the_feed),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
