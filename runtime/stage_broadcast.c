@@ -28,7 +28,6 @@
 #include <string.h>
 
 #include "executor_int.h"
-#include "partition_leader.h"
 #include "sluice/clock.h"
 #include "sluice/interrupt.h"
 #include "sorted_result.h"

@@ -1,12 +1,12 @@
 /* stage_feed.c - rows of a staged plan's leaf that arrive from outside the
- * process: a broadcast join's side, which the coordinator sends to every
- * node running the stages (executor.h, sl_stage_feed).
+ * process: a join's side, which its nodes send to every node running the
+ * stages over links (executor.h, sl_stage_feed; stage_link.c).
  *
- * The node's control connection reader pushes frames (rows in the ROWS
- * wire form, watermarks) in arrival order; the stage runner's feeding
- * thread takes them and hands them to the leaf's stage sink as an
- * executor would.  A plain mutex-and-condition queue: the side is small
- * by the planner's choice. */
+ * The node's link reader pushes frames (rows in the ROWS wire form,
+ * watermarks) in arrival order; the stage runner's feeding thread takes
+ * them and hands them to the leaf's stage sink as an executor would.  A
+ * plain mutex-and-condition queue, unbounded (docs/ARCHITECTURE.md says
+ * why). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

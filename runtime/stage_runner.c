@@ -251,8 +251,8 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
 /* ---- leaves ----------------------------------------------------------------
  */
 
-/* A leaf fed from outside (a broadcast side): what the feed brings into
- * the leaf's stage sink, as an executor would write it. */
+/* A leaf fed from outside (a join's side, over links): what the feed brings
+ * into the leaf's stage sink, as an executor would write it. */
 static int feed_leaf(leaf_thread *lt) {
   leaf_store *ls = &lt->run->leaves[lt->index];
   sl_sink_spec spec = {NULL, ls->in_layout, NULL, NULL, ls};

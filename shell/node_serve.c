@@ -224,59 +224,43 @@ static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
   return rc;
 }
 
-/* XADDR lines -> addrs[sender * n + receiver]: "sender owner host:port"
- * for the exchange between workers (n members), "L sender leader
- * host:port" for the partition leaders' channels (n nodes). */
-static char **parse_addrs(const char *text, size_t len, int n, bool leaders) {
-  char **addrs = calloc((size_t)n * (size_t)n, sizeof *addrs);
+/* XADDR lines of one kind -> addrs: "sender owner host:port" for the
+ * exchange between workers (kind 0; addrs[sender * n + owner], n members),
+ * "L sender leader host:port" for the partition leaders' channels ('L';
+ * n nodes, the same), "S node host:port" for a join's links ('S';
+ * addrs[node], n nodes).  *found: how many lines there were. */
+static char **parse_addrs(const char *text, size_t len, int n, char kind,
+                          int *found) {
+  int cells = kind == 'S' ? n : n * n;
+  char **addrs = calloc((size_t)cells, sizeof *addrs);
   char *copy = malloc(len + 1);
   if (!addrs || !copy)
     abort();
   memcpy(copy, text, len);
   copy[len] = '\0';
-  const char *fmt = leaders ? "L %d %d %159s" : "%d %d %159s";
+  *found = 0;
   char *save = NULL;
   for (char *line = strtok_r(copy, "\n", &save); line;
        line = strtok_r(NULL, "\n", &save)) {
-    int snd, rcv;
+    int snd, rcv = 0;
     char where[160];
-    if (sscanf(line, fmt, &snd, &rcv, where) == 3 && snd >= 0 && rcv >= 0 &&
-        snd < n && rcv < n) {
-      free(addrs[snd * n + rcv]);
-      addrs[snd * n + rcv] = strdup(where);
-    }
-  }
-  free(copy);
-  return addrs;
-}
-
-/* "S node host:port" lines (XLISTEN 3) -> addrs[node], n of them; NULL
- * when there are none. */
-static char **parse_link_addrs(const char *text, size_t len, int n) {
-  char **addrs = NULL;
-  char *copy = malloc(len + 1);
-  if (!copy)
-    abort();
-  memcpy(copy, text, len);
-  copy[len] = '\0';
-  char *save = NULL;
-  for (char *line = strtok_r(copy, "\n", &save); line;
-       line = strtok_r(NULL, "\n", &save)) {
-    int node;
-    char where[160];
-    if (sscanf(line, "S %d %159s", &node, where) != 2 || node < 0 || node >= n)
+    bool ok = kind == 'S' ? sscanf(line, "S %d %159s", &snd, where) == 2
+              : kind == 'L'
+                  ? sscanf(line, "L %d %d %159s", &snd, &rcv, where) == 3
+                  : sscanf(line, "%d %d %159s", &snd, &rcv, where) == 3;
+    if (!ok || snd < 0 || rcv < 0 || snd >= n || rcv >= n)
       continue;
-    if (!addrs && !(addrs = calloc((size_t)n, sizeof *addrs)))
-      abort();
-    free(addrs[node]);
-    addrs[node] = strdup(where);
+    int at = kind == 'S' ? snd : snd * n + rcv;
+    free(addrs[at]);
+    addrs[at] = strdup(where);
+    (*found)++;
   }
   free(copy);
   return addrs;
 }
 
-static void free_addrs(char **addrs, int n) {
-  for (int i = 0; addrs && i < n; i++)
+static void free_addrs(char **addrs, int cells) {
+  for (int i = 0; addrs && i < cells; i++)
     free(addrs[i]);
   free(addrs);
 }
@@ -315,21 +299,22 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   nodes.query_id = (uint64_t)h[4] | (uint64_t)h[5] << 32;
   nodes.feed = w.feed;
   char **addrs = NULL, **leader_addrs = NULL;
+  int found = 0;
   bool listened = h[3] == SL_XPORT_TCP || h[3] == SL_XPORT_VERBS;
   if (listened && x->members > 0) {
-    addrs = parse_addrs(addr_text, h[6], x->members, false);
+    addrs = parse_addrs(addr_text, h[6], x->members, 0, &found);
     nodes.listen_fds = x->fds;
     nodes.peer_addrs = (const char *const *)addrs;
   }
   if (listened && x->nodes > 0) {
-    leader_addrs = parse_addrs(addr_text, h[6], x->nodes, true);
+    leader_addrs = parse_addrs(addr_text, h[6], x->nodes, 'L', &found);
     nodes.leader_listen_fds = x->leader_fds;
     nodes.leader_addrs = (const char *const *)leader_addrs;
   }
   /* A join's side: where its rows go.  Its stages: the links from the
    * side's nodes (as many as this cluster has). */
-  char **link_addrs = parse_link_addrs(addr_text, h[6], (int)h[1]);
-  nodes.nstage = link_addrs ? (int)h[1] : 0;
+  char **link_addrs = parse_addrs(addr_text, h[6], (int)h[1], 'S', &found);
+  nodes.nstage = found > 0 ? (int)h[1] : 0;
   nodes.stage_addrs = (const char *const *)link_addrs;
   sl_stage_links *links = NULL;
   int rc = SL_OK;
@@ -349,16 +334,8 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   if (watching)
     pthread_join(t, NULL);
   sl_stage_feed_free(w.feed);
-  if (addrs) {
-    for (int i = 0; i < x->members * x->members; i++)
-      free(addrs[i]);
-    free(addrs);
-  }
-  if (leader_addrs) {
-    for (int i = 0; i < x->nodes * x->nodes; i++)
-      free(leader_addrs[i]);
-    free(leader_addrs);
-  }
+  free_addrs(addrs, x->members * x->members);
+  free_addrs(leader_addrs, x->nodes * x->nodes);
   exchange_listen_close(x);
   int src;
   if (rc == SL_ECANCELLED && atomic_load(&w.cancel))

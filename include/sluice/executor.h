@@ -47,11 +47,10 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
                   sl_query_stats *stats, sl_error *err);
 
 /* Rows of a staged plan's leaf that arrive from outside the process: a
- * broadcast join's side, which the coordinator sends to every node
- * running the stages (runtime/stage_feed.c).  Thread-safe: one thread
- * pushes (the node's control connection reader), one takes (the stage
- * runner).  The feed copies what is pushed; the caller frees the feed
- * after the run. */
+ * join's side, which its nodes send to every node running the stages
+ * (runtime/stage_feed.c).  Thread-safe: one thread pushes (the node's link
+ * reader, below), one takes (the stage runner).  The feed copies what is
+ * pushed; the caller frees the feed after the run. */
 typedef struct sl_stage_feed sl_stage_feed;
 sl_stage_feed *sl_stage_feed_new(void);
 void sl_stage_feed_free(sl_stage_feed *f);
@@ -120,12 +119,14 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                       const sl_staged_run *run, sl_result_sink *shell,
                       sl_query_stats *stats, sl_error *err);
 
-/* The coordinator of a broadcast join (plan.h, SL_JOIN_BROADCAST;
- * runtime/stage_broadcast.c): the broadcast leaf runs on bcast_nodes (sent
- * it), and its rows and watermarks go to each of the n nodes at
- * stage_fds, which were sent the query to run the stages over their own
- * share of the other leaf; their result rows go to the plan's sink here,
- * OFFSET and LIMIT applied. */
+/* The coordinator of a join whose stages run on the nodes (plan.h,
+ * SL_JOIN_BROADCAST, _REPARTITION, _LATE_MERGE; runtime/stage_broadcast.c):
+ * the side leaf runs on bcast_nodes (sent it), whose nodes send its rows
+ * and watermarks over links to the n nodes at stage_fds, which were sent
+ * the query to run the stages over their own share of the other leaf;
+ * this process runs the side's executor (its progress, and stopping it)
+ * and writes the stage nodes' result rows to the plan's sink, window by
+ * window, OFFSET and LIMIT applied. */
 int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
                          const sl_exec_nodes *bcast_nodes, const int *stage_fds,
                          int n, sl_result_sink *shell, sl_query_stats *stats,

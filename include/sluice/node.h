@@ -175,10 +175,10 @@ typedef struct sl_exec_nodes {
    * leader_addrs[s * node_count + o] (XLISTEN / XADDR "L" lines). */
   const int *leader_listen_fds;
   const char *const *leader_addrs;
-  /* On a node running a broadcast join's stages: its share of the local
-   * leaf goes into the plan's sink (the stage sink) rather than to the
-   * coordinator, and the sink's watermark hook learns how far it is
-   * complete (executor.c). */
+  /* On a node of a join whose stages run on the nodes: its share of the
+   * leaf goes into the plan's sink (the stage sink on a stage node, the
+   * link sink on a side's node) rather than to the coordinator, and the
+   * sink's watermark hook learns how far it is complete (executor.c). */
   bool rows_to_sink;
   /* On such a node: where the link reader puts the other side's rows
    * (STAGE_ROWS, STAGE_WM from every node of that side), or NULL. */
