@@ -694,6 +694,11 @@ static bool needs_stages_query(const sl_bquery *q, bool top) {
     return true;
   if (!top && (s->aggregate || s->distinct))
     return true;
+  /* Window rows read on their own: the stage store puts each row into its
+   * windows (several under HOP and CUMULATE) and hands a window's rows on
+   * when the watermark passes its end. */
+  if (top && !s->aggregate && has_tvf(s->from))
+    return true;
   return needs_stages_from(s->from);
 }
 

@@ -537,14 +537,15 @@ static const sl_bquery *select_all(sl_arena *a, const sl_bfrom *f) {
 
 /* The rows of a window TVF themselves (Flink's window Top-N and window
  * join are written over them): a leaf reads the TVF's input as a stream,
- * and the stage store puts each row into its window. */
+ * and the stage store puts each row into its window (into each of its
+ * windows under HOP and CUMULATE, as Flink's TVF does). */
 static int stage_window_rows(stager *g, const sl_bfrom *f, sl_stage **out) {
   const sl_bwindow *w = &f->u.tvf.window;
-  if (w->kind != SL_WINDOW_TUMBLE || w->time_attr != SL_TIME_ROWTIME)
+  if (w->kind == SL_WINDOW_SESSION || w->time_attr != SL_TIME_ROWTIME)
     return refuse(g, f->span,
                   "window table function rows (without an aggregate) "
-                  "feeding another operator, other than TUMBLE in event "
-                  "time; aggregate them first");
+                  "feeding another operator, other than TUMBLE, HOP or "
+                  "CUMULATE in event time; aggregate them first");
   const sl_bfrom *in = f->u.tvf.input;
   const sl_bquery *q =
       in->kind == SL_BFROM_VIEW || in->kind == SL_BFROM_SUBQUERY
@@ -558,8 +559,9 @@ static int stage_window_rows(stager *g, const sl_bfrom *f, sl_stage **out) {
     return refuse(g, f->span, "a window table function over an aggregate");
   leaf->window_rows = true;
   sl_plan_window *pw = &leaf->window;
-  pw->kind = SL_WINDOW_TUMBLE;
-  pw->size_us = pw->slide_us = w->size_ms * 1000;
+  pw->kind = w->kind;
+  pw->size_us = w->size_ms * 1000;
+  pw->slide_us = w->slide_ms * 1000; /* TUMBLE: the size */
   pw->offset_us = w->offset_ms * 1000;
   const sl_type *tt = in->cols[w->time_column].type;
   int prec = tt->precision < 0 ? 6 : tt->precision;

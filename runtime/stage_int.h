@@ -41,7 +41,8 @@ typedef struct leaf_store {
   const sl_row_layout *in_layout; /* the leaf executor's rows */
   bool stream;
   bool window_rows; /* keyed by the window end of each row's time */
-  int64_t size_us, offset_us, unit_us; /* window_rows: the TUMBLE */
+  sl_plan_window window; /* window_rows: the TVF's window (TUMBLE, HOP or
+                          * CUMULATE; the plan's unit_us is the time's) */
   int time_field;                      /* stream: the event-time field */
   int64_t bucket_us;                   /* stream: bucket width */
   int64_t drop_below; /* stream: rows before this time are too late */

@@ -113,11 +113,12 @@ static keyed_rows *store_key(leaf_store *ls, int64_t key) {
   return k;
 }
 
-/* A window row: the leaf's row in the store's layout, with its TUMBLE
- * window's start, end and time after the leaf's columns. */
+/* A window row: the leaf's row in the store's layout, with its window's
+ * start, end and time after the leaf's columns. */
 static const uint8_t *window_row(const leaf_store *ls, const uint8_t *row,
                                  int64_t end, uint8_t *scratch) {
   const sl_row_layout *in = ls->in_layout, *l = ls->layout;
+  const sl_plan_window *w = &ls->window;
   memset(scratch, 0, l->width);
   for (int f = 0; f < in->nfields; f++) {
     bool null = sl_row_is_null(row, f);
@@ -126,11 +127,49 @@ static const uint8_t *window_row(const leaf_store *ls, const uint8_t *row,
       memcpy(scratch + l->fields[f].offset, row + in->fields[f].offset,
              l->fields[f].size);
   }
+  /* CUMULATE's windows share their period's start; the others are size
+   * long. */
+  int64_t start =
+      w->kind == SL_WINDOW_CUMULATE
+          ? sl_floor_div(end - 1 - w->offset_us, w->size_us) * w->size_us +
+                w->offset_us
+          : end - w->size_us;
   int n = in->nfields;
-  SL_FIELD(scratch, l, n, int64_t) = end - ls->size_us;
+  SL_FIELD(scratch, l, n, int64_t) = start;
   SL_FIELD(scratch, l, n + 1, int64_t) = end;
-  SL_FIELD(scratch, l, n + 2, int64_t) = end - ls->unit_us;
+  SL_FIELD(scratch, l, n + 2, int64_t) = end - w->unit_us;
   return scratch;
+}
+
+/* The ends of the windows a row at time v belongs to: the first, the
+ * last and the step between them (one window under TUMBLE; size/slide
+ * under HOP; under CUMULATE every step from v's to its period's end). */
+static void window_ends(const sl_plan_window *w, int64_t v, int64_t *first,
+                        int64_t *last, int64_t *step) {
+  int64_t period = w->kind == SL_WINDOW_TUMBLE ? w->size_us : w->slide_us;
+  int64_t slice =
+      sl_floor_div(v - w->offset_us, period) * period + w->offset_us;
+  *step = period;
+  *first = slice + period;
+  if (w->kind == SL_WINDOW_CUMULATE)
+    *last = sl_floor_div(v - w->offset_us, w->size_us) * w->size_us +
+            w->offset_us + w->size_us;
+  else if (w->kind == SL_WINDOW_HOP)
+    *last = slice + w->size_us;
+  else
+    *last = *first;
+}
+
+/* Add one row to the store under key (k: the last key used, or NULL). */
+static int store_add(leaf_store *ls, keyed_rows **k, int64_t key,
+                     const uint8_t *row, sl_error *err) {
+  if (!*k || (*k)->key != key)
+    *k = store_key(ls, key);
+  size_t before = (*k)->rows.nbufs;
+  int rc = sorted_result_add_row(&(*k)->rows, row, err);
+  if ((size_t)(*k)->rows.nbufs != before)
+    ls->bytes += (*k)->rows.bufs[(*k)->rows.nbufs - 1].cap;
+  return rc;
 }
 
 static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
@@ -159,18 +198,17 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
       ls->late++;
       continue;
     }
-    int64_t key = ls->stream ? sl_floor_div(v, ls->bucket_us) : v;
-    if (ls->window_rows)
-      key = sl_floor_div(v - ls->offset_us, ls->size_us) * ls->size_us +
-            ls->offset_us + ls->size_us;
-    if (!k || k->key != key)
-      k = store_key(ls, key);
-    size_t before = k->rows.nbufs;
-    if (ls->window_rows)
-      row = window_row(ls, row, key, s->scratch);
-    rc = sorted_result_add_row(&k->rows, row, err);
-    if ((size_t)k->rows.nbufs != before)
-      ls->bytes += k->rows.bufs[k->rows.nbufs - 1].cap;
+    if (!ls->window_rows) {
+      rc = store_add(ls, &k, ls->stream ? sl_floor_div(v, ls->bucket_us) : v,
+                     row, err);
+      continue;
+    }
+    /* None of them has fired: the leaf dropped the row if its first had
+     * (runtime/worker.c, drop_late_rows). */
+    int64_t end, last, step;
+    window_ends(&ls->window, v, &end, &last, &step);
+    for (; end <= last && rc == SL_OK; end += step)
+      rc = store_add(ls, &k, end, window_row(ls, row, end, s->scratch), err);
   }
   s->rows += rows->nrows;
   pthread_cond_broadcast(&run->cond);
@@ -458,9 +496,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     if (ls->window_rows) {
       const sl_stage *st = leaf_stage(sp->top, i);
       ls->layout = sl_row_layout_new(&arena, st->ncols, st->names, st->types);
-      ls->size_us = lp->window.size_us;
-      ls->offset_us = lp->window.offset_us;
-      ls->unit_us = lp->window.unit_us;
+      ls->window = lp->window;
     }
     lp->sink = &stage_sink;
     lp->sink_arg = ls;

@@ -758,15 +758,18 @@ static int drop_late_rows(worker_state *s, const sl_buffer *in, uint32_t *n) {
   if (k < 0)
     return k;
   const sl_row_layout *wl = s->wm_values.layout, *tl = s->rowtimes.layout;
-  /* Rows of TUMBLE windows (window_rows) are late when their window has
-   * fired: its end - unit at or before the watermark, as for aggregates. */
+  /* Window rows (window_rows) are late when their first window has
+   * fired: its end - unit at or before the watermark.  Under HOP and
+   * CUMULATE the row is dropped from its later windows too (Flink keeps
+   * it there): the stage store assigns the windows, and only this worker
+   * knows the watermark that came before the row. */
   const sl_plan_window *pw = s->plan->window_rows ? &s->plan->window : NULL;
   uint32_t kept = 0;
   for (uint32_t i = 0; i < *n; i++) {
     const uint8_t *t = sl_buffer_row(&s->rowtimes, i);
     int64_t v = sl_row_is_null(t, 0) ? 0 : SL_FIELD(t, tl, 0, int64_t);
     if (pw && !sl_row_is_null(t, 0)) /* the time its window fires at */
-      v = slice_of(pw, v) + pw->size_us - pw->unit_us;
+      v = first_end(pw, slice_of(pw, v)) - pw->unit_us;
     if (!sl_row_is_null(t, 0) && v <= s->local_wm)
       s->w->late++;
     else
