@@ -11,6 +11,12 @@
  *                its partition leaders split its groups by that key and
  *                run the stages, and each row of the other side goes to
  *                the node leading its key: the other side's bytes;
+ *                When no side is such an aggregate, repartition moves
+ *                both (SL_JOIN_SHUFFLE): the stages run on the larger
+ *                side's nodes, and every row of either side goes to the
+ *                node its join key's hash names (a row of the larger side
+ *                stays where it is one time in nodes): the smaller side's
+ *                bytes and (nodes - 1) / nodes of the larger's;
  *   late merge   both sides are such aggregates: both are split by the
  *                join key at their partition leaders, so leader p of each
  *                finishes the same keys and nothing moves for the join
@@ -99,6 +105,34 @@ bool sl_staged_copartition(sl_arena *a, sl_staged_plan *sp, int local) {
   sp->nroute = n;
   sp->route_cols = rc;
   return true;
+}
+
+int sl_staged_join_route(const sl_staged_plan *sp, int leaf, int *cols) {
+  const sl_stage *st = join_stage(sp);
+  bool left = st->left->leaf == leaf;
+  const sl_plan *lp = sp->leaves[leaf];
+  const sl_plan *op = sp->leaves[left ? st->right->leaf : st->left->leaf];
+  const sl_stage *ls = left ? st->left : st->right;
+  const sl_stage *os = left ? st->right : st->left;
+  sl_bexpr **lk = left ? st->lkeys : st->rkeys;
+  sl_bexpr **ok = left ? st->rkeys : st->lkeys;
+  int n = 0;
+  for (int i = 0; i < st->nkeys; i++) {
+    const sl_bexpr *x = lk[i], *y = ok[i];
+    if (x->kind != SL_BEXPR_COLUMN || x->depth != 0 ||
+        y->kind != SL_BEXPR_COLUMN || y->depth != 0)
+      return 0;
+    /* (Window rows' bounds are the stage's columns after the leaf's.) */
+    if (x->index < ls->ncols && y->index < os->ncols &&
+        ls->wprop[x->index] >= 0 && os->wprop[y->index] >= 0)
+      continue;
+    if (x->index >= lp->nout || y->index >= op->nout)
+      return 0;
+    if (!same_bits(lp->out_types[x->index], op->out_types[y->index]))
+      return 0;
+    cols[n++] = x->index;
+  }
+  return n;
 }
 
 /* A leaf's estimated rows per window; < 0 when it cannot be estimated
@@ -210,7 +244,13 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
   bool small_ok = sl_staged_copartition(arena, sp, small);
   int keep = large_ok ? large : small_ok ? small : -1;
   bool both = large_ok && small_ok;
-  double rep_bytes = keep == large ? sb : lb;
+  /* Neither can stay: both sides routed by the key (SHUFFLE). */
+  int *route = SL_ANEW_N(arena, int, join_stage(sp)->nkeys + 1);
+  bool shuffle = keep < 0 && sl_staged_join_route(sp, large, route) > 0 &&
+                 sl_staged_join_route(sp, small, route) > 0;
+  double rep_bytes = keep == large   ? sb
+                     : keep == small ? lb
+                                     : sb + lb * (nodes - 1) / nodes;
   sl_strbuf b = SL_STRBUF_INIT;
   if (known) {
     sl_strbuf_printf(&b, "estimates per %g s window: leaf %d %.0f rows (",
@@ -222,19 +262,24 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
     human_bytes(&b, sb + lb);
     sl_strbuf_printf(&b, ", broadcast %d x ", nodes);
     human_bytes(&b, sb);
-    if (keep >= 0) {
+    if (keep >= 0 || shuffle) {
       sl_strbuf_append(&b, ", repartition ");
       human_bytes(&b, rep_bytes);
+      if (shuffle)
+        sl_strbuf_append(&b, " (both sides routed by the join key)");
     }
     if (both)
       sl_strbuf_append(&b, ", late merge none (both sides finish each join "
                            "key's partition at the same node)");
   } else
     sl_strbuf_printf(&b, "no estimates (%s)", why_l ? why_l : why_r);
-  if (keep < 0)
-    sl_strbuf_append(&b, "; repartition needs one side to be a windowed "
-                         "aggregate grouped by the join key (the other's "
-                         "columns of the same types), late merge both");
+  if (keep < 0 && !shuffle)
+    sl_strbuf_append(&b, "; repartition needs join keys that are columns "
+                         "of both sides of the same types, late merge both "
+                         "sides to be windowed aggregates grouped by them");
+  else if (keep < 0)
+    sl_strbuf_append(&b, "; late merge needs both sides to be windowed "
+                         "aggregates grouped by the join key");
   else if (!both)
     sl_strbuf_append(&b, "; late merge needs both sides to be windowed "
                          "aggregates grouped by the join key");
@@ -243,7 +288,9 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
   if (!strcmp(want, "broadcast"))
     choice = SL_JOIN_BROADCAST;
   else if (!strcmp(want, "repartition"))
-    choice = keep >= 0 ? SL_JOIN_REPARTITION : SL_JOIN_SINGLE;
+    choice = keep >= 0 ? SL_JOIN_REPARTITION
+             : shuffle ? SL_JOIN_SHUFFLE
+                       : SL_JOIN_SINGLE;
   else if (!strcmp(want, "late-merge"))
     choice = both ? SL_JOIN_LATE_MERGE : SL_JOIN_SINGLE;
   else if (known) {
@@ -252,12 +299,12 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
       best = nodes * sb;
       choice = SL_JOIN_BROADCAST;
     }
-    if (keep >= 0 && rep_bytes < best)
-      choice = SL_JOIN_REPARTITION;
+    if ((keep >= 0 || shuffle) && rep_bytes < best)
+      choice = keep >= 0 ? SL_JOIN_REPARTITION : SL_JOIN_SHUFFLE;
     if (both)
       choice = SL_JOIN_LATE_MERGE;
   }
-  if (choice == SL_JOIN_BROADCAST) {
+  if (choice == SL_JOIN_BROADCAST || choice == SL_JOIN_SHUFFLE) {
     sp->local_leaf = large;
     sp->bcast_leaf = small;
   } else if (choice == SL_JOIN_REPARTITION || choice == SL_JOIN_LATE_MERGE) {
@@ -281,7 +328,8 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
   }
   sp->join_strategy = choice;
   static const char *const names[] = {"single", "broadcast", "repartition",
-                                      "late merge"};
+                                      "late merge",
+                                      "repartition of both sides"};
   sp->join_why = sl_arena_printf(
       arena, "%s%s: %s", forced ? "forced: " : "", sl_strbuf_cstr(&b),
       choice == SL_JOIN_SINGLE && forced && strcmp(want, "single")

@@ -109,7 +109,16 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
     bool bcast = sp->join_strategy == SL_JOIN_BROADCAST;
     bool rep = sp->join_strategy == SL_JOIN_REPARTITION;
     bool late = sp->join_strategy == SL_JOIN_LATE_MERGE;
-    if (bcast)
+    bool shuffle = sp->join_strategy == SL_JOIN_SHUFFLE;
+    if (shuffle)
+      sl_strbuf_printf(&b,
+                       "strategy: repartition: every row of leaves %d and "
+                       "%d goes to the node its join key's hash names (leaf "
+                       "%d's nodes run the stages), joined there per window "
+                       "once both sides have passed it",
+                       sp->local_leaf + 1, sp->bcast_leaf + 1,
+                       sp->local_leaf + 1);
+    else if (bcast)
       sl_strbuf_printf(&b,
                        "strategy: broadcast: every row of leaf %d to each "
                        "node, joined there per window with the node's own "
@@ -138,10 +147,10 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
     n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
     sl_strbuf_free(&b);
     sl_xnode_attr(a, n, "strategy",
-                  bcast  ? "broadcast"
-                  : rep  ? "repartition"
-                  : late ? "late-merge"
-                         : "single");
+                  bcast            ? "broadcast"
+                  : rep || shuffle ? "repartition"
+                  : late           ? "late-merge"
+                                   : "single");
     sl_xnode_kid(a, n, stage_node(a, pr, st->left));
     sl_xnode_kid(a, n, stage_node(a, pr, st->right));
     return n;

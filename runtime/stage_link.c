@@ -14,6 +14,12 @@
  * a watermark when the smallest of the links' watermarks grows, so the
  * stages see how far every sender is complete.
  *
+ * A link's first frame names the leaf it carries (STAGE_HELLO): under a
+ * repartition of both sides (SL_JOIN_SHUFFLE) the stage nodes' own leaf
+ * is routed by its join key too, each stage node linking to every other
+ * and to itself, and the reader keeps one feed and one watermark per
+ * leaf.
+ *
  * The rows never pass through the coordinator: it only starts both
  * clusters, hands the stage nodes' link addresses to the side's nodes, and
  * merges the stage nodes' results.  Links are TCP whatever the transport
@@ -73,12 +79,16 @@ static int link_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   int rc = SL_OK;
   for (int i = 0; i < a->n; i++)
     s->fds[i] = -1;
+  uint32_t leaf = (uint32_t)a->leaf;
   for (int i = 0; i < a->n && rc == SL_OK; i++) {
     if (!a->addrs[i])
       rc = sl_error_set(err, SL_EINTERNAL, "no link address for stage node %d",
                         i);
     else
       rc = sl_channel_connect_stream(a->addrs[i], 10000, &s->fds[i], err);
+    if (rc == SL_OK)
+      rc = sl_frame_send(s->fds[i], SL_FRAME_STAGE_HELLO, &leaf, sizeof leaf,
+                         NULL, 0, err);
   }
   if (rc != SL_OK) {
     for (int i = 0; i < a->n; i++)
@@ -184,47 +194,61 @@ const sl_sink_connector sl_sink_to_stage_nodes = {
 
 struct sl_stage_links {
   int listen_fd;
-  int nsenders;
-  sl_stage_feed *feed;
+  int nleaves;
+  int *nsenders;         /* per leaf */
+  sl_stage_feed **feeds; /* per leaf */
   atomic_bool stop;
   pthread_t thread;
   bool started;
 };
 
-/* The smallest watermark over every sender (one not yet connected has
- * sent none). */
-static int64_t links_watermark(const int64_t *wm, int n) {
+/* One accepted link: whose rows it carries (-1 before its hello) and how
+ * far its sender is complete. */
+typedef struct link_in {
+  int fd; /* -1 once ended */
+  int leaf;
+  int64_t wm;
+} link_in;
+
+/* The smallest watermark over leaf's senders (one that has not said hello
+ * has sent none). */
+static int64_t leaf_watermark(const sl_stage_links *l, const link_in *in, int n,
+                              int leaf) {
   int64_t m = WM_MAX;
-  for (int i = 0; i < n; i++)
-    if (wm[i] < m)
-      m = wm[i];
-  return m;
+  int seen = 0;
+  for (int i = 0; i < n; i++) {
+    if (in[i].leaf != leaf)
+      continue;
+    seen++;
+    if (in[i].wm < m)
+      m = in[i].wm;
+  }
+  return seen == l->nsenders[leaf] ? m : WM_MIN;
 }
 
 static void *links_main(void *arg) {
   sl_stage_links *l = arg;
-  int n = l->nsenders, accepted = 0, ended = 0;
-  int *fds = malloc(sizeof(int) * (size_t)n); /* -1 once ended */
-  int *at = malloc(sizeof(int) * (size_t)n);  /* poll slot -> sender */
-  int64_t *wm = malloc(sizeof(int64_t) * (size_t)n);
+  int n = 0, accepted = 0, ended = 0;
+  for (int k = 0; k < l->nleaves; k++)
+    n += l->nsenders[k];
+  link_in *in = malloc(sizeof *in * (size_t)(n + 1));
+  int *at = malloc(sizeof(int) * (size_t)(n + 1)); /* poll slot -> link */
+  int64_t *pushed = malloc(sizeof(int64_t) * (size_t)l->nleaves);
   struct pollfd *pfd = malloc(sizeof *pfd * (size_t)(n + 1));
-  if (!fds || !at || !wm || !pfd)
+  if (!in || !at || !pushed || !pfd)
     abort();
-  for (int i = 0; i < n; i++) {
-    fds[i] = -1;
-    wm[i] = WM_MIN;
-  }
-  int64_t pushed = WM_MIN;
+  for (int k = 0; k < l->nleaves; k++)
+    pushed[k] = WM_MIN;
   bool broken = false;
   sl_strbuf p = SL_STRBUF_INIT;
   sl_error err = {0};
   while (!atomic_load(&l->stop) && ended < n && !broken) {
     int np = 0;
     for (int i = 0; i < accepted; i++) {
-      if (fds[i] < 0)
+      if (in[i].fd < 0)
         continue;
       at[np] = i;
-      pfd[np].fd = fds[i];
+      pfd[np].fd = in[i].fd;
       pfd[np].events = POLLIN;
       pfd[np++].revents = 0;
     }
@@ -236,14 +260,14 @@ static void *links_main(void *arg) {
     if (pfd[np].revents & POLLIN) {
       int fd = accept(l->listen_fd, NULL, NULL);
       if (fd >= 0)
-        fds[accepted++] = fd;
+        in[accepted++] = (link_in){fd, -1, WM_MIN};
     }
     for (int k = 0; k < np && !broken; k++) {
-      int i = at[k];
+      link_in *li = &in[at[k]];
       if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
       uint32_t type;
-      int rc = sl_frame_recv(fds[i], &type, &p, 1000, &err);
+      int rc = sl_frame_recv(li->fd, &type, &p, 1000, &err);
       if (rc == SL_FRAME_TIMEOUT)
         continue;
       sl_error_clear(&err);
@@ -251,50 +275,76 @@ static void *links_main(void *arg) {
         /* The end of a link that had sent everything is its end; any
          * other end means the sender failed (its error, which the
          * coordinator reports, is the cause). */
-        broken = wm[i] != WM_MAX;
-        close(fds[i]);
-        fds[i] = -1;
+        broken = li->wm != WM_MAX;
+        close(li->fd);
+        li->fd = -1;
         ended++;
         continue;
       }
+      if (type == SL_FRAME_STAGE_HELLO && li->leaf < 0 &&
+          p.len >= sizeof(uint32_t)) {
+        uint32_t leaf;
+        memcpy(&leaf, p.data, sizeof leaf);
+        if (leaf >= (uint32_t)l->nleaves || !l->feeds[leaf])
+          broken = true; /* not a leaf fed here: not this query's link */
+        else
+          li->leaf = (int)leaf;
+        continue;
+      }
+      if (li->leaf < 0) {
+        broken = true; /* rows before the hello */
+        continue;
+      }
       if (type == SL_FRAME_STAGE_ROWS)
-        sl_stage_feed_rows(l->feed, p.data, p.len);
+        sl_stage_feed_rows(l->feeds[li->leaf], p.data, p.len);
       else if (type == SL_FRAME_STAGE_WM && p.len >= sizeof(int64_t)) {
         int64_t w;
         memcpy(&w, p.data, sizeof w);
-        if (w > wm[i])
-          wm[i] = w;
-        int64_t m = accepted == n ? links_watermark(wm, n) : WM_MIN;
-        if (m > pushed) {
-          sl_stage_feed_watermark(l->feed, m);
-          pushed = m;
+        if (w > li->wm)
+          li->wm = w;
+        int64_t m = leaf_watermark(l, in, accepted, li->leaf);
+        if (m > pushed[li->leaf]) {
+          sl_stage_feed_watermark(l->feeds[li->leaf], m);
+          pushed[li->leaf] = m;
         }
       }
     }
   }
   if (broken)
-    sl_stage_feed_close(l->feed);
+    for (int k = 0; k < l->nleaves; k++)
+      if (l->feeds[k])
+        sl_stage_feed_close(l->feeds[k]);
   for (int i = 0; i < accepted; i++)
-    if (fds[i] >= 0)
-      close(fds[i]);
-  free(fds);
+    if (in[i].fd >= 0)
+      close(in[i].fd);
+  free(in);
   free(at);
-  free(wm);
+  free(pushed);
   free(pfd);
   sl_strbuf_free(&p);
   sl_error_clear(&err);
   return NULL;
 }
 
-int sl_stage_links_start(int listen_fd, int nsenders, sl_stage_feed *feed,
-                         sl_stage_links **out, sl_error *err) {
+int sl_stage_links_start(int listen_fd, int nleaves, const int *nsenders,
+                         sl_stage_feed *const *feeds, sl_stage_links **out,
+                         sl_error *err) {
   sl_stage_links *l = calloc(1, sizeof *l);
   if (!l)
     abort();
   l->listen_fd = listen_fd;
-  l->nsenders = nsenders;
-  l->feed = feed;
+  l->nleaves = nleaves;
+  l->nsenders = malloc(sizeof(int) * (size_t)nleaves);
+  l->feeds = malloc(sizeof *l->feeds * (size_t)nleaves);
+  if (!l->nsenders || !l->feeds)
+    abort();
+  for (int k = 0; k < nleaves; k++) {
+    l->nsenders[k] = feeds[k] ? nsenders[k] : 0;
+    l->feeds[k] = feeds[k];
+  }
   if (pthread_create(&l->thread, NULL, links_main, l) != 0) {
+    free(l->nsenders);
+    free(l->feeds);
     free(l);
     return sl_error_set(err, SL_EINTERNAL, "cannot start the link reader");
   }
@@ -309,5 +359,7 @@ void sl_stage_links_stop(sl_stage_links *l) {
   atomic_store(&l->stop, true);
   if (l->started)
     pthread_join(l->thread, NULL);
+  free(l->nsenders);
+  free(l->feeds);
   free(l);
 }

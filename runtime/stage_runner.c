@@ -535,7 +535,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     lt->plan = sp->leaves[i];
     lt->settings = settings;
     lt->nodes = leaf_nodes ? leaf_nodes[i] : NULL;
-    lt->feed = where && where->fed_leaf == i ? where->feed : NULL;
+    lt->feed = where && where->feeds ? where->feeds[i] : NULL;
     if (pthread_create(&lt->thread, NULL, leaf_main, lt) != 0) {
       rc = sl_error_set(err, SL_EINTERNAL, "cannot start stage thread");
       break;

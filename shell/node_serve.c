@@ -29,8 +29,11 @@
 typedef struct watcher {
   int fd;
   atomic_bool cancel, stop;
-  atomic_bool sync;    /* a SYNC arrived during the query */
-  sl_stage_feed *feed; /* a join side's rows go here (links), or NULL */
+  atomic_bool sync; /* a SYNC arrived during the query */
+  /* Per leaf of a join whose stages run here: where the link reader puts
+   * its rows (the side's; under a repartition of both sides this node's
+   * own leaf's too), or NULL. */
+  sl_stage_feed *feeds[2];
 } watcher;
 
 static void *watch(void *arg) {
@@ -43,8 +46,9 @@ static void *watch(void *arg) {
     if (rc == SL_FRAME_TIMEOUT)
       continue;
     /* CANCEL, SYNC, or the coordinator is gone: stop the query. */
-    if (w->feed)
-      sl_stage_feed_close(w->feed);
+    for (int k = 0; k < 2; k++)
+      if (w->feeds[k])
+        sl_stage_feed_close(w->feeds[k]);
     atomic_store(&w->cancel, true);
     if (rc == SL_OK && type == SL_FRAME_SYNC)
       atomic_store(&w->sync, true);
@@ -285,7 +289,16 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
    * join strategy. */
   int leaf = (int)h[7] - 1, fed = (int)(h[8] & 0xffff) - 1;
   int join = (int)(h[8] >> 16);
-  watcher w = {fd, false, false, false, fed >= 0 ? sl_stage_feed_new() : NULL};
+  /* A join's stages here (fed >= 0) that were sent link addresses too: a
+   * repartition of both sides, this leaf's rows come over links as well. */
+  int found0 = 0;
+  char **link_addrs = parse_addrs(addr_text, h[6], (int)h[1], 'S', &found0);
+  bool own_fed = fed >= 0 && found0 > 0 && leaf >= 0 && leaf < 2 && fed < 2;
+  watcher w = {fd, false, false, false, {NULL, NULL}};
+  if (fed >= 0 && fed < 2)
+    w.feeds[fed] = sl_stage_feed_new();
+  if (own_fed)
+    w.feeds[leaf] = sl_stage_feed_new();
   pthread_t t;
   bool watching = pthread_create(&t, NULL, watch, &w) == 0;
   sl_query_stats st;
@@ -297,7 +310,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   nodes.exchange_between_nodes = h[3] != 0;
   nodes.exchange_transport = (int)h[3];
   nodes.query_id = (uint64_t)h[4] | (uint64_t)h[5] << 32;
-  nodes.feed = w.feed;
+  nodes.feeds = w.feeds;
   char **addrs = NULL, **leader_addrs = NULL;
   int found = 0;
   bool listened = h[3] == SL_XPORT_TCP || h[3] == SL_XPORT_VERBS;
@@ -312,19 +325,21 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
     nodes.leader_addrs = (const char *const *)leader_addrs;
   }
   /* A join's side: where its rows go.  Its stages: the links from the
-   * side's nodes (as many as this cluster has). */
-  char **link_addrs = parse_addrs(addr_text, h[6], (int)h[1], 'S', &found);
-  nodes.nstage = found > 0 ? (int)h[1] : 0;
+   * side's nodes (as many as this cluster has), and under a repartition
+   * of both sides from this cluster's nodes too. */
+  nodes.nstage = found0 > 0 ? (int)h[1] : 0;
   nodes.stage_addrs = (const char *const *)link_addrs;
   sl_stage_links *links = NULL;
   int rc = SL_OK;
-  if (fed >= 0 && x->link_fd < 0)
+  if (fed >= 0 && (x->link_fd < 0 || fed >= 2))
     rc = sl_error_set(&err, SL_EINTERNAL,
                       "the stages of a join were sent here without a link "
                       "listener (XLISTEN 3): do the coordinator and the "
                       "node run one build?");
-  else if (fed >= 0)
-    rc = sl_stage_links_start(x->link_fd, (int)h[1], w.feed, &links, &err);
+  else if (fed >= 0) {
+    int senders[2] = {(int)h[1], (int)h[1]};
+    rc = sl_stage_links_start(x->link_fd, 2, senders, w.feeds, &links, &err);
+  }
   if (rc == SL_OK)
     rc = sl_session_run_on_node(s, sql, sql_len, leaf, fed, join, (int)h[2],
                                 &nodes, &st, &err);
@@ -333,7 +348,8 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   atomic_store(&w.stop, true);
   if (watching)
     pthread_join(t, NULL);
-  sl_stage_feed_free(w.feed);
+  for (int k = 0; k < 2; k++)
+    sl_stage_feed_free(w.feeds[k]);
   free_addrs(addrs, x->members * x->members);
   free_addrs(leader_addrs, x->nodes * x->nodes);
   exchange_listen_close(x);

@@ -3,6 +3,7 @@
  * query on them (a staged query's leaves each on a cluster of its own,
  * the stages here), EXPLAIN's Nodes block, and a node's side of a query.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -354,6 +355,34 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
     return;
   }
   const sl_staged_plan *sp = plan->staged;
+  if (sp->join_strategy == SL_JOIN_SHUFFLE) {
+    sl_strbuf_printf(
+        out,
+        "== Nodes ==\n%d nodes (%s), each running leaf %d on its share of "
+        "every source and the stages over the rows of both leaves whose "
+        "join key's hash names it: leaf %d runs on node processes of its "
+        "own; the nodes of both leaves send each row over links (tcp) to "
+        "the node its join key names (a stage node's own rows to itself "
+        "too), with their watermarks; the stage nodes' result rows come "
+        "here and go out window by window, once every node has passed a "
+        "window\n",
+        n, where, sp->local_leaf + 1, sp->bcast_leaf + 1);
+    for (int k = 0; k < 2; k++) {
+      int leaf = k ? sp->bcast_leaf : sp->local_leaf;
+      const sl_plan *lp = sp->leaves[leaf];
+      sl_strbuf_printf(
+          out, "leaf %d: %s\n", leaf + 1,
+          lp->kind != SL_PLAN_AGGREGATE
+              ? "each node's rows go over the links by their join key"
+          : lp->strategy == SL_STRATEGY_REPARTITION
+              ? "records are repartitioned between every node's workers; "
+                "each node's finished groups go over the links by their "
+                "join key"
+              : "late merge at partition leaders; each leader's finished "
+                "groups go over the links by their join key");
+    }
+    return;
+  }
   if (sp->join_strategy != SL_JOIN_SINGLE) {
     int l = sp->local_leaf, b = sp->bcast_leaf;
     bool rep = sp->join_strategy == SL_JOIN_REPARTITION;
@@ -447,7 +476,9 @@ static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
     rc = sl_cluster_xlisten(c, across ? 1 : 2, transport, &addrs, err);
   if (rc == SL_OK && links && fed >= 0)
     rc = sl_cluster_xlisten(c, 3, SL_XPORT_TCP, links, err);
-  else if (rc == SL_OK && links)
+  /* The side's nodes send to the stage nodes' links; under a repartition
+   * of both sides the stage nodes send their own rows there too. */
+  if (rc == SL_OK && links && (fed < 0 || join == SL_JOIN_SHUFFLE))
     sl_strbuf_appendn(&addrs, links->data, links->len);
   if (rc == SL_OK)
     rc = sl_cluster_query(c, text, len, leaf, fed, join, (int)plan->strategy,
@@ -539,7 +570,7 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
     started++; /* sent to some nodes, maybe: they must be brought back */
     per_leaf[k] = &nodes[k];
   }
-  const sl_staged_run run = {per_leaf, -1, NULL, -1, NULL};
+  const sl_staged_run run = {per_leaf, NULL, -1, NULL};
   if (rc == SL_OK)
     rc = sl_execute_staged(plan, s->settings, &run, sink, st, err);
   for (int k = 0; k < started; k++)
@@ -614,11 +645,28 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
     return sl_error_set(err, SL_EINTERNAL,
                         "the join cannot be co-partitioned here: do the "
                         "coordinator and the node run one build?");
+  int nroute = keyed ? sp->nroute : 0;
+  const int *route = keyed ? sp->route_cols : NULL;
+  if (join == SL_JOIN_SHUFFLE) {
+    const sl_stage *js = sp->top;
+    while (js->kind == SL_STAGE_SELECT)
+      js = js->input; /* the join (sl_staged_join_leaves said so) */
+    int *cols = SL_ANEW_N(arena, int, js->nkeys + 1);
+    nroute = sl_staged_join_route(sp, leaf, cols);
+    route = cols;
+    if (nroute == 0)
+      return sl_error_set(err, SL_EINTERNAL,
+                          "the join's rows cannot be routed here: do the "
+                          "coordinator and the node run one build?");
+  }
   sl_plan *lp = sp->leaves[leaf];
   lp->strategy = (sl_strategy)strategy;
   sl_stage_link_spec spec = {
-      nodes->nstage, nodes->stage_addrs, keyed ? sp->nroute : 0,
-      keyed ? sp->route_cols : NULL,
+      leaf,
+      nodes->nstage,
+      nodes->stage_addrs,
+      nroute,
+      route,
       (uint32_t)sl_settings_get_int(s->settings, "sluice.buffer-size", 65536)};
   lp->sink = &sl_sink_to_stage_nodes;
   lp->sink_arg = &spec;
@@ -629,24 +677,119 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
   return sl_execute_ex(lp, s->settings, &here, NULL, stats, err);
 }
 
+/* The plan of a query's text, as the coordinator planned it. */
+static int plan_text(sl_session *s, sl_arena *arena, const char *text,
+                     size_t len, sl_bound_stmt **b, sl_plan **plan,
+                     sl_error *err) {
+  sl_stmt *stmt = NULL;
+  char *stmt_text = sl_arena_strndup(arena, text, len);
+  int rc = sl_parse_one(arena, stmt_text, len, 1, &stmt, err);
+  if (rc == SL_OK && stmt->kind != SL_STMT_QUERY &&
+      stmt->kind != SL_STMT_INSERT)
+    rc = sl_error_set(err, SL_EINVAL, "a node runs queries and INSERTs only");
+  if (rc == SL_OK)
+    rc = sl_bind(arena, s->catalog, stmt, stmt_text, 1, b, err);
+  if (rc == SL_OK)
+    rc = sl_plan_build(arena, *b, plan, err);
+  return rc;
+}
+
+/* This node's share of leaf `leaf`, sent over links by the join key
+ * (shuffle_stages_here). */
+typedef struct own_sender {
+  sl_session *s;
+  sl_arena arena;
+  sl_bound_stmt *b;
+  sl_plan *plan; /* a plan of its own: the stage runner sets up its copy */
+  int leaf, strategy;
+  const sl_exec_nodes *nodes;
+  sl_query_stats stats;
+  sl_error err;
+  int rc;
+} own_sender;
+
+static void *own_sender_main(void *arg) {
+  own_sender *o = arg;
+  o->rc =
+      side_to_stage_nodes(&o->arena, o->plan->staged, o->leaf, SL_JOIN_SHUFFLE,
+                          o->strategy, o->nodes, o->s, &o->stats, &o->err);
+  return NULL;
+}
+
+/* A repartition of both sides (SL_JOIN_SHUFFLE) with the stages here:
+ * this node's rows of leaf `leaf` go over links to the node their join
+ * key names (this one, one time in n), as the other side's nodes send
+ * theirs; the stages run over what the links bring of both leaves. */
+static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
+                               size_t len, int leaf, int fed, int strategy,
+                               const sl_exec_nodes *nodes,
+                               sl_query_stats *stats, sl_error *err) {
+  if (plan->staged->nleaves != 2 || nodes->nstage == 0 || !nodes->feeds ||
+      !nodes->feeds[leaf] || !nodes->feeds[fed])
+    return sl_error_set(err, SL_EINTERNAL,
+                        "a repartition of both sides sent here without "
+                        "the links of both: do the coordinator and the "
+                        "node run one build?");
+  own_sender o = {0};
+  o.s = s;
+  o.leaf = leaf;
+  o.strategy = strategy;
+  o.nodes = nodes;
+  sl_arena_init(&o.arena, 0);
+  int rc = plan_text(s, &o.arena, text, len, &o.b, &o.plan, err);
+  if (rc == SL_OK && o.plan->kind != SL_PLAN_STAGED)
+    rc = sl_error_set(err, SL_EINTERNAL, "no staged plan twice");
+  pthread_t t;
+  bool started = false;
+  if (rc == SL_OK) {
+    started = pthread_create(&t, NULL, own_sender_main, &o) == 0;
+    if (!started)
+      rc = sl_error_set(err, SL_EINTERNAL, "cannot start the link sender");
+  }
+  const sl_exec_nodes *per[2] = {NULL, NULL};
+  sl_staged_run run = {per, nodes->feeds, nodes->coordinator_fd, nodes->cancel};
+  if (rc == SL_OK)
+    rc = sl_execute_staged(plan, s->settings, &run, NULL, stats, err);
+  if (started) {
+    if (rc != SL_OK)
+      sl_stage_feed_close(nodes->feeds[leaf]); /* not needed any more */
+    pthread_join(t, NULL);
+    /* The sender's own failure is the cause of the stages' "links
+     * broke"; its "stopped" after the stages failed is a consequence. */
+    if (o.rc != SL_OK && (rc == SL_OK || rc == SL_ECANCELLED) &&
+        o.rc != SL_ECANCELLED) {
+      sl_error_clear(err);
+      sl_error_move(err, &o.err);
+      rc = o.rc;
+    } else if (o.rc != SL_OK && rc == SL_OK) {
+      sl_error_move(err, &o.err);
+      rc = o.rc;
+    }
+    /* What the sender did (the stages' own work is in stats already). */
+    if (o.stats.events > stats->events)
+      stats->events = o.stats.events;
+    stats->workers += o.stats.workers;
+    stats->rows_filtered += o.stats.rows_filtered;
+    stats->late_dropped += o.stats.late_dropped;
+    stats->exchange_rows += o.stats.exchange_rows;
+    stats->exchange_bytes += o.stats.exchange_bytes;
+  }
+  sl_error_clear(&o.err);
+  if (o.b)
+    sl_bound_stmt_release(o.b);
+  sl_arena_free(&o.arena);
+  return rc;
+}
+
 int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
                            int leaf, int fed, int join, int strategy,
                            const sl_exec_nodes *nodes, sl_query_stats *stats,
                            sl_error *err) {
   sl_arena arena;
   sl_arena_init(&arena, 0);
-  sl_stmt *stmt = NULL;
   sl_bound_stmt *b = NULL;
   sl_plan *plan = NULL;
-  char *stmt_text = sl_arena_strndup(&arena, text, len);
-  int rc = sl_parse_one(&arena, stmt_text, len, 1, &stmt, err);
-  if (rc == SL_OK && stmt->kind != SL_STMT_QUERY &&
-      stmt->kind != SL_STMT_INSERT)
-    rc = sl_error_set(err, SL_EINVAL, "a node runs queries and INSERTs only");
-  if (rc == SL_OK)
-    rc = sl_bind(&arena, s->catalog, stmt, stmt_text, 1, &b, err);
-  if (rc == SL_OK)
-    rc = sl_plan_build(&arena, b, &plan, err);
+  int rc = plan_text(s, &arena, text, len, &b, &plan, err);
   if (rc == SL_OK && leaf >= 0) {
     /* The coordinator planned the same text into the same leaves. */
     if (plan->kind != SL_PLAN_STAGED || leaf >= plan->staged->nleaves ||
@@ -655,7 +798,11 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
                         "leaf %d of a query that has no such leaf here: "
                         "do the coordinator and the node run one build?",
                         leaf + 1);
-    else if (fed >= 0) {
+    else if (fed >= 0 && join == SL_JOIN_SHUFFLE) {
+      rc = shuffle_stages_here(s, plan, text, len, leaf, fed, strategy, nodes,
+                               stats, err);
+      plan = NULL;
+    } else if (fed >= 0) {
       /* A broadcast join: the stages here, over this node's rows of the
        * local leaf and the other leaf's from the coordinator. */
       sl_plan *local = plan->staged->leaves[leaf];
@@ -672,7 +819,7 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
       here.rows_to_sink = true;
       const sl_exec_nodes *per[2] = {NULL, NULL};
       per[leaf] = &here;
-      sl_staged_run run = {per, fed, nodes->feed, nodes->coordinator_fd,
+      sl_staged_run run = {per, nodes->feeds, nodes->coordinator_fd,
                            nodes->cancel};
       if (rc == SL_OK)
         rc = plan->staged->nleaves == 2

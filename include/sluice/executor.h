@@ -79,6 +79,7 @@ int sl_stage_feed_take(sl_stage_feed *f, int timeout_ms, sl_buffer *rows,
  * stage node; watermarks to all, INT64_MAX at a successful close.  The
  * spec and its strings are the caller's, for the run. */
 typedef struct sl_stage_link_spec {
+  int leaf;                 /* whose rows (the STAGE_HELLO) */
   int n;                    /* stage nodes */
   const char *const *addrs; /* "host:port" of each one's link listener */
   int nroute;
@@ -86,14 +87,17 @@ typedef struct sl_stage_link_spec {
   uint32_t buffer_size;
 } sl_stage_link_spec;
 extern const sl_sink_connector sl_sink_to_stage_nodes;
-/* The receiving end: a thread accepts nsenders links on listen_fd (the
- * caller keeps and closes it) and puts their rows on feed, and the
- * smallest of their watermarks whenever it grows; a link that ends before
- * its sender's final watermark closes the feed (the run stops; the
- * sender's own error is the cause).  Stop joins the thread. */
+/* The receiving end: a thread accepts links on listen_fd (the caller
+ * keeps and closes it): nsenders[k] of them carry leaf k's rows (their
+ * STAGE_HELLO says which), for k < nleaves.  It puts each leaf's rows on
+ * feeds[k], and the smallest of its senders' watermarks whenever that
+ * grows (none before every one of them has said hello); a link that ends
+ * before its sender's final watermark closes every feed (the run stops;
+ * the sender's own error is the cause).  Stop joins the thread. */
 typedef struct sl_stage_links sl_stage_links;
-int sl_stage_links_start(int listen_fd, int nsenders, sl_stage_feed *feed,
-                         sl_stage_links **out, sl_error *err);
+int sl_stage_links_start(int listen_fd, int nleaves, const int *nsenders,
+                         sl_stage_feed *const *feeds, sl_stage_links **out,
+                         sl_error *err);
 void sl_stage_links_stop(sl_stage_links *l);
 
 /* Where a staged plan's leaves run and its rows go (NULL: everything in
@@ -102,9 +106,9 @@ typedef struct sl_staged_run {
   /* Per leaf: the nodes that were sent it (sl_execute_ex's nodes), or
    * NULL for a leaf that runs here.  NULL: every leaf here. */
   const sl_exec_nodes *const *leaf_nodes;
-  /* A leaf whose rows come from feed instead (-1: none). */
-  int fed_leaf;
-  sl_stage_feed *feed;
+  /* Per leaf: its rows come from this feed instead (NULL: not fed).
+   * NULL: no leaf is fed. */
+  sl_stage_feed *const *feeds;
   /* >= 0: this is a node running the stages of a broadcast join: result
    * rows go to the coordinator on this socket as ROWS frames (OFFSET and
    * LIMIT are the coordinator's), and the run stops when *cancel is set. */

@@ -39,6 +39,10 @@
  *             stages run on the nodes, answered "S node host:port"; the
  *             QUERY of the other side's nodes carries these lines
  *   node -> node, on a link (executor.h, sl_stage_link_spec)
+ *     STAGE_HELLO [u32 leaf]
+ *             first on every link: the leaf whose rows it carries (the
+ *             side's; under a repartition of both sides the stage nodes'
+ *             own leaf too, whose nodes link to each other)
  *     STAGE_ROWS, STAGE_WM
  *             from each node of a join's side to each node running its
  *             stages (whose QUERY named that side as its fed leaf): the
@@ -107,13 +111,14 @@ typedef enum sl_frame_type {
   SL_FRAME_DONE = 8,
   SL_FRAME_CANCEL = 9,
   SL_FRAME_HELLO = 10,
-  SL_FRAME_SYNC = 11,       /* coordinator: the query is over for me */
-  SL_FRAME_SYNC_ACK = 12,   /* node: and for me; nothing more follows */
-  SL_FRAME_READY = 13,      /* node: every source is open (pre-generated) */
-  SL_FRAME_XLISTEN = 14,    /* coordinator: listen for the exchange */
-  SL_FRAME_XADDR = 15,      /* node: where it listens, per channel */
-  SL_FRAME_STAGE_ROWS = 16, /* on a link: a join side's rows */
-  SL_FRAME_STAGE_WM = 17,   /* on a link: and its watermark */
+  SL_FRAME_SYNC = 11,        /* coordinator: the query is over for me */
+  SL_FRAME_SYNC_ACK = 12,    /* node: and for me; nothing more follows */
+  SL_FRAME_READY = 13,       /* node: every source is open (pre-generated) */
+  SL_FRAME_XLISTEN = 14,     /* coordinator: listen for the exchange */
+  SL_FRAME_XADDR = 15,       /* node: where it listens, per channel */
+  SL_FRAME_STAGE_ROWS = 16,  /* on a link: a join side's rows */
+  SL_FRAME_STAGE_WM = 17,    /* on a link: and its watermark */
+  SL_FRAME_STAGE_HELLO = 18, /* on a link, first: the leaf it carries */
 } sl_frame_type;
 
 /* Write one frame (payload = a then b, either may be empty).  SL_EIO with
@@ -180,9 +185,11 @@ typedef struct sl_exec_nodes {
    * link sink on a side's node) rather than to the coordinator, and the
    * sink's watermark hook learns how far it is complete (executor.c). */
   bool rows_to_sink;
-  /* On such a node: where the link reader puts the other side's rows
-   * (STAGE_ROWS, STAGE_WM from every node of that side), or NULL. */
-  struct sl_stage_feed *feed;
+  /* On such a node, per leaf of the join (2): where the link reader puts
+   * that leaf's rows (STAGE_ROWS, STAGE_WM from every node of its
+   * cluster), or NULL: the other side's; under a repartition of both
+   * sides (SL_JOIN_SHUFFLE) this node's own leaf's as well. */
+  struct sl_stage_feed *const *feeds;
   /* On a node of a join's side (QUERY's "S" lines): the link address of
    * each of the nstage nodes running the stages, where its rows go
    * (executor.h, sl_sink_to_stage_nodes) instead of to the coordinator. */

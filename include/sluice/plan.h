@@ -214,6 +214,7 @@ typedef enum sl_join_strategy {
   SL_JOIN_BROADCAST = 1,
   SL_JOIN_REPARTITION = 2,
   SL_JOIN_LATE_MERGE = 3,
+  SL_JOIN_SHUFFLE = 4, /* 'repartition' when neither side can stay */
 } sl_join_strategy;
 
 typedef struct sl_stage sl_stage;
@@ -277,8 +278,12 @@ struct sl_staged_plan {
    * join key and both run under late merge at partition leaders split by
    * it: leader p of each leaf finishes join-key partition p of every
    * window at the trigger, and bcast_leaf's leader p hands its rows to
-   * local_leaf's node p, which probes.  join_why: the choice's reason and
-   * estimates, for EXPLAIN. */
+   * local_leaf's node p, which probes; SHUFFLE (what 'repartition' is
+   * when no side is grouped by the join key), the stages run on the nodes
+   * of local_leaf, and every row of both leaves goes to the node its join
+   * key's hash names (sl_staged_join_route): local_leaf's nodes route
+   * their own rows too, to each other over the same links.  join_why: the
+   * choice's reason and estimates, for EXPLAIN. */
   sl_join_strategy join_strategy;
   int local_leaf, bcast_leaf;
   int nroute;
@@ -297,6 +302,14 @@ bool sl_staged_join_leaves(const sl_staged_plan *sp, int *left, int *right);
  * partition_keys and sp->route_cols (in a) and returns true.  The
  * coordinator and every node compute the same answer from the same plan. */
 bool sl_staged_copartition(sl_arena *a, sl_staged_plan *sp, int local);
+
+/* The columns of leaf `leaf` whose hash routes its rows under
+ * SL_JOIN_SHUFFLE: its join keys, in key order, leaving out the window
+ * bounds (a window's rows have them equal already).  Fills cols (room for
+ * the join's nkeys) and returns how many; 0 when the rows cannot be routed
+ * (a key that is not a plain column, or the two sides' keys would not hash
+ * alike).  Pure: the coordinator and the nodes get the same answer. */
+int sl_staged_join_route(const sl_staged_plan *sp, int leaf, int *cols);
 
 /* The staged plan of a query that needs one (physical_plan.c tries a single
  * pipeline first).  SL_EUNSUPPORTED says what cannot be staged. */

@@ -136,6 +136,15 @@ grep -q "strategy: late merge: leaves 1 and 2 both split their groups by the joi
 grep -q "^leaf 2: late merge at partition leaders, partitioned by the join key; leader p's finished groups go over a link to stage node p" "$tmp/x" || { cat "$tmp/x"; fail "q8: the Nodes block does not say where leaf 2's rows go"; }
 echo "ok   q8: the planner joins by late merge (both leaves split by the join key at the same leaders), and EXPLAIN says so"
 
+# q7 with repartition forced: neither side is grouped by the join key, so
+# both are routed by it (the bids' nodes send their own rows to each other
+# too), and EXPLAIN says so.
+"$SLUICE" --cluster "$cluster" -c "$NX SET 'sluice.join-strategy' = 'repartition'; EXPLAIN $(sed -n '/^SELECT/,$p' examples/nexmark/q7.sql)" > "$tmp/x" 2>&1
+grep -q "^join: forced: .*repartition .* (both sides routed by the join key).*: repartition of both sides$" "$tmp/x" || { cat "$tmp/x"; fail "q7: forced repartition did not route both sides"; }
+grep -q "strategy: repartition: every row of leaves 1 and 2 goes to the node its join key's hash names" "$tmp/x" || { cat "$tmp/x"; fail "q7: EXPLAIN does not show the repartition of both sides"; }
+grep -q "^leaf 1: each node's rows go over the links by their join key" "$tmp/x" || { cat "$tmp/x"; fail "q7: the Nodes block does not say where leaf 1's rows go"; }
+echo "ok   q7 with repartition forced: both sides routed by the join key, and EXPLAIN says so"
+
 "$SLUICE" --cluster "$cluster" -c ".nodes" > "$tmp/nodes"
 [ "$(grep -c healthy "$tmp/nodes")" = 2 ] || { cat "$tmp/nodes"; fail ".nodes"; }
 echo "ok   .nodes lists both, healthy"
@@ -187,10 +196,11 @@ start_daemon() {
 # daemons.
 # The multi-stage rounds kill a node in the middle of an unbounded window
 # join (every leaf on both nodes), with the stages in the shell (single)
-# and on the nodes (broadcast; late merge, both sides at the same leaders).
+# and on the nodes (broadcast; repartition, both sides routed by the key;
+# late merge, both sides at the same leaders).
 U="CREATE TABLE u (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
     WITH ('connector' = 'ro', 'events.rate' = '100000');"
-for strategy in late-merge repartition single broadcast join-late-merge; do
+for strategy in late-merge repartition single broadcast join-repartition join-late-merge; do
   start_daemon; p0=$port
   start_daemon; p1=$port; victim=$pid
   case $strategy in
@@ -201,7 +211,7 @@ for strategy in late-merge repartition single broadcast join-late-merge; do
       JOIN (SELECT key, window_start, window_end, MAX(ts) AS m FROM TABLE(TUMBLE(TABLE u,
            DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end) b
         ON a.key = b.key AND a.window_start = b.window_start AND a.window_end = b.window_end;" ;;
-    single|broadcast) Q="SET 'sluice.join-strategy' = '$strategy'; $U
+    single|broadcast|join-repartition) Q="SET 'sluice.join-strategy' = '${strategy#join-}'; $U
       SELECT a.key, a.n, b.m FROM
         (SELECT key, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE u,
            DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end) a

@@ -15,7 +15,9 @@
 # join (the stages on the nodes, where the query is one join of two
 # leaves: q7, q8, the window joins; the others run as single), and on 2
 # and 3 with the repartitioned join (where one side is a windowed
-# aggregate grouped by the join key: q8, the window join of aggregates).  The generator's
+# aggregate grouped by the join key: q8, the window join of aggregates;
+# else both sides routed by the join key: q7, the joins of window rows).
+# Window rows of TUMBLE and HOP TVFs (each HOP row in two windows).  The generator's
 # events are in time order per worker, so none is late and the oracle uses
 # them all (checked: the summary line must say 0 late records).
 #
@@ -180,6 +182,31 @@ run_case window_join_rows \
    ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.window_end;" \
   "SELECT p.id, a.id, fmt((p.ts_ms / 10000) * 10000) FROM persons p JOIN auctions a
    ON p.id = a.seller AND p.ts_ms / 10000 = a.ts_ms / 10000;"
+
+# The same join over HOP rows (10 s windows every 5 s: each event is in
+# two), the TVFs read directly in the join: no side is an aggregate, so a
+# forced repartition routes both sides by the join key.
+run_case window_join_hop_rows \
+  "SELECT P.id, A.id, P.window_start
+   FROM TABLE(HOP(TABLE person, DESCRIPTOR(dateTime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) P
+   JOIN TABLE(HOP(TABLE auction, DESCRIPTOR(dateTime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) A
+   ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.window_end;" \
+  "WITH p AS (SELECT id, (ts_ms / 5000) * 5000 - j * 5000 AS w FROM persons, offsets WHERE j < 2),
+        a AS (SELECT id, seller, (ts_ms / 5000) * 5000 - j * 5000 AS w FROM auctions, offsets WHERE j < 2)
+   SELECT p.id, a.id, fmt(p.w) FROM p JOIN a ON p.id = a.seller AND p.w = a.w;"
+
+# Window Top-N over HOP rows: the three highest bids of each window.
+run_case window_top3_hop_rows \
+  "SELECT auction, bidder, price, window_start, rownum FROM (
+     SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end
+                                  ORDER BY price DESC, auction, bidder, dateTime) AS rownum
+     FROM TABLE(HOP(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)))
+   WHERE rownum <= 3;" \
+  "WITH b AS (SELECT auction, bidder, price, ts_ms, (ts_ms / 5000) * 5000 - j * 5000 AS w FROM bids, offsets WHERE j < 2),
+        r AS (SELECT auction, bidder, price, w,
+                     ROW_NUMBER() OVER (PARTITION BY w ORDER BY price DESC, auction, bidder, ts_ms) AS rn
+              FROM b)
+   SELECT auction, bidder, price, fmt(w), rn FROM r WHERE rn <= 3;"
 
 echo "nexmark stages: $passed passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -3,7 +3,9 @@
  * to the stage node leading its join key's partition (or to every one),
  * the link reader hands on the smallest of its senders' watermarks and
  * only once every sender has connected, and a link that ends before its
- * sender's final watermark closes the feed (the stages stop). */
+ * sender's final watermark closes the feed (the stages stop).  Links of
+ * two leaves at one stage node (a repartition of both sides) feed each
+ * leaf its own rows and watermark. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,37 +24,51 @@
 typedef struct receiver {
   int listen_fd;
   char addr[128];
-  sl_stage_feed *feed;
+  sl_stage_feed *feeds[2]; /* per leaf; feeds[0] is the usual side */
   sl_stage_links *links;
 } receiver;
 
-static void start_receiver(receiver *r, int nsenders) {
+/* A stage node fed by n0 senders of leaf 0 and n1 of leaf 1 (n1 = 0: leaf
+ * 1 is not fed). */
+static void start_receiver2(receiver *r, int n0, int n1) {
   sl_error err = {0};
   assert_int_equal(sl_channel_listen("tcp", "127.0.0.1:0", &r->listen_fd,
                                      r->addr, sizeof r->addr, &err),
                    SL_OK);
-  r->feed = sl_stage_feed_new();
-  assert_int_equal(
-      sl_stage_links_start(r->listen_fd, nsenders, r->feed, &r->links, &err),
-      SL_OK);
+  r->feeds[0] = sl_stage_feed_new();
+  r->feeds[1] = n1 > 0 ? sl_stage_feed_new() : NULL;
+  int nsenders[2] = {n0, n1};
+  assert_int_equal(sl_stage_links_start(r->listen_fd, 2, nsenders, r->feeds,
+                                        &r->links, &err),
+                   SL_OK);
+}
+
+static void start_receiver(receiver *r, int nsenders) {
+  start_receiver2(r, nsenders, 0);
 }
 
 static void stop_receiver(receiver *r) {
   sl_stage_links_stop(r->links);
   close(r->listen_fd);
-  sl_stage_feed_free(r->feed);
+  sl_stage_feed_free(r->feeds[0]);
+  sl_stage_feed_free(r->feeds[1]);
 }
 
-/* The next thing on the feed (waiting up to 2 s for one). */
-static int next(receiver *r, const sl_row_layout *l, sl_buffer *rows,
-                int64_t *wm) {
+/* The next thing on leaf's feed (waiting up to 2 s for one). */
+static int next_of(receiver *r, int leaf, const sl_row_layout *l,
+                   sl_buffer *rows, int64_t *wm) {
   sl_error err = {0};
   for (int i = 0; i < 40; i++) {
-    int k = sl_stage_feed_take(r->feed, 50, rows, l, wm, &err);
+    int k = sl_stage_feed_take(r->feeds[leaf], 50, rows, l, wm, &err);
     if (k != SL_FEED_NOTHING)
       return k;
   }
   return SL_FEED_NOTHING;
+}
+
+static int next(receiver *r, const sl_row_layout *l, sl_buffer *rows,
+                int64_t *wm) {
+  return next_of(r, 0, l, rows, wm);
 }
 
 static sl_row_layout *layout(sl_arena *a) {
@@ -97,7 +113,7 @@ static void test_rows_go_to_their_partition(void **state) {
   start_receiver(&r[1], 1);
   const char *addrs[2] = {r[0].addr, r[1].addr};
   const int route[1] = {0};
-  sl_stage_link_spec spec = {2, addrs, 1, route, 4096};
+  sl_stage_link_spec spec = {0, 2, addrs, 1, route, 4096};
   sl_sink *s = open_sender(&spec, l);
   sl_buffer b;
   sl_buffer_init(&b, l, 1 << 16);
@@ -155,7 +171,7 @@ static void test_watermark_is_the_minimum(void **state) {
   receiver r;
   start_receiver(&r, 2);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec spec = {1, addrs, 0, NULL, 4096};
+  sl_stage_link_spec spec = {0, 1, addrs, 0, NULL, 4096};
   sl_sink *x = open_sender(&spec, l), *y = open_sender(&spec, l);
   sl_error err = {0};
   sl_buffer in;
@@ -192,7 +208,7 @@ static void test_broken_link_closes_the_feed(void **state) {
   receiver r;
   start_receiver(&r, 1);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec spec = {1, addrs, 0, NULL, 4096};
+  sl_stage_link_spec spec = {0, 1, addrs, 0, NULL, 4096};
   sl_sink *x = open_sender(&spec, l);
   sl_error err = {0};
   assert_int_equal(sl_sink_to_stage_nodes.watermark(x, 10, &err), SL_OK);
@@ -208,11 +224,91 @@ static void test_broken_link_closes_the_feed(void **state) {
   sl_arena_free(&a);
 }
 
+/* One stage node, the links of two leaves (a repartition of both sides:
+ * the node's own leaf comes over links too): each leaf's rows reach its
+ * own feed, and each feed's watermark is its own senders' minimum. */
+static void test_two_leaves_at_one_node(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  sl_row_layout *l = layout(&a);
+  receiver r;
+  start_receiver2(&r, 1, 2);
+  const char *addrs[1] = {r.addr};
+  sl_stage_link_spec s0 = {0, 1, addrs, 0, NULL, 4096};
+  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096};
+  sl_sink *x = open_sender(&s0, l), *y = open_sender(&s1, l),
+          *z = open_sender(&s1, l);
+  sl_error err = {0};
+  sl_buffer b, in;
+  sl_buffer_init(&b, l, 1 << 16);
+  memset(&in, 0, sizeof in);
+  fill(&b, 0, 3);
+  assert_int_equal(sl_sink_to_stage_nodes.write(x, &b, &err), SL_OK);
+  fill(&b, 100, 105);
+  assert_int_equal(sl_sink_to_stage_nodes.write(y, &b, &err), SL_OK);
+  int64_t wm = 0;
+  assert_int_equal(next_of(&r, 0, l, &in, &wm), SL_FEED_ROWS);
+  assert_int_equal(in.nrows, 3);
+  assert_int_equal(SL_FIELD(sl_buffer_row(&in, 0), l, 0, int64_t), 0);
+  assert_int_equal(next_of(&r, 1, l, &in, &wm), SL_FEED_ROWS);
+  assert_int_equal(in.nrows, 5);
+  assert_int_equal(SL_FIELD(sl_buffer_row(&in, 0), l, 0, int64_t), 100);
+  /* Leaf 0's one sender at 40 is leaf 0's watermark; leaf 1 has none
+   * until both of its senders have sent one. */
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(x, 40, &err), SL_OK);
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(y, 90, &err), SL_OK);
+  assert_int_equal(next_of(&r, 0, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_int_equal(wm, 40);
+  assert_int_equal(next_of(&r, 1, l, &in, &wm), SL_FEED_NOTHING);
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(z, 60, &err), SL_OK);
+  assert_int_equal(next_of(&r, 1, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_int_equal(wm, 60);
+  assert_int_equal(sl_sink_to_stage_nodes.close(x, true, &err), SL_OK);
+  assert_int_equal(next_of(&r, 0, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_true(wm == INT64_MAX);
+  assert_int_equal(next_of(&r, 1, l, &in, &wm), SL_FEED_NOTHING);
+  assert_int_equal(sl_sink_to_stage_nodes.close(y, true, &err), SL_OK);
+  assert_int_equal(sl_sink_to_stage_nodes.close(z, true, &err), SL_OK);
+  assert_int_equal(next_of(&r, 1, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_true(wm == INT64_MAX);
+  sl_buffer_free(&b);
+  sl_buffer_free(&in);
+  stop_receiver(&r);
+  sl_arena_free(&a);
+}
+
+/* A link that says it carries a leaf not fed here is not this query's:
+ * the feeds close rather than take its rows. */
+static void test_link_of_another_leaf_is_refused(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  sl_row_layout *l = layout(&a);
+  receiver r;
+  start_receiver(&r, 1);
+  const char *addrs[1] = {r.addr};
+  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096};
+  sl_sink *y = open_sender(&s1, l);
+  sl_error err = {0};
+  sl_buffer in;
+  memset(&in, 0, sizeof in);
+  int64_t wm = 0;
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_CLOSED);
+  sl_sink_to_stage_nodes.close(y, false, &err);
+  sl_error_clear(&err);
+  sl_buffer_free(&in);
+  stop_receiver(&r);
+  sl_arena_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows_go_to_their_partition),
       cmocka_unit_test(test_watermark_is_the_minimum),
       cmocka_unit_test(test_broken_link_closes_the_feed),
+      cmocka_unit_test(test_two_leaves_at_one_node),
+      cmocka_unit_test(test_link_of_another_leaf_is_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
