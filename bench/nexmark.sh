@@ -20,10 +20,13 @@
 # leaves runs its stages on the nodes of the larger leaf instead, and with
 # SET 'sluice.join-strategy' = 'repartition' ("join-repartition") on the
 # nodes of a side grouped by the join key, the other side's rows routed by
-# it, and with 'late-merge' ("join-late-merge") both sides grouped by the
-# join key are finished at the same partition leaders (q8, NB8; the others
-# cannot and run single).  The side's rows go over links from its nodes to
-# the stage nodes.  QUERIES="q8 nb8" runs only those.
+# it (or, when no side is, q7 and wjrows, on the larger side's nodes with
+# both sides' rows routed by the key), and with 'late-merge'
+# ("join-late-merge") both sides grouped by the join key are finished at
+# the same partition leaders (q8, NB8; the others cannot and run single).
+# The side's rows go over links from its nodes to the stage nodes.  wjrows
+# is a window join of two window TVFs' rows (bids with their auction).
+# QUERIES="q8 nb8" runs only those.
 set -euo pipefail
 SLUICE=${1:-build/sluice}
 EVENTS=${2:-2000000}
@@ -60,6 +63,17 @@ JOIN (SELECT seller, window_start, window_end, COUNT(*) AS auctions
 ON P.id = A.seller AND P.window_start = A.window_start AND P.window_end = A.window_end;
 SQL
     ;;
+    wjrows) cat <<'SQL'
+-- A Flink window join over the rows of two window TVFs (no aggregate on
+-- either side): every bid with the auction it is for, opened in the same
+-- 10 s window.  No side is grouped by the join key: repartition routes both.
+CREATE TABLE wjrows (auction BIGINT, price BIGINT, seller BIGINT, wstart TIMESTAMP(3)) WITH ('connector' = 'blackhole');
+INSERT INTO wjrows SELECT B.auction, B.price, A.seller, B.window_start
+FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND)) B
+JOIN TABLE(TUMBLE(TABLE auction, DESCRIPTOR(dateTime), INTERVAL '10' SECOND)) A
+ON B.auction = A.id AND B.window_start = A.window_start AND B.window_end = A.window_end;
+SQL
+    ;;
     nb11) cat <<'SQL'
 -- NB11: a session window join of bids and persons (10 s gap).
 CREATE TABLE nb11 (bidder BIGINT, name VARCHAR, bids BIGINT) WITH ('connector' = 'blackhole');
@@ -80,12 +94,12 @@ median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; e
 
 echo "| query | nodes | strategy | events/s (median of $RUNS) | spread | events/s per core | peak RSS of the shell (MiB) |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
-for q in ${QUERIES:-q5 q7 q8 q11 nb7 nb8 nb11}; do
+for q in ${QUERIES:-q5 q7 q8 q11 nb7 nb8 nb11 wjrows}; do
   for nodes in 1 2 4; do
     strategies="late-merge repartition"
     # The broadcast join: the multi-stage queries on several nodes (those
     # whose stages are not one join of two leaves run as single).
-    case $q in q5|q7|q8|nb8) [ "$nodes" -gt 1 ] && strategies="$strategies join-single broadcast join-repartition join-late-merge" ;; esac
+    case $q in q5|q7|q8|nb8|wjrows) [ "$nodes" -gt 1 ] && strategies="$strategies join-single broadcast join-repartition join-late-merge" ;; esac
     for strategy in $strategies; do
       set_strategy="SET 'sluice.strategy' = '$strategy';"
       case $strategy in join-*) set_strategy="SET 'sluice.join-strategy' = '${strategy#join-}';" ;; esac
