@@ -196,8 +196,9 @@ start_daemon() {
 # daemons.
 # The multi-stage rounds kill a node in the middle of an unbounded window
 # join (every leaf on both nodes), with the stages in the shell (single)
-# and on the nodes (broadcast; repartition, both sides routed by the key;
-# late merge, both sides at the same leaders).
+# and on the nodes (broadcast; repartition of both sides, window rows
+# joined with a maximum, each routed by the key; late merge, both sides
+# at the same leaders).
 U="CREATE TABLE u (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
     WITH ('connector' = 'ro', 'events.rate' = '100000');"
 for strategy in late-merge repartition single broadcast join-repartition join-late-merge; do
@@ -211,7 +212,12 @@ for strategy in late-merge repartition single broadcast join-repartition join-la
       JOIN (SELECT key, window_start, window_end, MAX(ts) AS m FROM TABLE(TUMBLE(TABLE u,
            DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end) b
         ON a.key = b.key AND a.window_start = b.window_start AND a.window_end = b.window_end;" ;;
-    single|broadcast|join-repartition) Q="SET 'sluice.join-strategy' = '${strategy#join-}'; $U
+    join-repartition) Q="SET 'sluice.join-strategy' = 'repartition'; $U
+      SELECT a.key, b.m FROM TABLE(TUMBLE(TABLE u, DESCRIPTOR(ts), INTERVAL '1' SECOND)) a
+      JOIN (SELECT window_start, window_end, MAX(key) AS m FROM TABLE(TUMBLE(TABLE u,
+           DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end) b
+        ON a.key = b.m AND a.window_start = b.window_start AND a.window_end = b.window_end;" ;;
+    single|broadcast) Q="SET 'sluice.join-strategy' = '$strategy'; $U
       SELECT a.key, a.n, b.m FROM
         (SELECT key, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE u,
            DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end) a
