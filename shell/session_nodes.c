@@ -713,6 +713,10 @@ static void *own_sender_main(void *arg) {
   o->rc =
       side_to_stage_nodes(&o->arena, o->plan->staged, o->leaf, SL_JOIN_SHUFFLE,
                           o->strategy, o->nodes, o->s, &o->stats, &o->err);
+  /* A sender that failed before its links were up would leave the stages
+   * waiting for it: stop them (its error is the cause). */
+  if (o->rc != SL_OK)
+    sl_stage_feed_close(o->nodes->feeds[o->leaf]);
   return NULL;
 }
 
