@@ -107,8 +107,11 @@ bool sl_staged_copartition(sl_arena *a, sl_staged_plan *sp, int local) {
   return true;
 }
 
-int sl_staged_join_route(const sl_staged_plan *sp, int leaf, int *cols) {
+int sl_staged_join_route(sl_arena *a, const sl_staged_plan *sp, int leaf,
+                         int **out) {
   const sl_stage *st = join_stage(sp);
+  int *cols = SL_ANEW_N(a, int, st->nkeys + 1);
+  *out = cols;
   bool left = st->left->leaf == leaf;
   const sl_plan *lp = sp->leaves[leaf];
   const sl_plan *op = sp->leaves[left ? st->right->leaf : st->left->leaf];
@@ -245,9 +248,9 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
   int keep = large_ok ? large : small_ok ? small : -1;
   bool both = large_ok && small_ok;
   /* Neither can stay: both sides routed by the key (SHUFFLE). */
-  int *route = SL_ANEW_N(arena, int, join_stage(sp)->nkeys + 1);
-  bool shuffle = keep < 0 && sl_staged_join_route(sp, large, route) > 0 &&
-                 sl_staged_join_route(sp, small, route) > 0;
+  int *route;
+  bool shuffle = keep < 0 && sl_staged_join_route(arena, sp, large, &route) &&
+                 sl_staged_join_route(arena, sp, small, &route);
   double rep_bytes = keep == large   ? sb
                      : keep == small ? lb
                                      : sb + lb * (nodes - 1) / nodes;

@@ -29,6 +29,7 @@
 #include "sluice/executor.h"
 #include "sluice/interrupt.h"
 #include "stage_int.h"
+#include "window_assign.h"
 
 /* A stream leaf whose rows wait in its store for more than this, while
  * it runs ahead of the windows the stages can fire, is held back (its
@@ -127,37 +128,11 @@ static const uint8_t *window_row(const leaf_store *ls, const uint8_t *row,
       memcpy(scratch + l->fields[f].offset, row + in->fields[f].offset,
              l->fields[f].size);
   }
-  /* CUMULATE's windows share their period's start; the others are size
-   * long. */
-  int64_t start =
-      w->kind == SL_WINDOW_CUMULATE
-          ? sl_floor_div(end - 1 - w->offset_us, w->size_us) * w->size_us +
-                w->offset_us
-          : end - w->size_us;
   int n = in->nfields;
-  SL_FIELD(scratch, l, n, int64_t) = start;
+  SL_FIELD(scratch, l, n, int64_t) = window_start(w, end);
   SL_FIELD(scratch, l, n + 1, int64_t) = end;
   SL_FIELD(scratch, l, n + 2, int64_t) = end - w->unit_us;
   return scratch;
-}
-
-/* The ends of the windows a row at time v belongs to: the first, the
- * last and the step between them (one window under TUMBLE; size/slide
- * under HOP; under CUMULATE every step from v's to its period's end). */
-static void window_ends(const sl_plan_window *w, int64_t v, int64_t *first,
-                        int64_t *last, int64_t *step) {
-  int64_t period = w->kind == SL_WINDOW_TUMBLE ? w->size_us : w->slide_us;
-  int64_t slice =
-      sl_floor_div(v - w->offset_us, period) * period + w->offset_us;
-  *step = period;
-  *first = slice + period;
-  if (w->kind == SL_WINDOW_CUMULATE)
-    *last = sl_floor_div(v - w->offset_us, w->size_us) * w->size_us +
-            w->offset_us + w->size_us;
-  else if (w->kind == SL_WINDOW_HOP)
-    *last = slice + w->size_us;
-  else
-    *last = *first;
 }
 
 /* Add one row to the store under key (k: the last key used, or NULL). */
@@ -205,9 +180,11 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
     }
     /* None of them has fired: the leaf dropped the row if its first had
      * (runtime/worker.c, drop_late_rows). */
-    int64_t end, last, step;
-    window_ends(&ls->window, v, &end, &last, &step);
-    for (; end <= last && rc == SL_OK; end += step)
+    const sl_plan_window *w = &ls->window;
+    int64_t slice = slice_of(w, v);
+    int64_t step = w->kind == SL_WINDOW_TUMBLE ? w->size_us : w->slide_us;
+    for (int64_t end = first_end(w, slice), last = last_end(w, slice);
+         end <= last && rc == SL_OK; end += step)
       rc = store_add(ls, &k, end, window_row(ls, row, end, s->scratch), err);
   }
   s->rows += rows->nrows;

@@ -21,6 +21,7 @@
 #include "executor_int.h"
 #include "session_store.h"
 #include "sluice/clock.h"
+#include "window_assign.h"
 #include "worker_int.h"
 
 int64_t sl_floor_div(int64_t a, int64_t b) {
@@ -79,41 +80,6 @@ static void drop_slice(worker_state *s, int i, bool free_table) {
           sizeof(slice) * (size_t)(s->nslices - i - 1));
   s->nslices--;
   s->last = 0;
-}
-
-/* The first window end that includes slice `start`. */
-static int64_t first_end(const sl_plan_window *pw, int64_t start) {
-  switch (pw->kind) {
-  case SL_WINDOW_TUMBLE:
-    return start + pw->size_us;
-  default: /* HOP and CUMULATE: the window ending at the slice's end */
-    return start + pw->slide_us;
-  }
-}
-
-/* The start of the window that ends at `end`. */
-static int64_t window_start(const sl_plan_window *pw, int64_t end) {
-  if (pw->kind == SL_WINDOW_CUMULATE)
-    return sl_floor_div(end - 1 - pw->offset_us, pw->size_us) * pw->size_us +
-           pw->offset_us;
-  return end - pw->size_us;
-}
-
-/* The last window end that includes slice `start`. */
-static int64_t last_end(const sl_plan_window *pw, int64_t start) {
-  if (pw->kind == SL_WINDOW_CUMULATE)
-    return sl_floor_div(start - pw->offset_us, pw->size_us) * pw->size_us +
-           pw->offset_us + pw->size_us;
-  return start + pw->size_us;
-}
-
-/* The slice of a record at time ts. */
-static int64_t slice_of(const sl_plan_window *pw, int64_t ts) {
-  if (pw->kind == SL_WINDOW_TUMBLE)
-    return sl_floor_div(ts - pw->offset_us, pw->size_us) * pw->size_us +
-           pw->offset_us;
-  return sl_floor_div(ts - pw->offset_us, pw->slide_us) * pw->slide_us +
-         pw->offset_us;
 }
 
 /* Whether dest should hear from this worker at the end of an input

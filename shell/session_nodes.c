@@ -648,11 +648,8 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
   int nroute = keyed ? sp->nroute : 0;
   const int *route = keyed ? sp->route_cols : NULL;
   if (join == SL_JOIN_SHUFFLE) {
-    const sl_stage *js = sp->top;
-    while (js->kind == SL_STAGE_SELECT)
-      js = js->input; /* the join (sl_staged_join_leaves said so) */
-    int *cols = SL_ANEW_N(arena, int, js->nkeys + 1);
-    nroute = sl_staged_join_route(sp, leaf, cols);
+    int *cols;
+    nroute = sl_staged_join_route(arena, sp, leaf, &cols);
     route = cols;
     if (nroute == 0)
       return sl_error_set(err, SL_EINTERNAL,

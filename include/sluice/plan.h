@@ -305,11 +305,12 @@ bool sl_staged_copartition(sl_arena *a, sl_staged_plan *sp, int local);
 
 /* The columns of leaf `leaf` whose hash routes its rows under
  * SL_JOIN_SHUFFLE: its join keys, in key order, leaving out the window
- * bounds (a window's rows have them equal already).  Fills cols (room for
- * the join's nkeys) and returns how many; 0 when the rows cannot be routed
- * (a key that is not a plain column, or the two sides' keys would not hash
- * alike).  Pure: the coordinator and the nodes get the same answer. */
-int sl_staged_join_route(const sl_staged_plan *sp, int leaf, int *cols);
+ * bounds (a window's rows have them equal already).  Sets *cols (in a)
+ * and returns how many; 0 when the rows cannot be routed (a key that is
+ * not a plain column, or the two sides' keys would not hash alike).  The
+ * coordinator and the nodes get the same answer. */
+int sl_staged_join_route(sl_arena *a, const sl_staged_plan *sp, int leaf,
+                         int **cols);
 
 /* The staged plan of a query that needs one (physical_plan.c tries a single
  * pipeline first).  SL_EUNSUPPORTED says what cannot be staged. */

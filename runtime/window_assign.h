@@ -1,0 +1,49 @@
+/* window_assign.h - which windows a record or slice belongs to (TUMBLE,
+ * HOP, CUMULATE; plan.h, sl_plan_window): shared by the workers' window
+ * state (worker.c) and the stage store's window rows (stage_runner.c), so
+ * both assign a time to the same windows.  Slices are slide (step) long
+ * under HOP and CUMULATE, size long under TUMBLE. */
+#ifndef SLUICE_RUNTIME_WINDOW_ASSIGN_H
+#define SLUICE_RUNTIME_WINDOW_ASSIGN_H
+
+#include <stdint.h>
+
+#include "executor_int.h" /* sl_floor_div */
+#include "sluice/plan.h"
+
+/* The first window end that includes slice `start`. */
+static inline int64_t first_end(const sl_plan_window *pw, int64_t start) {
+  switch (pw->kind) {
+  case SL_WINDOW_TUMBLE:
+    return start + pw->size_us;
+  default: /* HOP and CUMULATE: the window ending at the slice's end */
+    return start + pw->slide_us;
+  }
+}
+
+/* The start of the window that ends at `end`. */
+static inline int64_t window_start(const sl_plan_window *pw, int64_t end) {
+  if (pw->kind == SL_WINDOW_CUMULATE)
+    return sl_floor_div(end - 1 - pw->offset_us, pw->size_us) * pw->size_us +
+           pw->offset_us;
+  return end - pw->size_us;
+}
+
+/* The last window end that includes slice `start`. */
+static inline int64_t last_end(const sl_plan_window *pw, int64_t start) {
+  if (pw->kind == SL_WINDOW_CUMULATE)
+    return sl_floor_div(start - pw->offset_us, pw->size_us) * pw->size_us +
+           pw->offset_us + pw->size_us;
+  return start + pw->size_us;
+}
+
+/* The slice of a record at time ts. */
+static inline int64_t slice_of(const sl_plan_window *pw, int64_t ts) {
+  if (pw->kind == SL_WINDOW_TUMBLE)
+    return sl_floor_div(ts - pw->offset_us, pw->size_us) * pw->size_us +
+           pw->offset_us;
+  return sl_floor_div(ts - pw->offset_us, pw->slide_us) * pw->slide_us +
+         pw->offset_us;
+}
+
+#endif
