@@ -12,7 +12,7 @@
 # min..max), and events/s per core: on this 2-core machine the cores a run
 # can use are min(workers x nodes, 2).  Timings come from the shell's
 # summary line (first record to last result).  On several nodes a
-# multi-stage query (q5, q7, q8, NB8) runs every leaf on every node (each
+# multi-stage query (q5, q7, q8, NB8, NB11) runs every leaf on every node (each
 # in a node process of its own); the "late-merge" and "repartition" rows
 # set the leaves' strategy and leave the join's to the planner (auto);
 # "join-single" runs the stages in the shell's process; with
@@ -24,7 +24,9 @@
 # both sides' rows routed by the key), and with 'late-merge'
 # ("join-late-merge") both sides grouped by the join key are finished at
 # the same partition leaders (q8, NB8; the others cannot and run single).
-# The side's rows go over links from its nodes to the stage nodes.  wjrows
+# The side's rows go over links from its nodes to the stage nodes.  Session
+# windows under late merge (q11, NB11's leaves with "late-merge") run in the
+# shell's process, marked so.  wjrows
 # is a window join of two window TVFs' rows (bids with their auction).
 # QUERIES="q8 nb8" runs only those.
 set -euo pipefail
@@ -99,7 +101,7 @@ for q in ${QUERIES:-q5 q7 q8 q11 nb7 nb8 nb11 wjrows}; do
     strategies="late-merge repartition"
     # The broadcast join: the multi-stage queries on several nodes (those
     # whose stages are not one join of two leaves run as single).
-    case $q in q5|q7|q8|nb8|wjrows) [ "$nodes" -gt 1 ] && strategies="$strategies join-single broadcast join-repartition join-late-merge" ;; esac
+    case $q in q5|q7|q8|nb8|nb11|wjrows) [ "$nodes" -gt 1 ] && strategies="$strategies join-single broadcast join-repartition join-late-merge" ;; esac
     for strategy in $strategies; do
       set_strategy="SET 'sluice.strategy' = '$strategy';"
       case $strategy in join-*) set_strategy="SET 'sluice.join-strategy' = '${strategy#join-}';" ;; esac
@@ -126,7 +128,7 @@ for q in ${QUERIES:-q5 q7 q8 q11 nb7 nb8 nb11 wjrows}; do
       hi=$(sort -g "$tmp/rates" | tail -1)
       cores=$((2 * nodes < 2 ? 2 * nodes : 2))
       local_only=""
-      if [ "$nodes" -gt 1 ] && grep -q "do not run on several nodes yet" "$tmp/err"; then
+      if [ "$nodes" -gt 1 ] && grep -q "do not run on several nodes" "$tmp/err"; then
         local_only=" (ran in the shell's process)"
       fi
       rss=$(median < "$tmp/rss")

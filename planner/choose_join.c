@@ -71,8 +71,11 @@ bool sl_staged_copartition(sl_arena *a, sl_staged_plan *sp, int local) {
   const sl_plan *op = sp->leaves[left ? st->right->leaf : st->left->leaf];
   sl_bexpr **lk = left ? st->lkeys : st->rkeys;
   sl_bexpr **ok = left ? st->rkeys : st->lkeys;
+  /* Partition leaders merge slices' partials; session fragments they do
+   * not merge. */
   if (st->nkeys == 0 || lp->kind != SL_PLAN_AGGREGATE || !lp->windowed ||
-      lp->window_rows || lp->ninputs != 1)
+      lp->window_rows || lp->ninputs != 1 ||
+      lp->window.kind == SL_WINDOW_SESSION)
     return false;
   const sl_stage *ls = left ? st->left : st->right;
   const sl_stage *os = left ? st->right : st->left;
@@ -214,6 +217,14 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
                    "it)";
     return SL_OK;
   }
+  if (sl_plan_sessions_on_one_process(sp->leaves[l]) ||
+      sl_plan_sessions_on_one_process(sp->leaves[r])) {
+    sp->join_why = "broadcast and repartition need both leaves on the "
+                   "nodes, and session windows under late merge run on "
+                   "this process only (SET 'sluice.strategy' = "
+                   "'repartition' runs them on the nodes)";
+    return SL_OK;
+  }
   const char *late = sl_settings_get(in->settings, "sluice.late-merge");
   if (late && !strcmp(late, "coordinator")) {
     sp->join_why = "broadcast and repartition need every leaf's rows "
@@ -221,7 +232,11 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
                    "'coordinator' merges them here)";
     return SL_OK;
   }
-  double window_s = (double)sp->window.size_us / 1e6;
+  /* A session lasts at least its gap: rows per window are per gap. */
+  double window_s =
+      (double)(sp->window.kind == SL_WINDOW_SESSION ? sp->window.gap_us
+                                                    : sp->window.size_us) /
+      1e6;
   if (window_s <= 0)
     window_s = 1;
   const char *why_l = NULL, *why_r = NULL;
@@ -256,8 +271,10 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
                                      : sb + lb * (nodes - 1) / nodes;
   sl_strbuf b = SL_STRBUF_INIT;
   if (known) {
-    sl_strbuf_printf(&b, "estimates per %g s window: leaf %d %.0f rows (",
-                     window_s, small + 1, sr);
+    sl_strbuf_printf(&b, "estimates per %g s %s: leaf %d %.0f rows (", window_s,
+                     sp->window.kind == SL_WINDOW_SESSION ? "(the session gap)"
+                                                          : "window",
+                     small + 1, sr);
     human_bytes(&b, sb);
     sl_strbuf_printf(&b, "), leaf %d %.0f rows (", large + 1, lr);
     human_bytes(&b, lb);

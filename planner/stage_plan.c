@@ -53,6 +53,17 @@ static sl_stage *new_stage(stager *g, sl_stage_kind kind, int ncols) {
   return st;
 }
 
+/* Whether equal values of window bound p (SL_WPROP_*) mean the same
+ * window.  The stages run once per window *end*, so an end (or the window
+ * time, one unit before it) always does; a start does only where every
+ * window has the same size: TUMBLE and HOP, not CUMULATE (windows that
+ * share a start) or SESSION (sizes differ per key). */
+static bool bound_names_window(const sl_plan_window *w, int p) {
+  return p == SL_WPROP_END || p == SL_WPROP_ROWTIME ||
+         (p == SL_WPROP_START &&
+          (w->kind == SL_WINDOW_TUMBLE || w->kind == SL_WINDOW_HOP));
+}
+
 /* The window bound a column-reading expression is (or -1). */
 static int wprop_of(const sl_stage *in, const sl_bexpr *e) {
   if (e && e->kind == SL_BEXPR_COLUMN && e->depth == 0 && e->index >= 0 &&
@@ -63,8 +74,9 @@ static int wprop_of(const sl_stage *in, const sl_bexpr *e) {
 
 static bool same_window(const sl_plan_window *x, const sl_plan_window *y) {
   return x->kind == y->kind && x->size_us == y->size_us &&
-         x->slide_us == y->slide_us && x->offset_us == y->offset_us &&
-         x->unit_us == y->unit_us && x->proctime == y->proctime;
+         x->slide_us == y->slide_us && x->gap_us == y->gap_us &&
+         x->offset_us == y->offset_us && x->unit_us == y->unit_us &&
+         x->proctime == y->proctime;
 }
 
 /* ---- leaves -------------------------------------------------------------- */
@@ -182,10 +194,6 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
                   "a GROUP BY without a window feeding another operator "
                   "(its result changes forever; updating queries come "
                   "later)");
-  if (windowed && leaf->window.kind == SL_WINDOW_SESSION)
-    return refuse(g, q->span,
-                  "session windows feeding another operator (their bounds "
-                  "differ per key, so windows cannot be matched)");
   if (windowed) {
     if (!g->have_window) {
       sp->window = leaf->window;
@@ -357,6 +365,8 @@ static bool window_relative(const sl_stage *w, int wbase,
   int c = e->index - wbase;
   if (c < 0 || c >= w->ncols || w->wprop[c] < 0)
     return false;
+  if (!bound_names_window(win, w->wprop[c]))
+    return false; /* a start's distance from the end is not fixed */
   int64_t base = w->wprop[c] == SL_WPROP_END     ? 0
                  : w->wprop[c] == SL_WPROP_START ? -win->size_us
                                                  : -win->unit_us;
@@ -432,7 +442,7 @@ static int stage_join(stager *g, const sl_bfrom *f, sl_bexpr *extra,
           sl_pl_columns_within(y, nl, nl + nr) &&
           sl_type_equal(x->type, y->type)) {
         int px = wprop_of(j, x), py = wprop_of(j, y);
-        if (px >= 0 && px == py)
+        if (px >= 0 && px == py && bound_names_window(&g->sp->window, px))
           aligned = true;
         j->lkeys[j->nkeys] = x;
         j->rkeys[j->nkeys++] = shift(g->a, y, -nl);
@@ -447,7 +457,8 @@ static int stage_join(stager *g, const sl_bfrom *f, sl_bexpr *extra,
                     "a join of two windowed results that does not equate "
                     "their windows; add L.window_start = R.window_start AND "
                     "L.window_end = R.window_end (or the same for the "
-                    "columns holding TUMBLE_START/TUMBLE_END)");
+                    "columns holding TUMBLE_START/TUMBLE_END; for SESSION "
+                    "and CUMULATE windows the ends must be equated)");
     *out = j;
     return SL_OK;
   }
@@ -642,13 +653,15 @@ static int stage_aggregate(stager *g, const sl_bselect *s, sl_stage *in,
     ag->names[i] = s->groups[i]->name ? s->groups[i]->name : "group";
     ag->types[i] = s->groups[i]->type;
     ag->wprop[i] = wprop_of(in, s->groups[i]);
-    aligned |= ag->wprop[i] >= 0;
+    aligned |=
+        ag->wprop[i] >= 0 && bound_names_window(&g->sp->window, ag->wprop[i]);
   }
   if (!aligned)
     return refuse(g, s->from->span,
                   "an aggregate over windowed results that does not group "
                   "by their window (add window_start, window_end or the "
-                  "columns holding them to GROUP BY)");
+                  "columns holding them to GROUP BY; for SESSION and "
+                  "CUMULATE windows, the end)");
   ag->naggs = s->naggs;
   ag->aggs = SL_ANEW_N(g->a, sl_plan_agg, s->naggs > 0 ? s->naggs : 1);
   for (int i = 0; i < s->naggs; i++) {
@@ -693,7 +706,8 @@ static int stage_topn(stager *g, const sl_bselect *s, sl_stage *in,
     int rc = check_plain(g, wf->partition[i]);
     if (rc != SL_OK)
       return rc;
-    aligned |= wprop_of(in, wf->partition[i]) >= 0;
+    int p = wprop_of(in, wf->partition[i]);
+    aligned |= p >= 0 && bound_names_window(&g->sp->window, p);
   }
   if (!aligned)
     return refuse(g, wf->span,

@@ -123,6 +123,11 @@ typedef struct coordinator {
   exec_query *q;
   session_store *sessions;              /* session windows: merged fragments */
   int64_t session_wm, session_min_open; /* fire rule for sessions */
+  /* Sessions: every session ending at or before this plus one time unit
+   * has been emitted (a watermark for a sink feeding another stage can
+   * say no more: a session stays open, and a closed fragment waits, while
+   * an open one elsewhere could still reach it). */
+  int64_t session_cap;
   sl_sink *sink;
   const sl_sink_connector *sc;
   sl_expr_ctx *ctx;
@@ -619,6 +624,8 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
     return rc;
   c->session_wm = global;
   c->session_min_open = min_open;
+  c->session_cap =
+      min_open == WM_MAX ? WM_MAX : min_open - c->q->plan->window.unit_us - 1;
   if (c->sessions->min_end == WM_MAX ||
       (global != WM_MAX &&
        c->sessions->min_end - c->q->plan->window.unit_us > global))
@@ -724,9 +731,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     return sl_execute_constant(plan, shell, stats, err);
   bool coordinator_of_nodes = nodes && nodes->nnodes > 0;
   bool node = nodes && nodes->node_count > 0;
-  if ((coordinator_of_nodes || node) && plan->kind == SL_PLAN_AGGREGATE &&
-      plan->windowed && plan->window.kind == SL_WINDOW_SESSION &&
-      plan->strategy != SL_STRATEGY_REPARTITION)
+  if ((coordinator_of_nodes || node) && sl_plan_sessions_on_one_process(plan))
     return sl_error_set(err, SL_EUNSUPPORTED,
                         "not supported yet: session windows on several "
                         "nodes (SET 'sluice.nodes' = '1')");
@@ -817,6 +822,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     if (!c.sessions)
       abort();
     session_store_init(c.sessions, q.key_layout, &q.aggs);
+    c.session_cap = WM_MIN;
   }
   sl_buffer_init(&c.out_rows, q.out_layout, q.buffer_size);
   sorted_result sorted;
@@ -896,6 +902,10 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     rc = c.leaders ? leaders_round(&c, ws, started, &progress)
          : fires   ? fire_windows(&c, ws, started, &progress)
                    : drain_batches(&c, ws, started, &progress);
+    if (c.sessions) {
+      round_wm = round_wm < c.session_cap ? round_wm : c.session_cap;
+      rows_wm = rows_wm < c.session_cap ? rows_wm : c.session_cap;
+    }
     if (rc == SL_OK && c.sc->watermark)
       rc = c.sc->watermark(c.sink, c.rows_here ? rows_wm : round_wm, err);
     if (rc == SL_OK && !c.rows_here && rows_wm > c.rows_wm &&

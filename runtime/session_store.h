@@ -16,13 +16,34 @@ typedef struct session {
   int64_t start, end;
   struct session *next;
   uint8_t *states;
+  uint8_t *key; /* a copy of its key row, and the key's hash */
+  uint64_t hash;
+  uint32_t gen; /* bumped when it is closed or folded into another: its
+                 * timers (below) from before are stale */
 } session;
+
+/* A session's end or start in a min-heap, as it was when pushed. */
+typedef struct session_timer {
+  int64_t at;
+  session *ss;
+  uint32_t gen;
+} session_timer;
+
+typedef struct session_heap {
+  session_timer *v;
+  uint32_t n, cap;
+} session_heap;
 
 typedef struct session_store {
   sl_group_table keys; /* key -> session* (8 bytes of "state") */
   sl_agg_set head_set; /* no aggregates, 8 bytes per key: the list head */
   const sl_agg_set *aggs;
   session *free_list;
+  /* Closing visits sessions in order of end instead of every key: ends
+   * only grow, so a timer's end is a lower bound and is pushed again, at
+   * the session's end then, when it comes up early; starts can shrink (a
+   * record before a session), so a new timer is pushed when one does. */
+  session_heap by_end, by_start;
   int64_t min_start; /* lower bound of every open session's start */
   int64_t min_end;   /* lower bound of every open session's end */
   uint64_t open;     /* sessions held */
@@ -48,7 +69,9 @@ bool session_store_overlaps(session_store *s, uint64_t hash, const uint8_t *key,
                             int64_t start, int64_t end, int64_t closed_end);
 
 /* Call fn for every session that may close (can_close true), then remove
- * it.  Recomputes min_start/min_end.  fn gets the key row and session; its
+ * it.  can_close must hold for every session ending before one it holds
+ * for (sessions are visited in order of end until it fails).  Recomputes
+ * min_start/min_end.  fn gets the key row and session; its
  * states stay valid until the store is freed (their strings and DISTINCT
  * sets live in the store's arena). */
 typedef int (*session_fn)(void *arg, const uint8_t *key, const session *ss);

@@ -28,8 +28,16 @@ static sl_buffer *new_buffer(sorted_result *r, uint32_t need) {
       abort();
     r->bufs = grown;
   }
+  /* Small first, doubling up to buffer_size: a store may hold thousands
+   * of these with a row or two each (a stage leaf's rows per session
+   * end). */
+  uint32_t size = r->nbufs ? r->bufs[r->nbufs - 1].cap * 2 : 1024;
+  if (size > r->buffer_size)
+    size = r->buffer_size;
+  if (size < need)
+    size = need;
   sl_buffer *b = &r->bufs[r->nbufs++];
-  sl_buffer_init(b, r->layout, need > r->buffer_size ? need : r->buffer_size);
+  sl_buffer_init(b, r->layout, size);
   return b;
 }
 

@@ -40,16 +40,18 @@ typedef struct leaf_store {
                                    * window's start, end and time */
   const sl_row_layout *in_layout; /* the leaf executor's rows */
   bool stream;
-  bool window_rows; /* keyed by the window end of each row's time */
+  bool window_rows;      /* keyed by the window end of each row's time */
   sl_plan_window window; /* window_rows: the TVF's window (TUMBLE, HOP or
                           * CUMULATE; the plan's unit_us is the time's) */
-  int time_field;                      /* stream: the event-time field */
-  int64_t bucket_us;                   /* stream: bucket width */
-  int64_t drop_below; /* stream: rows before this time are too late */
-  int64_t hi_us;      /* stream: the interval's upper end after a window
-                       * end (a window needs rows up to end + hi_us) */
-  keyed_rows *keys;   /* sorted by key */
+  int time_field;        /* stream: the event-time field */
+  int64_t bucket_us;     /* stream: bucket width */
+  int64_t drop_below;    /* stream: rows before this time are too late */
+  int64_t hi_us;         /* stream: the interval's upper end after a window
+                          * end (a window needs rows up to end + hi_us) */
+  keyed_rows *keys;      /* sorted by key; room for capkeys from here */
   int nkeys, capkeys;
+  int front;  /* entries freed before keys (the smallest keys go first: the
+               * array is moved down only when full, not per window) */
   int64_t wm; /* every row up to here has arrived (see the sink hook) */
   bool done;
   uint64_t late, bytes;

@@ -90,17 +90,32 @@ static int stage_sink_open(const sl_sink_spec *spec, sl_sink **out,
   return SL_OK;
 }
 
+/* The allocation that holds a store's keys. */
+static keyed_rows *leaf_store_base(leaf_store *ls) {
+  return ls->front ? ls->keys - ls->front : ls->keys;
+}
+
 /* The rows of key, inserted in key order if new. */
 static keyed_rows *store_key(leaf_store *ls, int64_t key) {
   keyed_rows *k = leaf_store_find(ls, key);
   if (k)
     return k;
   if (ls->nkeys == ls->capkeys) {
-    ls->capkeys = ls->capkeys ? ls->capkeys * 2 : 16;
-    keyed_rows *g = realloc(ls->keys, sizeof *g * (size_t)ls->capkeys);
-    if (!g)
-      abort();
-    ls->keys = g;
+    /* Full: move down over the freed front, growing first unless that
+     * frees half (so a store that fires as fast as it adds moves its
+     * keys once per half its size, not per window). */
+    keyed_rows *base = leaf_store_base(ls);
+    int total = ls->front + ls->capkeys;
+    if (ls->front == 0 || ls->front < total / 2) {
+      total = total ? total * 2 : 16;
+      base = realloc(base, sizeof *base * (size_t)total);
+      if (!base)
+        abort();
+    }
+    memmove(base, base + ls->front, sizeof *base * (size_t)ls->nkeys);
+    ls->keys = base;
+    ls->capkeys = total;
+    ls->front = 0;
   }
   int at = ls->nkeys;
   while (at > 0 && ls->keys[at - 1].key > key)
@@ -239,9 +254,14 @@ static const sl_sink_connector stage_sink = {
 static void drop_first_key(leaf_store *ls) {
   ls->bytes -= sorted_result_bytes(&ls->keys[0].rows);
   sorted_result_free(&ls->keys[0].rows);
-  memmove(&ls->keys[0], &ls->keys[1],
-          sizeof *ls->keys * (size_t)(ls->nkeys - 1));
-  ls->nkeys--;
+  ls->keys++;
+  ls->front++;
+  ls->capkeys--;
+  if (--ls->nkeys == 0) { /* empty: all the room from the start again */
+    ls->keys -= ls->front;
+    ls->capkeys += ls->front;
+    ls->front = 0;
+  }
 }
 
 void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
@@ -443,7 +463,11 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   stage_rt *top = NULL;
   int rc = stage_rt_build(&arena, sp->top, sp, &top, err);
   int64_t unit = sp->window.unit_us > 0 ? sp->window.unit_us : 1;
-  int64_t slide = sp->window.slide_us > 0 ? sp->window.slide_us : unit;
+  /* A stream leaf's rows are bucketed by the windows' slide (sessions:
+   * their gap), so a window finds its interval in few buckets. */
+  int64_t slide = sp->window.slide_us > 0 ? sp->window.slide_us
+                  : sp->window.gap_us > 0 ? sp->window.gap_us
+                                          : unit;
 
   /* The leaves' stores and the output. */
   for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
@@ -635,7 +659,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     stats->stage_late += run.leaves[i].late;
     for (int k = 0; k < run.leaves[i].nkeys; k++)
       sorted_result_free(&run.leaves[i].keys[k].rows);
-    free(run.leaves[i].keys);
+    free(leaf_store_base(&run.leaves[i]));
   }
   stats->stage_state_peak = run.peak_bytes;
   if (rc == SL_OK && o.sink)

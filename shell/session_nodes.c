@@ -304,9 +304,7 @@ static void explain_leaders(sl_session *s, const sl_plan *plan, int n,
 /* How one single-stage plan's rows meet across n nodes. */
 static void explain_plan_on_nodes(sl_session *s, const sl_plan *plan, int n,
                                   const sl_query_stats *st, sl_strbuf *out) {
-  bool sessions = plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
-                  plan->window.kind == SL_WINDOW_SESSION &&
-                  plan->strategy != SL_STRATEGY_REPARTITION;
+  bool sessions = sl_plan_sessions_on_one_process(plan);
   if (sessions)
     sl_strbuf_append(out, "except that session windows under late merge run "
                           "on this process only (the nodes do not merge "
@@ -554,32 +552,49 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
   int rc = ensure_leaf_clusters(s, sp->nleaves, err);
   if (rc != SL_OK)
     return rc;
-  int n = s->cluster->n, started = 0;
+  int n = s->cluster->n;
   sl_exec_nodes *nodes = calloc((size_t)sp->nleaves, sizeof *nodes);
   const sl_exec_nodes **per_leaf =
       calloc((size_t)sp->nleaves, sizeof *per_leaf);
   int *fds = calloc((size_t)(sp->nleaves * n), sizeof *fds);
   if (!nodes || !per_leaf || !fds)
     abort();
+  bool *sent = calloc((size_t)sp->nleaves, sizeof *sent);
+  if (!sent)
+    abort();
+  int here = 0;
   for (int k = 0; k < sp->nleaves && rc == SL_OK; k++) {
+    if (sl_plan_sessions_on_one_process(sp->leaves[k])) {
+      here++; /* per_leaf[k] stays NULL: the leaf runs in this process */
+      continue;
+    }
     sl_cluster *c = k ? s->leaf_clusters[k - 1] : s->cluster;
     rc = start_on_cluster(s, c, sp->leaves[k], k, -1, 0, text, len, NULL,
                           &nodes[k], fds + k * n, err);
     if (rc != SL_OK)
       about_leaf(err, k);
-    started++; /* sent to some nodes, maybe: they must be brought back */
+    sent[k] = true; /* sent to some nodes, maybe: they must be brought back */
     per_leaf[k] = &nodes[k];
   }
+  if (rc == SL_OK && here > 0 && sink->notice)
+    rc = sink->notice(sink->ctx,
+                      "[WARNING] Session windows under late merge do not run "
+                      "on several nodes: their leaves run on this process "
+                      "only (SET 'sluice.strategy' = 'repartition' runs them "
+                      "on the nodes).");
   const sl_staged_run run = {per_leaf, NULL, -1, NULL};
   if (rc == SL_OK)
     rc = sl_execute_staged(plan, s->settings, &run, sink, st, err);
-  for (int k = 0; k < started; k++)
-    sl_cluster_sync(k ? s->leaf_clusters[k - 1] : s->cluster);
+  for (int k = 0; k < sp->nleaves; k++)
+    if (sent[k])
+      sl_cluster_sync(k ? s->leaf_clusters[k - 1] : s->cluster);
+  free(sent);
   free(nodes);
   free(per_leaf);
   free(fds);
   if (rc == SL_OK)
-    st->workers = sp->nleaves * n * node_workers(s);
+    st->workers =
+        (sp->nleaves - here) * n * node_workers(s) + here * node_workers(s);
   return rc;
 }
 
@@ -594,9 +609,7 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
     return s->cluster
                ? execute_staged_on_nodes(s, plan, text, len, sink, st, err)
                : sl_execute_staged(plan, s->settings, NULL, sink, st, err);
-  bool sessions = plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
-                  plan->window.kind == SL_WINDOW_SESSION &&
-                  plan->strategy != SL_STRATEGY_REPARTITION;
+  bool sessions = sl_plan_sessions_on_one_process(plan);
   if (s->cluster && sessions && sink->notice) {
     rc = sink->notice(sink->ctx, "[WARNING] Session windows under late "
                                  "merge do not run on several nodes: this "

@@ -186,6 +186,14 @@ typedef struct sl_plan {
   const char **rewrites;
 } sl_plan;
 
+/* Session windows under late merge: the nodes do not merge session
+ * fragments, so such a plan runs on one process only (the shell's). */
+static inline bool sl_plan_sessions_on_one_process(const sl_plan *p) {
+  return p->kind == SL_PLAN_AGGREGATE && p->windowed &&
+         p->window.kind == SL_WINDOW_SESSION &&
+         p->strategy != SL_STRATEGY_REPARTITION;
+}
+
 /* ---- multi-stage plans ---------------------------------------------------
  *
  * A query whose parts cannot be inlined into one pipeline (a windowed

@@ -208,5 +208,33 @@ run_case window_top3_hop_rows \
               FROM b)
    SELECT auction, bidder, price, fmt(w), rn FROM r WHERE rn <= 3;"
 
+# NB11's shape: a join of two session-window aggregates on the key and both
+# session bounds (each side's sessions computed on its own, as Flink's
+# SQL does): each bidder's sessions of all bids against those of her bids
+# over 1000, which share both bounds only when the first and the last bid
+# of a session are both over 1000.  The oracle finds sessions with LAG: a
+# bid more than 10 s after the bidder's previous one starts a new one
+# (sessions that touch merge, as in Flink).
+run_case session_join \
+  "SELECT B.bidder, B.s, B.e, B.n, H.n
+   FROM (SELECT bidder, COUNT(*) AS n, SESSION_START(dateTime, INTERVAL '10' SECOND) AS s,
+                SESSION_END(dateTime, INTERVAL '10' SECOND) AS e
+         FROM bid GROUP BY bidder, SESSION(dateTime, INTERVAL '10' SECOND)) B
+   JOIN (SELECT bidder, COUNT(*) AS n, SESSION_START(dateTime, INTERVAL '10' SECOND) AS s,
+                SESSION_END(dateTime, INTERVAL '10' SECOND) AS e
+         FROM bid WHERE price > 1000 GROUP BY bidder, SESSION(dateTime, INTERVAL '10' SECOND)) H
+   ON B.bidder = H.bidder AND B.s = H.s AND B.e = H.e;" \
+  "WITH ball AS (SELECT bidder, ts_ms,
+                     CASE WHEN ts_ms - LAG(ts_ms) OVER (PARTITION BY bidder ORDER BY ts_ms) <= 10000 THEN 0 ELSE 1 END AS nw
+              FROM bids),
+        hall AS (SELECT bidder, ts_ms,
+                     CASE WHEN ts_ms - LAG(ts_ms) OVER (PARTITION BY bidder ORDER BY ts_ms) <= 10000 THEN 0 ELSE 1 END AS nw
+              FROM bids WHERE price > 1000),
+        bs AS (SELECT bidder, ts_ms, SUM(nw) OVER (PARTITION BY bidder ORDER BY ts_ms) AS sid FROM ball),
+        hs AS (SELECT bidder, ts_ms, SUM(nw) OVER (PARTITION BY bidder ORDER BY ts_ms) AS sid FROM hall),
+        bsess AS (SELECT bidder, MIN(ts_ms) AS s, MAX(ts_ms) + 10000 AS e, COUNT(*) AS n FROM bs GROUP BY bidder, sid),
+        hsess AS (SELECT bidder, MIN(ts_ms) AS s, MAX(ts_ms) + 10000 AS e, COUNT(*) AS n FROM hs GROUP BY bidder, sid)
+   SELECT B.bidder, fmt(B.s), fmt(B.e), B.n, H.n FROM bsess B JOIN hsess H ON B.bidder = H.bidder AND B.s = H.s AND B.e = H.e;"
+
 echo "nexmark stages: $passed passed, $fail failed"
 [ "$fail" -eq 0 ]
