@@ -20,7 +20,13 @@
  *   late merge   both sides are such aggregates: both are split by the
  *                join key at their partition leaders, so leader p of each
  *                finishes the same keys and nothing moves for the join
- *                beyond the partial state late merge moves anyway.
+ *                beyond the partial state late merge moves anyway.  Both
+ *                sides window TVF rows (SL_JOIN_LATE_MERGE_ROWS): the
+ *                repartition of both, but each node holds a window's rows
+ *                until its watermark passes the window and then sends
+ *                each partition's rows at once: the same bytes, moved at
+ *                the trigger instead of as they come ('auto' keeps the
+ *                repartition: it moves them no later).
  *
  * 'auto' estimates each side's rows per window from the sampled
  * statistics of its leaf's source (the cost model's sampler): a stream
@@ -266,6 +272,9 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
   int *route;
   bool shuffle = keep < 0 && sl_staged_join_route(arena, sp, large, &route) &&
                  sl_staged_join_route(arena, sp, small, &route);
+  /* Window TVF rows on both sides: late merge holds them per window. */
+  bool rows_late =
+      shuffle && sp->leaves[l]->window_rows && sp->leaves[r]->window_rows;
   double rep_bytes = keep == large   ? sb
                      : keep == small ? lb
                                      : sb + lb * (nodes - 1) / nodes;
@@ -291,16 +300,20 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
     if (both)
       sl_strbuf_append(&b, ", late merge none (both sides finish each join "
                            "key's partition at the same node)");
+    if (rows_late)
+      sl_strbuf_append(&b, ", late merge the same as the repartition, "
+                           "each window's at its trigger");
   } else
     sl_strbuf_printf(&b, "no estimates (%s)", why_l ? why_l : why_r);
   if (keep < 0 && !shuffle)
     sl_strbuf_append(&b, "; repartition needs join keys that are columns "
                          "of both sides of the same types, late merge both "
                          "sides to be windowed aggregates grouped by them");
-  else if (keep < 0)
+  else if (keep < 0 && !rows_late)
     sl_strbuf_append(&b, "; late merge needs both sides to be windowed "
-                         "aggregates grouped by the join key");
-  else if (!both)
+                         "aggregates grouped by the join key, or window "
+                         "table function rows");
+  else if (keep >= 0 && !both)
     sl_strbuf_append(&b, "; late merge needs both sides to be windowed "
                          "aggregates grouped by the join key");
   sl_join_strategy choice = SL_JOIN_SINGLE;
@@ -312,7 +325,9 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
              : shuffle ? SL_JOIN_SHUFFLE
                        : SL_JOIN_SINGLE;
   else if (!strcmp(want, "late-merge"))
-    choice = both ? SL_JOIN_LATE_MERGE : SL_JOIN_SINGLE;
+    choice = both        ? SL_JOIN_LATE_MERGE
+             : rows_late ? SL_JOIN_LATE_MERGE_ROWS
+                         : SL_JOIN_SINGLE;
   else if (known) {
     double best = sb + lb;
     if (nodes * sb < best) {
@@ -324,7 +339,7 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
     if (both)
       choice = SL_JOIN_LATE_MERGE;
   }
-  if (choice == SL_JOIN_BROADCAST || choice == SL_JOIN_SHUFFLE) {
+  if (choice == SL_JOIN_BROADCAST || sl_join_routes_both(choice)) {
     sp->local_leaf = large;
     sp->bcast_leaf = small;
   } else if (choice == SL_JOIN_REPARTITION || choice == SL_JOIN_LATE_MERGE) {
@@ -347,9 +362,12 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
     sp->nroute = 0;
   }
   sp->join_strategy = choice;
-  static const char *const names[] = {"single", "broadcast", "repartition",
+  static const char *const names[] = {"single",
+                                      "broadcast",
+                                      "repartition",
                                       "late merge",
-                                      "repartition of both sides"};
+                                      "repartition of both sides",
+                                      "late merge of window rows"};
   sp->join_why = sl_arena_printf(
       arena, "%s%s: %s", forced ? "forced: " : "", sl_strbuf_cstr(&b),
       choice == SL_JOIN_SINGLE && forced && strcmp(want, "single")

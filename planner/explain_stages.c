@@ -108,9 +108,20 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
     const sl_staged_plan *sp = pr->p->staged;
     bool bcast = sp->join_strategy == SL_JOIN_BROADCAST;
     bool rep = sp->join_strategy == SL_JOIN_REPARTITION;
-    bool late = sp->join_strategy == SL_JOIN_LATE_MERGE;
+    bool late = sp->join_strategy == SL_JOIN_LATE_MERGE ||
+                sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS;
     bool shuffle = sp->join_strategy == SL_JOIN_SHUFFLE;
-    if (shuffle)
+    if (late && sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS)
+      sl_strbuf_printf(&b,
+                       "strategy: late merge: every node holds its rows of "
+                       "leaves %d and %d per window (a set of rows per join "
+                       "key) until its watermark passes the window, then "
+                       "sends each partition's rows to the node its join "
+                       "key's hash names (leaf %d's nodes run the stages), "
+                       "which concatenates every node's and probes",
+                       sp->local_leaf + 1, sp->bcast_leaf + 1,
+                       sp->local_leaf + 1);
+    else if (shuffle)
       sl_strbuf_printf(&b,
                        "strategy: repartition: every row of leaves %d and "
                        "%d goes to the node its join key's hash names (leaf "

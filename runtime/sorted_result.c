@@ -18,6 +18,13 @@ void sorted_result_init(sorted_result *r, const sl_row_layout *layout,
   memset(r, 0, sizeof *r);
   r->layout = layout;
   r->buffer_size = buffer_size;
+  r->next_size = buffer_size;
+}
+
+void sorted_result_init_growing(sorted_result *r, const sl_row_layout *layout,
+                                uint32_t buffer_size) {
+  sorted_result_init(r, layout, buffer_size);
+  r->next_size = buffer_size < 1024 ? buffer_size : 1024;
 }
 
 static sl_buffer *new_buffer(sorted_result *r, uint32_t need) {
@@ -28,14 +35,8 @@ static sl_buffer *new_buffer(sorted_result *r, uint32_t need) {
       abort();
     r->bufs = grown;
   }
-  /* Small first, doubling up to buffer_size: a store may hold thousands
-   * of these with a row or two each (a stage leaf's rows per session
-   * end). */
-  uint32_t size = r->nbufs ? r->bufs[r->nbufs - 1].cap * 2 : 1024;
-  if (size > r->buffer_size)
-    size = r->buffer_size;
-  if (size < need)
-    size = need;
+  uint32_t size = r->next_size < need ? need : r->next_size;
+  r->next_size = size >= r->buffer_size / 2 ? r->buffer_size : size * 2;
   sl_buffer *b = &r->bufs[r->nbufs++];
   sl_buffer_init(b, r->layout, size);
   return b;

@@ -17,6 +17,8 @@
 typedef struct sorted_result {
   const sl_row_layout *layout;
   uint32_t buffer_size;
+  uint32_t next_size; /* of the next buffer (growing: doubles up to
+                       * buffer_size) */
   sl_buffer *bufs;
   int nbufs, cap;
   uint64_t rows;
@@ -24,6 +26,11 @@ typedef struct sorted_result {
 
 void sorted_result_init(sorted_result *r, const sl_row_layout *layout,
                         uint32_t buffer_size);
+/* The same, but its buffers start at 1 KiB and double up to buffer_size:
+ * for stores that hold thousands of these with a row or two each (a stage
+ * leaf's rows per session end). */
+void sorted_result_init_growing(sorted_result *r, const sl_row_layout *layout,
+                                uint32_t buffer_size);
 /* Copy the rows of src (layout r->layout) into the store. */
 int sorted_result_add(sorted_result *r, const sl_buffer *src, sl_error *err);
 

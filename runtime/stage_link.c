@@ -9,6 +9,9 @@
  * stage node (broadcast), or to the node leading its join key's partition
  * (repartition and late merge; the hash the stage nodes' partition leaders
  * split their own groups by).  Its watermark goes to every stage node.
+ * Under a late merge of window rows the sink holds each window's rows
+ * per partition until its watermark passes the window, then sends them
+ * before the watermark.
  * On the stage node, a link reader thread takes every link's frames and
  * puts them on the fed leaf's queue (stage_feed.c): rows as they come, and
  * a watermark when the smallest of the links' watermarks grows, so the
@@ -37,8 +40,16 @@
 #include "sluice/channel.h"
 #include "sluice/clock.h"
 #include "sorted_result.h"
+#include "window_assign.h"
 
 /* ---- the sending end: a sink on each node of the side's leaf ---------- */
+
+/* Late merge of window rows: the rows held for the window ending at end
+ * (their first), split by the stage node they go to. */
+typedef struct held_window {
+  int64_t end;
+  sorted_result *parts; /* per stage node */
+} held_window;
 
 struct sl_sink {
   const sl_row_layout *layout;
@@ -49,6 +60,10 @@ struct sl_sink {
   const int *route;
   uint64_t rows;
   int64_t wm_sent;
+  const sl_plan_window *hold; /* or NULL: send as they come */
+  int time_field;
+  held_window *held; /* in order of end */
+  int nheld, capheld;
 };
 
 static int link_broke(int i, sl_error *err) {
@@ -73,6 +88,8 @@ static int link_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   s->nroute = a->nroute;
   s->route = a->route;
   s->wm_sent = WM_MIN;
+  s->hold = a->nroute > 0 ? a->hold : NULL;
+  s->time_field = a->time_field;
   s->fds = malloc(sizeof(int) * (size_t)a->n);
   if (!s->fds)
     abort();
@@ -124,9 +141,71 @@ static int send_rows(sl_sink *s, sorted_result *copy, int to, sl_error *err) {
   return rc;
 }
 
+/* The held rows of the window ending at end, made if new. */
+static held_window *held_for(sl_sink *s, int64_t end) {
+  int at = s->nheld;
+  while (at > 0 && s->held[at - 1].end > end)
+    at--;
+  if (at > 0 && s->held[at - 1].end == end)
+    return &s->held[at - 1];
+  if (s->nheld == s->capheld) {
+    s->capheld = s->capheld ? s->capheld * 2 : 8;
+    s->held = realloc(s->held, sizeof *s->held * (size_t)s->capheld);
+    if (!s->held)
+      abort();
+  }
+  memmove(&s->held[at + 1], &s->held[at],
+          sizeof *s->held * (size_t)(s->nheld - at));
+  s->nheld++;
+  held_window *h = &s->held[at];
+  h->end = end;
+  h->parts = calloc((size_t)s->n, sizeof *h->parts);
+  if (!h->parts)
+    abort();
+  for (int p = 0; p < s->n; p++)
+    sorted_result_init(&h->parts[p], s->layout, s->buffer_size);
+  return h;
+}
+
+/* Send (or, after a failure, drop) the held windows ending at or before
+ * wm + one time unit: the windows the watermark lets fire. */
+static int send_held(sl_sink *s, int64_t wm, bool send, sl_error *err) {
+  int rc = SL_OK, done = 0;
+  while (done < s->nheld &&
+         (wm == WM_MAX || s->held[done].end - s->hold->unit_us <= wm)) {
+    held_window *h = &s->held[done++];
+    for (int p = 0; p < s->n; p++) {
+      if (send && rc == SL_OK && h->parts[p].rows > 0)
+        rc = send_rows(s, &h->parts[p], p, err);
+      sorted_result_free(&h->parts[p]);
+    }
+    free(h->parts);
+  }
+  memmove(s->held, s->held + done, sizeof *s->held * (size_t)(s->nheld - done));
+  s->nheld -= done;
+  return rc;
+}
+
 static int link_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   s->rows += rows->nrows;
   int rc = SL_OK;
+  if (s->hold) {
+    /* Each row waits with its first window's rows; its later windows
+     * (HOP, CUMULATE) fire after that one, at the stage node, which puts
+     * it into each. */
+    const sl_row_layout *l = s->layout;
+    for (uint32_t r = 0; r < rows->nrows && rc == SL_OK; r++) {
+      const uint8_t *row = sl_buffer_row(rows, r);
+      if (sl_row_is_null(row, s->time_field))
+        continue; /* no event time: it meets no window */
+      int64_t t = SL_FIELD(row, l, s->time_field, int64_t);
+      held_window *h = held_for(s, first_end(s->hold, slice_of(s->hold, t)));
+      uint64_t hash = sl_fields_hash(l, row, s->nroute, s->route);
+      rc = sorted_result_add_row(&h->parts[sl_leader_partition(hash, s->n)],
+                                 row, err);
+    }
+    return rc;
+  }
   if (s->nroute == 0) { /* broadcast */
     sorted_result copy;
     sorted_result_init(&copy, s->layout, s->buffer_size);
@@ -158,8 +237,12 @@ static int link_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
 static int link_watermark(sl_sink *s, int64_t wm, sl_error *err) {
   if (wm <= s->wm_sent)
     return SL_OK;
+  /* The windows the watermark fires go first: their rows must be there
+   * before it is. */
+  int rc = s->hold ? send_held(s, wm, true, err) : SL_OK;
+  if (rc != SL_OK)
+    return rc;
   s->wm_sent = wm;
-  int rc = SL_OK;
   for (int i = 0; i < s->n && rc == SL_OK; i++)
     rc = send_to(s, i, SL_FRAME_STAGE_WM, &wm, sizeof wm, err);
   return rc;
@@ -169,6 +252,9 @@ static int link_close(sl_sink *s, bool ok, sl_error *err) {
   /* Everything was sent: the stage nodes' side is complete.  (Not after a
    * failure: the closed links without it tell them so.) */
   int rc = ok ? link_watermark(s, WM_MAX, err) : SL_OK;
+  if (s->hold) /* what a failure left */
+    send_held(s, WM_MAX, false, NULL);
+  free(s->held);
   for (int i = 0; i < s->n; i++)
     close(s->fds[i]);
   free(s->fds);

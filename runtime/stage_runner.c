@@ -125,7 +125,7 @@ static keyed_rows *store_key(leaf_store *ls, int64_t key) {
   ls->nkeys++;
   k = &ls->keys[at];
   k->key = key;
-  sorted_result_init(&k->rows, ls->layout, ls->run->buffer_size);
+  sorted_result_init_growing(&k->rows, ls->layout, ls->run->buffer_size);
   return k;
 }
 

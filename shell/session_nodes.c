@@ -353,7 +353,7 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
     return;
   }
   const sl_staged_plan *sp = plan->staged;
-  if (sp->join_strategy == SL_JOIN_SHUFFLE) {
+  if (sl_join_routes_both(sp->join_strategy)) {
     sl_strbuf_printf(
         out,
         "== Nodes ==\n%d nodes (%s), each running leaf %d on its share of "
@@ -361,10 +361,14 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
         "join key's hash names it: leaf %d runs on node processes of its "
         "own; the nodes of both leaves send each row over links (tcp) to "
         "the node its join key names (a stage node's own rows to itself "
-        "too), with their watermarks; the stage nodes' result rows come "
+        "too)%s, with their watermarks; the stage nodes' result rows come "
         "here and go out window by window, once every node has passed a "
         "window\n",
-        n, where, sp->local_leaf + 1, sp->bcast_leaf + 1);
+        n, where, sp->local_leaf + 1, sp->bcast_leaf + 1,
+        sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS
+            ? ", a window's rows at once when the sender's watermark passes "
+              "it (late merge)"
+            : "");
     for (int k = 0; k < 2; k++) {
       int leaf = k ? sp->bcast_leaf : sp->local_leaf;
       const sl_plan *lp = sp->leaves[leaf];
@@ -476,7 +480,8 @@ static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
     rc = sl_cluster_xlisten(c, 3, SL_XPORT_TCP, links, err);
   /* The side's nodes send to the stage nodes' links; under a repartition
    * of both sides the stage nodes send their own rows there too. */
-  if (rc == SL_OK && links && (fed < 0 || join == SL_JOIN_SHUFFLE))
+  if (rc == SL_OK && links &&
+      (fed < 0 || sl_join_routes_both((sl_join_strategy)join)))
     sl_strbuf_appendn(&addrs, links->data, links->len);
   if (rc == SL_OK)
     rc = sl_cluster_query(c, text, len, leaf, fed, join, (int)plan->strategy,
@@ -660,7 +665,7 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
                         "coordinator and the node run one build?");
   int nroute = keyed ? sp->nroute : 0;
   const int *route = keyed ? sp->route_cols : NULL;
-  if (join == SL_JOIN_SHUFFLE) {
+  if (sl_join_routes_both((sl_join_strategy)join)) {
     int *cols;
     nroute = sl_staged_join_route(arena, sp, leaf, &cols);
     route = cols;
@@ -677,7 +682,21 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
       nodes->stage_addrs,
       nroute,
       route,
-      (uint32_t)sl_settings_get_int(s->settings, "sluice.buffer-size", 65536)};
+      (uint32_t)sl_settings_get_int(s->settings, "sluice.buffer-size", 65536),
+      NULL,
+      -1};
+  if (join == SL_JOIN_LATE_MERGE_ROWS) {
+    /* Held per window by the time the stage store puts them in windows
+     * by (its first event-time column). */
+    for (int c = 0; c < lp->nout && spec.time_field < 0; c++)
+      if (lp->out_types[c]->time_attr == SL_TIME_ROWTIME)
+        spec.time_field = c;
+    if (!lp->window_rows || spec.time_field < 0)
+      return sl_error_set(err, SL_EINTERNAL,
+                          "a late merge of rows that are no window rows: "
+                          "do the coordinator and the node run one build?");
+    spec.hold = &lp->window;
+  }
   lp->sink = &sl_sink_to_stage_nodes;
   lp->sink_arg = &spec;
   lp->sink_table = NULL;
@@ -711,7 +730,7 @@ typedef struct own_sender {
   sl_arena arena;
   sl_bound_stmt *b;
   sl_plan *plan; /* a plan of its own: the stage runner sets up its copy */
-  int leaf, strategy;
+  int leaf, join, strategy;
   const sl_exec_nodes *nodes;
   sl_query_stats stats;
   sl_error err;
@@ -720,9 +739,8 @@ typedef struct own_sender {
 
 static void *own_sender_main(void *arg) {
   own_sender *o = arg;
-  o->rc =
-      side_to_stage_nodes(&o->arena, o->plan->staged, o->leaf, SL_JOIN_SHUFFLE,
-                          o->strategy, o->nodes, o->s, &o->stats, &o->err);
+  o->rc = side_to_stage_nodes(&o->arena, o->plan->staged, o->leaf, o->join,
+                              o->strategy, o->nodes, o->s, &o->stats, &o->err);
   /* A sender that failed before its links were up would leave the stages
    * waiting for it: stop them (its error is the cause). */
   if (o->rc != SL_OK)
@@ -735,8 +753,8 @@ static void *own_sender_main(void *arg) {
  * key names (this one, one time in n), as the other side's nodes send
  * theirs; the stages run over what the links bring of both leaves. */
 static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
-                               size_t len, int leaf, int fed, int strategy,
-                               const sl_exec_nodes *nodes,
+                               size_t len, int leaf, int fed, int join,
+                               int strategy, const sl_exec_nodes *nodes,
                                sl_query_stats *stats, sl_error *err) {
   if (plan->staged->nleaves != 2 || nodes->nstage == 0 || !nodes->feeds ||
       !nodes->feeds[leaf] || !nodes->feeds[fed])
@@ -747,6 +765,7 @@ static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
   own_sender o = {0};
   o.s = s;
   o.leaf = leaf;
+  o.join = join;
   o.strategy = strategy;
   o.nodes = nodes;
   sl_arena_init(&o.arena, 0);
@@ -812,9 +831,9 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
                         "leaf %d of a query that has no such leaf here: "
                         "do the coordinator and the node run one build?",
                         leaf + 1);
-    else if (fed >= 0 && join == SL_JOIN_SHUFFLE) {
-      rc = shuffle_stages_here(s, plan, text, len, leaf, fed, strategy, nodes,
-                               stats, err);
+    else if (fed >= 0 && sl_join_routes_both((sl_join_strategy)join)) {
+      rc = shuffle_stages_here(s, plan, text, len, leaf, fed, join, strategy,
+                               nodes, stats, err);
       plan = NULL;
     } else if (fed >= 0) {
       /* A broadcast join: the stages here, over this node's rows of the

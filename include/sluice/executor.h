@@ -85,6 +85,12 @@ typedef struct sl_stage_link_spec {
   int nroute;
   const int *route;
   uint32_t buffer_size;
+  /* Late merge of window rows (SL_JOIN_LATE_MERGE_ROWS): hold each row
+   * until the watermark passes its first window (of hold, by the time in
+   * field time_field), then send that window's rows per partition in one
+   * go, before the watermark.  NULL: every row as it comes. */
+  const sl_plan_window *hold;
+  int time_field;
 } sl_stage_link_spec;
 extern const sl_sink_connector sl_sink_to_stage_nodes;
 /* The receiving end: a thread accepts links on listen_fd (the caller

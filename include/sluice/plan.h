@@ -222,8 +222,15 @@ typedef enum sl_join_strategy {
   SL_JOIN_BROADCAST = 1,
   SL_JOIN_REPARTITION = 2,
   SL_JOIN_LATE_MERGE = 3,
-  SL_JOIN_SHUFFLE = 4, /* 'repartition' when neither side can stay */
+  SL_JOIN_SHUFFLE = 4,         /* 'repartition' when neither side can stay */
+  SL_JOIN_LATE_MERGE_ROWS = 5, /* 'late-merge' of two window-rows sides */
 } sl_join_strategy;
+
+/* Are both sides' rows routed by the join key to the stage nodes (the
+ * stage nodes' own leaf too)? */
+static inline bool sl_join_routes_both(sl_join_strategy j) {
+  return j == SL_JOIN_SHUFFLE || j == SL_JOIN_LATE_MERGE_ROWS;
+}
 
 typedef struct sl_stage sl_stage;
 struct sl_stage {
@@ -290,8 +297,13 @@ struct sl_staged_plan {
    * when no side is grouped by the join key), the stages run on the nodes
    * of local_leaf, and every row of both leaves goes to the node its join
    * key's hash names (sl_staged_join_route): local_leaf's nodes route
-   * their own rows too, to each other over the same links.  join_why: the
-   * choice's reason and estimates, for EXPLAIN. */
+   * their own rows too, to each other over the same links;
+   * LATE_MERGE_ROWS (what 'late-merge' is when both sides are window TVF
+   * rows), as SHUFFLE, but every node holds its rows per window (a
+   * grow-only set of rows per join key) until its watermark passes the
+   * window, then sends each partition's rows to its node in one go, which
+   * concatenates them and probes.  join_why: the choice's reason and
+   * estimates, for EXPLAIN. */
   sl_join_strategy join_strategy;
   int local_leaf, bcast_leaf;
   int nroute;

@@ -16,7 +16,11 @@
 # leaves: q7, q8, the window joins; the others run as single), and on 2
 # and 3 with the repartitioned join (where one side is a windowed
 # aggregate grouped by the join key: q8, the window join of aggregates;
-# else both sides routed by the join key: q7, the joins of window rows).
+# else both sides routed by the join key: q7, the joins of window rows),
+# and on 2 and 3 with the late-merge join (both sides' aggregates split by
+# the join key at the same leaders: q8, the window join of aggregates;
+# window rows held per window at their senders until the watermark passes
+# it: the joins of window rows; the others run as single).
 # Window rows of TUMBLE and HOP TVFs (each HOP row in two windows).  The generator's
 # events are in time order per worker, so none is late and the oracle uses
 # them all (checked: the summary line must say 0 late records).

@@ -5,7 +5,8 @@
  * only once every sender has connected, and a link that ends before its
  * sender's final watermark closes the feed (the stages stop).  Links of
  * two leaves at one stage node (a repartition of both sides) feed each
- * leaf its own rows and watermark. */
+ * leaf its own rows and watermark.  Under a late merge of window rows the
+ * sink holds each window's rows until the watermark passes it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,7 +114,7 @@ static void test_rows_go_to_their_partition(void **state) {
   start_receiver(&r[1], 1);
   const char *addrs[2] = {r[0].addr, r[1].addr};
   const int route[1] = {0};
-  sl_stage_link_spec spec = {0, 2, addrs, 1, route, 4096};
+  sl_stage_link_spec spec = {0, 2, addrs, 1, route, 4096, NULL, -1};
   sl_sink *s = open_sender(&spec, l);
   sl_buffer b;
   sl_buffer_init(&b, l, 1 << 16);
@@ -171,7 +172,7 @@ static void test_watermark_is_the_minimum(void **state) {
   receiver r;
   start_receiver(&r, 2);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec spec = {0, 1, addrs, 0, NULL, 4096};
+  sl_stage_link_spec spec = {0, 1, addrs, 0, NULL, 4096, NULL, -1};
   sl_sink *x = open_sender(&spec, l), *y = open_sender(&spec, l);
   sl_error err = {0};
   sl_buffer in;
@@ -208,7 +209,7 @@ static void test_broken_link_closes_the_feed(void **state) {
   receiver r;
   start_receiver(&r, 1);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec spec = {0, 1, addrs, 0, NULL, 4096};
+  sl_stage_link_spec spec = {0, 1, addrs, 0, NULL, 4096, NULL, -1};
   sl_sink *x = open_sender(&spec, l);
   sl_error err = {0};
   assert_int_equal(sl_sink_to_stage_nodes.watermark(x, 10, &err), SL_OK);
@@ -235,8 +236,8 @@ static void test_two_leaves_at_one_node(void **state) {
   receiver r;
   start_receiver2(&r, 1, 2);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec s0 = {0, 1, addrs, 0, NULL, 4096};
-  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096};
+  sl_stage_link_spec s0 = {0, 1, addrs, 0, NULL, 4096, NULL, -1};
+  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096, NULL, -1};
   sl_sink *x = open_sender(&s0, l), *y = open_sender(&s1, l),
           *z = open_sender(&s1, l);
   sl_error err = {0};
@@ -288,7 +289,7 @@ static void test_link_of_another_leaf_is_refused(void **state) {
   receiver r;
   start_receiver(&r, 1);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096};
+  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096, NULL, -1};
   sl_sink *y = open_sender(&s1, l);
   sl_error err = {0};
   sl_buffer in;
@@ -302,6 +303,84 @@ static void test_link_of_another_leaf_is_refused(void **state) {
   sl_arena_free(&a);
 }
 
+/* Late merge of window rows: the sink holds each row until the watermark
+ * passes its (first) window, then sends that window's rows to their
+ * partitions, before the watermark; the rest at a successful close.
+ * Column 0 is both the join key and the event time here; windows are
+ * TUMBLE of 10 time units. */
+static void test_held_rows_wait_for_their_window(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  sl_row_layout *l = layout(&a);
+  receiver r[2];
+  start_receiver(&r[0], 1);
+  start_receiver(&r[1], 1);
+  const char *addrs[2] = {r[0].addr, r[1].addr};
+  const int route[1] = {0};
+  sl_plan_window w;
+  memset(&w, 0, sizeof w);
+  w.kind = SL_WINDOW_TUMBLE;
+  w.size_us = w.slide_us = 10;
+  w.unit_us = 1;
+  sl_stage_link_spec spec = {0, 2, addrs, 1, route, 4096, &w, 0};
+  sl_sink *s = open_sender(&spec, l);
+  sl_buffer b, in;
+  sl_buffer_init(&b, l, 1 << 16);
+  memset(&in, 0, sizeof in);
+  fill(&b, 0, 30);
+  sl_error err = {0};
+  int64_t wm = 0;
+  assert_int_equal(sl_sink_to_stage_nodes.write(s, &b, &err), SL_OK);
+  for (int p = 0; p < 2; p++)
+    assert_int_equal(next(&r[p], l, &in, &wm), SL_FEED_NOTHING);
+  /* 9 fires the window [0, 10): its rows, then the watermark. */
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(s, 9, &err), SL_OK);
+  int got = 0;
+  for (int p = 0; p < 2; p++) {
+    int k;
+    while ((k = next(&r[p], l, &in, &wm)) == SL_FEED_ROWS) {
+      for (uint32_t i = 0; i < in.nrows; i++) {
+        const uint8_t *row = sl_buffer_row(&in, i);
+        int64_t key = SL_FIELD(row, l, 0, int64_t);
+        assert_true(key < 10);
+        assert_int_equal(
+            sl_leader_partition(sl_fields_hash(l, row, 1, route), 2), p);
+        got++;
+      }
+    }
+    assert_int_equal(k, SL_FEED_WATERMARK);
+    assert_int_equal(wm, 9);
+  }
+  assert_int_equal(got, 10);
+  /* 15 fires no window: the watermark alone. */
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(s, 15, &err), SL_OK);
+  for (int p = 0; p < 2; p++) {
+    assert_int_equal(next(&r[p], l, &in, &wm), SL_FEED_WATERMARK);
+    assert_int_equal(wm, 15);
+  }
+  /* The close sends what is still held, then the final watermark. */
+  assert_int_equal(sl_sink_to_stage_nodes.close(s, true, &err), SL_OK);
+  for (int p = 0; p < 2; p++) {
+    int k;
+    while ((k = next(&r[p], l, &in, &wm)) == SL_FEED_ROWS) {
+      for (uint32_t i = 0; i < in.nrows; i++) {
+        int64_t key = SL_FIELD(sl_buffer_row(&in, i), l, 0, int64_t);
+        assert_true(key >= 10 && key < 30);
+        got++;
+      }
+    }
+    assert_int_equal(k, SL_FEED_WATERMARK);
+    assert_true(wm == INT64_MAX);
+  }
+  assert_int_equal(got, 30);
+  sl_buffer_free(&b);
+  sl_buffer_free(&in);
+  stop_receiver(&r[0]);
+  stop_receiver(&r[1]);
+  sl_arena_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows_go_to_their_partition),
@@ -309,6 +388,7 @@ int main(void) {
       cmocka_unit_test(test_broken_link_closes_the_feed),
       cmocka_unit_test(test_two_leaves_at_one_node),
       cmocka_unit_test(test_link_of_another_leaf_is_refused),
+      cmocka_unit_test(test_held_rows_wait_for_their_window),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
