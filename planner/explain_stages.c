@@ -37,8 +37,12 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st);
 static xnode *leaf_node(sl_arena *a, printer *pr, const sl_stage *st) {
   const sl_plan *lp = pr->p->staged->leaves[st->leaf];
   int workers = pr->workers;
-  const char *strategy =
-      lp->strategy == SL_STRATEGY_REPARTITION ? "repartition" : "late-merge";
+  /* A leaf without state (a stream, window TVF rows) has no strategy:
+   * each worker passes its own share on. */
+  const char *strategy = lp->kind != SL_PLAN_AGGREGATE ? "none (no state)"
+                         : lp->strategy == SL_STRATEGY_REPARTITION
+                             ? "repartition"
+                             : "late-merge";
   if (pr->shown[st->leaf]) {
     xnode *n = sl_xnode(a, "Leaf");
     n->detail = sl_arena_printf(

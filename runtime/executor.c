@@ -532,6 +532,13 @@ static int leaders_round(coordinator *c, worker *ws, int n, bool *progress) {
   return rc;
 }
 
+void session_fragment_free(session_fragment *f) {
+  sl_arena_free(&f->arena);
+  free(f->states);
+  free(f->key);
+  free(f);
+}
+
 /* Session windows: merge the workers' closed fragments per key; a merged
  * session fires when every worker's watermark has passed its end and no
  * worker still has an open session that could touch it. */
@@ -614,8 +621,7 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
         !session_store_add(c->sessions, sl_key_hash(c->q->key_layout, f->key),
                            f->key, f->start, f->end, f->states, WM_MIN, c->err))
       rc = c->err->code ? c->err->code : SL_EINTERNAL;
-    free(f->key);
-    free(f);
+    session_fragment_free(f);
     *progress = true;
   }
   double t1 = sl_clock_seconds();
@@ -822,6 +828,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     if (!c.sessions)
       abort();
     session_store_init(c.sessions, q.key_layout, &q.aggs);
+    c.sessions->reuse_closed = true; /* emit_session copies what it reads */
     c.session_cap = WM_MIN;
   }
   sl_buffer_init(&c.out_rows, q.out_layout, q.buffer_size);
@@ -1103,8 +1110,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
       }
     for (session_fragment *f = ws[i].fragments; f;) {
       session_fragment *next = f->next;
-      free(f->key);
-      free(f);
+      session_fragment_free(f);
       f = next;
     }
     if (ws[i].sessions) {

@@ -128,11 +128,16 @@ typedef struct window_partial {
 /* A closed session from one worker (session windows). */
 typedef struct session_fragment {
   int64_t start, end;
-  uint8_t *key;          /* a copy of the key row (heap) */
-  const uint8_t *states; /* in the worker's session store (kept alive
-                          * until the query ends) */
+  uint8_t *key;    /* a copy of the key row (heap) */
+  uint8_t *states; /* a copy of the session's states (heap), their long
+                    * strings and DISTINCT sets in arena: the worker
+                    * reuses the session once it is handed over */
+  sl_arena arena;
   struct session_fragment *next;
 } session_fragment;
+
+/* Free a fragment and what it owns. */
+void session_fragment_free(session_fragment *f);
 
 /* A buffer of finished output rows (stateless queries). */
 typedef struct out_batch {

@@ -204,9 +204,12 @@ int session_store_close(session_store *s, session_pred can_close, session_fn fn,
     while (*pp != ss)
       pp = &(*pp)->next;
     *pp = ss->next;
-    /* Not reused: fn's receiver may still read its states. */
     ss->gen++;
     s->open--;
+    if (s->reuse_closed) {
+      ss->next = s->free_list;
+      s->free_list = ss;
+    }
   }
   s->min_end = h->n ? h->v[0].at : WM_MAX;
   s->min_start = earliest_start(&s->by_start);

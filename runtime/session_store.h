@@ -47,6 +47,9 @@ typedef struct session_store {
   int64_t min_start; /* lower bound of every open session's start */
   int64_t min_end;   /* lower bound of every open session's end */
   uint64_t open;     /* sessions held */
+  /* Closed sessions are reused (their out-of-line state parts stay in the
+   * arena): set when close's fn copies what it keeps of a session. */
+  bool reuse_closed;
 } session_store;
 
 void session_store_init(session_store *s, const sl_row_layout *key_layout,
@@ -71,9 +74,9 @@ bool session_store_overlaps(session_store *s, uint64_t hash, const uint8_t *key,
 /* Call fn for every session that may close (can_close true), then remove
  * it.  can_close must hold for every session ending before one it holds
  * for (sessions are visited in order of end until it fails).  Recomputes
- * min_start/min_end.  fn gets the key row and session; its
- * states stay valid until the store is freed (their strings and DISTINCT
- * sets live in the store's arena). */
+ * min_start/min_end.  fn gets the key row and session; the key's long
+ * strings stay valid until the store is freed, and so do the session's
+ * states unless reuse_closed (then fn must copy what it keeps). */
 typedef int (*session_fn)(void *arg, const uint8_t *key, const session *ss);
 typedef bool (*session_pred)(void *arg, const session *ss);
 int session_store_close(session_store *s, session_pred can_close, session_fn fn,

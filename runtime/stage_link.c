@@ -181,8 +181,11 @@ static int send_held(sl_sink *s, int64_t wm, bool send, sl_error *err) {
     }
     free(h->parts);
   }
-  memmove(s->held, s->held + done, sizeof *s->held * (size_t)(s->nheld - done));
-  s->nheld -= done;
+  if (done > 0) {
+    memmove(s->held, s->held + done,
+            sizeof *s->held * (size_t)(s->nheld - done));
+    s->nheld -= done;
+  }
   return rc;
 }
 

@@ -163,17 +163,29 @@ static bool session_closes(void *arg, const session *ss) {
 static int session_fragment_out(void *arg, const uint8_t *key,
                                 const session *ss) {
   closing *c = arg;
+  const sl_agg_set *aggs = &c->s->q->aggs;
   uint32_t kw = c->s->q->key_layout->width;
   session_fragment *f = malloc(sizeof *f);
   uint8_t *k = malloc(kw ? kw : 1);
-  if (!f || !k)
+  uint8_t *st = malloc(aggs->state_width + 1);
+  if (!f || !k || !st)
     abort();
-  memcpy(k, key, kw);
+  memcpy(k, key, kw); /* its long strings stay in the store's arena */
+  /* The states are copied (the store reuses the session): their
+   * out-of-line parts into the fragment's arena, which allocates nothing
+   * for plain numeric states. */
+  sl_arena_init(&f->arena, 1024);
+  sl_agg_state_init(aggs, st);
+  int rc = sl_agg_merge(aggs, st, ss->states, &f->arena, &c->s->w->err);
   f->start = ss->start;
   f->end = ss->end;
   f->key = k;
-  f->states = ss->states;
+  f->states = st;
   f->next = NULL;
+  if (rc != SL_OK) {
+    session_fragment_free(f);
+    return rc;
+  }
   if (c->tail)
     c->tail->next = f;
   else
@@ -193,8 +205,14 @@ static int hand_over_sessions(worker_state *s) {
       (s->wm == WM_MAX || st->min_end - s->plan->window.unit_us <= s->wm)) {
     int rc = session_store_close(st, session_closes, session_fragment_out, &c,
                                  &w->err);
-    if (rc != SL_OK)
+    if (rc != SL_OK) {
+      while (c.head) {
+        session_fragment *next = c.head->next;
+        session_fragment_free(c.head);
+        c.head = next;
+      }
       return rc;
+    }
   }
   pthread_mutex_lock(&w->lock);
   if (c.head) {
@@ -466,6 +484,8 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
         if (!s->sessions)
           abort();
         session_store_init(s->sessions, kl, &q->aggs);
+        /* Fragments copy the states they hand over. */
+        s->sessions->reuse_closed = true;
       }
       /* Sessions the watermark has passed are closed, whichever of the two
        * watermarks passed them (under repartition the sender's may be
