@@ -115,7 +115,7 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
     bool late = sp->join_strategy == SL_JOIN_LATE_MERGE ||
                 sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS;
     bool shuffle = sp->join_strategy == SL_JOIN_SHUFFLE;
-    if (late && sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS)
+    if (sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS)
       sl_strbuf_printf(&b,
                        "strategy: late merge: every node holds its rows of "
                        "leaves %d and %d per window (a set of rows per join "
