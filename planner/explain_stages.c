@@ -214,11 +214,18 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
     above = lim;
   }
   xnode *stages = sl_xnode(a, "Stages");
-  stages->detail = sl_arena_printf(
-      a,
-      "{ %d lea%s, each its own pipeline; the stages above run once per "
-      "window, when every leaf has passed its end }",
-      p->staged->nleaves, p->staged->nleaves == 1 ? "f" : "ves");
+  stages->detail =
+      p->staged->at_once
+          ? sl_arena_printf(a,
+                            "{ %d leaf, its own pipeline; no stage above "
+                            "holds state: rows go out as they arrive, "
+                            "each with its window }",
+                            p->staged->nleaves)
+          : sl_arena_printf(
+                a,
+                "{ %d lea%s, each its own pipeline; the stages above run "
+                "once per window, when every leaf has passed its end }",
+                p->staged->nleaves, p->staged->nleaves == 1 ? "f" : "ves");
   if (st) {
     sl_xnode_actual(a, stages, "windows evaluated",
                     sl_explain_count(a, st->stage_windows));

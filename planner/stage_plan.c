@@ -914,6 +914,18 @@ static void prune_leaf(sl_arena *a, sl_plan *lp, const bool *used) {
     sl_plan_prune_leaves(a, lp);
 }
 
+/* Does a stage of this tree keep rows across a window (a join, an
+ * aggregate, a Top-N)? */
+static bool holds_state(const sl_stage *st) {
+  if (!st)
+    return false;
+  if (st->kind == SL_STAGE_JOIN || st->kind == SL_STAGE_AGGREGATE ||
+      st->kind == SL_STAGE_TOPN)
+    return true;
+  return holds_state(st->input) || holds_state(st->left) ||
+         holds_state(st->right);
+}
+
 int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
                         sl_error *err) {
   stager g = {a, SL_ANEW(a, sl_staged_plan), err, 0, 0, false};
@@ -927,6 +939,7 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
   if (top->stream)
     return refuse(&g, q->span, "a stream on its own in a staged query");
   g.sp->top = top;
+  g.sp->at_once = !holds_state(top);
   bool *all = SL_ANEW_N(a, bool, top->ncols + 1);
   for (int i = 0; i < top->ncols; i++)
     all[i] = true;

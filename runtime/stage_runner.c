@@ -583,7 +583,11 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
         if (!ls->stream && ls->nkeys > 0 && ls->keys[0].key < next)
           next = ls->keys[0].key;
       }
-      if (next == WM_MAX || next > frontier || rc != SL_OK)
+      /* Stages without state take rows as they come (a window's may
+       * then go out in several parts); a node keeps to window order,
+       * which the coordinator merges by. */
+      if (next == WM_MAX || (next > frontier && !(sp->at_once && !node)) ||
+          rc != SL_OK)
         break;
       const rel *result = NULL;
       rc = stage_eval_window(&ev, top, next, &result);

@@ -279,6 +279,10 @@ struct sl_staged_plan {
                      * leaf's stage adds window_start, window_end and
                      * window_time to its rows itself) */
   sl_stage *top;
+  /* No stage holds state (only SELECTs over one leaf, e.g. window TVF
+   * rows read on their own): rows go out as they arrive, not when their
+   * window closes (as Flink's window TVF emits them). */
+  bool at_once;
   sl_plan_window window; /* the windows every windowed leaf shares */
   /* How the join meets on several nodes (planner/choose_join.c; set by
    * the session): SINGLE, every leaf's rows to the coordinator, which
