@@ -221,8 +221,10 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
   int idx = g->nleaves++;
   sp->leaves[idx] = leaf;
   sp->nleaves = g->nleaves;
-  /* Window rows: the input's columns, then the window's three. */
-  int ncols = rows ? leaf->nout + 3 : windowed ? leaf->nout - 1 : leaf->nout;
+  /* Window rows: the input's columns (not the hidden last one), then the
+   * window's three. */
+  int nrow = rows ? leaf->nout - 1 : leaf->nout;
+  int ncols = rows ? nrow + 3 : windowed ? leaf->nout - 1 : leaf->nout;
   sl_stage *st = new_stage(g, SL_STAGE_LEAF, ncols);
   st->leaf = idx;
   st->stream = !windowed;
@@ -231,8 +233,8 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
     st->names[i] = q->cols[i].name;
     st->types[i] = q->cols[i].type;
     if (rows) {
-      if (i >= leaf->nout)
-        st->wprop[i] = i - leaf->nout; /* START, END, ROWTIME */
+      if (i >= nrow)
+        st->wprop[i] = i - nrow; /* START, END, ROWTIME */
       else if (st->time_col < 0 &&
                leaf->out_types[i]->time_attr == SL_TIME_ROWTIME)
         st->time_col = i; /* kept: the store assigns windows by it (the
@@ -569,6 +571,29 @@ static int stage_window_rows(stager *g, const sl_bfrom *f, sl_stage **out) {
   if (leaf->kind != SL_PLAN_STATELESS)
     return refuse(g, f->span, "a window table function over an aggregate");
   leaf->window_rows = true;
+  /* A hidden last column: NULL, or the end of the first window of the
+   * row's that had not fired when the row came (runtime/worker.c). */
+  int n = leaf->nout;
+  sl_bexpr **cols = SL_ANEW_N(g->a, sl_bexpr *, n + 1);
+  const char **names = SL_ANEW_N(g->a, const char *, n + 1);
+  const sl_type **types = SL_ANEW_N(g->a, const sl_type *, n + 1);
+  for (int i = 0; i < n; i++) {
+    cols[i] = leaf->out[i];
+    names[i] = leaf->out_names[i];
+    types[i] = leaf->out_types[i];
+  }
+  sl_bexpr *live = SL_ANEW(g->a, sl_bexpr);
+  live->kind = SL_BEXPR_LITERAL;
+  live->type = sl_type_new(g->a, SL_TYPE_BIGINT);
+  live->lit.kind = SL_LIT_NULL;
+  live->name = "$live_from";
+  cols[n] = live;
+  names[n] = live->name;
+  types[n] = live->type;
+  leaf->out = cols;
+  leaf->out_names = names;
+  leaf->out_types = types;
+  leaf->nout = n + 1;
   sl_plan_window *pw = &leaf->window;
   pw->kind = w->kind;
   pw->size_us = w->size_ms * 1000;
@@ -897,7 +922,8 @@ static void prune_stage(sl_arena *a, bool **leaf_used, sl_stage *st,
  * window_end stays); a stream leaf's source then reads less. */
 static void prune_leaf(sl_arena *a, sl_plan *lp, const bool *used) {
   bool windowed = lp->kind == SL_PLAN_AGGREGATE && lp->windowed;
-  int n = windowed ? lp->nout - 1 : lp->nout; /* window rows: all of them */
+  /* The hidden last column stays (window_end; window rows' $live_from). */
+  int n = windowed || lp->window_rows ? lp->nout - 1 : lp->nout;
   bool changed = false;
   for (int i = 0; i < n; i++) {
     if (used[i])

@@ -43,7 +43,8 @@ typedef struct leaf_store {
   bool window_rows;      /* keyed by the window end of each row's time */
   sl_plan_window window; /* window_rows: the TVF's window (TUMBLE, HOP or
                           * CUMULATE; the plan's unit_us is the time's) */
-  int time_field;        /* stream: the event-time field */
+  int time_field;        /* stream, window rows: the event-time field */
+  int live_field;        /* window rows: the hidden $live_from (the last) */
   int64_t bucket_us;     /* stream: bucket width */
   int64_t drop_below;    /* stream: rows before this time are too late */
   int64_t hi_us;         /* stream: the interval's upper end after a window

@@ -136,14 +136,14 @@ static const uint8_t *window_row(const leaf_store *ls, const uint8_t *row,
   const sl_row_layout *in = ls->in_layout, *l = ls->layout;
   const sl_plan_window *w = &ls->window;
   memset(scratch, 0, l->width);
-  for (int f = 0; f < in->nfields; f++) {
+  for (int f = 0; f < ls->live_field; f++) {
     bool null = sl_row_is_null(row, f);
     sl_row_set_null(scratch, f, null);
     if (!null)
       memcpy(scratch + l->fields[f].offset, row + in->fields[f].offset,
              l->fields[f].size);
   }
-  int n = in->nfields;
+  int n = ls->live_field;
   SL_FIELD(scratch, l, n, int64_t) = window_start(w, end);
   SL_FIELD(scratch, l, n + 1, int64_t) = end;
   SL_FIELD(scratch, l, n + 2, int64_t) = end - w->unit_us;
@@ -193,12 +193,17 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
                      row, err);
       continue;
     }
-    /* None of them has fired: the leaf dropped the row if its first had
-     * (runtime/worker.c, drop_late_rows). */
+    /* Its windows from the first that had not fired when it came (the
+     * leaf dropped the row if none was left: runtime/worker.c,
+     * drop_late_rows). */
     const sl_plan_window *w = &ls->window;
     int64_t slice = slice_of(w, v);
     int64_t step = w->kind == SL_WINDOW_TUMBLE ? w->size_us : w->slide_us;
-    for (int64_t end = first_end(w, slice), last = last_end(w, slice);
+    int64_t from = first_end(w, slice);
+    if (!sl_row_is_null(row, ls->live_field) &&
+        SL_FIELD(row, l, ls->live_field, int64_t) > from)
+      from = SL_FIELD(row, l, ls->live_field, int64_t);
+    for (int64_t end = from, last = last_end(w, slice);
          end <= last && rc == SL_OK; end += step)
       rc = store_add(ls, &k, end, window_row(ls, row, end, s->scratch), err);
   }
@@ -481,6 +486,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     ls->wm = WM_MIN;
     ls->drop_below = WM_MIN;
     ls->window_rows = lp->window_rows;
+    ls->live_field = lp->window_rows ? lp->nout - 1 : -1;
     ls->stream =
         !(lp->kind == SL_PLAN_AGGREGATE && lp->windowed) && !lp->window_rows;
     ls->time_field = -1;

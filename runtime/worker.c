@@ -390,18 +390,39 @@ static void publish_batch(worker_state *s, out_batch *b) {
   sl_exec_publish_batch(s->w, b);
 }
 
+/* Window rows whose first windows had fired: where their windows begin,
+ * in the leaf's hidden last column (NULL, as the plan writes it, for the
+ * others). */
+static void mark_live_windows(worker_state *s, sl_buffer *out,
+                              uint32_t first_row, const uint32_t *sel,
+                              uint32_t k) {
+  const sl_row_layout *l = out->layout;
+  int f = l->nfields - 1;
+  for (uint32_t j = 0; j < k; j++) {
+    uint32_t i = s->origin ? s->origin[sel[j]] : sel[j];
+    if (s->live_from[i] == WM_MIN)
+      continue;
+    uint8_t *row = sl_buffer_row(out, first_row + j);
+    sl_row_set_null(row, f, false);
+    SL_FIELD(row, l, f, int64_t) = s->live_from[i];
+  }
+}
+
 static int project(worker_state *s, const sl_buffer *in, const uint32_t *sel,
                    uint32_t n) {
   exec_query *q = s->q;
   uint32_t done = 0;
   while (done < n) {
     out_batch *b = new_batch(s);
+    uint32_t first_row = b->buf.nrows;
     int k = eval_rows(s, q->out_progs, q->plan->nout, in, sel + done, n - done,
                       &b->buf);
     if (k < 0) {
       publish_batch(s, b);
       return k;
     }
+    if (s->partly_late)
+      mark_live_windows(s, &b->buf, first_row, sel + done, (uint32_t)k);
     if (k == 0 && b->buf.nrows == 0)
       return sl_error_set(&s->w->err, SL_EINVAL,
                           "an output row is larger than a buffer (%u bytes); "
@@ -744,22 +765,39 @@ static int drop_late_rows(worker_state *s, const sl_buffer *in, uint32_t *n) {
   if (k < 0)
     return k;
   const sl_row_layout *wl = s->wm_values.layout, *tl = s->rowtimes.layout;
-  /* Window rows (window_rows) are late when their first window has
+  /* Window rows (window_rows) are late when their last window has
    * fired: its end - unit at or before the watermark.  Under HOP and
-   * CUMULATE the row is dropped from its later windows too (Flink keeps
-   * it there): the stage store assigns the windows, and only this worker
-   * knows the watermark that came before the row. */
+   * CUMULATE a row whose first windows have fired counts in the later
+   * ones (as Flink's TVF assigns it): the stage store assigns the windows,
+   * and only this worker knows the watermark that came before the row, so
+   * it says where they begin (live_from). */
   const sl_plan_window *pw = s->plan->window_rows ? &s->plan->window : NULL;
   uint32_t kept = 0;
+  s->partly_late = false;
   for (uint32_t i = 0; i < *n; i++) {
     const uint8_t *t = sl_buffer_row(&s->rowtimes, i);
     int64_t v = sl_row_is_null(t, 0) ? 0 : SL_FIELD(t, tl, 0, int64_t);
-    if (pw && !sl_row_is_null(t, 0)) /* the time its window fires at */
-      v = first_end(pw, slice_of(pw, v)) - pw->unit_us;
-    if (!sl_row_is_null(t, 0) && v <= s->local_wm)
+    int64_t first = WM_MIN;
+    if (pw && !sl_row_is_null(t, 0)) { /* the time its last window fires */
+      first = first_end(pw, slice_of(pw, v));
+      v = last_end(pw, slice_of(pw, v)) - pw->unit_us;
+    }
+    if (!sl_row_is_null(t, 0) && v <= s->local_wm) {
       s->w->late++;
-    else
+    } else {
+      if (pw) {
+        int64_t live = WM_MIN;
+        if (first != WM_MIN && first - pw->unit_us <= s->local_wm) {
+          int64_t step =
+              pw->kind == SL_WINDOW_TUMBLE ? pw->size_us : pw->slide_us;
+          for (live = first; live - pw->unit_us <= s->local_wm; live += step)
+            ;
+          s->partly_late = true;
+        }
+        s->live_from[i] = live;
+      }
       s->sel[kept++] = i;
+    }
     const uint8_t *w = sl_buffer_row(&s->wm_values, i);
     if (!sl_row_is_null(w, 0) && SL_FIELD(w, wl, 0, int64_t) > s->local_wm)
       s->local_wm = SL_FIELD(w, wl, 0, int64_t);
@@ -804,12 +842,14 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
   exec_query *q = s->q;
   int rc;
   sl_buffer *wm_out = q->wm_prog ? &s->wm_values : NULL;
-  if (q->k_lookup) {
+  /* A buffer with partly late window rows goes the interpreted way. */
+  bool compiled = !s->partly_late;
+  if (q->k_lookup && compiled) {
     rc = sl_worker_jit_lookup(s, in, n, wm_out);
     if (rc != SL_JIT_RETRY)
       return rc;
   }
-  if (q->k_main && !q->join) {
+  if (q->k_main && !q->join && compiled) {
     /* the whole pipeline up to the state (or the output) in one loop */
     s->origin = NULL;
     rc = sl_worker_jit_main(s, in, s->sel, n, wm_out, &s->w->rows_filtered);
@@ -860,7 +900,7 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
                           "a stream record matches more table rows than fit "
                           "in a buffer; raise SET 'sluice.buffer-size'");
     done += consumed;
-    if (q->k_main) {
+    if (q->k_main && compiled) {
       rc = sl_worker_jit_main(s, &s->joined, s->sel2, nj, NULL,
                               &s->w->rows_joined);
       if (rc != SL_JIT_RETRY) {
@@ -915,6 +955,11 @@ void *sl_worker_main(void *arg) {
   /* Rows as the buffers really hold them (their capacity is rounded up). */
   uint32_t max_rows = in.cap / q->stream_layout->width + 1;
   s.sel = malloc(sizeof(uint32_t) * max_rows);
+  if (plan->window_rows) {
+    s.live_from = malloc(sizeof(int64_t) * max_rows);
+    if (!s.live_from)
+      abort();
+  }
   const sl_row_layout *jl = q->join ? q->joined_layout : q->stream_layout;
   uint32_t max_joined = q->buffer_size / jl->width + 1;
   if (q->join) {
@@ -1085,6 +1130,7 @@ void *sl_worker_main(void *arg) {
   w->sessions = s.sessions; /* its states may still be merged */
   free(s.sel);
   free(s.sel2);
+  free(s.live_from);
   free(s.jsel);
   free(s.dest);
   free(s.keyrow);

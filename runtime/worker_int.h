@@ -49,6 +49,13 @@ typedef struct worker_state {
   sl_buffer joined, tmp;
   sl_buffer keys; /* join keys of the filtered rows (q->k_join) */
   uint32_t *sel, *sel2;
+  /* Window rows: per input row of the buffer, the end of its first window
+   * that had not fired when it came (WM_MIN: its first window), written
+   * into the leaf's hidden last column; partly_late says some row of the
+   * buffer has one (the buffer then takes the interpreted path, which
+   * knows which input row each output row is). */
+  int64_t *live_from;
+  bool partly_late;
   uint32_t *dest; /* repartition: the owner of each tmp row (k_route) */
   uint32_t *jsel; /* rows a JIT kernel kept (the input sel stays intact for
                    * the interpreter, should the kernel hand back) */

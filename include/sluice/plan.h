@@ -143,9 +143,11 @@ typedef struct sl_plan {
   /* Compute the watermark even without a window: a stream leaf of a staged
    * plan tells the stages above how far its rows are complete. */
   bool track_watermark;
-  /* A leaf of TUMBLE window-TVF rows (no aggregate): its rows go to the
-   * stages per window, `window` says which; a row is late when its window
-   * has fired (not when it is older than the watermark). */
+  /* A leaf of TUMBLE, HOP or CUMULATE window-TVF rows (no aggregate): its
+   * rows go to the stages per window, `window` says which; a row is late
+   * when its last window has fired (not when it is older than the
+   * watermark), and its hidden last output column says from which window
+   * on it counts. */
   bool window_rows;
 
   /* SL_PLAN_CONSTANT: nconst_rows rows of nout expressions without
@@ -274,10 +276,12 @@ struct sl_stage {
 
 struct sl_staged_plan {
   int nleaves;
-  sl_plan **leaves; /* their out: the leaf's columns, and for a windowed
-                     * leaf one more, hidden: window_end (a window_rows
-                     * leaf's stage adds window_start, window_end and
-                     * window_time to its rows itself) */
+  sl_plan **leaves; /* their out: the leaf's columns, and one more,
+                     * hidden: a windowed leaf's window_end; a window_rows
+                     * leaf's $live_from, NULL or the end of the row's
+                     * first window that had not fired when it came (its
+                     * stage adds window_start, window_end and window_time
+                     * to its rows itself) */
   sl_stage *top;
   /* No stage holds state (only SELECTs over one leaf, e.g. window TVF
    * rows read on their own): rows go out as they arrive, not when their
