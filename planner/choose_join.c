@@ -21,12 +21,14 @@
  *                join key at their partition leaders, so leader p of each
  *                finishes the same keys and nothing moves for the join
  *                beyond the partial state late merge moves anyway.  Both
- *                sides window TVF rows (SL_JOIN_LATE_MERGE_ROWS): the
- *                repartition of both, but each node holds a window's rows
- *                until its watermark passes the window and then sends
- *                each partition's rows at once: the same bytes, moved at
- *                the trigger instead of as they come ('auto' keeps the
- *                repartition: it moves them no later).
+ *                sides routed by the join key (SL_JOIN_LATE_MERGE_ROWS):
+ *                the repartition of both, but each node holds its rows
+ *                until the first window that needs them fires (a window
+ *                TVF row: its first window; an interval join's stream row:
+ *                the first window whose interval reaches it) and then
+ *                sends each partition's rows at once: the same bytes,
+ *                moved at the trigger instead of as they come ('auto'
+ *                keeps the repartition: it moves them no later).
  *
  * 'auto' estimates each side's rows per window from the sampled
  * statistics of its leaf's source (the cost model's sampler): a stream
@@ -55,11 +57,15 @@ bool sl_staged_join_leaves(const sl_staged_plan *sp, int *left, int *right) {
 }
 
 /* The join stage under the SELECTs (sl_staged_join_leaves said yes). */
-static const sl_stage *join_stage(const sl_staged_plan *sp) {
+const sl_stage *sl_staged_join_stage(const sl_staged_plan *sp) {
   const sl_stage *st = sp->top;
   while (st->kind == SL_STAGE_SELECT)
     st = st->input;
   return st;
+}
+
+static const sl_stage *join_stage(const sl_staged_plan *sp) {
+  return sl_staged_join_stage(sp);
 }
 
 /* Rows of these two types hash alike by sl_fields_hash. */
@@ -272,9 +278,10 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
   int *route;
   bool shuffle = keep < 0 && sl_staged_join_route(arena, sp, large, &route) &&
                  sl_staged_join_route(arena, sp, small, &route);
-  /* Window TVF rows on both sides: late merge holds them per window. */
-  bool rows_late =
-      shuffle && sp->leaves[l]->window_rows && sp->leaves[r]->window_rows;
+  /* Both routed by the key: late merge holds each node's rows until the
+   * window that first needs them fires (an aggregate side's groups come
+   * at their trigger anyway). */
+  bool rows_late = shuffle;
   double rep_bytes = keep == large   ? sb
                      : keep == small ? lb
                                      : sb + lb * (nodes - 1) / nodes;
@@ -309,10 +316,6 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
     sl_strbuf_append(&b, "; repartition needs join keys that are columns "
                          "of both sides of the same types, late merge both "
                          "sides to be windowed aggregates grouped by them");
-  else if (keep < 0 && !rows_late)
-    sl_strbuf_append(&b, "; late merge needs both sides to be windowed "
-                         "aggregates grouped by the join key, or window "
-                         "table function rows");
   else if (keep >= 0 && !both)
     sl_strbuf_append(&b, "; late merge needs both sides to be windowed "
                          "aggregates grouped by the join key");
@@ -367,7 +370,7 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
                                       "repartition",
                                       "late merge",
                                       "repartition of both sides",
-                                      "late merge of window rows"};
+                                      "late merge of rows"};
   sp->join_why = sl_arena_printf(
       arena, "%s%s: %s", forced ? "forced: " : "", sl_strbuf_cstr(&b),
       choice == SL_JOIN_SINGLE && forced && strcmp(want, "single")

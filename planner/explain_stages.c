@@ -119,10 +119,11 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
       sl_strbuf_printf(&b,
                        "strategy: late merge: every node holds its rows of "
                        "leaves %d and %d per window (a set of rows per join "
-                       "key) until its watermark passes the window, then "
-                       "sends each partition's rows to the node its join "
-                       "key's hash names (leaf %d's nodes run the stages), "
-                       "which concatenates every node's and probes",
+                       "key) until its watermark passes the first window "
+                       "that needs them, then sends each partition's rows "
+                       "to the node its join key's hash names (leaf %d's "
+                       "nodes run the stages), which concatenates every "
+                       "node's and probes",
                        sp->local_leaf + 1, sp->bcast_leaf + 1,
                        sp->local_leaf + 1);
     else if (shuffle)

@@ -9,9 +9,9 @@
  * stage node (broadcast), or to the node leading its join key's partition
  * (repartition and late merge; the hash the stage nodes' partition leaders
  * split their own groups by).  Its watermark goes to every stage node.
- * Under a late merge of window rows the sink holds each window's rows
- * per partition until its watermark passes the window, then sends them
- * before the watermark.
+ * Under a late merge of rows the sink holds each window's rows per
+ * partition until its watermark passes the first window that needs them,
+ * then sends them before the watermark.
  * On the stage node, a link reader thread takes every link's frames and
  * puts them on the fed leaf's queue (stage_feed.c): rows as they come, and
  * a watermark when the smallest of the links' watermarks grows, so the
@@ -61,7 +61,9 @@ struct sl_sink {
   uint64_t rows;
   int64_t wm_sent;
   const sl_plan_window *hold; /* or NULL: send as they come */
-  int time_field;
+  int time_field, live_field;
+  bool stream;
+  int64_t hi_us;
   held_window *held; /* in order of end */
   int nheld, capheld;
 };
@@ -90,6 +92,9 @@ static int link_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   s->wm_sent = WM_MIN;
   s->hold = a->nroute > 0 ? a->hold : NULL;
   s->time_field = a->time_field;
+  s->live_field = a->live_field;
+  s->stream = a->stream;
+  s->hi_us = a->hi_us;
   s->fds = malloc(sizeof(int) * (size_t)a->n);
   if (!s->fds)
     abort();
@@ -139,6 +144,29 @@ static int send_rows(sl_sink *s, sorted_result *copy, int to, sl_error *err) {
   }
   sl_strbuf_free(&p);
   return rc;
+}
+
+/* Under which end a row waits: send_held sends it once the watermark
+ * reaches that end less one time unit. */
+static int64_t held_until(const sl_sink *s, const uint8_t *row, int64_t t) {
+  const sl_plan_window *w = s->hold;
+  if (s->stream) {
+    /* The first window whose interval [end + lo, end + hi] reaches t ends
+     * at the first window end at or after t - hi, and it fires when the
+     * watermark passes end + hi. */
+    int64_t step = w->kind == SL_WINDOW_TUMBLE ? w->size_us : w->slide_us;
+    int64_t end = -sl_floor_div(-(t - s->hi_us - w->offset_us), step) * step +
+                  w->offset_us;
+    return end + s->hi_us + w->unit_us;
+  }
+  /* A window row waits with its first (live) window's rows; its later
+   * windows (HOP, CUMULATE) fire after that one, at the stage node, which
+   * puts it into each. */
+  int64_t end = first_end(w, slice_of(w, t));
+  if (s->live_field >= 0 && !sl_row_is_null(row, s->live_field) &&
+      SL_FIELD(row, s->layout, s->live_field, int64_t) > end)
+    end = SL_FIELD(row, s->layout, s->live_field, int64_t);
+  return end;
 }
 
 /* The held rows of the window ending at end, made if new. */
@@ -193,16 +221,13 @@ static int link_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   s->rows += rows->nrows;
   int rc = SL_OK;
   if (s->hold) {
-    /* Each row waits with its first window's rows; its later windows
-     * (HOP, CUMULATE) fire after that one, at the stage node, which puts
-     * it into each. */
     const sl_row_layout *l = s->layout;
     for (uint32_t r = 0; r < rows->nrows && rc == SL_OK; r++) {
       const uint8_t *row = sl_buffer_row(rows, r);
       if (sl_row_is_null(row, s->time_field))
         continue; /* no event time: it meets no window */
       int64_t t = SL_FIELD(row, l, s->time_field, int64_t);
-      held_window *h = held_for(s, first_end(s->hold, slice_of(s->hold, t)));
+      held_window *h = held_for(s, held_until(s, row, t));
       uint64_t hash = sl_fields_hash(l, row, s->nroute, s->route);
       rc = sorted_result_add_row(&h->parts[sl_leader_partition(hash, s->n)],
                                  row, err);

@@ -684,18 +684,35 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
       route,
       (uint32_t)sl_settings_get_int(s->settings, "sluice.buffer-size", 65536),
       NULL,
-      -1};
-  if (join == SL_JOIN_LATE_MERGE_ROWS) {
-    /* Held per window by the time the stage store puts them in windows
-     * by (its first event-time column). */
+      -1,
+      -1,
+      false,
+      0};
+  if (join == SL_JOIN_LATE_MERGE_ROWS && lp->window_rows) {
+    /* Window rows wait for their first (live) window, by the time the
+     * stage store puts them in windows by (its first event-time column). */
     for (int c = 0; c < lp->nout && spec.time_field < 0; c++)
       if (lp->out_types[c]->time_attr == SL_TIME_ROWTIME)
         spec.time_field = c;
-    if (!lp->window_rows || spec.time_field < 0)
-      return sl_error_set(err, SL_EINTERNAL,
-                          "a late merge of rows that are no window rows: "
-                          "do the coordinator and the node run one build?");
+    spec.live_field = lp->nout - 1;
     spec.hold = &lp->window;
+  } else if (join == SL_JOIN_LATE_MERGE_ROWS && lp->kind != SL_PLAN_AGGREGATE) {
+    /* An interval join's stream side waits for the first window whose
+     * interval reaches it.  (An aggregate side's groups come at their
+     * trigger anyway.) */
+    const sl_stage *js = sl_staged_join_stage(sp);
+    const sl_stage *side =
+        js->left->kind == SL_STAGE_LEAF && js->left->leaf == leaf ? js->left
+                                                                  : js->right;
+    if (!side->stream || side->time_col < 0)
+      return sl_error_set(err, SL_EINTERNAL,
+                          "a late merge of a stream that is no interval "
+                          "join's: do the coordinator and the node run one "
+                          "build?");
+    spec.time_field = side->time_col;
+    spec.stream = true;
+    spec.hi_us = js->hi_us;
+    spec.hold = &sp->window;
   }
   lp->sink = &sl_sink_to_stage_nodes;
   lp->sink_arg = &spec;

@@ -85,12 +85,19 @@ typedef struct sl_stage_link_spec {
   int nroute;
   const int *route;
   uint32_t buffer_size;
-  /* Late merge of window rows (SL_JOIN_LATE_MERGE_ROWS): hold each row
-   * until the watermark passes its first window (of hold, by the time in
-   * field time_field), then send that window's rows per partition in one
-   * go, before the watermark.  NULL: every row as it comes. */
+  /* Late merge of rows (SL_JOIN_LATE_MERGE_ROWS): hold each row until the
+   * watermark passes the first window of hold that needs it (by the time
+   * in field time_field), then send that window's rows per partition in
+   * one go, before the watermark.  A window TVF row: its first window (or
+   * the later one in field live_field, when that is not NULL); an
+   * interval join's stream row (stream): the first window whose interval
+   * [end + lo, end + hi] reaches it, which fires when the watermark
+   * passes end + hi_us.  hold NULL: every row as it comes. */
   const sl_plan_window *hold;
   int time_field;
+  int live_field; /* or -1 */
+  bool stream;
+  int64_t hi_us;
 } sl_stage_link_spec;
 extern const sl_sink_connector sl_sink_to_stage_nodes;
 /* The receiving end: a thread accepts links on listen_fd (the caller

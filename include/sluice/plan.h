@@ -225,7 +225,7 @@ typedef enum sl_join_strategy {
   SL_JOIN_REPARTITION = 2,
   SL_JOIN_LATE_MERGE = 3,
   SL_JOIN_SHUFFLE = 4,         /* 'repartition' when neither side can stay */
-  SL_JOIN_LATE_MERGE_ROWS = 5, /* 'late-merge' of two window-rows sides */
+  SL_JOIN_LATE_MERGE_ROWS = 5, /* 'late-merge' when both are routed */
 } sl_join_strategy;
 
 /* Are both sides' rows routed by the join key to the stage nodes (the
@@ -306,18 +306,22 @@ struct sl_staged_plan {
    * of local_leaf, and every row of both leaves goes to the node its join
    * key's hash names (sl_staged_join_route): local_leaf's nodes route
    * their own rows too, to each other over the same links;
-   * LATE_MERGE_ROWS (what 'late-merge' is when both sides are window TVF
-   * rows), as SHUFFLE, but every node holds its rows per window (a
-   * grow-only set of rows per join key) until its watermark passes the
-   * window, then sends each partition's rows to its node in one go, which
-   * concatenates them and probes.  join_why: the choice's reason and
-   * estimates, for EXPLAIN. */
+   * LATE_MERGE_ROWS (what 'late-merge' is when both sides are routed by
+   * the join key), as SHUFFLE, but every node holds its rows per window
+   * (a grow-only set of rows per join key) until its watermark passes the
+   * first window that needs them, then sends each partition's rows to its
+   * node in one go, which concatenates them and probes.  join_why: the choice's
+   * reason and estimates, for EXPLAIN. */
   sl_join_strategy join_strategy;
   int local_leaf, bcast_leaf;
   int nroute;
   int *route_cols;
   const char *join_why;
 };
+
+/* The stage under the top SELECTs (the JOIN, where
+ * sl_staged_join_leaves says yes). */
+const sl_stage *sl_staged_join_stage(const sl_staged_plan *sp);
 
 /* The two leaves a broadcast join could spread: the stage tree is SELECTs
  * over one JOIN of two different leaves, and the plan has no others. */

@@ -114,7 +114,8 @@ static void test_rows_go_to_their_partition(void **state) {
   start_receiver(&r[1], 1);
   const char *addrs[2] = {r[0].addr, r[1].addr};
   const int route[1] = {0};
-  sl_stage_link_spec spec = {0, 2, addrs, 1, route, 4096, NULL, -1};
+  sl_stage_link_spec spec = {0,    2,  addrs, 1,     route, 4096,
+                             NULL, -1, -1,    false, 0};
   sl_sink *s = open_sender(&spec, l);
   sl_buffer b;
   sl_buffer_init(&b, l, 1 << 16);
@@ -172,7 +173,8 @@ static void test_watermark_is_the_minimum(void **state) {
   receiver r;
   start_receiver(&r, 2);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec spec = {0, 1, addrs, 0, NULL, 4096, NULL, -1};
+  sl_stage_link_spec spec = {0,    1,  addrs, 0,     NULL, 4096,
+                             NULL, -1, -1,    false, 0};
   sl_sink *x = open_sender(&spec, l), *y = open_sender(&spec, l);
   sl_error err = {0};
   sl_buffer in;
@@ -209,7 +211,8 @@ static void test_broken_link_closes_the_feed(void **state) {
   receiver r;
   start_receiver(&r, 1);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec spec = {0, 1, addrs, 0, NULL, 4096, NULL, -1};
+  sl_stage_link_spec spec = {0,    1,  addrs, 0,     NULL, 4096,
+                             NULL, -1, -1,    false, 0};
   sl_sink *x = open_sender(&spec, l);
   sl_error err = {0};
   assert_int_equal(sl_sink_to_stage_nodes.watermark(x, 10, &err), SL_OK);
@@ -236,8 +239,8 @@ static void test_two_leaves_at_one_node(void **state) {
   receiver r;
   start_receiver2(&r, 1, 2);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec s0 = {0, 1, addrs, 0, NULL, 4096, NULL, -1};
-  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096, NULL, -1};
+  sl_stage_link_spec s0 = {0, 1, addrs, 0, NULL, 4096, NULL, -1, -1, false, 0};
+  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096, NULL, -1, -1, false, 0};
   sl_sink *x = open_sender(&s0, l), *y = open_sender(&s1, l),
           *z = open_sender(&s1, l);
   sl_error err = {0};
@@ -289,7 +292,7 @@ static void test_link_of_another_leaf_is_refused(void **state) {
   receiver r;
   start_receiver(&r, 1);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096, NULL, -1};
+  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096, NULL, -1, -1, false, 0};
   sl_sink *y = open_sender(&s1, l);
   sl_error err = {0};
   sl_buffer in;
@@ -323,7 +326,7 @@ static void test_held_rows_wait_for_their_window(void **state) {
   w.kind = SL_WINDOW_TUMBLE;
   w.size_us = w.slide_us = 10;
   w.unit_us = 1;
-  sl_stage_link_spec spec = {0, 2, addrs, 1, route, 4096, &w, 0};
+  sl_stage_link_spec spec = {0, 2, addrs, 1, route, 4096, &w, 0, -1, false, 0};
   sl_sink *s = open_sender(&spec, l);
   sl_buffer b, in;
   sl_buffer_init(&b, l, 1 << 16);
@@ -381,6 +384,59 @@ static void test_held_rows_wait_for_their_window(void **state) {
   sl_arena_free(&a);
 }
 
+/* Late merge of an interval join's stream side: a row waits for the first
+ * window whose interval [end + lo, end + hi] reaches it, which fires when
+ * the watermark passes end + hi.  hi = -1 (q7's shape, the window's time):
+ * a row at 5 is first needed by the window ending at 10, which fires at
+ * 9; a row at 10 by the one ending at 20 (at 19). */
+static void test_held_stream_rows_wait_for_their_interval(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  sl_row_layout *l = layout(&a);
+  receiver r;
+  start_receiver(&r, 1);
+  const char *addrs[1] = {r.addr};
+  const int route[1] = {0};
+  sl_plan_window w;
+  memset(&w, 0, sizeof w);
+  w.kind = SL_WINDOW_TUMBLE;
+  w.size_us = w.slide_us = 10;
+  w.unit_us = 1;
+  sl_stage_link_spec spec = {0, 1, addrs, 1, route, 4096, &w, 0, -1, true, -1};
+  sl_sink *s = open_sender(&spec, l);
+  sl_buffer b, in;
+  sl_buffer_init(&b, l, 1 << 16);
+  memset(&in, 0, sizeof in);
+  fill(&b, 5, 6);
+  sl_error err = {0};
+  int64_t wm = 0;
+  assert_int_equal(sl_sink_to_stage_nodes.write(s, &b, &err), SL_OK);
+  fill(&b, 10, 11);
+  assert_int_equal(sl_sink_to_stage_nodes.write(s, &b, &err), SL_OK);
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(s, 8, &err), SL_OK);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_int_equal(wm, 8);
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(s, 9, &err), SL_OK);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_ROWS);
+  assert_int_equal(in.nrows, 1);
+  assert_int_equal(SL_FIELD(sl_buffer_row(&in, 0), l, 0, int64_t), 5);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_int_equal(wm, 9);
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(s, 18, &err), SL_OK);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(s, 19, &err), SL_OK);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_ROWS);
+  assert_int_equal(SL_FIELD(sl_buffer_row(&in, 0), l, 0, int64_t), 10);
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_int_equal(wm, 19);
+  assert_int_equal(sl_sink_to_stage_nodes.close(s, true, &err), SL_OK);
+  sl_buffer_free(&b);
+  sl_buffer_free(&in);
+  stop_receiver(&r);
+  sl_arena_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows_go_to_their_partition),
@@ -389,6 +445,7 @@ int main(void) {
       cmocka_unit_test(test_two_leaves_at_one_node),
       cmocka_unit_test(test_link_of_another_leaf_is_refused),
       cmocka_unit_test(test_held_rows_wait_for_their_window),
+      cmocka_unit_test(test_held_stream_rows_wait_for_their_interval),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
