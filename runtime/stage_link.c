@@ -111,6 +111,11 @@ static int link_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
     if (rc == SL_OK)
       rc = sl_frame_send(s->fds[i], SL_FRAME_STAGE_HELLO, &leaf, sizeof leaf,
                          NULL, 0, err);
+    /* A stage node that is gone already stopped or failed: its own error
+     * (or the coordinator's stop) is the cause, as for a link that breaks
+     * later. */
+    if (rc != SL_OK && rc != SL_EINTERNAL)
+      rc = link_broke(i, err);
   }
   if (rc != SL_OK) {
     for (int i = 0; i < a->n; i++)
