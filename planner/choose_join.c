@@ -64,10 +64,6 @@ const sl_stage *sl_staged_join_stage(const sl_staged_plan *sp) {
   return st;
 }
 
-static const sl_stage *join_stage(const sl_staged_plan *sp) {
-  return sl_staged_join_stage(sp);
-}
-
 /* Rows of these two types hash alike by sl_fields_hash. */
 static bool same_bits(const sl_type *a, const sl_type *b) {
   if (sl_ptype_of(a) != sl_ptype_of(b))
@@ -77,7 +73,7 @@ static bool same_bits(const sl_type *a, const sl_type *b) {
 }
 
 bool sl_staged_copartition(sl_arena *a, sl_staged_plan *sp, int local) {
-  const sl_stage *st = join_stage(sp);
+  const sl_stage *st = sl_staged_join_stage(sp);
   bool left = st->left->leaf == local;
   sl_plan *lp = sp->leaves[local];
   const sl_plan *op = sp->leaves[left ? st->right->leaf : st->left->leaf];
@@ -124,7 +120,7 @@ bool sl_staged_copartition(sl_arena *a, sl_staged_plan *sp, int local) {
 
 int sl_staged_join_route(sl_arena *a, const sl_staged_plan *sp, int leaf,
                          int **out) {
-  const sl_stage *st = join_stage(sp);
+  const sl_stage *st = sl_staged_join_stage(sp);
   int *cols = SL_ANEW_N(a, int, st->nkeys + 1);
   *out = cols;
   bool left = st->left->leaf == leaf;
@@ -278,10 +274,6 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
   int *route;
   bool shuffle = keep < 0 && sl_staged_join_route(arena, sp, large, &route) &&
                  sl_staged_join_route(arena, sp, small, &route);
-  /* Both routed by the key: late merge holds each node's rows until the
-   * window that first needs them fires (an aggregate side's groups come
-   * at their trigger anyway). */
-  bool rows_late = shuffle;
   double rep_bytes = keep == large   ? sb
                      : keep == small ? lb
                                      : sb + lb * (nodes - 1) / nodes;
@@ -307,7 +299,7 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
     if (both)
       sl_strbuf_append(&b, ", late merge none (both sides finish each join "
                            "key's partition at the same node)");
-    if (rows_late)
+    if (shuffle) /* late merge of rows: routed alike, at the trigger */
       sl_strbuf_append(&b, ", late merge the same as the repartition, "
                            "each window's at its trigger");
   } else
@@ -328,9 +320,9 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
              : shuffle ? SL_JOIN_SHUFFLE
                        : SL_JOIN_SINGLE;
   else if (!strcmp(want, "late-merge"))
-    choice = both        ? SL_JOIN_LATE_MERGE
-             : rows_late ? SL_JOIN_LATE_MERGE_ROWS
-                         : SL_JOIN_SINGLE;
+    choice = both      ? SL_JOIN_LATE_MERGE
+             : shuffle ? SL_JOIN_LATE_MERGE_ROWS
+                       : SL_JOIN_SINGLE;
   else if (known) {
     double best = sb + lb;
     if (nodes * sb < best) {

@@ -53,6 +53,16 @@ static sl_stage *new_stage(stager *g, sl_stage_kind kind, int ncols) {
   return st;
 }
 
+/* A NULL of type t named name (a leaf column nothing computes). */
+static sl_bexpr *null_column(sl_arena *a, const sl_type *t, const char *name) {
+  sl_bexpr *nul = SL_ANEW(a, sl_bexpr);
+  nul->kind = SL_BEXPR_LITERAL;
+  nul->type = (sl_type *)t;
+  nul->lit.kind = SL_LIT_NULL;
+  nul->name = name;
+  return nul;
+}
+
 /* Whether equal values of window bound p (SL_WPROP_*) mean the same
  * window.  The stages run once per window *end*, so an end (or the window
  * time, one unit before it) always does; a start does only where every
@@ -582,11 +592,8 @@ static int stage_window_rows(stager *g, const sl_bfrom *f, sl_stage **out) {
     names[i] = leaf->out_names[i];
     types[i] = leaf->out_types[i];
   }
-  sl_bexpr *live = SL_ANEW(g->a, sl_bexpr);
-  live->kind = SL_BEXPR_LITERAL;
-  live->type = sl_type_new(g->a, SL_TYPE_BIGINT);
-  live->lit.kind = SL_LIT_NULL;
-  live->name = "$live_from";
+  sl_bexpr *live =
+      null_column(g->a, sl_type_new(g->a, SL_TYPE_BIGINT), "$live_from");
   cols[n] = live;
   names[n] = live->name;
   types[n] = live->type;
@@ -928,12 +935,7 @@ static void prune_leaf(sl_arena *a, sl_plan *lp, const bool *used) {
   for (int i = 0; i < n; i++) {
     if (used[i])
       continue;
-    sl_bexpr *nul = SL_ANEW(a, sl_bexpr);
-    nul->kind = SL_BEXPR_LITERAL;
-    nul->type = (sl_type *)lp->out_types[i];
-    nul->lit.kind = SL_LIT_NULL;
-    nul->name = lp->out_names[i];
-    lp->out[i] = nul;
+    lp->out[i] = null_column(a, lp->out_types[i], lp->out_names[i]);
     changed = true;
   }
   if (changed && lp->kind == SL_PLAN_STATELESS)

@@ -157,21 +157,18 @@ static int64_t held_until(const sl_sink *s, const uint8_t *row, int64_t t) {
   const sl_plan_window *w = s->hold;
   if (s->stream) {
     /* The first window whose interval [end + lo, end + hi] reaches t ends
-     * at the first window end at or after t - hi, and it fires when the
-     * watermark passes end + hi. */
-    int64_t step = w->kind == SL_WINDOW_TUMBLE ? w->size_us : w->slide_us;
-    int64_t end = -sl_floor_div(-(t - s->hi_us - w->offset_us), step) * step +
-                  w->offset_us;
-    return end + s->hi_us + w->unit_us;
+     * at the first window end at or after t - hi (after t - hi - 1 in
+     * whole microseconds), and it fires when the watermark passes
+     * end + hi. */
+    return first_end(w, slice_of(w, t - s->hi_us - 1)) + s->hi_us + w->unit_us;
   }
   /* A window row waits with its first (live) window's rows; its later
    * windows (HOP, CUMULATE) fire after that one, at the stage node, which
    * puts it into each. */
-  int64_t end = first_end(w, slice_of(w, t));
-  if (s->live_field >= 0 && !sl_row_is_null(row, s->live_field) &&
-      SL_FIELD(row, s->layout, s->live_field, int64_t) > end)
-    end = SL_FIELD(row, s->layout, s->live_field, int64_t);
-  return end;
+  return first_live_end(w, t,
+                        s->live_field < 0 || sl_row_is_null(row, s->live_field)
+                            ? WM_MIN
+                            : SL_FIELD(row, s->layout, s->live_field, int64_t));
 }
 
 /* The held rows of the window ending at end, made if new. */

@@ -197,14 +197,12 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
      * leaf dropped the row if none was left: runtime/worker.c,
      * drop_late_rows). */
     const sl_plan_window *w = &ls->window;
-    int64_t slice = slice_of(w, v);
-    int64_t step = w->kind == SL_WINDOW_TUMBLE ? w->size_us : w->slide_us;
-    int64_t from = first_end(w, slice);
-    if (!sl_row_is_null(row, ls->live_field) &&
-        SL_FIELD(row, l, ls->live_field, int64_t) > from)
-      from = SL_FIELD(row, l, ls->live_field, int64_t);
-    for (int64_t end = from, last = last_end(w, slice);
-         end <= last && rc == SL_OK; end += step)
+    int64_t live = sl_row_is_null(row, ls->live_field)
+                       ? WM_MIN
+                       : SL_FIELD(row, l, ls->live_field, int64_t);
+    for (int64_t end = first_live_end(w, v, live),
+                 last = last_end(w, slice_of(w, v));
+         end <= last && rc == SL_OK; end += window_step(w))
       rc = store_add(ls, &k, end, window_row(ls, row, end, s->scratch), err);
   }
   s->rows += rows->nrows;

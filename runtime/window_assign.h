@@ -37,6 +37,12 @@ static inline int64_t last_end(const sl_plan_window *pw, int64_t start) {
   return start + pw->size_us;
 }
 
+/* The distance between consecutive window ends: the size under TUMBLE,
+ * the slide (step) under HOP and CUMULATE. */
+static inline int64_t window_step(const sl_plan_window *pw) {
+  return pw->kind == SL_WINDOW_TUMBLE ? pw->size_us : pw->slide_us;
+}
+
 /* The slice of a record at time ts. */
 static inline int64_t slice_of(const sl_plan_window *pw, int64_t ts) {
   if (pw->kind == SL_WINDOW_TUMBLE)
@@ -44,6 +50,15 @@ static inline int64_t slice_of(const sl_plan_window *pw, int64_t ts) {
            pw->offset_us;
   return sl_floor_div(ts - pw->offset_us, pw->slide_us) * pw->slide_us +
          pw->offset_us;
+}
+
+/* The first window of a record at time ts that it counts in: its first
+ * window, or the later one live names when that is later (a window row
+ * whose first windows had fired when it came: runtime/worker.c). */
+static inline int64_t first_live_end(const sl_plan_window *pw, int64_t ts,
+                                     int64_t live) {
+  int64_t end = first_end(pw, slice_of(pw, ts));
+  return live > end ? live : end;
 }
 
 #endif

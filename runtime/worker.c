@@ -362,7 +362,7 @@ static int hand_over_windows(worker_state *s) {
         int64_t s0 = s->slices[0].start;
         int64_t e = first_end(pw, s0);
         if (e <= end)
-          e = end + (pw->kind == SL_WINDOW_TUMBLE ? pw->size_us : pw->slide_us);
+          e = end + window_step(pw);
         s->next_end = e;
       }
     }
@@ -788,8 +788,7 @@ static int drop_late_rows(worker_state *s, const sl_buffer *in, uint32_t *n) {
       if (pw) {
         int64_t live = WM_MIN;
         if (first != WM_MIN && first - pw->unit_us <= s->local_wm) {
-          int64_t step =
-              pw->kind == SL_WINDOW_TUMBLE ? pw->size_us : pw->slide_us;
+          int64_t step = window_step(pw);
           for (live = first; live - pw->unit_us <= s->local_wm; live += step)
             ;
           s->partly_late = true;

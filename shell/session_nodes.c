@@ -564,9 +564,6 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
   int *fds = calloc((size_t)(sp->nleaves * n), sizeof *fds);
   if (!nodes || !per_leaf || !fds)
     abort();
-  bool *sent = calloc((size_t)sp->nleaves, sizeof *sent);
-  if (!sent)
-    abort();
   int here = 0;
   for (int k = 0; k < sp->nleaves && rc == SL_OK; k++) {
     if (sl_plan_sessions_on_one_process(sp->leaves[k])) {
@@ -578,8 +575,8 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
                           &nodes[k], fds + k * n, err);
     if (rc != SL_OK)
       about_leaf(err, k);
-    sent[k] = true; /* sent to some nodes, maybe: they must be brought back */
-    per_leaf[k] = &nodes[k];
+    per_leaf[k] = &nodes[k]; /* sent to some nodes, maybe: they must be
+                              * brought back */
   }
   if (rc == SL_OK && here > 0 && sink->notice)
     rc = sink->notice(sink->ctx,
@@ -591,9 +588,8 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
   if (rc == SL_OK)
     rc = sl_execute_staged(plan, s->settings, &run, sink, st, err);
   for (int k = 0; k < sp->nleaves; k++)
-    if (sent[k])
+    if (per_leaf[k])
       sl_cluster_sync(k ? s->leaf_clusters[k - 1] : s->cluster);
-  free(sent);
   free(nodes);
   free(per_leaf);
   free(fds);
@@ -688,31 +684,28 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
       -1,
       false,
       0};
-  if (join == SL_JOIN_LATE_MERGE_ROWS && lp->window_rows) {
-    /* Window rows wait for their first (live) window, by the time the
-     * stage store puts them in windows by (its first event-time column). */
-    for (int c = 0; c < lp->nout && spec.time_field < 0; c++)
-      if (lp->out_types[c]->time_attr == SL_TIME_ROWTIME)
-        spec.time_field = c;
-    spec.live_field = lp->nout - 1;
-    spec.hold = &lp->window;
-  } else if (join == SL_JOIN_LATE_MERGE_ROWS && lp->kind != SL_PLAN_AGGREGATE) {
-    /* An interval join's stream side waits for the first window whose
-     * interval reaches it.  (An aggregate side's groups come at their
-     * trigger anyway.) */
+  if (join == SL_JOIN_LATE_MERGE_ROWS && lp->kind != SL_PLAN_AGGREGATE) {
+    /* Rows wait, by the time their leaf stage keeps, for the first window
+     * that needs them: window rows their first (live) window, an interval
+     * join's stream rows the first window whose interval reaches them.
+     * (An aggregate side's groups come at their trigger anyway.) */
     const sl_stage *js = sl_staged_join_stage(sp);
     const sl_stage *side =
         js->left->kind == SL_STAGE_LEAF && js->left->leaf == leaf ? js->left
                                                                   : js->right;
-    if (!side->stream || side->time_col < 0)
+    if (side->time_col < 0 || (!lp->window_rows && !side->stream))
       return sl_error_set(err, SL_EINTERNAL,
-                          "a late merge of a stream that is no interval "
-                          "join's: do the coordinator and the node run one "
-                          "build?");
+                          "a late merge of rows without their time: do the "
+                          "coordinator and the node run one build?");
     spec.time_field = side->time_col;
-    spec.stream = true;
-    spec.hi_us = js->hi_us;
-    spec.hold = &sp->window;
+    if (lp->window_rows) {
+      spec.live_field = lp->nout - 1;
+      spec.hold = &lp->window;
+    } else {
+      spec.stream = true;
+      spec.hi_us = js->hi_us;
+      spec.hold = &sp->window;
+    }
   }
   lp->sink = &sl_sink_to_stage_nodes;
   lp->sink_arg = &spec;
