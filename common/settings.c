@@ -118,6 +118,17 @@ static const known_setting KNOWN[] = {
       "how the shell shows updating results: table, changelog, tableau"},
      V_ENUM,
      "table|changelog|tableau"},
+    {{"table.exec.mini-batch.allow-latency", "200 ms",
+      "updating queries (GROUP BY without a window): how long a worker "
+      "gathers changes before they merge into the result and the changes "
+      "go out (Sluice always batches updates)"},
+     V_DURATION,
+     NULL},
+    {{"table.exec.mini-batch.size", "0",
+      "updating queries: a worker also hands its changes over after this "
+      "many input rows (0: only by time and 'sluice.epoch-size')"},
+     V_SIZE,
+     NULL},
     {{"table.exec.state.ttl", "0",
       "idle state is dropped after this long (0: never)"},
      V_DURATION,
@@ -399,6 +410,20 @@ int64_t sl_settings_get_int(const sl_settings *s, const char *key,
   if (parse_with_units(v, SIZE_UNITS, &d))
     return (int64_t)d;
   return fallback;
+}
+
+double sl_settings_get_seconds(const sl_settings *s, const char *key,
+                               double fallback) {
+  const char *v = sl_settings_get(s, key);
+  double d;
+  if (!v || !parse_with_units(v, DURATION_UNITS, &d))
+    return fallback;
+  /* A bare number is milliseconds, as in Flink. */
+  char *end;
+  strtod(v, &end);
+  while (isspace((unsigned char)*end))
+    end++;
+  return *end ? d : d / 1000;
 }
 
 bool sl_settings_get_bool(const sl_settings *s, const char *key,

@@ -218,6 +218,12 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
     sp->join_why = "forced by SET 'sluice.join-strategy'";
     return SL_OK;
   }
+  if (sp->updating) {
+    sp->join_why = "updating stages (a join or ROW_NUMBER of streams "
+                   "without windows) run in this process: every leaf's "
+                   "rows come here as they arrive";
+    return SL_OK;
+  }
   int l, r;
   if (!sl_staged_join_leaves(sp, &l, &r)) {
     sp->join_why = "broadcast and repartition need the stages to be one "

@@ -247,6 +247,22 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
   return pipe;
 }
 
+/* An updating plan: each operator's changelog mode, as Flink's EXPLAIN
+ * CHANGELOG_MODE prints it.  The aggregate and everything above it update
+ * their rows; HAVING also deletes the row of a group that stops passing.
+ * Below the aggregate rows are only inserted. */
+void sl_explain_mark_changelog(sl_arena *a, xnode *n, const char *mode) {
+  bool agg =
+      strcmp(n->name, "GroupAggregate") == 0 || strcmp(n->name, "TopN") == 0;
+  const char *m = agg ? "[I, UB, UA]" : mode;
+  n->detail =
+      sl_arena_printf(a, "%s%schangelog: %s", n->detail ? n->detail : "",
+                      n->detail ? " " : "", m);
+  sl_xnode_attr(a, n, "changelog", m);
+  for (int k = 0; k < n->nkids; k++)
+    sl_explain_mark_changelog(a, n->kids[k], agg ? "[I]" : mode);
+}
+
 xnode *sl_explain_sink_node(sl_arena *a, const sl_plan *p,
                             const sl_query_stats *st) {
   xnode *sink = sl_xnode(a, "Sink");
@@ -348,7 +364,13 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                               "passes the window end",
                               workers, workers == 1 ? "" : "s")
         : p->windowed ? "the processing-time clock passes the window end"
-                      : "end of input (bounded source)";
+        : p->changelog
+            ? "every epoch (a worker hands over its changes after "
+              "'table.exec.mini-batch.allow-latency', or a share of "
+              "'sluice.epoch-size' or 'table.exec.mini-batch.size' of "
+              "input): the coordinator merges them into the result and "
+              "sends what changed"
+            : "end of input (bounded source)";
     agg->detail = sl_arena_printf(
         &a, "%s { strategy: %s, keys: %s, aggs: %s, trigger: %s }",
         p->windowed ? window_str(&a, &p->window) : "global", strategy, keys,
@@ -358,6 +380,10 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                   p->windowed && p->window.kind == SL_WINDOW_SESSION
                       ? "per worker: sessions per key with partial states; "
                         "the coordinator merges closed sessions per key"
+                  : p->changelog
+                      ? "per worker: partial states of its changes since its "
+                        "last epoch; the coordinator keeps every group's "
+                        "merged state for as long as the query runs"
                   : p->strategy == SL_STRATEGY_REPARTITION
                       ? "per owning worker: complete states per (slice, key) "
                         "for the keys it owns"
@@ -419,6 +445,9 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
     }
     sl_xnode_kid(&a, below, pipeline(&a, p, workers, assign, st));
   }
+  if (p->changelog)
+    sl_explain_mark_changelog(&a, sink,
+                              p->having ? "[I, UB, UA, D]" : "[I, UB, UA]");
   return sink;
 #undef a
 }

@@ -55,10 +55,12 @@ static xnode *leaf_node(sl_arena *a, printer *pr, const sl_stage *st) {
   n->name = "Leaf";
   n->detail = sl_arena_printf(
       a, "%d { %s, strategy: %s }", st->leaf + 1,
-      st->stream ? "every row to the stages above, kept until no later "
-                   "window can need it"
-                 : "each window's rows to the stages above when the "
-                   "leaf's watermark passes the window end",
+      pr->p->staged->updating
+          ? "every row to the stages above as it arrives, however late"
+      : st->stream ? "every row to the stages above, kept until no later "
+                     "window can need it"
+                   : "each window's rows to the stages above when the "
+                     "leaf's watermark passes the window end",
       strategy);
   sl_xnode_attr(a, n, "leaf", sl_arena_printf(a, "%d", st->leaf + 1));
   sl_xnode_attr(a, n, "strategy", strategy);
@@ -93,6 +95,27 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
     return n;
   }
   case SL_STAGE_JOIN: {
+    if (pr->p->staged->updating) {
+      n = sl_xnode(a, "Join");
+      n->detail = sl_arena_printf(
+          a,
+          "%s { regular join of two streams: every row of either side is "
+          "kept under its join key and probes the other side's rows (state "
+          "for both sides for as long as the query runs), %s%s%sjoined "
+          "rows inserted; strategy: single: in this process, as rows "
+          "arrive }",
+          st->nkeys > 0 ? sl_arena_printf(a, "[hash on %s = %s]",
+                                          list(a, st->nkeys, st->lkeys),
+                                          list(a, st->nkeys, st->rkeys))
+                        : "[nested loop]",
+          st->residual ? "condition: " : "",
+          st->residual ? sl_explain_expr(a, st->residual) : "",
+          st->residual ? ", " : "");
+      sl_xnode_attr(a, n, "strategy", "single");
+      sl_xnode_kid(a, n, stage_node(a, pr, st->left));
+      sl_xnode_kid(a, n, stage_node(a, pr, st->right));
+      return n;
+    }
     bool interval = st->left->stream || st->right->stream;
     n = sl_xnode(a, interval ? "IntervalJoin" : "WindowJoin");
     sl_strbuf b = SL_STRBUF_INIT;
@@ -186,15 +209,26 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
     break;
   }
   case SL_STAGE_TOPN: {
-    n = sl_xnode(a, "WindowTopN");
+    n = sl_xnode(a, st->stream ? "TopN" : "WindowTopN");
     sl_strbuf b = SL_STRBUF_INIT;
     for (int i = 0; i < st->norder; i++)
       sl_strbuf_printf(&b, "%s%s%s", i ? ", " : "",
                        sl_explain_expr(a, st->order[i]),
                        st->order_desc[i] ? " DESC" : "");
-    n->detail = sl_arena_printf(
-        a, "{ ROW_NUMBER() partition: [%s], order: [%s], per window }",
-        list(a, st->npartition, st->partition), sl_strbuf_cstr(&b));
+    n->detail =
+        st->stream
+            ? sl_arena_printf(
+                  a,
+                  "{ ROW_NUMBER() partition: [%s], order: [%s], first %lld "
+                  "rows of each partition kept (%s); a row entering them "
+                  "renumbers those after it: -U/+U per changed place }",
+                  list(a, st->npartition, st->partition), sl_strbuf_cstr(&b),
+                  (long long)st->topn_limit,
+                  st->topn_limit == 1 ? "deduplication" : "Top-N")
+            : sl_arena_printf(
+                  a,
+                  "{ ROW_NUMBER() partition: [%s], order: [%s], per window }",
+                  list(a, st->npartition, st->partition), sl_strbuf_cstr(&b));
     sl_strbuf_free(&b);
     break;
   }
@@ -216,7 +250,14 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
   }
   xnode *stages = sl_xnode(a, "Stages");
   stages->detail =
-      p->staged->at_once
+      p->staged->updating
+          ? sl_arena_printf(a,
+                            "{ %d lea%s, each its own pipeline; updating "
+                            "stages over streams: rows go through them as "
+                            "they arrive, and none is late }",
+                            p->staged->nleaves,
+                            p->staged->nleaves == 1 ? "f" : "ves")
+      : p->staged->at_once
           ? sl_arena_printf(a,
                             "{ %d leaf, its own pipeline; no stage above "
                             "holds state: rows go out as they arrive, "
@@ -242,5 +283,7 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
       p, workers,
       SL_ANEW_N(a, bool, p->staged->nleaves > 0 ? p->staged->nleaves : 1)};
   sl_xnode_kid(a, stages, stage_node(a, &pr, p->staged->top));
+  if (p->changelog)
+    sl_explain_mark_changelog(a, sink, "[I, UB, UA]");
   return sink;
 }

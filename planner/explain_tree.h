@@ -53,6 +53,10 @@ xnode *sl_explain_staged_tree(sl_arena *a, const struct sl_plan *p, int workers,
  * rows written, wall time and events/s when st is not NULL. */
 xnode *sl_explain_sink_node(sl_arena *a, const struct sl_plan *p,
                             const struct sl_query_stats *st);
+/* An updating plan: each operator's changelog mode, as Flink's EXPLAIN
+ * CHANGELOG_MODE prints it: mode above the operator that updates (a
+ * GroupAggregate or TopN, which is [I, UB, UA] itself), [I] below it. */
+void sl_explain_mark_changelog(sl_arena *a, xnode *n, const char *mode);
 /* A count as text. */
 const char *sl_explain_count(sl_arena *a, uint64_t n);
 /* EXPLAIN ANALYZE: a measured figure on a node, in the TEXT line

@@ -188,6 +188,14 @@ static bool table_is_bounded(const sl_table_def *t) {
   return yt && strcasecmp(yt, "campaigns") == 0;
 }
 
+/* Can a join read t whole before the stream starts (a lookup join)?  A
+ * bounded table without event time.  A table with a WATERMARK is an event
+ * stream even when it ends: joined with another stream it is a regular
+ * join of two streams (updating stages), as in Flink's streaming mode. */
+static bool table_is_lookup(const sl_table_def *t) {
+  return table_is_bounded(t) && !t->watermark_sql;
+}
+
 /* The connector table a FROM subtree reads (NULL if several or none). */
 static const sl_bfrom *find_scan(const sl_bfrom *f) {
   switch (f->kind) {
@@ -348,8 +356,8 @@ static int flatten_join(planner *p, const sl_bfrom *f, flat *out) {
   const sl_bfrom *rs = find_scan(f->u.join.right);
   if (!ls || !rs)
     return unsupported(p, f->span, "a join of joins or of aggregated inputs");
-  bool lb = table_is_bounded(ls->u.scan.table);
-  bool rb = table_is_bounded(rs->u.scan.table);
+  bool lb = table_is_lookup(ls->u.scan.table);
+  bool rb = table_is_lookup(rs->u.scan.table);
   if (!lb && !rb)
     return unsupported(p, f->span,
                        "a join of two unbounded streams (window and interval "
@@ -560,12 +568,6 @@ static int plan_aggregate(planner *p, const sl_bselect *s, const flat *f) {
       /* TVF SESSION ... PARTITION BY k: sessions are per key, so k must be
        * grouped by as well (Flink requires it too). */
     }
-  } else if (!plan->inputs[0].bounded) {
-    return unsupported(p, s->groups ? s->groups[0]->span : f->cols[0]->span,
-                       "GROUP BY without a window over an unbounded stream "
-                       "(its result changes forever; changelog results come "
-                       "later). Add a window, or bound the source with "
-                       "'events.num'");
   }
   if (plan->windowed && plan->window.kind == SL_WINDOW_CUMULATE &&
       plan->window.size_us % plan->window.slide_us != 0)
@@ -724,8 +726,8 @@ static bool needs_stages_from(const sl_bfrom *f) {
     const sl_bfrom *rs = find_scan(f->u.join.right);
     if (!ls || !rs)
       return true;
-    return !table_is_bounded(ls->u.scan.table) &&
-           !table_is_bounded(rs->u.scan.table);
+    return !table_is_lookup(ls->u.scan.table) &&
+           !table_is_lookup(rs->u.scan.table);
   }
   }
   return false;
@@ -765,6 +767,40 @@ static int plan_constant(planner *p, const sl_bquery *q) {
   plan->offset = q->offset;
   plan->norder = q->norder;
   plan->order = q->order;
+  return SL_OK;
+}
+
+/* A GROUP BY without a window: its result changes as input arrives, so it
+ * is a changelog (Flink's streaming mode), except over a bounded input
+ * with ORDER BY or LIMIT, whose final result is what is asked for (it is
+ * sorted or cut once the input has ended).  Over an unbounded stream LIMIT
+ * would cut a changelog at an arbitrary change, so it is refused. */
+static int choose_changelog(planner *p, const sl_bquery *q, bool leaf) {
+  sl_plan *plan = p->plan;
+  bool bounded = plan->inputs[0].bounded;
+  if (leaf) {
+    if (bounded)
+      return SL_OK;
+    return unsupported(p,
+                       q->select->groups ? q->select->groups[0]->span : q->span,
+                       "GROUP BY without a window feeding a join or another "
+                       "query over an unbounded stream (stages above it are "
+                       "evaluated per window). Add a window, or bound the "
+                       "source with 'events.num'");
+  }
+  if (bounded && (plan->norder > 0 || plan->limit >= 0 || plan->offset > 0))
+    return SL_OK;
+  if (plan->limit >= 0)
+    return unsupported(p, q->span,
+                       "LIMIT over the updating result of a GROUP BY without "
+                       "a window over an unbounded stream (its rows change "
+                       "forever). Drop LIMIT, add a window, or bound the "
+                       "source with 'events.num'");
+  if (plan->offset > 0)
+    return unsupported(p, q->span,
+                       "OFFSET over the updating result of a GROUP BY "
+                       "without a window");
+  plan->changelog = true;
   return SL_OK;
 }
 
@@ -839,6 +875,11 @@ static int build_query(planner *p, const sl_bquery *q, bool leaf) {
       return rc;
     plan->norder = q->norder;
     plan->order = q->order;
+  }
+  if (plan->kind == SL_PLAN_AGGREGATE && !plan->windowed) {
+    rc = choose_changelog(p, q, leaf);
+    if (rc != SL_OK)
+      return rc;
   }
   sl_plan_push_having(a, plan);
   sl_plan_propagate_constants(a, plan);

@@ -32,6 +32,7 @@ typedef struct stager {
   sl_error *err;
   int nleaves, cap;
   bool have_window;
+  bool updating; /* a stage over streams without windows (plan.h) */
 } stager;
 
 static int refuse(stager *g, sl_span span, const char *what) {
@@ -424,12 +425,13 @@ static int stage_join(stager *g, const sl_bfrom *f, sl_bexpr *extra,
     j->types[nl + i] = r->types[i];
     j->wprop[nl + i] = r->wprop[i];
   }
-  if (l->stream && r->stream)
-    return refuse(g, f->span,
-                  "a join of two streams without windows (window joins "
-                  "need both sides windowed, interval joins one side "
-                  "windowed; regular joins of streams come with updating "
-                  "queries)");
+  /* A regular join of two streams: state for both sides, rows as they
+   * arrive (updating stages). */
+  bool regular = l->stream && r->stream;
+  if (regular) {
+    g->updating = true;
+    j->stream = true;
+  }
   sl_bexpr *parts[128];
   int n = 0;
   sl_pl_conjuncts(f->u.join.on, parts, &n, 64);
@@ -462,6 +464,10 @@ static int stage_join(stager *g, const sl_bfrom *f, sl_bexpr *extra,
       }
     }
     j->residual = sl_pl_and(g->a, j->residual, c);
+  }
+  if (regular) {
+    *out = j;
+    return SL_OK;
   }
   if (!l->stream && !r->stream) {
     if (!aligned)
@@ -718,10 +724,9 @@ static int stage_topn(stager *g, const sl_bselect *s, sl_stage *in,
   if (s->nwindows != 1 || strcmp(s->windows[0].fn->name, "ROW_NUMBER") != 0)
     return refuse(g, s->windows[0].span,
                   "OVER other than one ROW_NUMBER() (window Top-N)");
-  if (in->stream)
-    return refuse(g, s->windows[0].span,
-                  "ROW_NUMBER over a stream without a window");
   const sl_bwinfunc *wf = &s->windows[0];
+  if (in->stream) /* Top-N or deduplication over a stream */
+    g->updating = true;
   sl_stage *t = new_stage(g, SL_STAGE_TOPN, in->ncols + 1);
   t->input = in;
   for (int i = 0; i < in->ncols; i++) {
@@ -741,7 +746,9 @@ static int stage_topn(stager *g, const sl_bselect *s, sl_stage *in,
     int p = wprop_of(in, wf->partition[i]);
     aligned |= p >= 0 && bound_names_window(&g->sp->window, p);
   }
-  if (!aligned)
+  t->stream = in->stream;
+  t->topn_limit = -1;
+  if (!aligned && !in->stream)
     return refuse(g, wf->span,
                   "ROW_NUMBER over windowed results not partitioned by "
                   "their window (PARTITION BY window_start, window_end)");
@@ -829,7 +836,7 @@ static int stage_select(stager *g, const sl_bquery *q, bool top,
         e->index == body->time_col && sel->time_col < 0)
       sel->time_col = i;
   }
-  if (sel->stream && sel->time_col < 0)
+  if (sel->stream && sel->time_col < 0 && !g->updating)
     return refuse(g, q->span,
                   "a stream feeding an interval join must keep its "
                   "event-time column");
@@ -944,6 +951,119 @@ static void prune_leaf(sl_arena *a, sl_plan *lp, const bool *used) {
 
 /* Does a stage of this tree keep rows across a window (a join, an
  * aggregate, a Top-N)? */
+/* ---- updating Top-N: its bound --------------------------------------- */
+
+/* The N of `c <= N`, `c < N + 1`, `c = 1` (and mirrored) where c is column
+ * col of the filtered rows; -1 if e is none of them. */
+static int64_t bound_of(const sl_bexpr *e, int col) {
+  if (e->kind != SL_BEXPR_BINARY)
+    return -1;
+  const sl_bexpr *x = e->args[0], *y = e->args[1];
+  sl_op op = e->op;
+  if (y->kind == SL_BEXPR_COLUMN && x->kind == SL_BEXPR_LITERAL) {
+    const sl_bexpr *t = x;
+    x = y;
+    y = t;
+    op = op == SL_OP_GE ? SL_OP_LE : op == SL_OP_GT ? SL_OP_LT : op;
+  }
+  if (x->kind != SL_BEXPR_COLUMN || x->index != col ||
+      y->kind != SL_BEXPR_LITERAL || y->lit.kind != SL_LIT_INTEGER)
+    return -1;
+  int64_t v = y->lit.i64;
+  if (op == SL_OP_LE)
+    return v;
+  if (op == SL_OP_LT)
+    return v - 1;
+  if (op == SL_OP_EQ && v == 1)
+    return 1;
+  return -1;
+}
+
+/* Set each updating Top-N's topn_limit from the filter above it: a SELECT
+ * whose filter bounds the ROW_NUMBER column, read directly or through one
+ * SELECT that passes the column on. */
+static void find_topn_limits(sl_stage *st) {
+  if (!st)
+    return;
+  if (st->kind == SL_STAGE_SELECT && st->filter && st->input) {
+    sl_stage *t = st->input, *via = NULL;
+    if (t->kind == SL_STAGE_SELECT && t->input) {
+      via = t;
+      t = t->input;
+    }
+    if (t->kind == SL_STAGE_TOPN && t->stream) {
+      int rn = t->ncols - 1;
+      for (int c = 0; c < (via ? via->ncols : t->ncols); c++) {
+        bool is_rn = via ? via->exprs[c]->kind == SL_BEXPR_COLUMN &&
+                               via->exprs[c]->index == rn && !via->filter
+                         : c == rn;
+        if (!is_rn)
+          continue;
+        sl_bexpr *parts[64];
+        int n = 0;
+        sl_pl_conjuncts(st->filter, parts, &n, 64);
+        for (int i = 0; i < n; i++) {
+          int64_t b = bound_of(parts[i], c);
+          if (b >= 0 && (t->topn_limit < 0 || b < t->topn_limit))
+            t->topn_limit = b;
+        }
+      }
+    }
+  }
+  find_topn_limits(st->input);
+  find_topn_limits(st->left);
+  find_topn_limits(st->right);
+}
+
+/* The first updating Top-N without a bound, or NULL. */
+static const sl_stage *unbounded_topn(const sl_stage *st) {
+  if (!st)
+    return NULL;
+  if (st->kind == SL_STAGE_TOPN && st->stream && st->topn_limit < 0)
+    return st;
+  const sl_stage *u = unbounded_topn(st->input);
+  if (!u)
+    u = unbounded_topn(st->left);
+  return u ? u : unbounded_topn(st->right);
+}
+
+/* Does a Top-N over a stream (an updating one) feed the result? */
+static bool has_updating_topn(const sl_stage *st) {
+  if (!st)
+    return false;
+  if (st->kind == SL_STAGE_TOPN && st->stream)
+    return true;
+  return has_updating_topn(st->input) || has_updating_topn(st->left) ||
+         has_updating_topn(st->right);
+}
+
+/* Updating stages take only streams, hold no aggregate yet, and nothing
+ * but a SELECT may read the updating rows of a Top-N over a stream. */
+static int check_updating(stager *g, const sl_stage *st, sl_span span) {
+  if (!st)
+    return SL_OK;
+  if (st->kind == SL_STAGE_LEAF && !st->stream)
+    return refuse(g, span,
+                  "a join or ROW_NUMBER over streams without windows mixed "
+                  "with windowed results in one query");
+  if (st->kind == SL_STAGE_AGGREGATE)
+    return refuse(g, span,
+                  "an aggregate over a join or ROW_NUMBER of streams "
+                  "without windows");
+  if ((st->kind == SL_STAGE_JOIN || st->kind == SL_STAGE_TOPN) &&
+      (has_updating_topn(st->input) || has_updating_topn(st->left) ||
+       has_updating_topn(st->right)))
+    return refuse(g, span,
+                  "a join or ROW_NUMBER over the updating result of "
+                  "ROW_NUMBER over a stream");
+  int rc = check_updating(g, st->input, span);
+  if (rc == SL_OK)
+    rc = check_updating(g, st->left, span);
+  if (rc == SL_OK)
+    rc = check_updating(g, st->right, span);
+  return rc;
+}
+
 static bool holds_state(const sl_stage *st) {
   if (!st)
     return false;
@@ -956,7 +1076,7 @@ static bool holds_state(const sl_stage *st) {
 
 int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
                         sl_error *err) {
-  stager g = {a, SL_ANEW(a, sl_staged_plan), err, 0, 0, false};
+  stager g = {a, SL_ANEW(a, sl_staged_plan), err, 0, 0, false, false};
   plan->kind = SL_PLAN_STAGED;
   plan->staged = g.sp;
   /* The query itself is never a leaf: it would have run as one pipeline. */
@@ -964,8 +1084,29 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
   int rc = stage_select(&g, q, true, &top);
   if (rc != SL_OK)
     return rc;
-  if (top->stream)
+  if (top->stream && !g.updating)
     return refuse(&g, q->span, "a stream on its own in a staged query");
+  if (g.updating) {
+    find_topn_limits(top);
+    const sl_stage *u = unbounded_topn(top);
+    if (u)
+      return refuse(&g, q->span,
+                    "ROW_NUMBER over a stream without a window that the "
+                    "query does not bound (WHERE rownum <= N around it): "
+                    "every row would be kept and renumbered for as long as "
+                    "the query runs");
+    rc = check_updating(&g, top, q->span);
+    if (rc != SL_OK)
+      return rc;
+    if (q->norder > 0 || q->limit >= 0 || q->offset > 0)
+      return refuse(&g, q->span,
+                    "ORDER BY, LIMIT or OFFSET over a join or ROW_NUMBER "
+                    "of streams without windows");
+    g.sp->updating = true;
+    plan->changelog = has_updating_topn(top);
+    for (int j = 0; j < g.sp->nleaves; j++)
+      g.sp->leaves[j]->keep_late = true;
+  }
   g.sp->top = top;
   g.sp->at_once = !holds_state(top);
   bool *all = SL_ANEW_N(a, bool, top->ncols + 1);
@@ -982,7 +1123,7 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
   plan->out_types = top->types;
   plan->limit = q->limit;
   plan->offset = q->offset;
-  plan->windowed = true;
+  plan->windowed = !g.updating;
   plan->window = g.sp->window;
   if (q->norder > 0) {
     /* A sort needs the whole result: every leaf's input must end. */

@@ -14,6 +14,7 @@
 #include "sluice/clock.h"
 #include "sluice/interrupt.h"
 #include "sorted_result.h"
+#include "update_result.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
 
@@ -140,6 +141,9 @@ typedef struct coordinator {
   bool limit_reached;
   uint64_t skipped;      /* rows dropped by OFFSET so far */
   sorted_result *sorted; /* ORDER BY: every result row, sorted at the end */
+  /* An updating result (sl_plan.changelog) where this process finalizes:
+   * every group's merged state; deltas merge into it as they come. */
+  update_result *updates;
   /* A node of a cluster: partials, watermarks and rows go to the
    * coordinator through this socket (node.h); -1 otherwise. */
   int export_fd;
@@ -214,6 +218,19 @@ static int emit_result(coordinator *c, sl_buffer *b) {
   return write_result(c, b);
 }
 
+static int emit_changes(void *arg, sl_buffer *b) {
+  return emit_result(arg, b);
+}
+
+/* An updating result: merge a delta (a worker's or node's changes) and
+ * send what changed. */
+static int merge_changes(coordinator *c, const sl_group_table *delta) {
+  uint64_t before = c->updates->changes;
+  int rc = update_result_merge(c->updates, delta, emit_changes, c, c->err);
+  c->groups += c->updates->changes - before;
+  return rc;
+}
+
 /* Hand out_rows on (see emit_result). */
 static int flush_out(coordinator *c) {
   if (c->out_rows.nrows == 0)
@@ -237,9 +254,9 @@ static int finish_agg_rows(coordinator *c) {
   }
   uint32_t done = 0;
   while (done < n && !c->limit_reached) {
-    int k = sl_exec_eval_rows(q->final_progs, q->plan->nout, &c->agg_rows,
-                              c->sel + done, n - done, &c->out_rows, c->ctx,
-                              c->err);
+    int k =
+        sl_exec_eval_rows(q->final_progs, q->nout, &c->agg_rows, c->sel + done,
+                          n - done, &c->out_rows, c->ctx, c->err);
     if (k < 0)
       return k;
     if (k == 0 && c->out_rows.nrows == 0)
@@ -341,14 +358,15 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
     }
     if (next == WM_MAX) {
       /* Either nothing is waiting, or the global aggregate's one window,
-       * which ends at +infinity: it fires when every worker is done. */
+       * which ends at +infinity: it fires when every worker is done.  An
+       * updating result takes every delta as it comes. */
       bool any = false;
       for (int i = 0; i < n; i++) {
         pthread_mutex_lock(&ws[i].lock);
         any |= ws[i].partials != NULL;
         pthread_mutex_unlock(&ws[i].lock);
       }
-      if (!any || global != WM_MAX)
+      if (!any || (global != WM_MAX && !c->q->plan->changelog))
         return SL_OK;
     } else if (global != WM_MAX && next - unit > global) {
       return SL_OK;
@@ -389,7 +407,9 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
         free(p->table);
       } else if (disjoint) {
         double e0 = sl_clock_seconds();
-        if (rc == SL_OK && !c->limit_reached)
+        if (rc == SL_OK && c->updates)
+          rc = merge_changes(c, p->table);
+        else if (rc == SL_OK && !c->limit_reached)
           rc = emit_groups(c, start, next, p->table);
         /* The aggregate rows point at the table's key strings: turn them
          * into result rows (which copy strings) before it is freed. */
@@ -413,6 +433,8 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
     c->merge_seconds += t1 - t0;
     if (merged && rc == SL_OK && c->export_partials)
       rc = sl_node_send_partial(c->export_fd, start, next, merged, c->err);
+    else if (merged && rc == SL_OK && c->updates)
+      rc = merge_changes(c, merged);
     else if (merged && rc == SL_OK && !c->limit_reached)
       rc = emit_groups(c, start, next, merged);
     if (any && rc == SL_OK && !limited && !c->export_partials)
@@ -761,18 +783,26 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   /* Late merge with channels between nodes: partition leaders. */
   bool leaders = node && nodes->exchange_between_nodes &&
                  plan->kind == SL_PLAN_AGGREGATE &&
-                 plan->strategy != SL_STRATEGY_REPARTITION;
+                 plan->strategy != SL_STRATEGY_REPARTITION && !plan->changelog;
   q.exchange_delay_us =
       sl_settings_get_int(settings, "sluice.debug.exchange-delay-us", 0);
   q.xbase = across ? q.src_base : 0;
   q.xn = across ? q.src_total : q.nworkers;
-  if (leaders) {
+  if (leaders || plan->changelog) {
     /* sluice.epoch-size is per node: each worker ends its epochs after
      * its share of it. */
     int64_t e = sl_settings_get_int(settings, "sluice.epoch-size", 64 << 20);
     q.epoch_bytes = e > 0 ? (uint64_t)e / (uint64_t)q.nworkers : 0;
     if (e > 0 && q.epoch_bytes == 0)
       q.epoch_bytes = 1;
+  }
+  if (plan->changelog) {
+    q.epoch_seconds = sl_settings_get_seconds(
+        settings, "table.exec.mini-batch.allow-latency", 0.2);
+    int64_t r = sl_settings_get_int(settings, "table.exec.mini-batch.size", 0);
+    q.epoch_rows = r > 0 ? (uint64_t)r : 0;
+    if (!q.epoch_bytes)
+      q.epoch_bytes = UINT64_MAX;
   }
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */
   q.slot_pool = sl_slot_pool_new((size_t)256 << 20);
@@ -815,7 +845,11 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     shell = NULL;
   }
   sl_sink_spec spec = {c.sc != plan->sink ? NULL : plan->sink_table,
-                       q.out_layout, plan->out_names, shell, plan->sink_arg};
+                       q.out_layout,
+                       q.out_names,
+                       shell,
+                       plan->sink_arg,
+                       plan->changelog};
   rc = c.sc->open(&spec, &c.sink, err);
   if (rc != SL_OK) {
     free_query(&q);
@@ -836,6 +870,11 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   if (plan->norder > 0 && !node) {
     sorted_result_init(&sorted, q.out_layout, q.buffer_size);
     c.sorted = &sorted;
+  }
+  update_result updates;
+  if (plan->changelog && fires && !c.export_partials) {
+    update_result_init(&updates, &q, q.buffer_size);
+    c.updates = &updates;
   }
   if (q.agg_layout) {
     sl_buffer_init(&c.agg_rows, q.agg_layout, q.buffer_size);
@@ -1132,6 +1171,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     session_store_free(c.sessions);
     free(c.sessions);
   }
+  if (c.updates)
+    update_result_free(c.updates);
   sl_expr_ctx_free(c.ctx);
   free_query(&q);
   return rc;

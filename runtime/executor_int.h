@@ -39,6 +39,10 @@ typedef struct exec_query {
    * input (bytes of source rows) a worker ends an epoch and hands over
    * its open windows' changes; 0: only at window ends. */
   uint64_t epoch_bytes;
+  /* An updating result (sl_plan.changelog): a worker also ends an epoch
+   * after this long or this many input rows (0: not by that). */
+  double epoch_seconds;
+  uint64_t epoch_rows;
   const sl_row_layout *stream_layout; /* the leaves input 0 produces */
   int *stream_leaf;                   /* spec leaf_index for input 0 */
   sl_expr_prog *filter;               /* over stream_layout, or NULL */
@@ -61,6 +65,11 @@ typedef struct exec_query {
   sl_expr_prog *post_join_filter; /* over joined_layout, or NULL */
 
   const sl_row_layout *row_layout; /* the layout the rest runs over */
+
+  /* The result rows: nout fields named out_names (an updating result's
+   * op, then the plan's columns; else the plan's columns). */
+  int nout;
+  const char *const *out_names;
 
   /* Stateless: output expressions over row_layout. */
   sl_expr_prog **out_progs;

@@ -217,6 +217,13 @@ static void grow(sl_group_table *t) {
 
 uint8_t *sl_group_table_upsert(sl_group_table *t, uint64_t hash,
                                const uint8_t *key) {
+  bool created;
+  return sl_group_table_upsert_ex(t, hash, key, &created);
+}
+
+uint8_t *sl_group_table_upsert_ex(sl_group_table *t, uint64_t hash,
+                                  const uint8_t *key, bool *created) {
+  *created = false;
   if ((t->count + 1) * 4 > t->cap * 3)
     grow(t);
   uint32_t mask = t->cap - 1;
@@ -241,6 +248,7 @@ uint8_t *sl_group_table_upsert(sl_group_table *t, uint64_t hash,
       }
       sl_agg_state_init(t->aggs, e + 8 + kw);
       t->count++;
+      *created = true;
       return e + 8 + kw;
     }
   }

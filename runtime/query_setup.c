@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "executor_int.h"
+#include "sluice/changelog.h"
 #include "sluice/clock.h"
 
 static int compile(exec_query *q, const sl_bexpr *e, const sl_row_layout *l,
@@ -176,7 +177,7 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
     q->wm_layout = layout_of(a, 1, NULL, wt);
   }
   if (q->wm_prog && plan->track_watermark && plan->kind == SL_PLAN_STATELESS &&
-      plan->rowtime) {
+      plan->rowtime && !plan->keep_late) {
     rc = compile(q, plan->rowtime, q->stream_layout, map0, &q->rowtime_prog,
                  err);
     if (rc != SL_OK)
@@ -185,7 +186,26 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
     q->rowtime_layout = layout_of(a, 1, NULL, rt);
   }
   /* The output rows. */
-  q->out_layout = layout_of(a, plan->nout, plan->out_names, plan->out_types);
+  /* An updating result's rows carry the row kind first (changelog.h). */
+  int shift = plan->changelog ? 1 : 0;
+  q->nout = plan->nout + shift;
+  q->out_names = plan->out_names;
+  const sl_type *const *out_types = plan->out_types;
+  if (shift) {
+    const char **names = SL_ANEW_N(a, const char *, q->nout);
+    const sl_type **types = SL_ANEW_N(a, const sl_type *, q->nout);
+    sl_type *op = sl_type_new(a, SL_TYPE_VARCHAR); /* STRING */
+    op->not_null = true;
+    names[0] = SL_CHANGELOG_COLUMN;
+    types[0] = op;
+    for (int i = 0; i < plan->nout; i++) {
+      names[i + 1] = plan->out_names[i];
+      types[i + 1] = plan->out_types[i];
+    }
+    q->out_names = names;
+    out_types = types;
+  }
+  q->out_layout = layout_of(a, q->nout, q->out_names, out_types);
   if (plan->kind == SL_PLAN_STATELESS) {
     q->out_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
     for (int i = 0; i < plan->nout; i++) {
@@ -265,10 +285,12 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
   rc = compile(q, plan->having, q->agg_layout, ident, &q->having, err);
   if (rc != SL_OK)
     return rc;
-  q->final_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
+  /* final_progs[f] fills output field f; an updating result's op field
+   * (prog NULL) is the coordinator's. */
+  q->final_progs = SL_ANEW_N(a, sl_expr_prog *, q->nout + 1);
   for (int i = 0; i < plan->nout; i++) {
-    rc =
-        compile(q, plan->out[i], q->agg_layout, ident, &q->final_progs[i], err);
+    rc = compile(q, plan->out[i], q->agg_layout, ident,
+                 &q->final_progs[i + shift], err);
     if (rc != SL_OK)
       return rc;
   }

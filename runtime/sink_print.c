@@ -1,4 +1,5 @@
-/* sink_print.c - 'connector' = 'print': each row as a line `+I[v1, v2]` on
+/* sink_print.c - 'connector' = 'print': each row as a line `+I[v1, v2]`
+ * (an updating result's rows with their kind: -U[...], +U[...], -D[...]) on
  * stdout (or stderr with 'standard-error' = 'true'), prefixed by
  * "<id>> " when 'print-identifier' is set, as Flink's print connector.
  *
@@ -21,6 +22,7 @@ struct sl_sink {
   const sl_row_layout *layout;
   FILE *fp;
   const char *ident; /* or NULL */
+  int first;         /* 1: a changelog, field 0 is the row kind */
   sl_strbuf line;
   uint64_t rows;
 };
@@ -46,6 +48,7 @@ static int print_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   if (!s)
     return sl_error_set(err, SL_ENOMEM, "out of memory opening a sink");
   s->layout = spec->layout;
+  s->first = spec->changelog ? 1 : 0;
   s->fp = to_stderr ? stderr : stdout;
   s->ident =
       spec->table ? sl_table_def_option(spec->table, "print-identifier") : NULL;
@@ -152,9 +155,13 @@ static int print_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
     sl_strbuf_reset(&s->line);
     if (s->ident)
       sl_strbuf_printf(&s->line, "%s> ", s->ident);
-    sl_strbuf_append(&s->line, "+I[");
-    for (int i = 0; i < s->layout->nfields; i++) {
-      if (i)
+    /* A changelog's row says its kind in field 0 (a 2-byte string). */
+    const sl_str *op = (const sl_str *)(row + s->layout->fields[0].offset);
+    sl_strbuf_appendn(&s->line, s->first ? sl_str_data(op) : "+I",
+                      s->first ? op->len : 2);
+    sl_strbuf_appendc(&s->line, '[');
+    for (int i = s->first; i < s->layout->nfields; i++) {
+      if (i > s->first)
         sl_strbuf_append(&s->line, ", ");
       java_value(&s->line, s->layout, row, i);
     }

@@ -16,6 +16,15 @@
  * value ever becomes SQL text), inside one transaction per commit(): a
  * fired window appears all at once, and a failed query leaves nothing of
  * its uncommitted window behind.
+ *
+ * An updating result (a changelog, changelog.h) is applied so that the
+ * table always holds the current result, one transaction per epoch:
+ *   - with PRIMARY KEY (...) NOT ENFORCED on the Sluice table, the SQLite
+ *     table gets that primary key; +I and +U upsert the row (INSERT ... ON
+ *     CONFLICT DO UPDATE), -D deletes by the key, -U is skipped (its +U
+ *     follows and replaces the row), as Flink's upsert sinks do;
+ *   - without one, +I and +U insert, -U and -D delete one row equal to
+ *     theirs (NULLs equal: IS).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +33,7 @@
 #include <sqlite3.h>
 
 #include "io_connectors.h"
+#include "sluice/changelog.h"
 #include "sluice/value_text.h"
 
 static const char *const sqlite_options[] = {"connector", "path", "table-name",
@@ -35,6 +45,10 @@ struct sl_sink {
   char *target;      /* the SQLite table */
   sqlite3 *db;
   sqlite3_stmt *insert;
+  sqlite3_stmt *remove; /* a changelog's -D (and -U without a key) */
+  int first;            /* the first column written: 1 after a changelog's op */
+  int nkey;             /* a changelog's primary key columns, or 0 */
+  int *key;             /* ... their fields */
   bool in_tx;
   char (*text)[SL_VALUE_TEXT_MAX]; /* per-column text of the current row */
   uint64_t rows;
@@ -102,11 +116,24 @@ static int db_error(sl_sink *s, int code, const char *doing, sl_error *err) {
 static void sqlite_free(sl_sink *s) {
   if (s->insert)
     sqlite3_finalize(s->insert);
+  if (s->remove)
+    sqlite3_finalize(s->remove);
+  free(s->key);
   if (s->db)
     sqlite3_close(s->db);
   free(s->target);
   free(s->text);
   free(s);
+}
+
+/* The SQLite column of result field i: the Sluice table's column there
+ * (INSERT writes columns by position), else the query's name for it. */
+static const char *column_name(const sl_sink *s, const sl_sink_spec *spec,
+                               int i) {
+  const sl_table_def *t = spec->table;
+  if (t->ncolumns == s->layout->nfields - s->first)
+    return t->columns[i - s->first].name;
+  return spec->names[i];
 }
 
 static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
@@ -121,6 +148,26 @@ static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
     return sl_error_set(err, SL_ENOMEM, "out of memory opening a sqlite sink");
   s->layout = l;
   s->table = t->name;
+  s->first = spec->changelog ? 1 : 0;
+  if (spec->changelog && t->nprimary_key > 0) {
+    /* The key's columns, by position: the result's columns are the
+     * table's, in order. */
+    s->key = calloc((size_t)t->nprimary_key, sizeof *s->key);
+    if (!s->key)
+      abort();
+    for (int k = 0; k < t->nprimary_key; k++)
+      for (int c = 0; c < t->ncolumns && c + s->first < l->nfields; c++)
+        if (strcmp(t->columns[c].name, t->primary_key[k]) == 0)
+          s->key[s->nkey++] = c + s->first;
+    if (s->nkey != t->nprimary_key) {
+      rc = sl_error_set(err, SL_EINVAL,
+                        "table '%s': its primary key names a column the "
+                        "query does not write",
+                        t->name);
+      sqlite_free(s);
+      return rc;
+    }
+  }
   const char *name = sl_table_def_option(t, "table-name");
   s->target = strdup(name ? name : t->name);
   s->text = calloc((size_t)l->nfields + 1, sizeof *s->text);
@@ -141,13 +188,17 @@ static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   sl_strbuf_append(&sql, "CREATE TABLE IF NOT EXISTS ");
   append_ident(&sql, s->target);
   sl_strbuf_append(&sql, " (");
-  for (int i = 0; i < l->nfields; i++) {
-    if (i)
+  for (int i = s->first; i < l->nfields; i++) {
+    if (i > s->first)
       sl_strbuf_append(&sql, ", ");
-    append_ident(&sql, spec->names[i]);
+    append_ident(&sql, column_name(s, spec, i));
     sl_strbuf_printf(&sql, " %s", column_type(l->fields[i].ptype));
   }
-  sl_strbuf_append(&sql, ")");
+  for (int k = 0; k < s->nkey; k++) {
+    sl_strbuf_append(&sql, k ? ", " : ", PRIMARY KEY (");
+    append_ident(&sql, column_name(s, spec, s->key[k]));
+  }
+  sl_strbuf_append(&sql, s->nkey ? "))" : ")");
   if (sqlite3_exec(s->db, sl_strbuf_cstr(&sql), NULL, NULL, NULL) !=
       SQLITE_OK) {
     rc = db_error(s, SL_EIO, "creating the table", err);
@@ -159,17 +210,65 @@ static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   sl_strbuf_append(&sql, "INSERT INTO ");
   append_ident(&sql, s->target);
   sl_strbuf_append(&sql, " (");
-  for (int i = 0; i < l->nfields; i++) {
-    if (i)
+  for (int i = s->first; i < l->nfields; i++) {
+    if (i > s->first)
       sl_strbuf_append(&sql, ", ");
-    append_ident(&sql, spec->names[i]);
+    append_ident(&sql, column_name(s, spec, i));
   }
   sl_strbuf_append(&sql, ") VALUES (");
-  for (int i = 0; i < l->nfields; i++)
-    sl_strbuf_append(&sql, i ? ", ?" : "?");
+  for (int i = s->first; i < l->nfields; i++)
+    sl_strbuf_append(&sql, i > s->first ? ", ?" : "?");
   sl_strbuf_append(&sql, ")");
-  if (sqlite3_prepare_v2(s->db, sl_strbuf_cstr(&sql), -1, &s->insert, NULL) !=
-      SQLITE_OK) {
+  if (s->nkey) { /* an upsert */
+    sl_strbuf_append(&sql, " ON CONFLICT (");
+    for (int k = 0; k < s->nkey; k++) {
+      if (k)
+        sl_strbuf_append(&sql, ", ");
+      append_ident(&sql, column_name(s, spec, s->key[k]));
+    }
+    sl_strbuf_append(&sql, ") DO ");
+    int set = 0;
+    for (int i = s->first; i < l->nfields; i++) {
+      bool is_key = false;
+      for (int k = 0; k < s->nkey; k++)
+        is_key |= s->key[k] == i;
+      if (is_key)
+        continue;
+      sl_strbuf_append(&sql, set++ ? ", " : "UPDATE SET ");
+      append_ident(&sql, column_name(s, spec, i));
+      sl_strbuf_append(&sql, " = excluded.");
+      append_ident(&sql, column_name(s, spec, i));
+    }
+    if (!set)
+      sl_strbuf_append(&sql, "NOTHING");
+  }
+  if (sqlite3_prepare_v2(s->db, sl_strbuf_cstr(&sql), -1, &s->insert, NULL) ==
+          SQLITE_OK &&
+      spec->changelog) {
+    /* Deleting a row: by its key, or one row equal to it. */
+    sl_strbuf_reset(&sql);
+    sl_strbuf_append(&sql, "DELETE FROM ");
+    append_ident(&sql, s->target);
+    sl_strbuf_append(&sql, s->nkey ? " WHERE "
+                                   : " WHERE rowid = (SELECT rowid "
+                                     "FROM ");
+    if (!s->nkey) {
+      append_ident(&sql, s->target);
+      sl_strbuf_append(&sql, " WHERE ");
+    }
+    int n = s->nkey ? s->nkey : l->nfields - s->first;
+    for (int j = 0; j < n; j++) {
+      int i = s->nkey ? s->key[j] : s->first + j;
+      if (j)
+        sl_strbuf_append(&sql, " AND ");
+      append_ident(&sql, column_name(s, spec, i));
+      sl_strbuf_printf(&sql, " IS ?%d", j + 1);
+    }
+    if (!s->nkey)
+      sl_strbuf_append(&sql, " LIMIT 1)");
+    sqlite3_prepare_v2(s->db, sl_strbuf_cstr(&sql), -1, &s->remove, NULL);
+  }
+  if (!s->insert || (spec->changelog && !s->remove)) {
     rc = sl_error_set(err, SL_EINVAL,
                       "table '%s': cannot insert into table '%s' of '%s': "
                       "%s; the existing table must have the result's "
@@ -184,36 +283,37 @@ static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   return SL_OK;
 }
 
-static int bind_field(sl_sink *s, const uint8_t *row, int i) {
+/* Bind field i of row to parameter col of st. */
+static int bind_field(sl_sink *s, sqlite3_stmt *st, const uint8_t *row, int i,
+                      int col) {
   const sl_field *f = &s->layout->fields[i];
   const void *p = row + f->offset;
-  int col = i + 1;
   if (sl_row_is_null(row, i))
-    return sqlite3_bind_null(s->insert, col);
+    return sqlite3_bind_null(st, col);
   switch (f->ptype) {
   case SL_P_BOOL:
-    return sqlite3_bind_int(s->insert, col, *(const uint8_t *)p);
+    return sqlite3_bind_int(st, col, *(const uint8_t *)p);
   case SL_P_I8:
-    return sqlite3_bind_int(s->insert, col, *(const int8_t *)p);
+    return sqlite3_bind_int(st, col, *(const int8_t *)p);
   case SL_P_I16:
-    return sqlite3_bind_int(s->insert, col, *(const int16_t *)p);
+    return sqlite3_bind_int(st, col, *(const int16_t *)p);
   case SL_P_I32:
-    return sqlite3_bind_int(s->insert, col, *(const int32_t *)p);
+    return sqlite3_bind_int(st, col, *(const int32_t *)p);
   case SL_P_I64:
-    return sqlite3_bind_int64(s->insert, col, *(const int64_t *)p);
+    return sqlite3_bind_int64(st, col, *(const int64_t *)p);
   case SL_P_F32:
-    return sqlite3_bind_double(s->insert, col, *(const float *)p);
+    return sqlite3_bind_double(st, col, *(const float *)p);
   case SL_P_F64:
-    return sqlite3_bind_double(s->insert, col, *(const double *)p);
+    return sqlite3_bind_double(st, col, *(const double *)p);
   case SL_P_STR: {
     const sl_str *str = p;
     /* STATIC: the row outlives the step that reads it. */
-    return sqlite3_bind_text(s->insert, col, sl_str_data(str), (int)str->len,
+    return sqlite3_bind_text(st, col, sl_str_data(str), (int)str->len,
                              SQLITE_STATIC);
   }
   default: {
     int n = sl_value_format_scalar(s->text[i], f->type, f->ptype, p);
-    return sqlite3_bind_text(s->insert, col, s->text[i], n, SQLITE_STATIC);
+    return sqlite3_bind_text(st, col, s->text[i], n, SQLITE_STATIC);
   }
   }
 }
@@ -228,12 +328,29 @@ static int sqlite_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   }
   for (uint32_t r = 0; r < rows->nrows; r++) {
     const uint8_t *row = sl_buffer_row(rows, r);
-    sqlite3_reset(s->insert);
-    for (int i = 0; i < s->layout->nfields; i++)
-      if (bind_field(s, row, i) != SQLITE_OK)
+    sl_changelog_op op = SL_OP_INSERT;
+    if (s->first) {
+      const sl_str *name = (const sl_str *)(row + s->layout->fields[0].offset);
+      char text[4] = "";
+      memcpy(text, sl_str_data(name), name->len < 3 ? name->len : 3);
+      if (!sl_changelog_op_parse(text, &op))
+        return sl_error_set(err, SL_EINTERNAL,
+                            "table '%s': a changelog row of unknown kind",
+                            s->table);
+    }
+    if (op == SL_OP_UPDATE_BEFORE && s->nkey)
+      continue; /* the +U that follows replaces the row */
+    bool adds = sl_changelog_op_adds(op);
+    sqlite3_stmt *st = adds ? s->insert : s->remove;
+    sqlite3_reset(st);
+    int n = adds || !s->nkey ? s->layout->nfields - s->first : s->nkey;
+    for (int j = 0; j < n; j++) {
+      int i = adds || !s->nkey ? s->first + j : s->key[j];
+      if (bind_field(s, st, row, i, j + 1) != SQLITE_OK)
         return db_error(s, SL_EIO, "binding a value", err);
-    if (sqlite3_step(s->insert) != SQLITE_DONE)
-      return db_error(s, SL_EIO, "INSERT", err);
+    }
+    if (sqlite3_step(st) != SQLITE_DONE)
+      return db_error(s, SL_EIO, adds ? "INSERT" : "DELETE", err);
     s->rows++;
   }
   return SL_OK;
@@ -243,6 +360,8 @@ static int sqlite_commit(sl_sink *s, sl_error *err) {
   if (!s->in_tx)
     return SL_OK;
   sqlite3_reset(s->insert);
+  if (s->remove)
+    sqlite3_reset(s->remove);
   if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     return db_error(s, SL_EIO, "COMMIT", err);
   s->in_tx = false;
@@ -253,6 +372,8 @@ static int sqlite_close(sl_sink *s, bool ok, sl_error *err) {
   int rc = SL_OK;
   if (s->in_tx) {
     sqlite3_reset(s->insert);
+    if (s->remove)
+      sqlite3_reset(s->remove);
     if (ok)
       rc = sqlite_commit(s, err);
     if (!ok || rc != SL_OK)

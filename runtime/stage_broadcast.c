@@ -250,8 +250,8 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
     r.out.sorted = &sorted;
   }
   if (rc == SL_OK) {
-    sl_sink_spec spec = {plan->sink_table, top->layout, plan->out_names, shell,
-                         NULL};
+    sl_sink_spec spec = {
+        plan->sink_table, top->layout, plan->out_names, shell, NULL, false};
     rc = r.out.sc->open(&spec, &r.out.sink, err);
   }
   side sd = {leaf, settings, bcast_nodes, SL_OK, {0}, {0}, false};

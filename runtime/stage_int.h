@@ -49,6 +49,8 @@ typedef struct leaf_store {
   int64_t drop_below;    /* stream: rows before this time are too late */
   int64_t hi_us;         /* stream: the interval's upper end after a window
                           * end (a window needs rows up to end + hi_us) */
+  bool arrival;          /* updating stages: every row under key 0, in the
+                          * order it came, however late */
   keyed_rows *keys;      /* sorted by key; room for capkeys from here */
   int nkeys, capkeys;
   int front;  /* entries freed before keys (the smallest keys go first: the

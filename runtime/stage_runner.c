@@ -25,10 +25,12 @@
 #include <time.h>
 
 #include "executor_int.h"
+#include "sluice/changelog.h"
 #include "sluice/clock.h"
 #include "sluice/executor.h"
 #include "sluice/interrupt.h"
 #include "stage_int.h"
+#include "update_stages.h"
 #include "window_assign.h"
 
 /* A stream leaf whose rows wait in its store for more than this, while
@@ -179,7 +181,11 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   }
   int rc = run->cancelled ? sl_error_set(err, SL_ECANCELLED, "stopped") : SL_OK;
   keyed_rows *k = NULL;
-  for (uint32_t i = 0; i < rows->nrows && rc == SL_OK; i++) {
+  if (ls->arrival) { /* updating stages: all of them, as they come */
+    for (uint32_t i = 0; i < rows->nrows && rc == SL_OK; i++)
+      rc = store_add(ls, &k, 0, sl_buffer_row(rows, i), err);
+  }
+  for (uint32_t i = 0; i < rows->nrows && rc == SL_OK && !ls->arrival; i++) {
     const uint8_t *row = sl_buffer_row(rows, i);
     if (sl_row_is_null(row, key_field))
       continue; /* no event time: it meets no window */
@@ -253,6 +259,45 @@ static const sl_sink_connector stage_sink = {
     .watermark = stage_sink_watermark,
 };
 
+/* Updating stages' rows for the output: with their kind first when the
+ * result is a changelog (plan.h). */
+typedef struct update_output {
+  stage_output *o;
+  bool changelog;
+  sl_buffer rows; /* the output layout: op, then the top stage's */
+} update_output;
+
+static int write_updates(void *arg, const sl_buffer *in, const uint8_t *ops,
+                         sl_error *err) {
+  update_output *uo = arg;
+  if (!uo->changelog) /* only inserts */
+    return uo->o->limit_reached ? SL_OK : stage_output_write(uo->o, in, err);
+  const sl_row_layout *il = in->layout, *ol = uo->rows.layout;
+  int rc = SL_OK;
+  for (uint32_t r = 0; r < in->nrows && rc == SL_OK; r++) {
+    uint8_t *dst = sl_buffer_append(&uo->rows);
+    if (!dst) {
+      rc = stage_output_write(uo->o, &uo->rows, err);
+      sl_buffer_clear(&uo->rows);
+      dst = sl_buffer_append(&uo->rows);
+    }
+    const uint8_t *src = sl_buffer_row(in, r);
+    *(sl_str *)(dst + ol->fields[0].offset) =
+        sl_str_make(sl_changelog_op_name((sl_changelog_op)ops[r]), 2);
+    for (int f = 0; f < il->nfields; f++) {
+      bool null = sl_row_is_null(src, f);
+      sl_row_set_null(dst, f + 1, null);
+      if (!null)
+        memcpy(dst + ol->fields[f + 1].offset, src + il->fields[f].offset,
+               ol->fields[f + 1].size);
+    }
+  }
+  if (rc == SL_OK && uo->rows.nrows)
+    rc = stage_output_write(uo->o, &uo->rows, err);
+  sl_buffer_clear(&uo->rows);
+  return rc;
+}
+
 /* Free the rows of a store's first (smallest) key. */
 static void drop_first_key(leaf_store *ls) {
   ls->bytes -= sorted_result_bytes(&ls->keys[0].rows);
@@ -293,7 +338,7 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
  * into the leaf's stage sink, as an executor would write it. */
 static int feed_leaf(leaf_thread *lt) {
   leaf_store *ls = &lt->run->leaves[lt->index];
-  sl_sink_spec spec = {NULL, ls->in_layout, NULL, NULL, ls};
+  sl_sink_spec spec = {NULL, ls->in_layout, NULL, NULL, ls, false};
   sl_sink *sink;
   int rc = stage_sink_open(&spec, &sink, &lt->err);
   if (rc != SL_OK)
@@ -487,6 +532,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     ls->live_field = lp->window_rows ? lp->nout - 1 : -1;
     ls->stream =
         !(lp->kind == SL_PLAN_AGGREGATE && lp->windowed) && !lp->window_rows;
+    ls->arrival = sp->updating;
     ls->time_field = -1;
     for (int c = 0; c < lp->nout && (ls->stream || ls->window_rows); c++)
       if (lp->out_types[c]->time_attr == SL_TIME_ROWTIME) {
@@ -527,9 +573,37 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                                    run.buffer_size};
   if (node)
     o.sc = &sl_sink_to_coordinator;
+  /* Updating stages: rows as they arrive, a changelog's with its kind. */
+  update_output uo = {&o, plan->changelog, {0}};
+  update_stages *updates = NULL;
+  const sl_row_layout *out_layout = top ? top->layout : NULL;
+  const char *const *out_names = plan->out_names;
+  if (rc == SL_OK && sp->updating) {
+    updates = update_stages_new(top, run.buffer_size, write_updates, &uo);
+    if (plan->changelog) {
+      int n = top->layout->nfields + 1;
+      const char **names = SL_ANEW_N(&arena, const char *, n);
+      const sl_type **types = SL_ANEW_N(&arena, const sl_type *, n);
+      sl_type *op = sl_type_new(&arena, SL_TYPE_VARCHAR);
+      op->not_null = true;
+      names[0] = SL_CHANGELOG_COLUMN;
+      types[0] = op;
+      for (int i = 1; i < n; i++) {
+        names[i] = plan->out_names[i - 1];
+        types[i] = plan->out_types[i - 1];
+      }
+      out_layout = sl_row_layout_new(&arena, n, names, types);
+      out_names = names;
+      sl_buffer_init(&uo.rows, out_layout, run.buffer_size);
+    }
+  }
   if (rc == SL_OK) {
-    sl_sink_spec spec = {node ? NULL : plan->sink_table, top->layout,
-                         plan->out_names, shell, node ? &tc : NULL};
+    sl_sink_spec spec = {node ? NULL : plan->sink_table,
+                         out_layout,
+                         out_names,
+                         shell,
+                         node ? &tc : NULL,
+                         plan->changelog};
     rc = o.sc->open(&spec, &o.sink, err);
   }
   int started = 0;
@@ -578,6 +652,26 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                                : (ls->wm == WM_MIN ? WM_MIN : ls->wm + unit);
       if (f < frontier)
         frontier = f;
+    }
+    /* Updating stages: every row that came, through the stages. */
+    bool pushed = false;
+    for (int i = 0; i < sp->nleaves && updates && rc == SL_OK; i++) {
+      leaf_store *ls = &run.leaves[i];
+      while (ls->nkeys > 0 && rc == SL_OK) {
+        sorted_result *rows = &ls->keys[0].rows;
+        for (int b = 0; b < rows->nbufs && rc == SL_OK; b++)
+          rc = update_stages_push_leaf(updates, i, &rows->bufs[b], err);
+        pushed = true;
+        drop_first_key(ls);
+      }
+    }
+    if (updates) {
+      uint64_t held = update_stages_bytes(updates);
+      if (held > run.peak_bytes)
+        run.peak_bytes = held;
+      if (rc == SL_OK && pushed)
+        rc = stage_output_window_end(&o, err);
+      frontier = WM_MIN; /* nothing fires by windows */
     }
     /* Fire, in order of end, the windows some windowed leaf has rows for. */
     for (;;) {
@@ -686,6 +780,9 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     sl_error_clear(&close_err);
   }
   stage_eval_release(&ev);
+  update_stages_free(updates);
+  if (uo.rows.data)
+    sl_buffer_free(&uo.rows);
   free(ev.rels);
   free(ev.tables);
   sl_expr_ctx_free(ev.ctx);

@@ -1014,6 +1014,7 @@ void *sl_worker_main(void *arg) {
                          plan->inputs[0].filters};
   int rc = plan->inputs[0].connector->open(&spec, &src, &w->err);
   sl_exec_wait_ready(w->shared);
+  s.epoch_began = sl_clock_seconds();
   bool done = false;
   while (rc == SL_OK && !done) {
     if (atomic_load(w->cancel))
@@ -1056,10 +1057,16 @@ void *sl_worker_main(void *arg) {
       if (rc != SL_OK)
         break;
     }
-    if (q->epoch_bytes && plan->kind == SL_PLAN_AGGREGATE) {
+    if (q->epoch_bytes && plan->kind == SL_PLAN_AGGREGATE && rc == SL_OK) {
       s.epoch_in += (uint64_t)buf->nrows * buf->layout->width;
-      if (s.epoch_in >= q->epoch_bytes) {
+      s.epoch_rows_in += buf->nrows;
+      double now = q->epoch_seconds > 0 ? sl_clock_seconds() : 0;
+      if (s.epoch_in >= q->epoch_bytes ||
+          (q->epoch_rows && s.epoch_rows_in >= q->epoch_rows) ||
+          (q->epoch_seconds > 0 && now - s.epoch_began >= q->epoch_seconds)) {
         s.epoch_in = 0;
+        s.epoch_rows_in = 0;
+        s.epoch_began = now;
         rc = hand_over_epoch(&s);
       }
     }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "sluice/shell.h"
@@ -47,6 +48,9 @@ void sl_out_write(sl_output *o, const char *s, size_t n) {
     return;
   if (fwrite(s, 1, n, o->fp) != n)
     o->write_errno = errno ? errno : EIO;
+  for (const char *p = memchr(s, '\n', n); p;
+       p = memchr(p + 1, '\n', n - (size_t)(p + 1 - s)))
+    o->lines++;
 }
 
 void sl_out_puts(sl_output *o, const char *s) {
@@ -227,6 +231,7 @@ static int on_begin(void *ctx, int ncols, const char *const *names,
     sl_output_abort(o);
   clear_result(o);
   o->in_result = true;
+  o->result_first_line = o->lines;
   o->ncols = ncols < 0 ? 0 : ncols;
   size_t n = (size_t)o->ncols;
   o->names = calloc(n ? n : 1, sizeof *o->names);
@@ -310,6 +315,7 @@ static int on_end(void *ctx) {
   if (o->mode == SL_MODE_JSON && o->ncols > 0)
     sl_out_json_end(o);
   clear_result(o);
+  o->result_last_line = o->lines;
   if (!o->write_errno && fflush(o->fp) != 0)
     o->write_errno = errno ? errno : EIO;
   return status(o);
@@ -367,6 +373,28 @@ static int on_notice(void *ctx, const char *text) {
   return status(o);
 }
 
+/* Redraw an updating result's table over the last one: only on a
+ * terminal, when nothing was printed after it and it still fits on the
+ * screen (cursor up over it, erase to the end of the screen). */
+static int on_replace(void *ctx) {
+  sl_output *o = ctx;
+  if (!isatty(fileno(o->fp)))
+    return SL_EUNSUPPORTED;
+  if (o->result_last_line == 0 || o->result_last_line != o->lines)
+    return SL_OK; /* nothing to erase: print below */
+  uint64_t n = o->result_last_line - o->result_first_line;
+  struct winsize ws;
+  if (n == 0 || ioctl(fileno(o->fp), TIOCGWINSZ, &ws) != 0 || n >= ws.ws_row)
+    return SL_OK; /* cannot reach its top: print below */
+  clear_progress(o);
+  char esc[32];
+  snprintf(esc, sizeof esc, "\r\033[%lluA\033[J", (unsigned long long)n);
+  if (!o->write_errno && fputs(esc, o->fp) == EOF)
+    o->write_errno = errno ? errno : EIO;
+  o->lines -= n;
+  return status(o);
+}
+
 void sl_output_abort(sl_output *o) {
   if (o->in_result)
     on_end(o);
@@ -384,7 +412,7 @@ void sl_output_free(sl_output *o) {
 }
 
 sl_result_sink sl_output_sink(sl_output *o) {
-  sl_result_sink s = {o,      on_begin, on_row,    on_flush,
-                      on_end, on_text,  on_notice, on_progress};
+  sl_result_sink s = {o,       on_begin,  on_row,      on_flush,  on_end,
+                      on_text, on_notice, on_progress, on_replace};
   return s;
 }

@@ -421,8 +421,9 @@ static int discard_text(void *c, const char *t) {
 }
 
 sl_result_sink sl_result_sink_discard(uint64_t *rows) {
-  sl_result_sink sink = {rows,        discard_begin, count_row, NULL,
-                         discard_end, discard_text,  NULL,      NULL};
+  sl_result_sink sink = {rows, discard_begin, count_row,
+                         NULL, discard_end,   discard_text,
+                         NULL, NULL,          NULL};
   return sink;
 }
 
@@ -472,9 +473,9 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
     int rc;
     /* Results are discarded (an INSERT still writes its table); progress
      * and notices still reach the shell. */
-    sl_result_sink quiet = {NULL,         discard_begin, discard_row,
-                            NULL,         discard_end,   discard_text,
-                            sink->notice, sink->progress};
+    sl_result_sink quiet = {NULL,         discard_begin,  discard_row,
+                            NULL,         discard_end,    discard_text,
+                            sink->notice, sink->progress, NULL};
     quiet.ctx = sink->ctx;
     /* Nodes run the statement EXPLAIN ANALYZE is about. */
     rc = session_execute(s, plan, b->text + inner->ast->span.offset,
@@ -509,8 +510,30 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   if (rc != SL_OK)
     return rc;
   session_set_jit(s, plan);
+  /* An updating result for the shell: shown as its current table unless
+   * the changelog itself is asked for. */
+  const char *mode =
+      sl_settings_get(s->settings, "sql-client.execution.result-mode");
+  sl_changelog_fold *fold = NULL;
+  sl_result_sink folded;
+  void *inserts = NULL; /* an insert-only result shown as a changelog */
+  if (plan->changelog && !plan->sink_table && !s->is_node && mode &&
+      strcmp(mode, "table") == 0) {
+    fold = sl_changelog_fold_new(sink);
+    folded = sl_changelog_fold_sink(fold);
+  } else if (!plan->changelog && !plan->sink_table && !s->is_node && mode &&
+             strcmp(mode, "table") != 0) {
+    folded = sl_insert_only_changelog_sink(sink, &inserts);
+  }
   sl_query_stats st;
-  rc = session_execute(s, plan, b->text, strlen(b->text), sink, &st, err);
+  rc = session_execute(s, plan, b->text, strlen(b->text),
+                       fold || inserts ? &folded : sink, &st, err);
+  sl_insert_only_changelog_free(inserts);
+  if (rc != SL_OK && fold && sl_changelog_fold_error(fold))
+    sl_error_set(err, rc, "%s", sl_changelog_fold_error(fold));
+  uint64_t result_rows = fold ? sl_changelog_fold_rows(fold) : 0;
+  bool folded_result = fold != NULL;
+  sl_changelog_fold_free(fold);
   if (rc != SL_OK)
     return rc;
   sl_strbuf msg = SL_STRBUF_INIT;
@@ -522,10 +545,19 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
     return rc;
   }
   double rate = st.seconds > 0 ? (double)st.events / st.seconds : 0;
+  /* An updating result: rows_out counts changelog rows. */
+  if (folded_result)
+    sl_strbuf_printf(
+        &msg, "%llu row%s (after %llu change%s)",
+        (unsigned long long)result_rows, result_rows == 1 ? "" : "s",
+        (unsigned long long)st.rows_out, st.rows_out == 1 ? "" : "s");
+  else
+    sl_strbuf_printf(&msg, "%llu %s%s", (unsigned long long)st.rows_out,
+                     plan->changelog ? "change" : "row",
+                     st.rows_out == 1 ? "" : "s");
   sl_strbuf_printf(&msg,
-                   "%llu row%s, %llu events in %.2f s (%.0f events/s, %d "
+                   ", %llu events in %.2f s (%.0f events/s, %d "
                    "worker%s), %llu late records dropped",
-                   (unsigned long long)st.rows_out, st.rows_out == 1 ? "" : "s",
                    (unsigned long long)st.events, st.seconds, rate, st.workers,
                    st.workers == 1 ? "" : "s",
                    (unsigned long long)st.late_dropped);

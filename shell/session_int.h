@@ -49,6 +49,25 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
 /* EXPLAIN's "== Nodes ==" block (nothing on one node). */
 void session_explain_nodes(sl_session *s, const sl_plan *plan,
                            const sl_query_stats *st, sl_strbuf *out);
+/* An updating result shown as a table (changelog_fold.c): a sink that
+ * folds the changelog rows it gets (column 0 the op) into the current
+ * result, redraws it through inner where inner can redraw in place, and
+ * prints the final table at the end.  The fold owns nothing of inner. */
+typedef struct sl_changelog_fold sl_changelog_fold;
+sl_changelog_fold *sl_changelog_fold_new(sl_result_sink *inner);
+sl_result_sink sl_changelog_fold_sink(sl_changelog_fold *f);
+uint64_t sl_changelog_fold_rows(const sl_changelog_fold *f);
+uint64_t sl_changelog_fold_changes(const sl_changelog_fold *f);
+/* Why the fold refused a row (a contradictory changelog), or NULL. */
+const char *sl_changelog_fold_error(const sl_changelog_fold *f);
+void sl_changelog_fold_free(sl_changelog_fold *f);
+/* A result that is only inserted, shown as a changelog (result mode
+ * 'changelog'): a sink adding the op column, +I on every row, before
+ * inner's columns; *state is freed by sl_insert_only_changelog_free. */
+sl_result_sink sl_insert_only_changelog_sink(sl_result_sink *inner,
+                                             void **state);
+void sl_insert_only_changelog_free(void *state);
+
 /* The JIT settings into a plan (and a staged plan's leaves). */
 void session_set_jit(sl_session *s, sl_plan *plan);
 

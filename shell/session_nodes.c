@@ -313,16 +313,26 @@ static void explain_plan_on_nodes(sl_session *s, const sl_plan *plan, int n,
                           "nodes)\n");
   else if (plan->kind == SL_PLAN_AGGREGATE &&
            plan->strategy == SL_STRATEGY_REPARTITION) {
-    sl_strbuf_append(out, "records are repartitioned between every node's "
-                          "workers (channels between nodes, in-process "
-                          "rings within one); each node fires and finalizes "
-                          "the groups it owns and sends result rows to this "
-                          "process\n");
+    sl_strbuf_printf(out,
+                     "records are repartitioned between every node's "
+                     "workers (channels between nodes, in-process "
+                     "rings within one); each node fires and finalizes "
+                     "the groups it owns and sends result rows to this "
+                     "process%s\n",
+                     plan->changelog ? " (each node keeps its groups' "
+                                       "merged state and sends their changes)"
+                                     : "");
     int w = node_workers(s);
     explain_channels(s, n * w * (n - 1) * w,
                      "one from every worker to every worker of another node",
                      out);
-  } else if (plan->kind == SL_PLAN_AGGREGATE && !late_merge_at_coordinator(s))
+  } else if (plan->kind == SL_PLAN_AGGREGATE && plan->changelog)
+    sl_strbuf_append(out, "each node merges its workers' changes of an epoch "
+                          "and sends them over its control connection as "
+                          "one delta; this process merges every delta into "
+                          "the result as it comes and sends what changed "
+                          "(late merge of updates)\n");
+  else if (plan->kind == SL_PLAN_AGGREGATE && !late_merge_at_coordinator(s))
     explain_leaders(s, plan, n, st, out);
   else if (plan->kind == SL_PLAN_AGGREGATE)
     sl_strbuf_append(out, "each node merges its workers' partials and sends "
@@ -465,7 +475,7 @@ static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
   /* Late merge: partial state goes to partition leaders over channels
    * between the nodes (node_leaders.h), unless the shell is to merge. */
   bool leaders = !across && plan->kind == SL_PLAN_AGGREGATE && c->n > 1 &&
-                 !late_merge_at_coordinator(s);
+                 !plan->changelog && !late_merge_at_coordinator(s);
   /* shm channels meet at names; tcp and verbs at addresses the nodes give
    * first (XLISTEN). */
   int transport = SL_XPORT_NONE, rc = SL_OK;

@@ -158,6 +158,11 @@ bool sl_key_equal(const sl_row_layout *key_layout, const uint8_t *a,
 uint8_t *sl_group_table_upsert(sl_group_table *t, uint64_t hash,
                                const uint8_t *key);
 
+/* The same, saying whether the group is new (*created).  The group's key
+ * row (in the table, long strings in its arena) ends where its states
+ * begin: states - key_layout->width. */
+uint8_t *sl_group_table_upsert_ex(sl_group_table *t, uint64_t hash,
+                                  const uint8_t *key, bool *created);
 /* Iterate: for (uint32_t i = 0; i < t->cap; i++) if
  * (sl_group_table_slot_used(t, i)) ... */
 static inline bool sl_group_table_slot_used(const sl_group_table *t,

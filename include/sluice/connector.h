@@ -129,6 +129,9 @@ typedef struct sl_sink_spec {
   const char *const *names;    /* column names, layout->nfields of them */
   sl_result_sink *shell;       /* the shell's sink when table is NULL */
   void *arg; /* an internal sink's object (sl_plan.sink_arg), or NULL */
+  /* The rows are a changelog: column 0 is each row's kind (changelog.h),
+   * the table's columns follow. */
+  bool changelog;
 } sl_sink_spec;
 
 typedef struct sl_sink sl_sink;

@@ -149,6 +149,9 @@ typedef struct sl_plan {
    * watermark), and its hidden last output column says from which window
    * on it counts. */
   bool window_rows;
+  /* A leaf of updating stages: every row counts however late it is (the
+   * watermark is still computed: it lets the stages drop state). */
+  bool keep_late;
 
   /* SL_PLAN_CONSTANT: nconst_rows rows of nout expressions without
    * columns, each kept when const_filter (the WHERE of a SELECT without
@@ -172,6 +175,15 @@ typedef struct sl_plan {
   sl_bexpr **out;
   const char **out_names;
   const sl_type **out_types;
+
+  /* An updating result (a GROUP BY without a window, as Flink runs it in
+   * streaming mode): the coordinator keeps the merged state of every group
+   * and, each time the workers hand over their changes (an epoch), sends
+   * what changed as a changelog.  The runtime's result rows then carry the
+   * row kind first, a column `op` (sl_changelog_op), before the nout
+   * columns.  Not for a bounded input with ORDER BY or LIMIT, which gets
+   * its final result once at the end (insert-only). */
+  bool changelog;
 
   /* Where the rows go: an INSERT target, or the shell. */
   const sl_table_def *sink_table;
@@ -272,6 +284,9 @@ struct sl_stage {
   sl_bexpr **order;
   bool *order_desc;
   int *order_nulls; /* 0 default (NULL smallest), 1 first, 2 last */
+  /* An updating Top-N (over a stream): only rows numbered up to this are
+   * kept and sent (the WHERE rownum <= N above it). */
+  int64_t topn_limit;
 };
 
 struct sl_staged_plan {
@@ -287,6 +302,13 @@ struct sl_staged_plan {
    * rows read on their own): rows go out as they arrive, not when their
    * window closes (as Flink's window TVF emits them). */
   bool at_once;
+  /* Stages over streams without windows (a regular join of two streams,
+   * Top-N or deduplication by ROW_NUMBER over a stream): every stage keeps
+   * state for as long as the query runs and handles rows as they arrive
+   * (runtime/update_stages.c); the result is a changelog when a Top-N
+   * updates its rows (sl_plan.changelog), else rows are only inserted.
+   * Every leaf is a stream. */
+  bool updating;
   sl_plan_window window; /* the windows every windowed leaf shares */
   /* How the join meets on several nodes (planner/choose_join.c; set by
    * the session): SINGLE, every leaf's rows to the coordinator, which

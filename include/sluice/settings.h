@@ -40,6 +40,10 @@ const char *sl_settings_get(const sl_settings *s, const char *key);
 int64_t sl_settings_get_int(const sl_settings *s, const char *key,
                             int64_t fallback);
 bool sl_settings_get_bool(const sl_settings *s, const char *key, bool fallback);
+/* A duration ("500 ms", "1 min"; a bare number is milliseconds, as in
+ * Flink) in seconds. */
+double sl_settings_get_seconds(const sl_settings *s, const char *key,
+                               double fallback);
 
 /* Every key that has a value (known keys always do), sorted: for SET alone
  * and the shell's .show. */

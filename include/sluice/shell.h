@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sluice/catalog.h"
@@ -63,6 +64,9 @@ typedef struct sl_output {
   int write_errno; /* errno of the first failed write, 0 if none */
   /* The progress line on the notices terminal (only when it is a tty). */
   bool progress_shown;
+  /* Lines written to fp so far, and where the last result set began and
+   * ended: an updating result's table is redrawn in place over it. */
+  uint64_t lines, result_first_line, result_last_line;
 } sl_output;
 
 void sl_output_init(sl_output *o, FILE *fp, sl_output_mode mode, bool headers);

@@ -164,8 +164,8 @@ static char *read_file(const char *path, size_t *len) {
 }
 
 static sl_result_sink make_sink(collected *c) {
-  sl_result_sink s = {c,      on_begin, on_row,    NULL,
-                      on_end, on_text,  on_notice, NULL};
+  sl_result_sink s = {c,       on_begin,  on_row, NULL, on_end,
+                      on_text, on_notice, NULL,   NULL};
   return s;
 }
 

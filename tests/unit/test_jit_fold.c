@@ -67,7 +67,7 @@ static int r_text(void *ctx, const char *text) {
 }
 
 static sl_result_sink rows_sink(rows *r) {
-  sl_result_sink s = {r, r_begin, r_row, NULL, r_end, r_text, NULL, NULL};
+  sl_result_sink s = {r, r_begin, r_row, NULL, r_end, r_text, NULL, NULL, NULL};
   return s;
 }
 

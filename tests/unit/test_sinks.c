@@ -80,7 +80,7 @@ static void sample_rows(sl_buffer *b) {
 
 static sl_sink *open_sink(fixture *f, const char *connector,
                           const sl_table_def *t, sl_result_sink *shell) {
-  sl_sink_spec spec = {t, f->l, f->names, shell, NULL};
+  sl_sink_spec spec = {t, f->l, f->names, shell, NULL, false};
   const sl_sink_connector *c =
       shell ? sl_shell_sink_connector() : sl_sink_connector_find(connector);
   assert_non_null(c);
@@ -166,7 +166,7 @@ static void test_csv_sink(void **state) {
       f->session, "bad", cols,
       "'connector' = 'filesystem', 'path' = '/nonexistent/dir/x.csv', "
       "'format' = 'csv'");
-  sl_sink_spec bspec = {bad, f->l, f->names, NULL, NULL};
+  sl_sink_spec bspec = {bad, f->l, f->names, NULL, NULL, false};
   assert_int_equal(c->open(&bspec, &s, &err), SL_EIO);
   assert_non_null(strstr(err.message, "/nonexistent/dir/x.csv"));
   sl_error_clear(&err);
@@ -261,8 +261,8 @@ static int rec_end(void *c) {
 static void test_shell_sink(void **state) {
   fixture *f = *state;
   recorder r = {SL_STRBUF_INIT};
-  sl_result_sink rs = {&r,      rec_begin, rec_row, rec_flush,
-                       rec_end, NULL,      NULL,    NULL};
+  sl_result_sink rs = {&r,   rec_begin, rec_row, rec_flush, rec_end,
+                       NULL, NULL,      NULL,    NULL};
   const sl_sink_connector *c = sl_shell_sink_connector();
   sl_sink *s = open_sink(f, NULL, NULL, &rs);
   sl_buffer b;

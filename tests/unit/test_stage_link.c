@@ -80,7 +80,7 @@ static sl_row_layout *layout(sl_arena *a) {
 }
 
 static sl_sink *open_sender(sl_stage_link_spec *spec, const sl_row_layout *l) {
-  sl_sink_spec ss = {NULL, l, NULL, NULL, spec};
+  sl_sink_spec ss = {NULL, l, NULL, NULL, spec, false};
   sl_sink *s = NULL;
   sl_error err = {0};
   assert_int_equal(sl_sink_to_stage_nodes.open(&ss, &s, &err), SL_OK);

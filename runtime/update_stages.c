@@ -1,0 +1,575 @@
+/* update_stages.c - updating stages over streams: a symmetric hash join
+ * and an append-only Top-N, pushed rows as they arrive (see
+ * update_stages.h).
+ *
+ * Each stage turns one batch of input rows (a buffer, with the kind of
+ * each row) into batches of its own rows, which it hands to its parent at
+ * once: the rows' long strings may point into the batch below, which lives
+ * until the push returns.  What a stage keeps is copied into blocks of its
+ * own (row and long strings in one malloc), freed when the row leaves the
+ * state or at the end.
+ */
+#include "update_stages.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor_int.h"
+#include "sluice/changelog.h"
+
+/* ---- rows kept in state ------------------------------------------------ */
+
+static size_t long_bytes(const sl_row_layout *l, const uint8_t *row) {
+  size_t n = 0;
+  for (int f = 0; f < l->nfields; f++) {
+    const sl_str *s = (const sl_str *)(row + l->fields[f].offset);
+    if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f) &&
+        s->len > SL_STR_INLINE)
+      n += s->len;
+  }
+  return n;
+}
+
+/* Copy row to dst and its long strings to heap; returns the heap's end. */
+static char *copy_row(const sl_row_layout *l, const uint8_t *row, uint8_t *dst,
+                      char *heap) {
+  memcpy(dst, row, l->width);
+  for (int f = 0; f < l->nfields; f++) {
+    sl_str *s = (sl_str *)(dst + l->fields[f].offset);
+    if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(dst, f) &&
+        s->len > SL_STR_INLINE) {
+      memcpy(heap, s->u.ptr, s->len);
+      s->u.ptr = heap;
+      heap += s->len;
+    }
+  }
+  return heap;
+}
+
+/* Copy field `from` of row src (layout sl) into field `to` of dst (dl). */
+static void copy_field(const sl_row_layout *sl, const uint8_t *src, int from,
+                       const sl_row_layout *dl, uint8_t *dst, int to) {
+  bool null = sl_row_is_null(src, from);
+  sl_row_set_null(dst, to, null);
+  if (!null)
+    memcpy(dst + dl->fields[to].offset, src + sl->fields[from].offset,
+           dl->fields[to].size);
+}
+
+/* ---- the stages ---------------------------------------------------------- */
+
+/* A join's row of one side, under its key. */
+typedef struct jrow {
+  struct jrow *next; /* in its bucket */
+  uint64_t hash;
+  uint8_t *key, *row;
+} jrow;
+
+typedef struct jside {
+  jrow **buckets;
+  uint32_t cap, count;
+  uint64_t bytes;
+} jside;
+
+/* A Top-N partition: its first rows in order (at most limit). */
+typedef struct tentry {
+  uint8_t *sort; /* the sort row: partition and order values */
+  uint8_t *row;  /* the input row */
+} tentry;
+
+typedef struct tpart {
+  struct tpart *next;
+  uint64_t hash;
+  int n;
+  tentry ents[]; /* limit of them */
+} tpart;
+
+typedef struct ustage ustage;
+struct ustage {
+  const stage_rt *rt;
+  ustage *parent;
+  int side; /* in a parent join: 0 left, 1 right */
+  ustage *input, *left, *right;
+  sl_buffer out; /* rows being filled for the parent */
+  uint8_t *ops;  /* ... their kinds */
+  uint32_t *sel; /* scratch, a row each of a batch or of out */
+  /* JOIN */
+  sl_buffer keys;
+  jside sides[2];
+  /* TOPN */
+  sl_buffer sorts;
+  tpart **parts;
+  uint32_t pcap, pcount;
+  int64_t limit;
+  uint64_t bytes;
+};
+
+struct update_stages {
+  ustage **all;
+  int nall, capall;
+  ustage *top;
+  uint32_t buffer_size;
+  sl_expr_ctx *ctx;
+  uint8_t *inserts; /* all +I: the kinds of a leaf's rows */
+  update_stages_out_fn out;
+  void *arg;
+  sl_error *err;
+};
+
+static int push(update_stages *u, ustage *s, int side, const sl_buffer *in,
+                const uint8_t *ops);
+
+static uint32_t rows_room(const update_stages *u, const sl_row_layout *l) {
+  return u->buffer_size / (l->width ? l->width : 1) + 2;
+}
+
+static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
+                     int side) {
+  ustage *s = calloc(1, sizeof *s);
+  if (!s)
+    abort();
+  s->rt = rt;
+  s->parent = parent;
+  s->side = side;
+  if (u->nall == u->capall) {
+    u->capall = u->capall ? u->capall * 2 : 8;
+    u->all = realloc(u->all, sizeof *u->all * (size_t)u->capall);
+    if (!u->all)
+      abort();
+  }
+  u->all[u->nall++] = s;
+  sl_buffer_init(&s->out, rt->layout, u->buffer_size);
+  s->out.borrow_strings = true;
+  s->ops = malloc(rows_room(u, rt->layout));
+  s->sel = malloc(sizeof *s->sel * u->buffer_size);
+  if (!s->ops || !s->sel)
+    abort();
+  switch (rt->st->kind) {
+  case SL_STAGE_JOIN:
+    sl_buffer_init(&s->keys, rt->key_layout, u->buffer_size);
+    s->keys.borrow_strings = true;
+    s->left = build(u, rt->left, s, 0);
+    s->right = build(u, rt->right, s, 1);
+    break;
+  case SL_STAGE_TOPN:
+    sl_buffer_init(&s->sorts, rt->sort_layout, u->buffer_size);
+    s->sorts.borrow_strings = true;
+    s->limit = rt->st->topn_limit;
+    s->input = build(u, rt->input, s, 0);
+    break;
+  case SL_STAGE_SELECT:
+  case SL_STAGE_AGGREGATE:
+    s->input = build(u, rt->input, s, 0);
+    break;
+  case SL_STAGE_LEAF:
+    break;
+  }
+  return s;
+}
+
+/* Hand s's filled rows to its parent (or to the output). */
+static int emit(update_stages *u, ustage *s) {
+  if (s->out.nrows == 0)
+    return SL_OK;
+  int rc = s->parent ? push(u, s->parent, s->side, &s->out, s->ops)
+                     : u->out(u->arg, &s->out, s->ops, u->err);
+  sl_buffer_clear(&s->out);
+  return rc;
+}
+
+/* ---- SELECT -------------------------------------------------------------- */
+
+static int push_select(update_stages *u, ustage *s, const sl_buffer *in,
+                       const uint8_t *ops) {
+  const stage_rt *rt = s->rt;
+  uint32_t n = in->nrows;
+  for (uint32_t i = 0; i < n; i++)
+    s->sel[i] = i;
+  if (rt->filter) {
+    int rc = sl_expr_filter(rt->filter, in, s->sel, &n, u->ctx, u->err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  uint32_t done = 0;
+  while (done < n) {
+    uint32_t first = s->out.nrows;
+    int k = sl_exec_eval_rows(rt->exprs, rt->st->nexprs, in, s->sel + done,
+                              n - done, &s->out, u->ctx, u->err);
+    if (k < 0)
+      return k;
+    if (k == 0 && first == 0)
+      return sl_error_set(u->err, SL_EINVAL,
+                          "a row is larger than a buffer; raise SET "
+                          "'sluice.buffer-size'");
+    for (int j = 0; j < k; j++)
+      s->ops[first + (uint32_t)j] = ops[s->sel[done + (uint32_t)j]];
+    done += (uint32_t)k;
+    if (done < n) {
+      int rc = emit(u, s);
+      if (rc != SL_OK)
+        return rc;
+    }
+  }
+  return emit(u, s);
+}
+
+/* ---- JOIN ---------------------------------------------------------------- */
+
+static void side_grow(jside *t) {
+  uint32_t cap = t->cap ? t->cap * 2 : 1024;
+  jrow **b = calloc(cap, sizeof *b);
+  if (!b)
+    abort();
+  for (uint32_t i = 0; i < t->cap; i++)
+    for (jrow *r = t->buckets[i], *next; r; r = next) {
+      next = r->next;
+      r->next = b[r->hash & (cap - 1)];
+      b[r->hash & (cap - 1)] = r;
+    }
+  free(t->buckets);
+  t->buckets = b;
+  t->cap = cap;
+}
+
+static void side_add(jside *t, uint64_t hash, const sl_row_layout *kl,
+                     const uint8_t *key, const sl_row_layout *rl,
+                     const uint8_t *row) {
+  if (t->count + 1 > t->cap)
+    side_grow(t);
+  size_t kh = long_bytes(kl, key), rh = long_bytes(rl, row);
+  size_t size = sizeof(jrow) + kl->width + rl->width + kh + rh;
+  jrow *r = malloc(size);
+  if (!r)
+    abort();
+  r->hash = hash;
+  r->key = (uint8_t *)(r + 1);
+  r->row = r->key + kl->width;
+  char *heap = (char *)(r->row + rl->width);
+  heap = copy_row(kl, key, r->key, heap);
+  copy_row(rl, row, r->row, heap);
+  r->next = t->buckets[hash & (t->cap - 1)];
+  t->buckets[hash & (t->cap - 1)] = r;
+  t->count++;
+  t->bytes += size;
+}
+
+/* The residual over s->out, then the rows that pass to the parent. */
+static int join_flush(update_stages *u, ustage *s) {
+  const stage_rt *rt = s->rt;
+  uint32_t n = s->out.nrows;
+  if (n && rt->residual) {
+    for (uint32_t i = 0; i < n; i++)
+      s->sel[i] = i;
+    int rc = sl_expr_filter(rt->residual, &s->out, s->sel, &n, u->ctx, u->err);
+    if (rc != SL_OK)
+      return rc;
+    uint32_t w = s->out.layout->width;
+    for (uint32_t i = 0; i < n; i++) { /* compact; strings stay put */
+      if (s->sel[i] != i)
+        memcpy(s->out.data + (size_t)i * w, s->out.data + (size_t)s->sel[i] * w,
+               w);
+      s->ops[i] = s->ops[s->sel[i]];
+    }
+    s->out.nrows = n;
+  }
+  return emit(u, s);
+}
+
+static int push_join(update_stages *u, ustage *s, int side, const sl_buffer *in,
+                     const uint8_t *ops) {
+  const stage_rt *rt = s->rt;
+  const sl_row_layout *kl = rt->key_layout, *ol = rt->layout;
+  const sl_row_layout *ll = rt->left->layout, *rl = rt->right->layout;
+  const sl_row_layout *il = side ? rl : ll;
+  int nl = ll->nfields, nr = rl->nfields;
+  jside *mine = &s->sides[side], *other = &s->sides[1 - side];
+  uint32_t n = in->nrows, done = 0;
+  while (done < n) {
+    for (uint32_t i = 0; i < n - done; i++)
+      s->sel[i] = done + i;
+    sl_buffer_clear(&s->keys);
+    int k = sl_exec_eval_rows(side ? rt->rkeys : rt->lkeys, rt->st->nkeys, in,
+                              s->sel, n - done, &s->keys, u->ctx, u->err);
+    if (k <= 0)
+      return k < 0 ? k
+                   : sl_error_set(u->err, SL_EINVAL,
+                                  "a join key is larger than a buffer");
+    for (int j = 0; j < k; j++) {
+      const uint8_t *row = sl_buffer_row(in, done + (uint32_t)j);
+      const uint8_t *key = sl_buffer_row(&s->keys, (uint32_t)j);
+      bool null = false;
+      for (int f = 0; f < kl->nfields; f++)
+        null |= sl_row_is_null(key, f);
+      if (null)
+        continue; /* NULL equals nothing */
+      if (!sl_changelog_op_adds((sl_changelog_op)ops[done + (uint32_t)j]))
+        return sl_error_set(u->err, SL_EINTERNAL,
+                            "a regular join got a retraction (the planner "
+                            "admits only insert-only inputs)");
+      uint64_t h = sl_key_hash(kl, key);
+      side_add(mine, h, kl, key, il, row);
+      if (!other->cap)
+        continue;
+      for (jrow *m = other->buckets[h & (other->cap - 1)]; m; m = m->next) {
+        if (m->hash != h || !sl_key_equal(kl, m->key, key))
+          continue;
+        uint8_t *dst = sl_buffer_append(&s->out);
+        if (!dst) {
+          int rc = join_flush(u, s);
+          if (rc != SL_OK)
+            return rc;
+          dst = sl_buffer_append(&s->out);
+        }
+        const uint8_t *lrow = side ? m->row : row, *rrow = side ? row : m->row;
+        for (int f = 0; f < nl; f++)
+          copy_field(ll, lrow, f, ol, dst, f);
+        for (int f = 0; f < nr; f++)
+          copy_field(rl, rrow, f, ol, dst, nl + f);
+        s->ops[s->out.nrows - 1] = SL_OP_INSERT;
+      }
+    }
+    done += (uint32_t)k;
+  }
+  return join_flush(u, s);
+}
+
+/* ---- TOPN ---------------------------------------------------------------- */
+
+static void parts_grow(ustage *s) {
+  uint32_t cap = s->pcap ? s->pcap * 2 : 1024;
+  tpart **b = calloc(cap, sizeof *b);
+  if (!b)
+    abort();
+  for (uint32_t i = 0; i < s->pcap; i++)
+    for (tpart *p = s->parts[i], *next; p; p = next) {
+      next = p->next;
+      p->next = b[p->hash & (cap - 1)];
+      b[p->hash & (cap - 1)] = p;
+    }
+  free(s->parts);
+  s->parts = b;
+  s->pcap = cap;
+}
+
+/* Append place `place` (0-based) of a partition, entry e, as kind op. */
+static int topn_out(update_stages *u, ustage *s, const tentry *e, int place,
+                    sl_changelog_op op) {
+  const sl_row_layout *il = s->rt->input->layout, *ol = s->rt->layout;
+  uint8_t *dst = sl_buffer_append(&s->out);
+  if (!dst) {
+    int rc = emit(u, s);
+    if (rc != SL_OK)
+      return rc;
+    dst = sl_buffer_append(&s->out);
+  }
+  for (int f = 0; f < il->nfields; f++)
+    copy_field(il, e->row, f, ol, dst, f);
+  sl_int_store(dst + ol->fields[il->nfields].offset,
+               ol->fields[il->nfields].ptype, place + 1);
+  s->ops[s->out.nrows - 1] = (uint8_t)op;
+  return SL_OK;
+}
+
+static int push_topn(update_stages *u, ustage *s, const sl_buffer *in,
+                     const uint8_t *ops) {
+  const stage_rt *rt = s->rt;
+  const sl_row_layout *kl = rt->sort_layout, *il = rt->input->layout;
+  int npart = rt->st->npartition, limit = (int)s->limit;
+  if (limit <= 0)
+    return SL_OK; /* rownum <= 0: no row is ever shown */
+  int *pfields = malloc(sizeof(int) * (size_t)(npart > 0 ? npart : 1));
+  if (!pfields)
+    abort();
+  for (int i = 0; i < npart; i++)
+    pfields[i] = i;
+  uint32_t n = in->nrows, done = 0;
+  int rc = SL_OK;
+  while (done < n && rc == SL_OK) {
+    for (uint32_t i = 0; i < n - done; i++)
+      s->sel[i] = done + i;
+    sl_buffer_clear(&s->sorts);
+    int k = sl_exec_eval_rows(rt->sort_progs, rt->nsort + 1, in, s->sel,
+                              n - done, &s->sorts, u->ctx, u->err);
+    if (k <= 0) {
+      rc = k < 0 ? k
+                 : sl_error_set(u->err, SL_EINVAL,
+                                "a sort row is larger than a buffer");
+      break;
+    }
+    for (int j = 0; j < k && rc == SL_OK; j++) {
+      const uint8_t *row = sl_buffer_row(in, done + (uint32_t)j);
+      const uint8_t *sort = sl_buffer_row(&s->sorts, (uint32_t)j);
+      if (!sl_changelog_op_adds((sl_changelog_op)ops[done + (uint32_t)j])) {
+        rc = sl_error_set(u->err, SL_EINTERNAL,
+                          "Top-N over a stream got a retraction (the planner "
+                          "admits only insert-only inputs)");
+        break;
+      }
+      uint64_t h = sl_fields_hash(kl, sort, npart, pfields);
+      if (s->pcount + 1 > s->pcap)
+        parts_grow(s);
+      tpart **slot = &s->parts[h & (s->pcap - 1)], *p = *slot;
+      while (p && (p->hash != h ||
+                   sorted_result_compare(kl, rt->sort_order, npart,
+                                         p->ents[0].sort, sort) != 0))
+        p = p->next;
+      if (!p) {
+        size_t size = sizeof *p + sizeof(tentry) * (size_t)limit;
+        p = calloc(1, size);
+        if (!p)
+          abort();
+        p->hash = h;
+        p->next = *slot;
+        *slot = p;
+        s->pcount++;
+        s->bytes += size;
+      }
+      /* Its place: after every row that sorts before or with it. */
+      int at = p->n;
+      while (at > 0 && sorted_result_compare(kl, rt->sort_order, rt->nsort,
+                                             sort, p->ents[at - 1].sort) < 0)
+        at--;
+      if (at >= limit)
+        continue; /* past the first N: never shown (insert-only input) */
+      /* The old rows of the places from `at` on, as they were. */
+      int old_n = p->n;
+      tentry evicted = {NULL, NULL};
+      if (old_n == limit)
+        evicted = p->ents[limit - 1];
+      for (int i = old_n - 1; i >= at; i--)
+        if (i + 1 < limit)
+          p->ents[i + 1] = p->ents[i];
+      size_t bytes =
+          kl->width + il->width + long_bytes(kl, sort) + long_bytes(il, row);
+      uint8_t *block = malloc(bytes);
+      if (!block)
+        abort();
+      char *heap = (char *)block + kl->width + il->width;
+      heap = copy_row(kl, sort, block, heap);
+      copy_row(il, row, block + kl->width, heap);
+      p->ents[at].sort = block;
+      p->ents[at].row = block + kl->width;
+      p->n = old_n < limit ? old_n + 1 : limit;
+      s->bytes += bytes;
+      /* Each place from `at` on now holds the row that was one above:
+       * its old row (the one now one below, or the evicted last) goes
+       * out as -U, its new one as +U; a place that was empty gets +I. */
+      for (int i = at; i < p->n && rc == SL_OK; i++) {
+        if (i < old_n) {
+          const tentry *was = i + 1 < p->n ? &p->ents[i + 1] : &evicted;
+          rc = topn_out(u, s, was, i, SL_OP_UPDATE_BEFORE);
+          if (rc == SL_OK)
+            rc = topn_out(u, s, &p->ents[i], i, SL_OP_UPDATE_AFTER);
+        } else {
+          rc = topn_out(u, s, &p->ents[i], i, SL_OP_INSERT);
+        }
+      }
+      if (evicted.row) {
+        /* Out of the first N: its copy goes (emitted rows borrowed its
+         * strings, so only after they are handed on). */
+        if (rc == SL_OK)
+          rc = emit(u, s);
+        s->bytes -= kl->width + il->width + long_bytes(kl, evicted.sort) +
+                    long_bytes(il, evicted.row);
+        free(evicted.sort);
+      }
+    }
+    done += (uint32_t)k;
+  }
+  free(pfields);
+  return rc == SL_OK ? emit(u, s) : rc;
+}
+
+/* ---- the tree ------------------------------------------------------------ */
+
+static int push(update_stages *u, ustage *s, int side, const sl_buffer *in,
+                const uint8_t *ops) {
+  switch (s->rt->st->kind) {
+  case SL_STAGE_SELECT:
+    return push_select(u, s, in, ops);
+  case SL_STAGE_JOIN:
+    return push_join(u, s, side, in, ops);
+  case SL_STAGE_TOPN:
+    return push_topn(u, s, in, ops);
+  default:
+    return sl_error_set(u->err, SL_EINTERNAL,
+                        "an updating stage of a kind not built");
+  }
+}
+
+update_stages *update_stages_new(const stage_rt *top, uint32_t buffer_size,
+                                 update_stages_out_fn out, void *arg) {
+  update_stages *u = calloc(1, sizeof *u);
+  if (!u)
+    abort();
+  u->buffer_size = buffer_size;
+  u->out = out;
+  u->arg = arg;
+  u->ctx = sl_expr_ctx_new();
+  u->inserts = calloc(buffer_size + 1, 1); /* SL_OP_INSERT is 0 */
+  if (!u->inserts)
+    abort();
+  u->top = build(u, top, NULL, 0);
+  return u;
+}
+
+int update_stages_push_leaf(update_stages *u, int leaf, const sl_buffer *rows,
+                            sl_error *err) {
+  u->err = err;
+  for (int i = 0; i < u->nall; i++) {
+    ustage *s = u->all[i];
+    if (s->rt->st->kind != SL_STAGE_LEAF || s->rt->leaf != leaf)
+      continue;
+    int rc = s->parent ? push(u, s->parent, s->side, rows, u->inserts)
+                       : u->out(u->arg, rows, u->inserts, err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  return SL_OK;
+}
+
+uint64_t update_stages_bytes(const update_stages *u) {
+  uint64_t n = 0;
+  for (int i = 0; i < u->nall; i++)
+    n += u->all[i]->sides[0].bytes + u->all[i]->sides[1].bytes +
+         u->all[i]->bytes;
+  return n;
+}
+
+void update_stages_free(update_stages *u) {
+  if (!u)
+    return;
+  for (int i = 0; i < u->nall; i++) {
+    ustage *s = u->all[i];
+    sl_buffer_free(&s->out);
+    free(s->ops);
+    free(s->sel);
+    if (s->rt->st->kind == SL_STAGE_JOIN) {
+      sl_buffer_free(&s->keys);
+      for (int k = 0; k < 2; k++) {
+        for (uint32_t b = 0; b < s->sides[k].cap; b++)
+          for (jrow *r = s->sides[k].buckets[b], *next; r; r = next) {
+            next = r->next;
+            free(r);
+          }
+        free(s->sides[k].buckets);
+      }
+    }
+    if (s->rt->st->kind == SL_STAGE_TOPN) {
+      sl_buffer_free(&s->sorts);
+      for (uint32_t b = 0; b < s->pcap; b++)
+        for (tpart *p = s->parts[b], *next; p; p = next) {
+          next = p->next;
+          for (int e = 0; e < p->n; e++)
+            free(p->ents[e].sort);
+          free(p);
+        }
+      free(s->parts);
+    }
+    free(s);
+  }
+  free(u->all);
+  free(u->inserts);
+  sl_expr_ctx_free(u->ctx);
+  free(u);
+}

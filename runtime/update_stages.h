@@ -1,0 +1,51 @@
+/* update_stages.h - updating stages: operators over streams without
+ * windows (sl_staged_plan.updating) that keep state for as long as the
+ * query runs and handle rows as they arrive.
+ *
+ * Rows flow up the stage tree in batches, each row with its kind
+ * (changelog.h):
+ *   SELECT  filters and projects; the kind passes through;
+ *   JOIN    an inner equi-join of two streams: every row of either side is
+ *           kept under its join key and probes the other side's rows (a
+ *           symmetric hash join); the joined rows that pass the residual
+ *           are inserted (+I), as the inputs are insert-only streams;
+ *   TOPN    ROW_NUMBER() per partition bounded by N (rownum <= N above
+ *           it): the first N rows of each partition in order; a row that
+ *           enters them shifts those after it, and each place whose row
+ *           changed goes out as -U of the old row and +U of the new one
+ *           (+I for a place that was empty), with its row number.  Its
+ *           input is insert-only, so a row pushed past N never returns
+ *           and only N rows per partition are kept (Flink's append-only
+ *           Top-N).
+ * The planner (planner/stage_plan.c) admits only these shapes: streams
+ * at the leaves, no aggregate, nothing but SELECTs over a Top-N.
+ *
+ * Ownership: the stages own their state (rows are copied, long strings
+ * included) and free it in update_stages_free.  Internal to runtime/.
+ */
+#ifndef SLUICE_UPDATE_STAGES_H
+#define SLUICE_UPDATE_STAGES_H
+
+#include "stage_int.h"
+
+typedef struct update_stages update_stages;
+
+/* Rows of the top stage's layout with their kinds (ops[i] for row i of
+ * rows), for the query's output. */
+typedef int (*update_stages_out_fn)(void *arg, const sl_buffer *rows,
+                                    const uint8_t *ops, sl_error *err);
+
+/* The stages over top (built by stage_rt_build). */
+update_stages *update_stages_new(const stage_rt *top, uint32_t buffer_size,
+                                 update_stages_out_fn out, void *arg);
+void update_stages_free(update_stages *u);
+
+/* Rows of leaf `leaf` (its executor's output layout) arrived: push them
+ * up the tree; results go to out. */
+int update_stages_push_leaf(update_stages *u, int leaf, const sl_buffer *rows,
+                            sl_error *err);
+
+/* Rows held in state now (every stage's), for the stats. */
+uint64_t update_stages_bytes(const update_stages *u);
+
+#endif

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# nexmark_updating.sh - the updating NEXMark queries against sqlite3: GROUP
+# BY without a window (q15, q16, q17), regular joins of two streams (q3,
+# q20), deduplication and Top-N over a stream (q18, q19) and over a join
+# with a time-bounded condition (q9), published texts unchanged.
+#
+# Their results are changelogs.  Each query runs with tiny mini-batches
+# (every source buffer of 512 rows ends an epoch, so groups are updated
+# many times), at 1 and 2 workers, with late merge and repartitioning,
+# and on 2 and 3 nodes, and is checked two ways against the final result
+# sqlite3 computes over the same events (exported through the CSV sink):
+#   - the shell's 'table' result mode (the shell folds the changelog);
+#   - the 'changelog' result mode, folded here by an independent awk fold
+#     (+I/+U add a row, -U/-D remove one equal row, which must be there),
+#     which must also hold -U/+U pairs (updates really happened).
+# One event per second of event time: 100000 events span two days, so
+# the per-day groups are more than one.
+#
+#   nexmark_updating.sh SLUICE SOURCE_DIR [EVENTS]
+set -euo pipefail
+SLUICE=$1
+SRC=$2
+EVENTS=${3:-100000}
+command -v sqlite3 >/dev/null || { echo "sqlite3 is missing (apt-get install sqlite3)"; exit 1; }
+. "$(dirname "$0")/oracle.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+DDL=$(sed -e "s/'first-event.rate' = '[0-9]*'/'first-event.rate' = '1'/" \
+          -e "s/'next-event.rate' = '[0-9]*'/'next-event.rate' = '1'/" \
+          -e "s/'events.num' = '[0-9]*'/'events.num' = '$EVENTS'/" "$SRC/examples/nexmark/ddl.sql")
+cat > "$tmp/export.sql" <<SQL
+$DDL
+CREATE TABLE b_csv (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, dateTime TIMESTAMP(3),
+  url STRING, extra STRING)
+  WITH ('connector' = 'filesystem', 'path' = '$tmp/bids.csv', 'format' = 'csv');
+INSERT INTO b_csv SELECT auction, bidder, price, channel, dateTime, url, extra FROM bid;
+CREATE TABLE p_csv (id BIGINT, name STRING, city STRING, state STRING)
+  WITH ('connector' = 'filesystem', 'path' = '$tmp/persons.csv', 'format' = 'csv');
+INSERT INTO p_csv SELECT id, name, city, state FROM person;
+CREATE TABLE a_csv (id BIGINT, itemName STRING, description STRING, initialBid BIGINT, reserve BIGINT,
+  dateTime TIMESTAMP(3), expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra STRING)
+  WITH ('connector' = 'filesystem', 'path' = '$tmp/auctions.csv', 'format' = 'csv');
+INSERT INTO a_csv SELECT id, itemName, description, initialBid, reserve, dateTime, expires, seller, category, extra FROM auction;
+SQL
+"$SLUICE" "$tmp/export.sql" 2>"$tmp/err" >/dev/null || { echo "FAIL export:"; cat "$tmp/err"; exit 1; }
+sqlite3 "$tmp/oracle.db" <<SQL
+CREATE TABLE braw (auction INTEGER, bidder INTEGER, price INTEGER, channel TEXT, ts TEXT, url TEXT, extra TEXT);
+CREATE TABLE persons (id INTEGER, name TEXT, city TEXT, state TEXT);
+CREATE TABLE araw (id INTEGER, itemName TEXT, description TEXT, initialBid INTEGER, reserve INTEGER,
+  ts TEXT, expires TEXT, seller INTEGER, category INTEGER, extra TEXT);
+.mode csv
+.import $tmp/bids.csv braw
+.import $tmp/persons.csv persons
+.import $tmp/auctions.csv araw
+CREATE TABLE bids AS SELECT auction, bidder, price, channel, url, extra, ts,
+  CAST(strftime('%s', substr(ts, 1, 19)) AS INTEGER) * 1000 + CAST(substr(ts, 21, 3) AS INTEGER) AS ts_ms,
+  substr(ts, 1, 10) AS day, substr(ts, 12, 5) AS minute FROM braw;
+CREATE TABLE auctions AS SELECT *,
+  CAST(strftime('%s', substr(ts, 1, 19)) AS INTEGER) * 1000 + CAST(substr(ts, 21, 3) AS INTEGER) AS ts_ms,
+  CAST(strftime('%s', substr(expires, 1, 19)) AS INTEGER) * 1000 + CAST(substr(expires, 21, 3) AS INTEGER) AS exp_ms
+  FROM araw;
+SQL
+days=$(sqlite3 "$tmp/oracle.db" "SELECT COUNT(DISTINCT day) FROM bids")
+[ "$days" -gt 1 ] || { echo "FAIL: the bids span $days day(s), expected more"; exit 1; }
+
+published() { sed -n '/^INSERT INTO/,$p' "$SRC/examples/nexmark/$1.sql" | sed '1s/^INSERT INTO [a-z0-9_]*//'; }
+
+# The FILTER clauses of q15-q17, as the oracle spells them.
+R1="price < 10000"
+R2="price >= 10000 AND price < 1000000"
+R3="price >= 1000000"
+
+# fold FILE: the rows of a changelog (op first) folded into a table,
+# sorted; fails on a -U/-D of a row the table does not hold.
+fold() {
+  awk -F, '
+    { op = $1; row = substr($0, length($1) + 2) }
+    op == "+I" || op == "+U" { n[row]++; next }
+    op == "-U" || op == "-D" {
+      if (n[row] < 1) { print "removes a row it does not hold: " $0 > "/dev/stderr"; bad = 1; exit 1 }
+      n[row]--; next }
+    { print "unknown op: " $0 > "/dev/stderr"; bad = 1; exit 1 }
+    END { if (bad) exit 1; for (r in n) for (i = 0; i < n[r]; i++) print r }' "$1" | sort
+}
+
+# project "1 3 8": those CSV fields of each row, sorted.
+project() { awk -F, -v c="$1" 'BEGIN { n = split(c, f, " ") } { s = $f[1]; for (i = 2; i <= n; i++) s = s "," $f[i]; print s }' | sort; }
+
+fail=0 passed=0
+# run_case NAME SLUICE_QUERY ORACLE_QUERY [KINDS [COLUMNS]]: KINDS, the
+# row kinds the changelog must hold ("-U" by default; "+I" for a result
+# that is only inserted); COLUMNS, the result columns compared (awk field
+# numbers, default all): ties in ROW_NUMBER's order make which row gets a
+# place arbitrary, but not the ordered values at each place.
+run_case() {
+  local name=$1 sq=$2 oq=$3 kinds=${4:--U} cols=${5:-}
+  if ! oracle_rows "$tmp/oracle.db" "$oq" "$tmp/$name.expected"; then
+    echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
+  fi
+  for cfg in w1 w2 w2r n2 n3 n2r; do
+    local workers=1 strategy=late-merge nodes=1
+    case $cfg in
+      w2) workers=2 ;;
+      w2r) workers=2 strategy=repartition ;;
+      n2) nodes=2 ;;
+      n3) nodes=3 ;;
+      n2r) nodes=2 strategy=repartition ;;
+    esac
+    for mode in table changelog; do
+      printf "%s\nSET parallelism.default = %s;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\nSET 'sluice.buffer-size' = '16kb';\nSET 'table.exec.mini-batch.size' = '1';\nSET 'sql-client.execution.result-mode' = '%s';\n%s\n" \
+        "$DDL" "$workers" "$nodes" "$strategy" "$mode" "$sq" > "$tmp/q.sql"
+      if ! "$SLUICE" -m csv --no-headers "$tmp/q.sql" 2>"$tmp/err" | tr -d '"' > "$tmp/$name.$cfg.raw"; then
+        echo "FAIL $name ($cfg, $mode): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); continue
+      fi
+      if [ "$mode" = changelog ]; then
+        local k missing=
+        for k in $kinds; do grep -q "^$k," "$tmp/$name.$cfg.raw" || missing="$missing $k"; done
+        if [ -n "$missing" ]; then
+          echo "FAIL $name ($cfg, $mode): no$missing row in the changelog"; fail=$((fail + 1)); continue
+        fi
+        if [ "$kinds" = "+I" ] && grep -qv '^+I,' "$tmp/$name.$cfg.raw"; then
+          echo "FAIL $name ($cfg, $mode): a result that is only inserted has other kinds"; fail=$((fail + 1)); continue
+        fi
+        if ! fold "$tmp/$name.$cfg.raw" > "$tmp/$name.$cfg"; then
+          echo "FAIL $name ($cfg, $mode): the changelog contradicts itself"; fail=$((fail + 1)); continue
+        fi
+      else
+        sort "$tmp/$name.$cfg.raw" > "$tmp/$name.$cfg"
+      fi
+      if [ -n "$cols" ]; then
+        project "$cols" < "$tmp/$name.$cfg" > "$tmp/$name.$cfg.cut"
+        project "$cols" < "$tmp/$name.expected" > "$tmp/$name.expected.cut"
+        compare_rows "$name" "$cfg, $strategy, $mode, columns $cols" "$tmp/$name.expected.cut" "$tmp/$name.$cfg.cut"
+      else
+        compare_rows "$name" "$cfg, $strategy, $mode" "$tmp/$name.expected" "$tmp/$name.$cfg"
+      fi
+    done
+  done
+}
+
+run_case q15 "$(published q15)" \
+  "SELECT day, COUNT(*), SUM($R1), SUM($R2), SUM($R3),
+          COUNT(DISTINCT bidder), COUNT(DISTINCT CASE WHEN $R1 THEN bidder END),
+          COUNT(DISTINCT CASE WHEN $R2 THEN bidder END), COUNT(DISTINCT CASE WHEN $R3 THEN bidder END),
+          COUNT(DISTINCT auction), COUNT(DISTINCT CASE WHEN $R1 THEN auction END),
+          COUNT(DISTINCT CASE WHEN $R2 THEN auction END), COUNT(DISTINCT CASE WHEN $R3 THEN auction END)
+   FROM bids GROUP BY day;"
+
+run_case q16 "$(published q16)" \
+  "SELECT channel, day, MAX(minute), COUNT(*), SUM($R1), SUM($R2), SUM($R3),
+          COUNT(DISTINCT bidder), COUNT(DISTINCT CASE WHEN $R1 THEN bidder END),
+          COUNT(DISTINCT CASE WHEN $R2 THEN bidder END), COUNT(DISTINCT CASE WHEN $R3 THEN bidder END),
+          COUNT(DISTINCT auction), COUNT(DISTINCT CASE WHEN $R1 THEN auction END),
+          COUNT(DISTINCT CASE WHEN $R2 THEN auction END), COUNT(DISTINCT CASE WHEN $R3 THEN auction END)
+   FROM bids GROUP BY channel, day;"
+
+# AVG of a BIGINT is a BIGINT (truncated), as in Flink.
+run_case q17 "$(published q17)" \
+  "SELECT auction, day, COUNT(*), SUM($R1), SUM($R2), SUM($R3),
+          MIN(price), MAX(price), SUM(price) / COUNT(price), SUM(price)
+   FROM bids GROUP BY auction, day;"
+
+# HAVING over an updating result: a group that stops passing is deleted
+# (-D), one that starts passing is inserted.  Bidders with 2 to 4 bids.
+run_case having_window \
+  "SELECT bidder, COUNT(*) AS n FROM bid GROUP BY bidder HAVING COUNT(*) BETWEEN 2 AND 4;" \
+  "SELECT bidder, COUNT(*) FROM bids GROUP BY bidder HAVING COUNT(*) BETWEEN 2 AND 4;" "-D +I +U"
+
+# q3: a regular join of two streams (auctions and their sellers), only
+# inserts.
+run_case q3 "$(published q3)" \
+  "SELECT P.name, P.city, P.state, A.id FROM auctions A JOIN persons P ON A.seller = P.id
+   WHERE A.category = 10 AND (P.state = 'OR' OR P.state = 'ID' OR P.state = 'CA');" "+I"
+
+# q20: bids joined with their auction's row, only inserts.
+run_case q20 "$(published q20)" \
+  "SELECT B.auction, B.bidder, B.price, B.channel, B.url, B.ts, B.extra,
+          A.itemName, A.description, A.initialBid, A.reserve, A.ts, A.expires, A.seller, A.category, A.extra
+   FROM bids B JOIN auctions A ON B.auction = A.id WHERE A.category = 10;" "+I"
+
+# q18: the last bid of each bidder on each auction (deduplication); the
+# compared columns are the same for bids that tie on time.
+run_case q18 "$(published q18)" \
+  "WITH r AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY ts_ms DESC) AS rn FROM bids)
+   SELECT auction, bidder, price, channel, url, ts, extra FROM r WHERE rn <= 1;" "-U +U +I" "1 2 6"
+
+# q19: the ten highest bids of each auction, with their place.
+run_case q19 "$(published q19)" \
+  "WITH r AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rn FROM bids)
+   SELECT auction, bidder, price, channel, url, ts, extra, rn FROM r WHERE rn <= 10;" "-U +U +I" "1 3 8"
+
+# q9: each auction's winning bid among those made while it was open (a
+# join with a time-bounded condition, then deduplication).
+run_case q9 "$(published q9)" \
+  "WITH r AS (SELECT A.id, A.itemName, A.description, A.initialBid, A.reserve, A.ts AS ats, A.expires,
+                     A.seller, A.category, A.extra AS aextra, B.auction, B.bidder, B.price, B.ts AS bts,
+                     B.extra AS bextra,
+                     ROW_NUMBER() OVER (PARTITION BY A.id ORDER BY B.price DESC, B.ts_ms ASC) AS rn
+              FROM auctions A JOIN bids B ON A.id = B.auction AND B.ts_ms BETWEEN A.ts_ms AND A.exp_ms)
+   SELECT id, itemName, description, initialBid, reserve, ats, expires, seller, category, aextra,
+          auction, bidder, price, bts, bextra FROM r WHERE rn <= 1;" "-U +U +I" "1 13 14"
+
+echo "nexmark updating: $passed passed, $fail failed"
+[ "$fail" -eq 0 ]
