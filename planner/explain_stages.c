@@ -111,6 +111,18 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
           st->residual ? "condition: " : "",
           st->residual ? sl_explain_expr(a, st->residual) : "",
           st->residual ? ", " : "");
+      for (int k = 0; k < st->nbounds; k++) {
+        const sl_stage *a_side = st->bounds[k].side ? st->right : st->left;
+        const sl_stage *b_side = st->bounds[k].side ? st->left : st->right;
+        n->detail = sl_arena_printf(
+            a,
+            "%s (state: a %s row is dropped once the %s side's watermark "
+            "passes its %s; that side's late rows are dropped)",
+            n->detail, st->bounds[k].side ? "left" : "right",
+            st->bounds[k].side ? "right" : "left",
+            b_side->names[st->bounds[k].col]);
+        (void)a_side;
+      }
       sl_xnode_attr(a, n, "strategy", "single");
       sl_xnode_kid(a, n, stage_node(a, pr, st->left));
       sl_xnode_kid(a, n, stage_node(a, pr, st->right));
@@ -277,6 +289,9 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
                     sl_explain_count(a, st->stage_state_peak));
     sl_xnode_actual(a, stages, "leaf records dropped as late",
                     sl_explain_count(a, st->late_dropped));
+    if (p->staged->updating)
+      sl_xnode_actual(a, stages, "join rows dropped by time bounds",
+                      sl_explain_count(a, st->state_evicted));
   }
   sl_xnode_kid(a, above, stages);
   printer pr = {

@@ -348,6 +348,26 @@ static int flatten_tvf(planner *p, const sl_bfrom *f, flat *out) {
   return SL_OK;
 }
 
+/* Two integer keys of different widths (q13's MOD(B.auction, 10000), an
+ * INT, against a BIGINT key): the narrower is CAST to the wider, so that
+ * both hash and compare alike (the comparison's own meaning). */
+static void widen_integers(sl_arena *a, sl_bexpr **x, sl_bexpr **y) {
+  const sl_type *tx = (*x)->type, *ty = (*y)->type;
+  if (!sl_type_is_integer(tx) || !sl_type_is_integer(ty) ||
+      tx->kind == ty->kind)
+    return;
+  sl_bexpr **narrow = tx->kind < ty->kind ? x : y;
+  const sl_type *wide = tx->kind < ty->kind ? ty : tx;
+  sl_type *t = sl_type_new(a, wide->kind);
+  t->not_null = (*narrow)->type->not_null;
+  sl_bexpr *c = new_expr(a, SL_BEXPR_CAST, t);
+  c->nargs = 1;
+  c->args = SL_ANEW_N(a, sl_bexpr *, 1);
+  c->args[0] = *narrow;
+  c->span = (*narrow)->span;
+  *narrow = c;
+}
+
 static int flatten_join(planner *p, const sl_bfrom *f, flat *out) {
   if (f->u.join.kind != SL_JOIN_INNER && f->u.join.kind != SL_JOIN_CROSS &&
       !f->u.join.lookup)
@@ -410,6 +430,8 @@ static int flatten_join(planner *p, const sl_bfrom *f, flat *out) {
         x = y;
         y = tmp;
       }
+      if (sl_pl_columns_within(x, s0, s1) && sl_pl_columns_within(y, t0, t1))
+        widen_integers(p->a, &x, &y);
       if (sl_pl_columns_within(x, s0, s1) && sl_pl_columns_within(y, t0, t1) &&
           sl_type_equal(x->type, y->type)) {
         plan->join_stream_keys[plan->njoin_keys] = x;

@@ -260,11 +260,7 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
       st->time_col = i;
     }
   }
-  if (!windowed && (!leaf->rowtime || st->time_col < 0))
-    return refuse(g, q->span,
-                  "a stream without an event-time column (WATERMARK) "
-                  "joined with windowed results");
-  *out = st;
+  *out = st; /* a stream without event time: see streams_have_time */
   return SL_OK;
 }
 
@@ -399,6 +395,87 @@ static int stage_query(stager *g, const sl_bquery *q, sl_stage **out);
 static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
                       sl_stage **out);
 
+/* Record u <= v, two columns of a regular join's row, as a bound when u
+ * is one side's event time and v a TIMESTAMP of the other side (see
+ * sl_stage.bounds). */
+static void add_bound(stager *g, sl_stage *j, const sl_bexpr *u,
+                      const sl_bexpr *v) {
+  if (u->kind != SL_BEXPR_COLUMN || v->kind != SL_BEXPR_COLUMN)
+    return;
+  int nl = j->left->ncols;
+  int us = u->index < nl ? 0 : 1, vs = v->index < nl ? 0 : 1;
+  const sl_stage *a = us ? j->right : j->left;
+  int ucol = u->index - (us ? nl : 0), vcol = v->index - (vs ? nl : 0);
+  if (us == vs || ucol != a->time_col ||
+      (v->type->kind != SL_TYPE_TIMESTAMP &&
+       v->type->kind != SL_TYPE_TIMESTAMP_LTZ))
+    return;
+  for (int k = 0; k < j->nbounds; k++)
+    if (j->bounds[k].side == us && j->bounds[k].col == vcol)
+      return;
+  struct sl_stage_bound *b =
+      SL_ANEW_N(g->a, struct sl_stage_bound, j->nbounds + 1);
+  if (j->nbounds)
+    memcpy(b, j->bounds, sizeof *b * (size_t)j->nbounds);
+  b[j->nbounds].side = us;
+  b[j->nbounds].col = vcol;
+  j->bounds = b;
+  j->nbounds++;
+}
+
+/* The bounds of a regular join's conditions: x BETWEEN a AND b is a <= x
+ * and x <= b; x < y and x <= y, and the same turned around. */
+static void join_bounds(stager *g, sl_stage *j, sl_bexpr *const *parts, int n) {
+  for (int i = 0; i < n; i++) {
+    const sl_bexpr *c = parts[i];
+    if (c->kind == SL_BEXPR_BETWEEN && !c->negated) {
+      add_bound(g, j, c->args[1], c->args[0]);
+      add_bound(g, j, c->args[0], c->args[2]);
+    } else if (c->kind == SL_BEXPR_BINARY &&
+               (c->op == SL_OP_LE || c->op == SL_OP_LT)) {
+      add_bound(g, j, c->args[0], c->args[1]);
+    } else if (c->kind == SL_BEXPR_BINARY &&
+               (c->op == SL_OP_GE || c->op == SL_OP_GT)) {
+      add_bound(g, j, c->args[1], c->args[0]);
+    }
+  }
+}
+
+/* Every stream leaf under st has an event-time column (what stages over
+ * windows need of a stream; updating stages do not). */
+static bool streams_have_time(const stager *g, const sl_stage *st) {
+  if (!st)
+    return true;
+  if (st->kind == SL_STAGE_LEAF && st->stream &&
+      (!g->sp->leaves[st->leaf]->rowtime || st->time_col < 0))
+    return false;
+  return streams_have_time(g, st->input) && streams_have_time(g, st->left) &&
+         streams_have_time(g, st->right);
+}
+
+/* The leaves under st: keep_late as given. */
+static void set_keep_late(stager *g, const sl_stage *st, bool keep) {
+  if (!st)
+    return;
+  if (st->kind == SL_STAGE_LEAF)
+    g->sp->leaves[st->leaf]->keep_late = keep;
+  set_keep_late(g, st->input, keep);
+  set_keep_late(g, st->left, keep);
+  set_keep_late(g, st->right, keep);
+}
+
+/* The leaves under the side of each bounded join whose watermark drops
+ * the other side's rows drop their own late rows. */
+static void drop_late_under_bounds(stager *g, const sl_stage *st) {
+  if (!st)
+    return;
+  for (int k = 0; k < st->nbounds; k++)
+    set_keep_late(g, st->bounds[k].side ? st->right : st->left, false);
+  drop_late_under_bounds(g, st->input);
+  drop_late_under_bounds(g, st->left);
+  drop_late_under_bounds(g, st->right);
+}
+
 static int stage_join(stager *g, const sl_bfrom *f, sl_bexpr *extra,
                       sl_stage **out) {
   if (f->u.join.kind != SL_JOIN_INNER && f->u.join.kind != SL_JOIN_CROSS)
@@ -466,6 +543,7 @@ static int stage_join(stager *g, const sl_bfrom *f, sl_bexpr *extra,
     j->residual = sl_pl_and(g->a, j->residual, c);
   }
   if (regular) {
+    join_bounds(g, j, parts, n);
     *out = j;
     return SL_OK;
   }
@@ -676,9 +754,14 @@ static int stage_aggregate(stager *g, const sl_bselect *s, sl_stage *in,
   if (s->group_window)
     return refuse(g, s->group_window->span,
                   "a window over the result of another aggregate");
-  if (in->stream)
-    return refuse(g, s->from->span, "an aggregate over a stream here");
+  /* Over the rows of a join of streams (or another updating aggregate):
+   * an updating aggregate, its groups kept for as long as the query runs.
+   * A stream leaf is never the input here: its GROUP BY is a leaf. */
+  bool updating = in->stream;
+  if (updating)
+    g->updating = true;
   sl_stage *ag = new_stage(g, SL_STAGE_AGGREGATE, s->ngroups + s->naggs);
+  ag->stream = updating;
   ag->input = in;
   ag->ngroups = s->ngroups;
   ag->groups = SL_ANEW_N(g->a, sl_bexpr *, s->ngroups > 0 ? s->ngroups : 1);
@@ -694,7 +777,7 @@ static int stage_aggregate(stager *g, const sl_bselect *s, sl_stage *in,
     aligned |=
         ag->wprop[i] >= 0 && bound_names_window(&g->sp->window, ag->wprop[i]);
   }
-  if (!aligned)
+  if (!aligned && !updating)
     return refuse(g, s->from->span,
                   "an aggregate over windowed results that does not group "
                   "by their window (add window_start, window_end or the "
@@ -1027,18 +1110,19 @@ static const sl_stage *unbounded_topn(const sl_stage *st) {
   return u ? u : unbounded_topn(st->right);
 }
 
-/* Does a Top-N over a stream (an updating one) feed the result? */
-static bool has_updating_topn(const sl_stage *st) {
+/* Does an updating stage (a Top-N or aggregate over a stream) feed these
+ * rows, so that they may be taken back? */
+static bool updates(const sl_stage *st) {
   if (!st)
     return false;
-  if (st->kind == SL_STAGE_TOPN && st->stream)
+  if ((st->kind == SL_STAGE_TOPN || st->kind == SL_STAGE_AGGREGATE) &&
+      st->stream)
     return true;
-  return has_updating_topn(st->input) || has_updating_topn(st->left) ||
-         has_updating_topn(st->right);
+  return updates(st->input) || updates(st->left) || updates(st->right);
 }
 
-/* Updating stages take only streams, hold no aggregate yet, and nothing
- * but a SELECT may read the updating rows of a Top-N over a stream. */
+/* Updating stages take only streams; nothing but a SELECT or an aggregate
+ * (whose states can take rows back) reads an updating result. */
 static int check_updating(stager *g, const sl_stage *st, sl_span span) {
   if (!st)
     return SL_OK;
@@ -1046,16 +1130,19 @@ static int check_updating(stager *g, const sl_stage *st, sl_span span) {
     return refuse(g, span,
                   "a join or ROW_NUMBER over streams without windows mixed "
                   "with windowed results in one query");
-  if (st->kind == SL_STAGE_AGGREGATE)
-    return refuse(g, span,
-                  "an aggregate over a join or ROW_NUMBER of streams "
-                  "without windows");
   if ((st->kind == SL_STAGE_JOIN || st->kind == SL_STAGE_TOPN) &&
-      (has_updating_topn(st->input) || has_updating_topn(st->left) ||
-       has_updating_topn(st->right)))
+      (updates(st->input) || updates(st->left) || updates(st->right)))
     return refuse(g, span,
-                  "a join or ROW_NUMBER over the updating result of "
-                  "ROW_NUMBER over a stream");
+                  "a join or ROW_NUMBER over an updating result (of an "
+                  "aggregate or ROW_NUMBER without windows)");
+  if (st->kind == SL_STAGE_AGGREGATE && st->stream && updates(st->input))
+    for (int i = 0; i < st->naggs; i++)
+      if (st->aggs[i].distinct || st->aggs[i].op == SL_AGG_MIN ||
+          st->aggs[i].op == SL_AGG_MAX)
+        return refuse(g, span,
+                      "MIN, MAX or DISTINCT over an updating result (their "
+                      "state cannot take a row back yet; COUNT, SUM and "
+                      "AVG can)");
   int rc = check_updating(g, st->input, span);
   if (rc == SL_OK)
     rc = check_updating(g, st->left, span);
@@ -1086,6 +1173,10 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
     return rc;
   if (top->stream && !g.updating)
     return refuse(&g, q->span, "a stream on its own in a staged query");
+  if (!g.updating && !streams_have_time(&g, top))
+    return refuse(&g, q->span,
+                  "a stream without an event-time column (WATERMARK) "
+                  "joined with windowed results");
   if (g.updating) {
     find_topn_limits(top);
     const sl_stage *u = unbounded_topn(top);
@@ -1103,9 +1194,10 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
                     "ORDER BY, LIMIT or OFFSET over a join or ROW_NUMBER "
                     "of streams without windows");
     g.sp->updating = true;
-    plan->changelog = has_updating_topn(top);
+    plan->changelog = updates(top);
     for (int j = 0; j < g.sp->nleaves; j++)
       g.sp->leaves[j]->keep_late = true;
+    drop_late_under_bounds(&g, top);
   }
   g.sp->top = top;
   g.sp->at_once = !holds_state(top);

@@ -285,6 +285,57 @@ int sl_agg_update(const sl_agg_set *set, uint8_t *state, const uint8_t *row,
   return SL_OK;
 }
 
+bool sl_agg_can_retract(const sl_agg_set *set) {
+  for (int i = 0; i < set->n; i++)
+    if (set->aggs[i].distinct || set->aggs[i].op == SL_AGG_MIN ||
+        set->aggs[i].op == SL_AGG_MAX)
+      return false;
+  return true;
+}
+
+int sl_agg_retract(const sl_agg_set *set, uint8_t *state, const uint8_t *row,
+                   sl_error *err) {
+  const sl_row_layout *in = set->input;
+  for (int i = 0; i < set->n; i++) {
+    const sl_agg_desc *d = &set->aggs[i];
+    uint8_t *st = state + d->state_offset;
+    if (d->filter_field >= 0 && (sl_row_is_null(row, d->filter_field) ||
+                                 !*(row + in->fields[d->filter_field].offset)))
+      continue;
+    if (d->op == SL_AGG_COUNT_STAR) {
+      (*(int64_t *)st)--;
+      continue;
+    }
+    if (sl_row_is_null(row, d->in_field))
+      continue;
+    if (d->distinct || d->op == SL_AGG_MIN || d->op == SL_AGG_MAX)
+      return sl_error_set(err, SL_EUNSUPPORTED,
+                          "not supported yet: taking a row back from MIN, "
+                          "MAX or DISTINCT");
+    const uint8_t *v = row + in->fields[d->in_field].offset;
+    if (d->op == SL_AGG_COUNT) {
+      (*(int64_t *)st)--;
+      continue;
+    }
+    sl_ptype t = d->in_ptype;
+    if (is_float(t)) {
+      *(double *)st -= read_double(v, t);
+    } else if (t == SL_P_DEC64 || t == SL_P_DEC128) {
+      i128 sum;
+      memcpy(&sum, st, sizeof sum);
+      sum -= read_i128(v, t);
+      write_i128(st, sum);
+    } else {
+      int64_t *sum = (int64_t *)st;
+      if (__builtin_sub_overflow(*sum, sl_int_load(v, t), sum))
+        return overflow(err, d->op == SL_AGG_SUM ? "SUM" : "AVG");
+    }
+    uint32_t count_off = (t == SL_P_DEC64 || t == SL_P_DEC128) ? 16 : 8;
+    (*(int64_t *)(st + count_off))--;
+  }
+  return SL_OK;
+}
+
 int sl_agg_merge(const sl_agg_set *set, uint8_t *dst, const uint8_t *src,
                  sl_arena *arena, sl_error *err) {
   for (int i = 0; i < set->n; i++) {

@@ -228,6 +228,18 @@ static int merge_changes(coordinator *c, const sl_group_table *delta) {
   uint64_t before = c->updates->changes;
   int rc = update_result_merge(c->updates, delta, emit_changes, c, c->err);
   c->groups += c->updates->changes - before;
+  uint64_t held = update_result_bytes(c->updates);
+  if (rc == SL_OK && held > c->q->memory_limit) {
+    char h[32], l[32];
+    rc = sl_error_set(
+        c->err, SL_ENOMEM,
+        "the GROUP BY's state (every group's merged state, %llu groups) "
+        "holds %s, over the memory limit of %s; SET 'sluice.memory-limit' "
+        "higher, or add a window so that groups end",
+        (unsigned long long)c->updates->table.count,
+        sl_exec_bytes_text(held, h, sizeof h),
+        sl_exec_bytes_text(c->q->memory_limit, l, sizeof l));
+  }
   return rc;
 }
 
@@ -803,6 +815,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     q.epoch_rows = r > 0 ? (uint64_t)r : 0;
     if (!q.epoch_bytes)
       q.epoch_bytes = UINT64_MAX;
+    q.memory_limit = sl_exec_memory_limit(settings);
   }
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */
   q.slot_pool = sl_slot_pool_new((size_t)256 << 20);
@@ -873,7 +886,9 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   }
   update_result updates;
   if (plan->changelog && fires && !c.export_partials) {
-    update_result_init(&updates, &q, q.buffer_size);
+    update_result_init(
+        &updates, &q, q.buffer_size,
+        sl_settings_get_seconds(settings, "table.exec.state.ttl", 0));
     c.updates = &updates;
   }
   if (q.agg_layout) {
@@ -1013,6 +1028,22 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
       /* One last pass: the workers' final windows and batches. */
       rc = fires ? fire_windows(&c, ws, started, &progress)
                  : drain_batches(&c, ws, started, &progress);
+      /* The row of a GROUP BY without keys over no input: written by the
+       * process that owns the empty key (the only one, or under a
+       * repartition between nodes the node whose worker owns it, as
+       * worker.c routes). */
+      uint8_t none[8] = {0};
+      int owner =
+          q.key_layout && plan->nkeys == 0
+              ? (int)((sl_key_hash(q.key_layout, none) >> 32) % (uint64_t)q.xn)
+              : -1;
+      bool mine = c.export_fd < 0 ||
+                  (across && owner >= q.xbase && owner < q.xbase + q.nworkers);
+      if (rc == SL_OK && c.updates && mine) {
+        rc = update_result_finish(c.updates, emit_changes, &c, err);
+        if (rc == SL_OK)
+          rc = finish_window(&c);
+      }
       if (rc == SL_OK && c.sc->watermark)
         rc = c.sc->watermark(c.sink, WM_MAX, err);
       break;

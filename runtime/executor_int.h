@@ -43,6 +43,7 @@ typedef struct exec_query {
    * after this long or this many input rows (0: not by that). */
   double epoch_seconds;
   uint64_t epoch_rows;
+  uint64_t memory_limit; /* sl_exec_memory_limit, for updating state */
   const sl_row_layout *stream_layout; /* the leaves input 0 produces */
   int *stream_leaf;                   /* spec leaf_index for input 0 */
   sl_expr_prog *filter;               /* over stream_layout, or NULL */
@@ -254,6 +255,12 @@ extern const sl_sink_connector sl_sink_to_coordinator;
 
 /* Set by executor.c so workers can wake the coordinator. */
 void sl_exec_signal(worker *w);
+
+/* SET 'sluice.memory-limit': the bytes of state one operator may hold
+ * in a process (0 or unset: half the machine's memory). */
+uint64_t sl_exec_memory_limit(const sl_settings *settings);
+/* "1.5 GiB" into buf. */
+const char *sl_exec_bytes_text(uint64_t bytes, char *buf, size_t n);
 
 /* Evaluate progs[f] into field f of `out` for rows sel[0..n) of `in`,
  * appending rows to out (NULL progs leave their field zero).  Returns the

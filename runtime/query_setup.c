@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "executor_int.h"
 #include "sluice/changelog.h"
@@ -386,4 +387,28 @@ void sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
     q->k_main = q->k_join = q->k_fold = q->k_lookup = q->k_route = NULL;
   }
   sl_error_clear(&err);
+}
+
+/* ---- limits ------------------------------------------------------------- */
+
+uint64_t sl_exec_memory_limit(const sl_settings *settings) {
+  int64_t v = sl_settings_get_int(settings, "sluice.memory-limit", 0);
+  if (v > 0)
+    return (uint64_t)v;
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || size <= 0)
+    return UINT64_MAX;
+  return (uint64_t)pages * (uint64_t)size / 2;
+}
+
+const char *sl_exec_bytes_text(uint64_t bytes, char *buf, size_t n) {
+  if (bytes >= (1ull << 30))
+    snprintf(buf, n, "%.1f GiB", (double)bytes / (1ull << 30));
+  else if (bytes >= (1ull << 20))
+    snprintf(buf, n, "%.1f MiB", (double)bytes / (1ull << 20));
+  else if (bytes >= (1ull << 10))
+    snprintf(buf, n, "%.1f KiB", (double)bytes / (1ull << 10));
+  else
+    snprintf(buf, n, "%llu bytes", (unsigned long long)bytes);
+  return buf;
 }

@@ -576,10 +576,17 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   /* Updating stages: rows as they arrive, a changelog's with its kind. */
   update_output uo = {&o, plan->changelog, {0}};
   update_stages *updates = NULL;
+  uint64_t memory_limit = sl_exec_memory_limit(settings);
+  int64_t *leaf_wm = calloc((size_t)sp->nleaves + 1, sizeof *leaf_wm);
+  if (!leaf_wm)
+    abort();
   const sl_row_layout *out_layout = top ? top->layout : NULL;
   const char *const *out_names = plan->out_names;
   if (rc == SL_OK && sp->updating) {
-    updates = update_stages_new(top, run.buffer_size, write_updates, &uo);
+    updates = update_stages_new(
+        top, run.buffer_size,
+        sl_settings_get_seconds(settings, "table.exec.state.ttl", 0),
+        write_updates, &uo);
     if (plan->changelog) {
       int n = top->layout->nfields + 1;
       const char **names = SL_ANEW_N(&arena, const char *, n);
@@ -666,9 +673,14 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
       }
     }
     if (updates) {
+      for (int i = 0; i < sp->nleaves; i++)
+        leaf_wm[i] = run.leaves[i].wm;
+      update_stages_sweep(updates, leaf_wm);
       uint64_t held = update_stages_bytes(updates);
       if (held > run.peak_bytes)
         run.peak_bytes = held;
+      if (rc == SL_OK)
+        rc = update_stages_check_limit(updates, memory_limit, err);
       if (rc == SL_OK && pushed)
         rc = stage_output_window_end(&o, err);
       frontier = WM_MIN; /* nothing fires by windows */
@@ -780,7 +792,10 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     sl_error_clear(&close_err);
   }
   stage_eval_release(&ev);
+  if (updates)
+    stats->state_evicted = update_stages_evicted(updates);
   update_stages_free(updates);
+  free(leaf_wm);
   if (uo.rows.data)
     sl_buffer_free(&uo.rows);
   free(ev.rels);

@@ -12,12 +12,40 @@
 #include <string.h>
 
 #include "sluice/changelog.h"
+#include "sluice/clock.h"
 
 void update_result_init(update_result *u, const exec_query *q,
-                        uint32_t buffer_size) {
+                        uint32_t buffer_size, double ttl) {
   memset(u, 0, sizeof *u);
   u->q = q;
-  sl_group_table_init(&u->table, q->key_layout, &q->aggs, 1024);
+  u->ttl = ttl;
+  u->last_expiry = sl_clock_seconds();
+  /* q->aggs and one COUNT(*) whose state holds the time of the last
+   * change: the same offsets for q->aggs's states (merges and finalizes
+   * use q->aggs). */
+  sl_arena_init(&u->arena, 0);
+  int na = q->aggs.n;
+  sl_agg_desc *d = SL_ANEW_N(&u->arena, sl_agg_desc, na + 1);
+  for (int i = 0; i < na; i++) {
+    d[i].op = q->aggs.aggs[i].op;
+    d[i].distinct = q->aggs.aggs[i].distinct;
+    d[i].in_field = q->aggs.aggs[i].in_field;
+    d[i].filter_field = q->aggs.aggs[i].filter_field;
+    d[i].out_type = q->aggs.aggs[i].out_type;
+  }
+  sl_type *t = sl_type_new(&u->arena, SL_TYPE_BIGINT);
+  t->not_null = true;
+  d[na].op = SL_AGG_COUNT_STAR;
+  d[na].in_field = d[na].filter_field = -1;
+  d[na].out_type = t;
+  sl_error e = {0};
+  if (sl_agg_set_init(&u->arena, &u->set, na + 1, d, q->aggs.input, &e) !=
+          SL_OK ||
+      (na > 0 &&
+       u->set.aggs[na - 1].state_offset != q->aggs.aggs[na - 1].state_offset))
+    abort(); /* q->aggs was accepted; the prefix lays out alike */
+  u->touched_off = u->set.aggs[na].state_offset;
+  sl_group_table_init(&u->table, q->key_layout, &u->set, 1024);
   sl_buffer_init(&u->rows, q->agg_layout, buffer_size);
   sl_buffer_init(&u->out, q->out_layout, buffer_size);
   size_t n = buffer_size / q->agg_layout->width + 2;
@@ -32,6 +60,7 @@ void update_result_init(update_result *u, const exec_query *q,
 
 void update_result_free(update_result *u) {
   sl_group_table_free(&u->table);
+  sl_arena_free(&u->arena);
   sl_buffer_free(&u->rows);
   sl_buffer_free(&u->out);
   free(u->before);
@@ -174,8 +203,46 @@ static bool pair_fits(const update_result *u) {
          b->cap;
 }
 
+/* 'table.exec.state.ttl': drop the groups unchanged for that long, by
+ * copying the others into a fresh table (the table cannot delete in
+ * place), at most twice per ttl. */
+static void expire(update_result *u, double now) {
+  if (u->ttl <= 0 || now - u->last_expiry < u->ttl / 2)
+    return;
+  u->last_expiry = now;
+  int64_t oldest = (int64_t)((now - u->ttl) * 1000);
+  sl_group_table *t = &u->table;
+  uint32_t keep = 0;
+  for (uint32_t i = 0; i < t->cap; i++)
+    if (sl_group_table_slot_used(t, i) &&
+        *(int64_t *)(sl_group_table_states(t, i) + u->touched_off) >= oldest)
+      keep++;
+  if (keep == t->count)
+    return;
+  sl_group_table fresh;
+  sl_group_table_init(&fresh, t->key_layout, &u->set, keep ? keep : 1);
+  sl_error e = {0};
+  for (uint32_t i = 0; i < t->cap; i++) {
+    if (!sl_group_table_slot_used(t, i))
+      continue;
+    uint8_t *old = sl_group_table_states(t, i);
+    if (*(int64_t *)(old + u->touched_off) < oldest) {
+      u->expired++;
+      continue;
+    }
+    const uint8_t *key = sl_group_table_key(t, i);
+    uint8_t *states =
+        sl_group_table_upsert(&fresh, *(const uint64_t *)(key - 8), key);
+    sl_agg_merge(&u->set, states, old, &fresh.arena, &e);
+  }
+  sl_group_table_free(t);
+  *t = fresh;
+}
+
 int update_result_merge(update_result *u, const sl_group_table *delta,
                         update_out_fn out, void *arg, sl_error *err) {
+  double now = u->ttl > 0 ? sl_clock_seconds() : 0;
+  expire(u, now);
   /* Visit the delta in a scattered order, as sl_group_table_merge does
    * (slot order would insert keys sorted by hash into one probe run). */
   uint32_t mask = delta->cap - 1;
@@ -194,8 +261,10 @@ int update_result_merge(update_result *u, const sl_group_table *delta,
                                                e + 8, &created);
     int rc = created ? SL_OK : append_row(u, states, true, err);
     if (rc == SL_OK)
-      rc = sl_agg_merge(u->table.aggs, states, sl_group_table_states(delta, i),
+      rc = sl_agg_merge(&u->q->aggs, states, sl_group_table_states(delta, i),
                         &u->table.arena, err);
+    if (u->ttl > 0) /* whole milliseconds are enough */
+      *(int64_t *)(states + u->touched_off) = (int64_t)(now * 1000);
     if (rc == SL_OK)
       rc = append_row(u, states, false, err);
     if (rc == 1)
@@ -208,5 +277,18 @@ int update_result_merge(update_result *u, const sl_group_table *delta,
   int rc = send_changes(u, out, arg, err);
   if (rc == SL_OK)
     rc = send_out(u, out, arg);
+  return rc;
+}
+
+int update_result_finish(update_result *u, update_out_fn out, void *arg,
+                         sl_error *err) {
+  if (u->q->plan->nkeys > 0 || u->table.count > 0)
+    return SL_OK;
+  sl_group_table none;
+  sl_group_table_init(&none, u->q->key_layout, &u->q->aggs, 1);
+  uint8_t key[8] = {0}; /* the empty key row */
+  sl_group_table_upsert(&none, sl_key_hash(u->q->key_layout, key), key);
+  int rc = update_result_merge(u, &none, out, arg, err);
+  sl_group_table_free(&none);
   return rc;
 }

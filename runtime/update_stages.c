@@ -16,6 +16,7 @@
 
 #include "executor_int.h"
 #include "sluice/changelog.h"
+#include "sluice/clock.h"
 
 /* ---- rows kept in state ------------------------------------------------ */
 
@@ -62,6 +63,8 @@ static void copy_field(const sl_row_layout *sl, const uint8_t *src, int from,
 typedef struct jrow {
   struct jrow *next; /* in its bucket */
   uint64_t hash;
+  size_t size; /* of its block */
+  double born; /* when it came ('table.exec.state.ttl') */
   uint8_t *key, *row;
 } jrow;
 
@@ -80,6 +83,7 @@ typedef struct tentry {
 typedef struct tpart {
   struct tpart *next;
   uint64_t hash;
+  double touched; /* when a row last came ('table.exec.state.ttl') */
   int n;
   tentry ents[]; /* limit of them */
 } tpart;
@@ -96,6 +100,18 @@ struct ustage {
   /* JOIN */
   sl_buffer keys;
   jside sides[2];
+  int *side_leaves[2]; /* the leaves under each side (their watermarks) */
+  int nside_leaves[2];
+  int64_t *swept; /* per bound: the watermark its last sweep used */
+  uint64_t evicted;
+  uint64_t expired; /* rows (join) or partitions (Top-N) past the TTL */
+  /* AGGREGATE: the stage's aggregates and a count of its rows (a group
+   * whose rows were all taken back is deleted), over tmp rows */
+  sl_arena arena;
+  sl_agg_set set;
+  sl_group_table groups;
+  sl_buffer tmp;
+  uint8_t *keyrow;
   /* TOPN */
   sl_buffer sorts;
   tpart **parts;
@@ -114,6 +130,9 @@ struct update_stages {
   update_stages_out_fn out;
   void *arg;
   sl_error *err;
+  double last_sweep;
+  double ttl; /* seconds; 0: state never expires */
+  double now; /* the clock, read once per push */
 };
 
 static int push(update_stages *u, ustage *s, int side, const sl_buffer *in,
@@ -121,6 +140,22 @@ static int push(update_stages *u, ustage *s, int side, const sl_buffer *in,
 
 static uint32_t rows_room(const update_stages *u, const sl_row_layout *l) {
   return u->buffer_size / (l->width ? l->width : 1) + 2;
+}
+
+/* The leaves under rt, appended to *leaves. */
+static void collect_leaves(const stage_rt *rt, int **leaves, int *n) {
+  if (!rt)
+    return;
+  if (rt->st->kind == SL_STAGE_LEAF) {
+    *leaves = realloc(*leaves, sizeof **leaves * (size_t)(*n + 1));
+    if (!*leaves)
+      abort();
+    (*leaves)[(*n)++] = rt->leaf;
+    return;
+  }
+  collect_leaves(rt->input, leaves, n);
+  collect_leaves(rt->left, leaves, n);
+  collect_leaves(rt->right, leaves, n);
 }
 
 static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
@@ -150,6 +185,14 @@ static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
     s->keys.borrow_strings = true;
     s->left = build(u, rt->left, s, 0);
     s->right = build(u, rt->right, s, 1);
+    for (int k = 0; k < 2; k++)
+      collect_leaves(k ? rt->right : rt->left, &s->side_leaves[k],
+                     &s->nside_leaves[k]);
+    s->swept = calloc((size_t)rt->st->nbounds + 1, sizeof *s->swept);
+    if (!s->swept)
+      abort();
+    for (int k = 0; k < rt->st->nbounds; k++)
+      s->swept[k] = INT64_MIN;
     break;
   case SL_STAGE_TOPN:
     sl_buffer_init(&s->sorts, rt->sort_layout, u->buffer_size);
@@ -157,8 +200,36 @@ static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
     s->limit = rt->st->topn_limit;
     s->input = build(u, rt->input, s, 0);
     break;
+  case SL_STAGE_AGGREGATE: {
+    sl_arena_init(&s->arena, 0);
+    int na = rt->aggs.n;
+    sl_agg_desc *d = SL_ANEW_N(&s->arena, sl_agg_desc, na + 1);
+    for (int i = 0; i < na; i++) {
+      d[i].op = rt->aggs.aggs[i].op;
+      d[i].distinct = rt->aggs.aggs[i].distinct;
+      d[i].in_field = rt->aggs.aggs[i].in_field;
+      d[i].filter_field = rt->aggs.aggs[i].filter_field;
+      d[i].out_type = rt->aggs.aggs[i].out_type;
+    }
+    sl_type *count = sl_type_new(&s->arena, SL_TYPE_BIGINT);
+    count->not_null = true;
+    d[na].op = SL_AGG_COUNT_STAR;
+    d[na].in_field = d[na].filter_field = -1;
+    d[na].out_type = count;
+    sl_error e = {0};
+    if (sl_agg_set_init(&s->arena, &s->set, na + 1, d, rt->tmp_layout, &e) !=
+        SL_OK)
+      abort(); /* rt->aggs, the same but one COUNT(*), was accepted */
+    sl_group_table_init(&s->groups, rt->group_layout, &s->set, 1024);
+    sl_buffer_init(&s->tmp, rt->tmp_layout, u->buffer_size);
+    s->tmp.borrow_strings = true;
+    s->keyrow = calloc(1, rt->group_layout->width + 8);
+    if (!s->keyrow)
+      abort();
+    s->input = build(u, rt->input, s, 0);
+    break;
+  }
   case SL_STAGE_SELECT:
-  case SL_STAGE_AGGREGATE:
     s->input = build(u, rt->input, s, 0);
     break;
   case SL_STAGE_LEAF:
@@ -233,7 +304,7 @@ static void side_grow(jside *t) {
 
 static void side_add(jside *t, uint64_t hash, const sl_row_layout *kl,
                      const uint8_t *key, const sl_row_layout *rl,
-                     const uint8_t *row) {
+                     const uint8_t *row, double now) {
   if (t->count + 1 > t->cap)
     side_grow(t);
   size_t kh = long_bytes(kl, key), rh = long_bytes(rl, row);
@@ -242,6 +313,8 @@ static void side_add(jside *t, uint64_t hash, const sl_row_layout *kl,
   if (!r)
     abort();
   r->hash = hash;
+  r->size = size;
+  r->born = now;
   r->key = (uint8_t *)(r + 1);
   r->row = r->key + kl->width;
   char *heap = (char *)(r->row + rl->width);
@@ -307,7 +380,7 @@ static int push_join(update_stages *u, ustage *s, int side, const sl_buffer *in,
                             "a regular join got a retraction (the planner "
                             "admits only insert-only inputs)");
       uint64_t h = sl_key_hash(kl, key);
-      side_add(mine, h, kl, key, il, row);
+      side_add(mine, h, kl, key, il, row, u->now);
       if (!other->cap)
         continue;
       for (jrow *m = other->buckets[h & (other->cap - 1)]; m; m = m->next) {
@@ -331,6 +404,41 @@ static int push_join(update_stages *u, ustage *s, int side, const sl_buffer *in,
     done += (uint32_t)k;
   }
   return join_flush(u, s);
+}
+
+/* Drop from a join's state the rows no later row can meet: for each bound
+ * (plan.h, sl_stage.bounds), the other side's rows whose bounding column
+ * is at or before this side's watermark. */
+static void join_sweep(ustage *s, const int64_t *leaf_wm) {
+  const sl_stage *st = s->rt->st;
+  for (int k = 0; k < st->nbounds; k++) {
+    int a = st->bounds[k].side;
+    int64_t wm = INT64_MAX;
+    for (int i = 0; i < s->nside_leaves[a]; i++)
+      if (leaf_wm[s->side_leaves[a][i]] < wm)
+        wm = leaf_wm[s->side_leaves[a][i]];
+    if (wm == INT64_MIN || wm <= s->swept[k])
+      continue;
+    s->swept[k] = wm;
+    jside *t = &s->sides[1 - a];
+    const sl_row_layout *l = a ? s->rt->left->layout : s->rt->right->layout;
+    int col = st->bounds[k].col;
+    uint32_t off = l->fields[col].offset;
+    for (uint32_t b = 0; b < t->cap; b++)
+      for (jrow **p = &t->buckets[b]; *p;) {
+        jrow *r = *p;
+        if (!sl_row_is_null(r->row, col) &&
+            *(const int64_t *)(r->row + off) <= wm) {
+          *p = r->next;
+          t->count--;
+          t->bytes -= r->size;
+          s->evicted++;
+          free(r);
+        } else {
+          p = &r->next;
+        }
+      }
+  }
 }
 
 /* ---- TOPN ---------------------------------------------------------------- */
@@ -424,6 +532,7 @@ static int push_topn(update_stages *u, ustage *s, const sl_buffer *in,
         s->pcount++;
         s->bytes += size;
       }
+      p->touched = u->now;
       /* Its place: after every row that sorts before or with it. */
       int at = p->n;
       while (at > 0 && sorted_result_compare(kl, rt->sort_order, rt->nsort,
@@ -480,6 +589,107 @@ static int push_topn(update_stages *u, ustage *s, const sl_buffer *in,
   return rc == SL_OK ? emit(u, s) : rc;
 }
 
+/* ---- AGGREGATE ----------------------------------------------------------- */
+
+/* The output row of the group whose states are `states` into s->out.
+ * 1: the buffer is full. */
+static int agg_row(ustage *s, const uint8_t *states, sl_error *err) {
+  const stage_rt *rt = s->rt;
+  const sl_row_layout *gl = rt->group_layout, *ol = rt->layout;
+  int ng = rt->st->ngroups;
+  uint32_t heap = s->out.heap_used;
+  uint8_t *dst = sl_buffer_append(&s->out);
+  if (!dst)
+    return 1;
+  const uint8_t *key = states - gl->width;
+  for (int g = 0; g < ng; g++)
+    copy_field(gl, key, g, ol, dst, g);
+  for (int i = 0; i < rt->aggs.n; i++) {
+    int rc = sl_agg_finalize(&s->set, i, states, &s->out, dst, ng + i, err);
+    if (rc != SL_OK) {
+      s->out.nrows--;
+      s->out.heap_used = heap;
+      return rc;
+    }
+  }
+  return SL_OK;
+}
+
+static int push_aggregate(update_stages *u, ustage *s, const sl_buffer *in,
+                          const uint8_t *ops) {
+  const stage_rt *rt = s->rt;
+  const sl_row_layout *tl = rt->tmp_layout, *gl = rt->group_layout;
+  int ng = rt->st->ngroups, na = rt->aggs.n;
+  uint32_t count_off = s->set.aggs[na].state_offset;
+  uint32_t n = in->nrows, done = 0;
+  while (done < n) {
+    for (uint32_t i = 0; i < n - done; i++)
+      s->sel[i] = done + i;
+    sl_buffer_clear(&s->tmp);
+    int k = sl_exec_eval_rows(rt->tmp_progs, rt->ntmp, in, s->sel, n - done,
+                              &s->tmp, u->ctx, u->err);
+    if (k <= 0)
+      return k < 0 ? k
+                   : sl_error_set(u->err, SL_EINVAL,
+                                  "an aggregate's input row is larger "
+                                  "than a buffer");
+    for (int j = 0; j < k; j++) {
+      const uint8_t *t = sl_buffer_row(&s->tmp, (uint32_t)j);
+      bool adds =
+          sl_changelog_op_adds((sl_changelog_op)ops[done + (uint32_t)j]);
+      for (int g = 0; g < ng; g++)
+        copy_field(tl, t, g, gl, s->keyrow, g);
+      /* Room for the group's two rows, with half the heap to spare. */
+      const sl_buffer *o = &s->out;
+      if ((size_t)(o->nrows + 2) * o->layout->width + o->heap_used +
+              o->cap / 2 >
+          o->cap) {
+        int rc = emit(u, s);
+        if (rc != SL_OK)
+          return rc;
+      }
+      bool created;
+      uint8_t *states = sl_group_table_upsert_ex(
+          &s->groups, sl_key_hash(gl, s->keyrow), s->keyrow, &created);
+      int64_t *rows = (int64_t *)(states + count_off);
+      bool had = *rows > 0;
+      int rc = had ? agg_row(s, states, u->err) : SL_OK;
+      if (rc == SL_OK)
+        rc = adds ? sl_agg_update(&s->set, states, t, &s->groups.arena, u->err)
+                  : sl_agg_retract(&s->set, states, t, u->err);
+      if (rc == SL_OK && *rows < 0)
+        rc = sl_error_set(u->err, SL_EINTERNAL,
+                          "an aggregate's input took back a row it never "
+                          "added");
+      bool has = *rows > 0;
+      if (rc == SL_OK && has)
+        rc = agg_row(s, states, u->err);
+      if (rc == 1)
+        rc = sl_error_set(u->err, SL_EINVAL,
+                          "a group's row is larger than half a buffer; "
+                          "raise SET 'sluice.buffer-size'");
+      if (rc != SL_OK)
+        return rc;
+      uint32_t last = s->out.nrows - 1;
+      if (had && has) {
+        if (sl_key_equal(rt->layout, sl_buffer_row(&s->out, last - 1),
+                         sl_buffer_row(&s->out, last))) {
+          s->out.nrows -= 2; /* unchanged: nothing to say */
+        } else {
+          s->ops[last - 1] = SL_OP_UPDATE_BEFORE;
+          s->ops[last] = SL_OP_UPDATE_AFTER;
+        }
+      } else if (had) {
+        s->ops[last] = SL_OP_DELETE;
+      } else if (has) {
+        s->ops[last] = SL_OP_INSERT;
+      }
+    }
+    done += (uint32_t)k;
+  }
+  return emit(u, s);
+}
+
 /* ---- the tree ------------------------------------------------------------ */
 
 static int push(update_stages *u, ustage *s, int side, const sl_buffer *in,
@@ -491,6 +701,8 @@ static int push(update_stages *u, ustage *s, int side, const sl_buffer *in,
     return push_join(u, s, side, in, ops);
   case SL_STAGE_TOPN:
     return push_topn(u, s, in, ops);
+  case SL_STAGE_AGGREGATE:
+    return push_aggregate(u, s, in, ops);
   default:
     return sl_error_set(u->err, SL_EINTERNAL,
                         "an updating stage of a kind not built");
@@ -498,10 +710,12 @@ static int push(update_stages *u, ustage *s, int side, const sl_buffer *in,
 }
 
 update_stages *update_stages_new(const stage_rt *top, uint32_t buffer_size,
-                                 update_stages_out_fn out, void *arg) {
+                                 double ttl, update_stages_out_fn out,
+                                 void *arg) {
   update_stages *u = calloc(1, sizeof *u);
   if (!u)
     abort();
+  u->ttl = ttl;
   u->buffer_size = buffer_size;
   u->out = out;
   u->arg = arg;
@@ -516,6 +730,7 @@ update_stages *update_stages_new(const stage_rt *top, uint32_t buffer_size,
 int update_stages_push_leaf(update_stages *u, int leaf, const sl_buffer *rows,
                             sl_error *err) {
   u->err = err;
+  u->now = u->ttl > 0 ? sl_clock_seconds() : 0;
   for (int i = 0; i < u->nall; i++) {
     ustage *s = u->all[i];
     if (s->rt->st->kind != SL_STAGE_LEAF || s->rt->leaf != leaf)
@@ -528,12 +743,115 @@ int update_stages_push_leaf(update_stages *u, int leaf, const sl_buffer *rows,
   return SL_OK;
 }
 
+/* 'table.exec.state.ttl': a join's rows that came before `oldest`, a
+ * Top-N's partitions no row reached since. */
+static void expire(ustage *s, double oldest) {
+  if (s->rt->st->kind == SL_STAGE_JOIN) {
+    for (int k = 0; k < 2; k++) {
+      jside *t = &s->sides[k];
+      for (uint32_t b = 0; b < t->cap; b++)
+        for (jrow **p = &t->buckets[b]; *p;) {
+          jrow *r = *p;
+          if (r->born < oldest) {
+            *p = r->next;
+            t->count--;
+            t->bytes -= r->size;
+            s->expired++;
+            free(r);
+          } else {
+            p = &r->next;
+          }
+        }
+    }
+  } else if (s->rt->st->kind == SL_STAGE_TOPN) {
+    const sl_row_layout *kl = s->rt->sort_layout, *il = s->rt->input->layout;
+    for (uint32_t b = 0; b < s->pcap; b++)
+      for (tpart **pp = &s->parts[b]; *pp;) {
+        tpart *p = *pp;
+        if (p->touched >= oldest) {
+          pp = &p->next;
+          continue;
+        }
+        *pp = p->next;
+        for (int e = 0; e < p->n; e++) {
+          s->bytes -= kl->width + il->width + long_bytes(kl, p->ents[e].sort) +
+                      long_bytes(il, p->ents[e].row);
+          free(p->ents[e].sort);
+        }
+        s->bytes -= sizeof *p + sizeof(tentry) * (size_t)s->limit;
+        s->pcount--;
+        s->expired++;
+        free(p);
+      }
+  }
+}
+
+void update_stages_sweep(update_stages *u, const int64_t *leaf_wm) {
+  /* A sweep reads the whole side: a few times a second is enough. */
+  double now = sl_clock_seconds();
+  if (now - u->last_sweep < 0.25)
+    return;
+  u->last_sweep = now;
+  for (int i = 0; i < u->nall; i++)
+    if (u->all[i]->rt->st->kind == SL_STAGE_JOIN &&
+        u->all[i]->rt->st->nbounds > 0)
+      join_sweep(u->all[i], leaf_wm);
+  if (u->ttl > 0)
+    for (int i = 0; i < u->nall; i++)
+      expire(u->all[i], now - u->ttl);
+}
+
+uint64_t update_stages_evicted(const update_stages *u) {
+  uint64_t n = 0;
+  for (int i = 0; i < u->nall; i++)
+    n += u->all[i]->evicted;
+  return n;
+}
+
 uint64_t update_stages_bytes(const update_stages *u) {
   uint64_t n = 0;
   for (int i = 0; i < u->nall; i++)
     n += u->all[i]->sides[0].bytes + u->all[i]->sides[1].bytes +
-         u->all[i]->bytes;
+         u->all[i]->bytes +
+         (u->all[i]->rt->st->kind == SL_STAGE_AGGREGATE
+              ? sl_group_table_bytes(&u->all[i]->groups)
+              : 0);
   return n;
+}
+
+int update_stages_check_limit(const update_stages *u, uint64_t limit,
+                              sl_error *err) {
+  for (int i = 0; i < u->nall; i++) {
+    const ustage *s = u->all[i];
+    bool agg = s->rt->st->kind == SL_STAGE_AGGREGATE;
+    uint64_t held = s->sides[0].bytes + s->sides[1].bytes + s->bytes +
+                    (agg ? sl_group_table_bytes(&s->groups) : 0);
+    if (held <= limit)
+      continue;
+    char h[32], l[32];
+    sl_exec_bytes_text(held, h, sizeof h);
+    sl_exec_bytes_text(limit, l, sizeof l);
+    if (agg)
+      return sl_error_set(err, SL_ENOMEM,
+                          "the GROUP BY's state (%u groups) over the join "
+                          "holds %s, over the memory limit of %s; SET "
+                          "'sluice.memory-limit' higher",
+                          s->groups.count, h, l);
+    if (s->rt->st->kind == SL_STAGE_JOIN)
+      return sl_error_set(
+          err, SL_ENOMEM,
+          "the regular join's state (%u rows of its left side, %u of its "
+          "right) holds %s, over the memory limit of %s; SET "
+          "'sluice.memory-limit' higher, or join within windows so that "
+          "rows can be dropped",
+          s->sides[0].count, s->sides[1].count, h, l);
+    return sl_error_set(err, SL_ENOMEM,
+                        "the Top-N's state (%u partitions, the first %lld "
+                        "rows of each) holds %s, over the memory limit of "
+                        "%s; SET 'sluice.memory-limit' higher",
+                        s->pcount, (long long)s->limit, h, l);
+  }
+  return SL_OK;
 }
 
 void update_stages_free(update_stages *u) {
@@ -546,6 +864,9 @@ void update_stages_free(update_stages *u) {
     free(s->sel);
     if (s->rt->st->kind == SL_STAGE_JOIN) {
       sl_buffer_free(&s->keys);
+      free(s->side_leaves[0]);
+      free(s->side_leaves[1]);
+      free(s->swept);
       for (int k = 0; k < 2; k++) {
         for (uint32_t b = 0; b < s->sides[k].cap; b++)
           for (jrow *r = s->sides[k].buckets[b], *next; r; r = next) {
@@ -554,6 +875,12 @@ void update_stages_free(update_stages *u) {
           }
         free(s->sides[k].buckets);
       }
+    }
+    if (s->rt->st->kind == SL_STAGE_AGGREGATE) {
+      sl_group_table_free(&s->groups);
+      sl_buffer_free(&s->tmp);
+      free(s->keyrow);
+      sl_arena_free(&s->arena);
     }
     if (s->rt->st->kind == SL_STAGE_TOPN) {
       sl_buffer_free(&s->sorts);

@@ -35,9 +35,14 @@ typedef struct update_stages update_stages;
 typedef int (*update_stages_out_fn)(void *arg, const sl_buffer *rows,
                                     const uint8_t *ops, sl_error *err);
 
-/* The stages over top (built by stage_rt_build). */
+/* The stages over top (built by stage_rt_build).  ttl: 'table.exec.
+ * state.ttl' in seconds (0: never): a join's rows are dropped that long
+ * after they came, a Top-N's partitions that long after their last row
+ * (later rows then meet, or rank among, only what is left), as Flink's
+ * state TTL. */
 update_stages *update_stages_new(const stage_rt *top, uint32_t buffer_size,
-                                 update_stages_out_fn out, void *arg);
+                                 double ttl, update_stages_out_fn out,
+                                 void *arg);
 void update_stages_free(update_stages *u);
 
 /* Rows of leaf `leaf` (its executor's output layout) arrived: push them
@@ -45,7 +50,18 @@ void update_stages_free(update_stages *u);
 int update_stages_push_leaf(update_stages *u, int leaf, const sl_buffer *rows,
                             sl_error *err);
 
+/* The leaves' watermarks (leaf_wm[i], INT64_MIN: none yet) moved: joins
+ * with bounds drop the rows no later row can meet (sl_stage.bounds). */
+void update_stages_sweep(update_stages *u, const int64_t *leaf_wm);
+/* Rows dropped so far that way. */
+uint64_t update_stages_evicted(const update_stages *u);
+
 /* Rows held in state now (every stage's), for the stats. */
 uint64_t update_stages_bytes(const update_stages *u);
+
+/* SL_ENOMEM naming the stage whose state holds more than limit bytes (the
+ * first found), else SL_OK. */
+int update_stages_check_limit(const update_stages *u, uint64_t limit,
+                              sl_error *err);
 
 #endif

@@ -275,7 +275,7 @@ static int fold_flush(void *ctx) {
   sl_result_sink *in = f->inner;
   if (!f->dirty || !in->replace || sl_clock_seconds() - f->last_draw < 0.25)
     return SL_OK;
-  if (in->replace(in->ctx) != SL_OK)
+  if (in->replace(in->ctx, f->drawn) != SL_OK)
     return SL_OK; /* not a terminal: only the final table */
   return draw(f);
 }
@@ -284,7 +284,7 @@ static int fold_end(void *ctx) {
   sl_changelog_fold *f = ctx;
   sl_result_sink *in = f->inner;
   if (f->drawn && in->replace)
-    (void)in->replace(in->ctx);
+    (void)in->replace(in->ctx, true);
   return draw(f);
 }
 

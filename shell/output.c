@@ -376,11 +376,11 @@ static int on_notice(void *ctx, const char *text) {
 /* Redraw an updating result's table over the last one: only on a
  * terminal, when nothing was printed after it and it still fits on the
  * screen (cursor up over it, erase to the end of the screen). */
-static int on_replace(void *ctx) {
+static int on_replace(void *ctx, bool erase) {
   sl_output *o = ctx;
   if (!isatty(fileno(o->fp)))
     return SL_EUNSUPPORTED;
-  if (o->result_last_line == 0 || o->result_last_line != o->lines)
+  if (!erase || o->result_last_line != o->lines)
     return SL_OK; /* nothing to erase: print below */
   uint64_t n = o->result_last_line - o->result_first_line;
   struct winsize ws;

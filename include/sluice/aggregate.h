@@ -79,6 +79,13 @@ void sl_agg_state_init(const sl_agg_set *set, uint8_t *state);
 int sl_agg_update(const sl_agg_set *set, uint8_t *state, const uint8_t *row,
                   sl_arena *arena, sl_error *err);
 
+/* Take one input row back out of state (an updating input's -U or -D):
+ * COUNT, SUM and AVG only (sl_agg_can_retract says whether every
+ * aggregate of the set can); SL_EUNSUPPORTED for MIN, MAX and DISTINCT. */
+bool sl_agg_can_retract(const sl_agg_set *set);
+int sl_agg_retract(const sl_agg_set *set, uint8_t *state, const uint8_t *row,
+                   sl_error *err);
+
 /* dst := merge(dst, src).  src is not changed; values dst keeps are copied
  * into arena (so src's table may be freed afterwards). */
 int sl_agg_merge(const sl_agg_set *set, uint8_t *dst, const uint8_t *src,

@@ -287,6 +287,17 @@ struct sl_stage {
   /* An updating Top-N (over a stream): only rows numbered up to this are
    * kept and sent (the WHERE rownum <= N above it). */
   int64_t topn_limit;
+  /* A regular join of two streams whose condition bounds one side's event
+   * time by a column of the other (q9's B.dateTime BETWEEN A.dateTime AND
+   * A.expires): bound k says that a row of side 1 - side whose column col
+   * (of that side's row) is at or before side `side`'s watermark meets no
+   * later row of `side`, and is dropped from the join's state.  The leaves
+   * under `side` then drop their late rows (as an interval join does). */
+  int nbounds;
+  struct sl_stage_bound {
+    int side; /* 0 left, 1 right: whose watermark */
+    int col;  /* a TIMESTAMP column of the other side's rows */
+  } * bounds;
 };
 
 struct sl_staged_plan {
@@ -401,6 +412,8 @@ typedef struct sl_query_stats {
   uint64_t stage_windows;    /* staged plans: windows the stages evaluated */
   uint64_t stage_late;       /* ... stream rows dropped as late for them */
   uint64_t stage_state_peak; /* ... largest bytes of leaf rows held */
+  uint64_t state_evicted;    /* updating stages: rows a bounded join
+                              * dropped from its state (watermark) */
   double source_seconds;     /* workers' time in the source */
   double pipeline_seconds;   /* workers' time in filter, join, state updates */
   double merge_seconds;      /* coordinator: merging partial states */

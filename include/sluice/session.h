@@ -47,12 +47,13 @@ typedef struct sl_result_sink {
    * called a few times a second; NULL clears it.  A terminal redraws it in
    * place; it is never part of the results.  Optional. */
   int (*progress)(void *ctx, const char *line);
-  /* The next result set replaces the one just printed (an updating
-   * result shown as a table: its current state, redrawn).  SL_OK when the
-   * output can redraw it in place (a terminal: it erases the last one);
-   * anything else means "do not show intermediate states", and only the
-   * final one is printed.  Optional (NULL: cannot). */
-  int (*replace)(void *ctx);
+  /* An updating result shown as a table redraws its current state.
+   * erase = false: may it show intermediate states at all (SL_OK on a
+   * terminal; anything else: only the final state is printed)?  erase =
+   * true: the next result set replaces the one this result printed last,
+   * which the output erases when it still can (nothing printed after it,
+   * and it fits on the screen).  Optional (NULL: cannot). */
+  int (*replace)(void *ctx, bool erase);
 } sl_result_sink;
 
 /* A sink that drops results (benchmarks, tests, EXPLAIN ANALYZE), counting

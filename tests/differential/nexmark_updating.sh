@@ -2,17 +2,20 @@
 # nexmark_updating.sh - the updating NEXMark queries against sqlite3: GROUP
 # BY without a window (q15, q16, q17), regular joins of two streams (q3,
 # q20), deduplication and Top-N over a stream (q18, q19) and over a join
-# with a time-bounded condition (q9), published texts unchanged.
+# with a time-bounded condition (q9), and an aggregate over an aggregate
+# over such a join (q4), published texts unchanged.
 #
-# Their results are changelogs.  Each query runs with tiny mini-batches
-# (every source buffer of 512 rows ends an epoch, so groups are updated
-# many times), at 1 and 2 workers, with late merge and repartitioning,
-# and on 2 and 3 nodes, and is checked two ways against the final result
+# Their results are changelogs (q3 and q20 only insert).  Each query runs
+# with tiny mini-batches (every source buffer ends an epoch, so groups are
+# updated many times), at 1 and 2 workers, with late merge and
+# repartitioning, and on 2 and 3 nodes, and is checked two ways against
+# the final result
 # sqlite3 computes over the same events (exported through the CSV sink):
 #   - the shell's 'table' result mode (the shell folds the changelog);
 #   - the 'changelog' result mode, folded here by an independent awk fold
 #     (+I/+U add a row, -U/-D remove one equal row, which must be there),
-#     which must also hold -U/+U pairs (updates really happened).
+#     which must also hold the kinds the case names (-U: updates really
+#     happened; only +I for a result that is only inserted).
 # One event per second of event time: 100000 events span two days, so
 # the per-day groups are more than one.
 #
@@ -200,6 +203,14 @@ run_case q9 "$(published q9)" \
               FROM auctions A JOIN bids B ON A.id = B.auction AND B.ts_ms BETWEEN A.ts_ms AND A.exp_ms)
    SELECT id, itemName, description, initialBid, reserve, ats, expires, seller, category, aextra,
           auction, bidder, price, bts, bextra FROM r WHERE rn <= 1;" "-U +U +I" "1 13 14"
+
+# q4: the average winning price per category: an aggregate (AVG) over the
+# updating result of another (MAX per auction) over a join with a
+# time-bounded condition; the AVG takes each auction's old maximum back.
+run_case q4 "$(published q4)" \
+  "WITH q AS (SELECT MAX(B.price) AS final, A.category FROM auctions A JOIN bids B
+              ON A.id = B.auction AND B.ts_ms BETWEEN A.ts_ms AND A.exp_ms GROUP BY A.id, A.category)
+   SELECT category, SUM(final) / COUNT(final) FROM q GROUP BY category;" "-U +U +I"
 
 echo "nexmark updating: $passed passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -7,8 +7,9 @@
 # Covers: banner, multi-line statement with the continuation prompt, SHOW
 # TABLES listing a created table, a syntax error with its caret line,
 # .mode csv, Tab completion of a table name, Ctrl-C clearing the input,
-# Ctrl-D exiting with status 0, and history persisting (a multi-line
-# statement recalled with Up in a second session).
+# Ctrl-D exiting with status 0, an updating result redrawn in place (and
+# its changelog mode), and history persisting (a multi-line statement
+# recalled with Up in a second session).
 #
 # Every step waits for the expected text with a timeout (no fixed sleeps);
 # on failure it prints what was expected and the whole screen.  Uses a
@@ -188,6 +189,41 @@ wait_for $S '^Error: query cancelled' "Ctrl-C to cancel the running query"
 wait_prompt $S 'sluice>'
 type_line $S "SHOW TABLES;"
 wait_for $S '^\| endless +\|$' "the shell to go on after a cancelled query"
+wait_prompt $S 'sluice>'
+
+# An updating result (GROUP BY without a window) in the default 'table'
+# result mode: one table, redrawn in place as the counts change (never a
+# second copy below it); Ctrl-C leaves the last state on the screen.
+type_line $S "SELECT key % 3 AS b, COUNT(*) AS n FROM endless GROUP BY key % 3;"
+wait_for $S '^\| +b +\| +n +\|$' "the updating result as a table"
+wait_for $S '^\| +0 +\| +[0-9]+ +\|$' "the row of group 0"
+first=$(since_mark $S | grep -E '^\| +0 +\| +[0-9]+ +\|$' | tail -n 1)
+deadline=$((SECONDS + TIMEOUT))
+while [ $SECONDS -lt $deadline ] &&
+  [ "$(since_mark $S | grep -E '^\| +0 +\| +[0-9]+ +\|$' | tail -n 1)" = "$first" ]; do
+  sleep 0.1
+done
+if [ "$(since_mark $S | grep -E '^\| +0 +\| +[0-9]+ +\|$' | tail -n 1)" = "$first" ]; then
+  fail $S "the table to be redrawn with a new count for group 0"
+fi
+headers=$(since_mark $S | grep -cE '^\| +b +\| +n +\|$')
+[ "$headers" -eq 1 ] || fail $S "one table redrawn in place, not $headers"
+tm send-keys -t $S C-c
+wait_for $S '^Error: query cancelled' "Ctrl-C to cancel the updating query"
+wait_prompt $S 'sluice>'
+headers=$(since_mark $S | grep -cE '^\| +b +\| +n +\|$')
+[ "$headers" -eq 1 ] || fail $S "the last state shown once after Ctrl-C, not $headers tables"
+
+# The 'changelog' result mode shows each change with its kind.
+type_line $S "SET 'sql-client.execution.result-mode' = 'changelog';"
+wait_prompt $S 'sluice>'
+type_line $S "SELECT key % 3 AS b, COUNT(*) AS n FROM endless GROUP BY key % 3;"
+wait_for $S '^\| +op +\| +b +\| +n +\|$' "the op column of the changelog"
+wait_for $S '^\| +-U +\| +[0-2] +\| +[0-9]+ +\|$' "a -U row"
+tm send-keys -t $S C-c
+wait_for $S '^Error: query cancelled' "Ctrl-C to cancel the changelog query"
+wait_prompt $S 'sluice>'
+type_line $S "RESET 'sql-client.execution.result-mode';"
 wait_prompt $S 'sluice>'
 
 # A multi-line statement, to be recalled from history in session 2.
