@@ -906,7 +906,7 @@ static int build_query(planner *p, const sl_bquery *q, bool leaf) {
   sl_plan_push_having(a, plan);
   sl_plan_propagate_constants(a, plan);
   sl_plan_fold_constants(a, plan);
-  if (!leaf)
+  if (!leaf && !plan->track_watermark)
     sl_plan_push_into_sources(a, plan);
   prune_leaves(a, plan);
   for (int j = 0; j < plan->ninputs; j++)
@@ -994,6 +994,19 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
   if (!q)
     return unsupported(&p, stmt->ast->span,
                        "UNION, INTERSECT and EXCEPT queries");
+  /* A partitioned filesystem sink that commits partitions by partition
+   * time needs the watermark even of rows that have no window: computed
+   * (the table's, over every row), and no row dropped as late (a late row
+   * goes into its partition again). */
+  const char *trigger =
+      plan->sink_table ? sl_table_def_option(plan->sink_table,
+                                             "sink.partition-commit.trigger")
+                       : NULL;
+  if (trigger && plan->sink_table->npartitioned_by > 0 &&
+      !strcasecmp(trigger, "partition-time")) {
+    plan->track_watermark = true;
+    plan->keep_late = true;
+  }
   int rc;
   if (needs_stages_query(q, true)) {
     plan->kind = SL_PLAN_STAGED;
@@ -1003,6 +1016,7 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
   }
   if (rc != SL_OK)
     return rc;
+
   *out = plan;
   return SL_OK;
 }

@@ -212,23 +212,25 @@ static int overflow(sl_error *err, const char *what) {
                       what);
 }
 
+/* SUM/AVG state += v (sign 1) or -= v (sign -1, taking a row back). */
 static int add_value(const sl_agg_desc *d, uint8_t *st, const uint8_t *v,
-                     sl_error *err) {
+                     int sign, sl_error *err) {
   sl_ptype t = d->in_ptype;
   if (is_float(t)) {
-    *(double *)st += read_double(v, t);
+    *(double *)st += sign * read_double(v, t);
   } else if (t == SL_P_DEC64 || t == SL_P_DEC128) {
     i128 sum;
     memcpy(&sum, st, sizeof sum);
-    sum += read_i128(v, t);
+    sum += sign * read_i128(v, t);
     write_i128(st, sum);
   } else {
-    int64_t *sum = (int64_t *)st;
-    if (__builtin_add_overflow(*sum, sl_int_load(v, t), sum))
+    int64_t *sum = (int64_t *)st, x = sl_int_load(v, t);
+    if (sign > 0 ? __builtin_add_overflow(*sum, x, sum)
+                 : __builtin_sub_overflow(*sum, x, sum))
       return overflow(err, d->op == SL_AGG_SUM ? "SUM" : "AVG");
   }
   uint32_t count_off = (t == SL_P_DEC64 || t == SL_P_DEC128) ? 16 : 8;
-  (*(int64_t *)(st + count_off))++;
+  *(int64_t *)(st + count_off) += sign;
   return SL_OK;
 }
 
@@ -263,7 +265,7 @@ int sl_agg_update(const sl_agg_set *set, uint8_t *state, const uint8_t *row,
       break;
     case SL_AGG_SUM:
     case SL_AGG_AVG: {
-      int rc = add_value(d, st, v, err);
+      int rc = add_value(d, st, v, 1, err);
       if (rc != SL_OK)
         return rc;
       break;
@@ -283,6 +285,29 @@ int sl_agg_update(const sl_agg_set *set, uint8_t *state, const uint8_t *row,
     }
   }
   return SL_OK;
+}
+
+int sl_agg_set_with_count(sl_arena *a, const sl_agg_set *base, sl_agg_set *out,
+                          sl_error *err) {
+  int n = base->n;
+  sl_agg_desc *d = SL_ANEW_N(a, sl_agg_desc, n + 1);
+  for (int i = 0; i < n; i++) {
+    d[i].op = base->aggs[i].op;
+    d[i].distinct = base->aggs[i].distinct;
+    d[i].in_field = base->aggs[i].in_field;
+    d[i].filter_field = base->aggs[i].filter_field;
+    d[i].out_type = base->aggs[i].out_type;
+  }
+  sl_type *t = sl_type_new(a, SL_TYPE_BIGINT);
+  t->not_null = true;
+  d[n].op = SL_AGG_COUNT_STAR;
+  d[n].in_field = d[n].filter_field = -1;
+  d[n].out_type = t;
+  int rc = sl_agg_set_init(a, out, n + 1, d, base->input, err);
+  if (rc == SL_OK && n > 0 &&
+      out->aggs[n - 1].state_offset != base->aggs[n - 1].state_offset)
+    rc = sl_error_set(err, SL_EINTERNAL, "aggregate states laid out apart");
+  return rc;
 }
 
 bool sl_agg_can_retract(const sl_agg_set *set) {
@@ -317,21 +342,9 @@ int sl_agg_retract(const sl_agg_set *set, uint8_t *state, const uint8_t *row,
       (*(int64_t *)st)--;
       continue;
     }
-    sl_ptype t = d->in_ptype;
-    if (is_float(t)) {
-      *(double *)st -= read_double(v, t);
-    } else if (t == SL_P_DEC64 || t == SL_P_DEC128) {
-      i128 sum;
-      memcpy(&sum, st, sizeof sum);
-      sum -= read_i128(v, t);
-      write_i128(st, sum);
-    } else {
-      int64_t *sum = (int64_t *)st;
-      if (__builtin_sub_overflow(*sum, sl_int_load(v, t), sum))
-        return overflow(err, d->op == SL_AGG_SUM ? "SUM" : "AVG");
-    }
-    uint32_t count_off = (t == SL_P_DEC64 || t == SL_P_DEC128) ? 16 : 8;
-    (*(int64_t *)(st + count_off))--;
+    int rc = add_value(d, st, v, -1, err);
+    if (rc != SL_OK)
+      return rc;
   }
   return SL_OK;
 }
@@ -533,7 +546,7 @@ int sl_agg_finalize(const sl_agg_set *set, int i, const uint8_t *state,
         break;
       case SL_AGG_SUM:
       case SL_AGG_AVG: {
-        int rc = add_value(&plain, tmp, v, err);
+        int rc = add_value(&plain, tmp, v, 1, err);
         if (rc != SL_OK)
           return rc;
         break;

@@ -5,6 +5,7 @@
 #define SLUICE_RUNTIME_IO_CONNECTORS_H
 
 #include "sluice/connector.h"
+#include "sluice/strbuf.h"
 
 extern const sl_source_connector sl_source_filesystem;
 
@@ -26,6 +27,28 @@ typedef struct csv_format {
 } csv_format;
 
 int sl_csv_read_format(const sl_table_def *t, csv_format *f, sl_error *err);
+
+/* One CSV line of row (layout l) appended to b, the fields with skip[i]
+ * set left out (skip may be NULL), then '\n' (sink_filesystem.c). */
+void sl_csv_format_row(sl_strbuf *b, const csv_format *f,
+                       const sl_row_layout *l, const uint8_t *row,
+                       const bool *skip);
+
+/* A filesystem sink table with PARTITIONED BY (sink_partitions.c): rows
+ * into <root>/<col>=<value>/... files, partitions committed by the
+ * watermark or the clock.  first: the result field of the table's first
+ * column (1 when a changelog's op comes first).  fmt and root must live
+ * as long. */
+typedef struct fs_partitions fs_partitions;
+int fs_partitions_open(const sl_table_def *t, const sl_row_layout *layout,
+                       int first, const csv_format *fmt, const char *root,
+                       fs_partitions **out, sl_error *err);
+int fs_partitions_write(fs_partitions *fp, const sl_buffer *rows,
+                        sl_error *err);
+int fs_partitions_watermark(fs_partitions *fp, int64_t wm, sl_error *err);
+/* ok: commit every partition; else remove the files in progress.  Frees
+ * fp (err may be NULL when !ok). */
+int fs_partitions_close(fs_partitions *fp, bool ok, sl_error *err);
 
 /* Check that every option of t is one of `allowed` (NULL-terminated);
  * SL_EINVAL naming the option and listing the allowed ones otherwise. */

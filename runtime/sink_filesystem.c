@@ -1,5 +1,6 @@
 /* sink_filesystem.c - INSERT INTO a 'connector' = 'filesystem' table: one
- * CSV file.
+ * CSV file (a table with PARTITIONED BY: a directory of partitions,
+ * sink_partitions.c).
  *
  * Rows go to a temporary file next to the target (".<name>.inprogress-
  * XXXXXX", same directory so the rename cannot cross file systems), which
@@ -34,6 +35,8 @@ struct sl_sink {
   FILE *fp;
   sl_strbuf line;
   uint64_t rows;
+  fs_partitions *parts; /* PARTITIONED BY: the partitions' files */
+  char *root;           /* ... under this directory */
 };
 
 static int fs_validate(const sl_table_def *t, sl_error *err) {
@@ -48,6 +51,7 @@ static void fs_free(sl_sink *s) {
     unlink(s->tmp);
   free(s->path);
   free(s->tmp);
+  free(s->root);
   sl_strbuf_free(&s->line);
   free(s);
 }
@@ -70,6 +74,19 @@ static int fs_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
     path += 7;
   else if (strncmp(path, "file:", 5) == 0)
     path += 5;
+  if (t->npartitioned_by > 0) { /* a directory of partitions */
+    s->root = strdup(path);
+    if (!s->root)
+      abort();
+    rc = fs_partitions_open(t, s->layout, spec->changelog ? 1 : 0, &s->fmt,
+                            s->root, &s->parts, err);
+    if (rc != SL_OK) {
+      fs_free(s);
+      return rc;
+    }
+    *out = s;
+    return SL_OK;
+  }
   struct stat st;
   bool is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
   sl_strbuf b = SL_STRBUF_INIT;
@@ -135,27 +152,40 @@ static int write_failed(sl_sink *s, sl_error *err) {
                       s->table, s->tmp, strerror(errno));
 }
 
-static int fs_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
-  const sl_row_layout *l = s->layout;
+void sl_csv_format_row(sl_strbuf *b, const csv_format *fmt,
+                       const sl_row_layout *l, const uint8_t *row,
+                       const bool *skip) {
   char tmp[SL_VALUE_TEXT_MAX];
-  for (uint32_t r = 0; r < rows->nrows; r++) {
-    const uint8_t *row = sl_buffer_row(rows, r);
-    sl_strbuf_reset(&s->line);
-    for (int i = 0; i < l->nfields; i++) {
-      if (i > 0)
-        sl_strbuf_appendc(&s->line, s->fmt.delim);
-      if (sl_row_is_null(row, i))
-        continue;
-      const sl_field *f = &l->fields[i];
-      if (f->ptype == SL_P_STR) {
-        const sl_str *str = (const sl_str *)(row + f->offset);
-        put_field(&s->line, &s->fmt, sl_str_data(str), str->len);
-      } else {
-        int n = sl_value_format_scalar(tmp, f->type, f->ptype, row + f->offset);
-        put_field(&s->line, &s->fmt, tmp, (size_t)n);
-      }
+  bool first = true;
+  for (int i = 0; i < l->nfields; i++) {
+    if (skip && skip[i])
+      continue;
+    if (!first)
+      sl_strbuf_appendc(b, fmt->delim);
+    first = false;
+    if (sl_row_is_null(row, i))
+      continue;
+    const sl_field *f = &l->fields[i];
+    if (f->ptype == SL_P_STR) {
+      const sl_str *str = (const sl_str *)(row + f->offset);
+      put_field(b, fmt, sl_str_data(str), str->len);
+    } else {
+      int n = sl_value_format_scalar(tmp, f->type, f->ptype, row + f->offset);
+      put_field(b, fmt, tmp, (size_t)n);
     }
-    sl_strbuf_appendc(&s->line, '\n');
+  }
+  sl_strbuf_appendc(b, '\n');
+}
+
+static int fs_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
+  if (s->parts) {
+    s->rows += rows->nrows;
+    return fs_partitions_write(s->parts, rows, err);
+  }
+  for (uint32_t r = 0; r < rows->nrows; r++) {
+    sl_strbuf_reset(&s->line);
+    sl_csv_format_row(&s->line, &s->fmt, s->layout, sl_buffer_row(rows, r),
+                      NULL);
     if (fwrite(s->line.data, 1, s->line.len, s->fp) != s->line.len)
       return write_failed(s, err);
     s->rows++;
@@ -163,7 +193,13 @@ static int fs_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   return SL_OK;
 }
 
+static int fs_watermark(sl_sink *s, int64_t wm, sl_error *err) {
+  return s->parts ? fs_partitions_watermark(s->parts, wm, err) : SL_OK;
+}
+
 static int fs_commit(sl_sink *s, sl_error *err) {
+  if (s->parts)
+    return SL_OK; /* partitions commit by their own rule */
   if (fflush(s->fp) != 0)
     return write_failed(s, err);
   return SL_OK;
@@ -171,6 +207,11 @@ static int fs_commit(sl_sink *s, sl_error *err) {
 
 static int fs_close(sl_sink *s, bool ok, sl_error *err) {
   int rc = SL_OK;
+  if (s->parts) {
+    rc = fs_partitions_close(s->parts, ok, err);
+    s->parts = NULL;
+    ok = false; /* no single file to move */
+  }
   if (ok) {
     if (fflush(s->fp) != 0 || fsync(fileno(s->fp)) != 0) {
       rc = write_failed(s, err);
@@ -207,4 +248,5 @@ const sl_sink_connector sl_sink_filesystem = {
     .commit = fs_commit,
     .close = fs_close,
     .rows_written = fs_rows,
+    .watermark = fs_watermark,
 };

@@ -64,6 +64,15 @@ static const char *const csv_options[] = {
     "csv.null-literal",
     "csv.ignore-first-line",
     "csv.split-min-bytes",
+    /* A sink table's (sink_partitions.c): */
+    "sink.partition-commit.trigger",
+    "sink.partition-commit.delay",
+    "sink.partition-commit.policy.kind",
+    "sink.partition-commit.success-file.name",
+    "partition.time-extractor.timestamp-pattern",
+    "sink.rolling-policy.file-size",
+    "sink.rolling-policy.rollover-interval",
+    "sink.rolling-policy.check-interval",
     NULL,
 };
 

@@ -284,13 +284,8 @@ static int write_updates(void *arg, const sl_buffer *in, const uint8_t *ops,
     const uint8_t *src = sl_buffer_row(in, r);
     *(sl_str *)(dst + ol->fields[0].offset) =
         sl_str_make(sl_changelog_op_name((sl_changelog_op)ops[r]), 2);
-    for (int f = 0; f < il->nfields; f++) {
-      bool null = sl_row_is_null(src, f);
-      sl_row_set_null(dst, f + 1, null);
-      if (!null)
-        memcpy(dst + ol->fields[f + 1].offset, src + il->fields[f].offset,
-               ol->fields[f + 1].size);
-    }
+    for (int f = 0; f < il->nfields; f++)
+      stage_copy_field(il, src, f, ol, dst, f + 1);
   }
   if (rc == SL_OK && uo->rows.nrows)
     rc = stage_output_write(uo->o, &uo->rows, err);

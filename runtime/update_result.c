@@ -21,30 +21,12 @@ void update_result_init(update_result *u, const exec_query *q,
   u->ttl = ttl;
   u->last_expiry = sl_clock_seconds();
   /* q->aggs and one COUNT(*) whose state holds the time of the last
-   * change: the same offsets for q->aggs's states (merges and finalizes
-   * use q->aggs). */
+   * change (merges and finalizes use q->aggs). */
   sl_arena_init(&u->arena, 0);
-  int na = q->aggs.n;
-  sl_agg_desc *d = SL_ANEW_N(&u->arena, sl_agg_desc, na + 1);
-  for (int i = 0; i < na; i++) {
-    d[i].op = q->aggs.aggs[i].op;
-    d[i].distinct = q->aggs.aggs[i].distinct;
-    d[i].in_field = q->aggs.aggs[i].in_field;
-    d[i].filter_field = q->aggs.aggs[i].filter_field;
-    d[i].out_type = q->aggs.aggs[i].out_type;
-  }
-  sl_type *t = sl_type_new(&u->arena, SL_TYPE_BIGINT);
-  t->not_null = true;
-  d[na].op = SL_AGG_COUNT_STAR;
-  d[na].in_field = d[na].filter_field = -1;
-  d[na].out_type = t;
   sl_error e = {0};
-  if (sl_agg_set_init(&u->arena, &u->set, na + 1, d, q->aggs.input, &e) !=
-          SL_OK ||
-      (na > 0 &&
-       u->set.aggs[na - 1].state_offset != q->aggs.aggs[na - 1].state_offset))
+  if (sl_agg_set_with_count(&u->arena, &q->aggs, &u->set, &e) != SL_OK)
     abort(); /* q->aggs was accepted; the prefix lays out alike */
-  u->touched_off = u->set.aggs[na].state_offset;
+  u->touched_off = u->set.aggs[q->aggs.n].state_offset;
   sl_group_table_init(&u->table, q->key_layout, &u->set, 1024);
   sl_buffer_init(&u->rows, q->agg_layout, buffer_size);
   sl_buffer_init(&u->out, q->out_layout, buffer_size);

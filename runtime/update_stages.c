@@ -47,16 +47,6 @@ static char *copy_row(const sl_row_layout *l, const uint8_t *row, uint8_t *dst,
   return heap;
 }
 
-/* Copy field `from` of row src (layout sl) into field `to` of dst (dl). */
-static void copy_field(const sl_row_layout *sl, const uint8_t *src, int from,
-                       const sl_row_layout *dl, uint8_t *dst, int to) {
-  bool null = sl_row_is_null(src, from);
-  sl_row_set_null(dst, to, null);
-  if (!null)
-    memcpy(dst + dl->fields[to].offset, src + sl->fields[from].offset,
-           dl->fields[to].size);
-}
-
 /* ---- the stages ---------------------------------------------------------- */
 
 /* A join's row of one side, under its key. */
@@ -202,23 +192,8 @@ static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
     break;
   case SL_STAGE_AGGREGATE: {
     sl_arena_init(&s->arena, 0);
-    int na = rt->aggs.n;
-    sl_agg_desc *d = SL_ANEW_N(&s->arena, sl_agg_desc, na + 1);
-    for (int i = 0; i < na; i++) {
-      d[i].op = rt->aggs.aggs[i].op;
-      d[i].distinct = rt->aggs.aggs[i].distinct;
-      d[i].in_field = rt->aggs.aggs[i].in_field;
-      d[i].filter_field = rt->aggs.aggs[i].filter_field;
-      d[i].out_type = rt->aggs.aggs[i].out_type;
-    }
-    sl_type *count = sl_type_new(&s->arena, SL_TYPE_BIGINT);
-    count->not_null = true;
-    d[na].op = SL_AGG_COUNT_STAR;
-    d[na].in_field = d[na].filter_field = -1;
-    d[na].out_type = count;
     sl_error e = {0};
-    if (sl_agg_set_init(&s->arena, &s->set, na + 1, d, rt->tmp_layout, &e) !=
-        SL_OK)
+    if (sl_agg_set_with_count(&s->arena, &rt->aggs, &s->set, &e) != SL_OK)
       abort(); /* rt->aggs, the same but one COUNT(*), was accepted */
     sl_group_table_init(&s->groups, rt->group_layout, &s->set, 1024);
     sl_buffer_init(&s->tmp, rt->tmp_layout, u->buffer_size);
@@ -395,9 +370,9 @@ static int push_join(update_stages *u, ustage *s, int side, const sl_buffer *in,
         }
         const uint8_t *lrow = side ? m->row : row, *rrow = side ? row : m->row;
         for (int f = 0; f < nl; f++)
-          copy_field(ll, lrow, f, ol, dst, f);
+          stage_copy_field(ll, lrow, f, ol, dst, f);
         for (int f = 0; f < nr; f++)
-          copy_field(rl, rrow, f, ol, dst, nl + f);
+          stage_copy_field(rl, rrow, f, ol, dst, nl + f);
         s->ops[s->out.nrows - 1] = SL_OP_INSERT;
       }
     }
@@ -471,7 +446,7 @@ static int topn_out(update_stages *u, ustage *s, const tentry *e, int place,
     dst = sl_buffer_append(&s->out);
   }
   for (int f = 0; f < il->nfields; f++)
-    copy_field(il, e->row, f, ol, dst, f);
+    stage_copy_field(il, e->row, f, ol, dst, f);
   sl_int_store(dst + ol->fields[il->nfields].offset,
                ol->fields[il->nfields].ptype, place + 1);
   s->ops[s->out.nrows - 1] = (uint8_t)op;
@@ -603,7 +578,7 @@ static int agg_row(ustage *s, const uint8_t *states, sl_error *err) {
     return 1;
   const uint8_t *key = states - gl->width;
   for (int g = 0; g < ng; g++)
-    copy_field(gl, key, g, ol, dst, g);
+    stage_copy_field(gl, key, g, ol, dst, g);
   for (int i = 0; i < rt->aggs.n; i++) {
     int rc = sl_agg_finalize(&s->set, i, states, &s->out, dst, ng + i, err);
     if (rc != SL_OK) {
@@ -638,7 +613,7 @@ static int push_aggregate(update_stages *u, ustage *s, const sl_buffer *in,
       bool adds =
           sl_changelog_op_adds((sl_changelog_op)ops[done + (uint32_t)j]);
       for (int g = 0; g < ng; g++)
-        copy_field(tl, t, g, gl, s->keyrow, g);
+        stage_copy_field(tl, t, g, gl, s->keyrow, g);
       /* Room for the group's two rows, with half the heap to spare. */
       const sl_buffer *o = &s->out;
       if ((size_t)(o->nrows + 2) * o->layout->width + o->heap_used +

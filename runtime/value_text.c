@@ -411,6 +411,10 @@ static bool parse_timestamp(const char *p, size_t n, int64_t *us) {
   return true;
 }
 
+bool sl_value_parse_timestamp(const char *text, size_t len, int64_t *us) {
+  return parse_timestamp(text, len, us);
+}
+
 /* DECIMAL(p, s): sign, digits, optional point and fraction, optional
  * exponent; rounded HALF_UP to s digits.  false: not a number (*overflow
  * false) or too many integer digits (*overflow true). */

@@ -79,6 +79,13 @@ void sl_agg_state_init(const sl_agg_set *set, uint8_t *state);
 int sl_agg_update(const sl_agg_set *set, uint8_t *state, const uint8_t *row,
                   sl_arena *arena, sl_error *err);
 
+/* out := base's aggregates, then one COUNT(*) (its state an int64 the
+ * caller may use: the rows of a group, the time it last changed).  base's
+ * states keep their offsets, so merging and finalizing with base still
+ * work on out's states.  Allocated in a. */
+int sl_agg_set_with_count(sl_arena *a, const sl_agg_set *base, sl_agg_set *out,
+                          sl_error *err);
+
 /* Take one input row back out of state (an updating input's -U or -D):
  * COUNT, SUM and AVG only (sl_agg_can_retract says whether every
  * aggregate of the set can); SL_EUNSUPPORTED for MIN, MAX and DISTINCT. */

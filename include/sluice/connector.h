@@ -178,5 +178,11 @@ int sl_option_double(const sl_table_def *t, const char *key, double fallback,
                      double *out, sl_error *err);
 int sl_option_bool(const sl_table_def *t, const char *key, bool fallback,
                    bool *out, sl_error *err);
+/* '1 min', '500 ms', '2 h' (a bare number is milliseconds, as in Flink)
+ * into milliseconds; '128MB', '64 kb' into bytes. */
+int sl_option_duration_ms(const sl_table_def *t, const char *key,
+                          int64_t fallback, int64_t *out, sl_error *err);
+int sl_option_size(const sl_table_def *t, const char *key, int64_t fallback,
+                   int64_t *out, sl_error *err);
 
 #endif

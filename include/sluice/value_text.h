@@ -67,6 +67,9 @@ void sl_value_append(sl_strbuf *b, const sl_row_layout *layout,
 int sl_value_parse(const char *text, size_t len, const sl_row_layout *layout,
                    uint8_t *row, int i, sl_buffer *buf, sl_error *err);
 
+/* 'yyyy-MM-dd[ HH:mm:ss[.fff]]' into microseconds since the epoch. */
+bool sl_value_parse_timestamp(const char *text, size_t len, int64_t *us);
+
 /* Calendar helpers, shared with the generators and the executor. */
 int64_t sl_days_from_civil(int64_t year, int month, int day);
 void sl_civil_from_days(int64_t days, int64_t *year, int *month, int *day);

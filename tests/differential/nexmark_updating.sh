@@ -3,7 +3,8 @@
 # BY without a window (q15, q16, q17), regular joins of two streams (q3,
 # q20), deduplication and Top-N over a stream (q18, q19) and over a join
 # with a time-bounded condition (q9), and an aggregate over an aggregate
-# over such a join (q4), published texts unchanged.
+# over such a join (q4), and the partitioned file sink of q10, published
+# texts unchanged.
 #
 # Their results are changelogs (q3 and q20 only insert).  Each query runs
 # with tiny mini-batches (every source buffer ends an epoch, so groups are
@@ -211,6 +212,42 @@ run_case q4 "$(published q4)" \
   "WITH q AS (SELECT MAX(B.price) AS final, A.category FROM auctions A JOIN bids B
               ON A.id = B.auction AND B.ts_ms BETWEEN A.ts_ms AND A.exp_ms GROUP BY A.id, A.category)
    SELECT category, SUM(final) / COUNT(final) FROM q GROUP BY category;" "-U +U +I"
+
+# q10: every bid into a partitioned CSV sink, PARTITIONED BY (dt, hm) with
+# Flink's commit and rolling options; the events span 28 hours, so the
+# partitions are many: each must hold exactly the bids of its minute, end
+# committed (_SUCCESS), with no file left in progress.
+q10_check() {
+  local nodes=$1 out="$tmp/q10.$1"
+  sed -e "s|'examples/nexmark/output/q10'|'$out'|" "$SRC/examples/nexmark/q10.sql" > "$tmp/q10.sql"
+  printf "%s\nSET 'sluice.nodes' = '%s';\n" "$DDL" "$nodes" > "$tmp/q10ddl.sql"
+  if ! "$SLUICE" "$tmp/q10ddl.sql" "$tmp/q10.sql" > /dev/null 2> "$tmp/err"; then
+    echo "FAIL q10 (n$nodes): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); return
+  fi
+  local bad=0 dirs=0 d
+  for d in "$out"/dt=*/hm=*; do
+    dirs=$((dirs + 1))
+    local day=${d#*dt=} min=${d##*hm=}
+    day=${day%%/*}
+    min=${min/\%3A/:}
+    [ -e "$d/_SUCCESS" ] || { echo "FAIL q10 (n$nodes): $d has no _SUCCESS"; bad=1; }
+    if cat "$d"/part-*.csv | awk -F, -v p="$day $min" 'substr($4, 1, 16) != p { exit 1 }'; then :; else
+      echo "FAIL q10 (n$nodes): a row in $d is not of its minute"; bad=1
+    fi
+  done
+  if find "$out" -name '*.inprogress' | grep -q .; then
+    echo "FAIL q10 (n$nodes): files left in progress"; bad=1
+  fi
+  cat "$out"/dt=*/hm=*/part-*.csv | tr -d '"' | awk -F, '{ print $1 "," $2 "," $3 "," $4 }' | sort > "$tmp/q10.got"
+  oracle_rows "$tmp/oracle.db" "SELECT auction, bidder, price, ts FROM bids;" "$tmp/q10.expected"
+  if [ "$bad" -eq 0 ]; then
+    compare_rows q10 "n$nodes, $dirs partitions" "$tmp/q10.expected" "$tmp/q10.got"
+  else
+    fail=$((fail + 1))
+  fi
+}
+q10_check 1
+q10_check 2
 
 echo "nexmark updating: $passed passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# nexmark_updating.sh - NEXMark's updating queries (results that change as
+# input arrives): GROUP BY without a window (q15, q16, q17), regular joins
+# of two streams (q3, q20), a join with a time-bounded condition under an
+# aggregate of an aggregate (q4) and under deduplication (q9), Top-N and
+# deduplication over a stream (q18, q19), the lookup join of q13 and the
+# partitioned file sink of q10 (its files under examples/nexmark/output), at
+# 1 and 2 nodes, through the sluice binary.
+#
+#   bench/nexmark_updating.sh [SLUICE] [EVENTS] [RUNS]
+#
+# Every run is the published query text (examples/nexmark/qN.sql) writing
+# to its blackhole table, over EVENTS generated events at 100000 events per
+# second of event time, with 2 workers per node and the default
+# mini-batch ('table.exec.mini-batch.allow-latency' = 200 ms).  Reported:
+# the median events/s of RUNS runs, the spread, the changes the sink got
+# (the changelog's rows: an insert-only result's rows), and the peak RSS
+# of the shell process.  q15-q17 run with both strategies (late merge:
+# each node merges its workers' changes per epoch and the shell merges
+# the nodes'; repartition: each node owns its groups); the updating stages
+# of the others run in the shell's process, their leaves on the nodes.
+# QUERIES="q4 q9" runs only those.
+set -euo pipefail
+SLUICE=${1:-build/sluice}
+EVENTS=${2:-1000000}
+RUNS=${3:-5}
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+DDL=$(sed -e "s/'first-event.rate' = '[0-9]*'/'first-event.rate' = '100000'/" \
+          -e "s/'next-event.rate' = '[0-9]*'/'next-event.rate' = '100000'/" \
+          -e "s/'events.num' = '[0-9]*'/'events.num' = '$EVENTS'/" "$SRC/examples/nexmark/ddl.sql")
+
+median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+echo "| query | nodes | strategy | events/s (median of $RUNS) | spread | changes | peak RSS of the shell (MiB) |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for q in ${QUERIES:-q15 q16 q17 q3 q20 q4 q9 q18 q19 q13 q10}; do
+  for nodes in 1 2; do
+    strategies=late-merge
+    case $q in q15|q16|q17) strategies="late-merge repartition" ;; esac
+    for strategy in $strategies; do
+      printf "%s\nSET parallelism.default = 2;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\n%s\n" \
+        "$DDL" "$nodes" "$strategy" "$(cat "$SRC/examples/nexmark/$q.sql")" > "$tmp/q.sql"
+      : > "$tmp/rates"
+      : > "$tmp/rss"
+      status=ok
+      changes=
+      for r in $(seq "$RUNS"); do
+        if ! (cd "$SRC" && /usr/bin/time -f "%M" -o "$tmp/time" "$SLUICE" "$tmp/q.sql" > /dev/null 2> "$tmp/err"); then
+          status=$(grep -o "not supported yet: [^(]*" "$tmp/err" | head -1 || true)
+          [ -n "$status" ] || status="failed: $(grep -v '^\[' "$tmp/err" | tail -1)"
+          break
+        fi
+        grep -o "([0-9]* events/s" "$tmp/err" | tail -1 | tr -d '(' | awk '{print $1}' >> "$tmp/rates"
+        changes=$(grep -oE "^[0-9]+ (changes?|rows?)" "$tmp/err" | tail -1 | awk '{print $1}')
+        tail -1 "$tmp/time" >> "$tmp/rss"
+      done
+      if [ "$status" != ok ]; then
+        echo "| $q | $nodes | $strategy | $status | | | |"
+        continue
+      fi
+      med=$(median < "$tmp/rates")
+      lo=$(sort -g "$tmp/rates" | head -1)
+      hi=$(sort -g "$tmp/rates" | tail -1)
+      rss=$(median < "$tmp/rss")
+      printf "| %s | %s | %s | %.0f | %.0f..%.0f | %s | %.0f |\n" "$q" "$nodes" "$strategy" \
+        "$med" "$lo" "$hi" "$changes" "$(echo "$rss / 1024" | bc -l)"
+    done
+  done
+done

@@ -1,0 +1,405 @@
+/* sink_partitions.c - INSERT INTO a filesystem table with PARTITIONED BY
+ * (NEXMark q10): rows go to <path>/<col>=<value>/.../part-<id>-<n>.csv, as
+ * Flink's filesystem sink writes them.  The partition columns are not in
+ * the files: their values are in the directory names (escaped as Flink
+ * does: '%3A' for ':', '%2F' for '/', ...).
+ *
+ * A partition's rows go to one open file at a time, written as
+ * ".part-<id>-<n>.csv.inprogress" and renamed to its final name when it
+ * rolls ('sink.rolling-policy.file-size', default 128 MB, or
+ * 'sink.rolling-policy.rollover-interval' of processing time since it was
+ * opened, default 30 min), when its partition commits, and when the query
+ * ends; a failed query removes its in-progress files, so a reader sees only
+ * whole files.
+ *
+ * A partition commits ('sink.partition-commit.trigger'):
+ *   process-time   'sink.partition-commit.delay' (default 0) after it was
+ *                  created, by the processing-time clock;
+ *   partition-time once the watermark passes its time plus the delay, the
+ *                  time extracted from its values by
+ *                  'partition.time-extractor.timestamp-pattern' ('$dt
+ *                  $hm:00'; default: the first partition column's value,
+ *                  'yyyy-MM-dd[ HH:mm:ss]').
+ * Committing closes its file and, under 'sink.partition-commit.policy.kind'
+ * = 'success-file', writes an empty '_SUCCESS' file (or
+ * 'sink.partition-commit.success-file.name') into its directory.  At the
+ * end of the query every partition commits.  A row that comes for a
+ * committed partition (a late one) opens a new file there, committed
+ * again.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io_connectors.h"
+#include "sluice/clock.h"
+#include "sluice/value_text.h"
+
+typedef struct partition {
+  char *dir;      /* <path>/col=value/... */
+  char **values;  /* the partition columns' values as text (NULL: null) */
+  int64_t time;   /* partition time (us), or INT64_MIN when not known */
+  double created; /* processing time (s) */
+  bool committed;
+  FILE *fp; /* the open file, or NULL */
+  char *tmp, *final;
+  uint64_t bytes;
+  double opened;
+} partition;
+
+struct fs_partitions {
+  const sl_table_def *table;
+  const sl_row_layout *layout;
+  const csv_format *fmt;
+  const char *root;
+  int first;  /* first result field of the table's columns (1 after op) */
+  int npart;  /* partition columns */
+  int *field; /* their result fields */
+  bool *is_part;
+  bool partition_time; /* the trigger */
+  int64_t delay_us;
+  bool success_file;
+  const char *success_name;
+  const char *pattern; /* '$dt $hm:00', or NULL */
+  int64_t roll_bytes;
+  double roll_seconds;
+  char id[24]; /* the files' names: part-<id>-<n>.csv */
+  unsigned next_file;
+  partition *parts;
+  int nparts, cap;
+  sl_strbuf line, key;
+};
+
+/* A directory name's value as Flink escapes it. */
+static void escape_value(sl_strbuf *b, const char *v) {
+  for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+    if (*p < 0x20 || *p == 0x7f || strchr("\"#%'*/:=?\\{[]^", *p))
+      sl_strbuf_printf(b, "%%%02X", *p);
+    else
+      sl_strbuf_appendc(b, (char)*p);
+  }
+}
+
+static int make_dirs(char *path) {
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/')
+      continue;
+    *p = '\0';
+    int rc = mkdir(path, 0755);
+    *p = '/';
+    if (rc != 0 && errno != EEXIST)
+      return -1;
+  }
+  return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The partition's time from its values and the pattern. */
+static int64_t partition_time(const fs_partitions *fp, char **values) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  if (!fp->pattern) {
+    sl_strbuf_append(&b, values[0] ? values[0] : "");
+  } else {
+    for (const char *p = fp->pattern; *p;) {
+      int hit = -1;
+      size_t n = 0;
+      if (*p == '$')
+        for (int i = 0; i < fp->npart; i++) {
+          const char *name = fp->table->partitioned_by[i];
+          size_t len = strlen(name);
+          if (strncmp(p + 1, name, len) == 0 && len > n) {
+            hit = i;
+            n = len;
+          }
+        }
+      if (hit >= 0) {
+        sl_strbuf_append(&b, values[hit] ? values[hit] : "");
+        p += 1 + n;
+      } else {
+        sl_strbuf_appendc(&b, *p++);
+      }
+    }
+  }
+  int64_t us;
+  const char *t = sl_strbuf_cstr(&b);
+  bool ok = sl_value_parse_timestamp(t, strlen(t), &us);
+  sl_strbuf_free(&b);
+  return ok ? us : INT64_MIN;
+}
+
+static int io_failed(const fs_partitions *fp, const char *what,
+                     const char *path, sl_error *err) {
+  return sl_error_set(err, SL_EIO, "table '%s': %s '%s' failed: %s",
+                      fp->table->name, what, path, strerror(errno));
+}
+
+/* Close p's open file and give it its final name. */
+static int roll(fs_partitions *fp, partition *p, sl_error *err) {
+  if (!p->fp)
+    return SL_OK;
+  int rc = SL_OK;
+  if (fflush(p->fp) != 0 || fsync(fileno(p->fp)) != 0)
+    rc = io_failed(fp, "writing", p->tmp, err);
+  if (fclose(p->fp) != 0 && rc == SL_OK)
+    rc = io_failed(fp, "writing", p->tmp, err);
+  p->fp = NULL;
+  if (rc == SL_OK && rename(p->tmp, p->final) != 0)
+    rc = io_failed(fp, "renaming", p->tmp, err);
+  if (rc != SL_OK)
+    unlink(p->tmp);
+  free(p->tmp);
+  free(p->final);
+  p->tmp = p->final = NULL;
+  return rc;
+}
+
+static int commit(fs_partitions *fp, partition *p, sl_error *err) {
+  int rc = roll(fp, p, err);
+  p->committed = true;
+  if (rc != SL_OK || !fp->success_file)
+    return rc;
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_strbuf_printf(&b, "%s/%s", p->dir, fp->success_name);
+  FILE *f = fopen(sl_strbuf_cstr(&b), "w");
+  if (!f || fclose(f) != 0)
+    rc = io_failed(fp, "writing", sl_strbuf_cstr(&b), err);
+  sl_strbuf_free(&b);
+  return rc;
+}
+
+/* The partition of these values (created, directory too, if new). */
+static partition *find(fs_partitions *fp, char **values, sl_error *err,
+                       int *rc) {
+  /* From the newest: rows come in about time order. */
+  for (int i = fp->nparts - 1; i >= 0; i--) {
+    partition *p = &fp->parts[i];
+    bool same = true;
+    for (int k = 0; k < fp->npart && same; k++)
+      same = (!p->values[k] && !values[k]) ||
+             (p->values[k] && values[k] && !strcmp(p->values[k], values[k]));
+    if (same)
+      return p;
+  }
+  if (fp->nparts == fp->cap) {
+    fp->cap = fp->cap ? fp->cap * 2 : 16;
+    fp->parts = realloc(fp->parts, sizeof *fp->parts * (size_t)fp->cap);
+    if (!fp->parts)
+      abort();
+  }
+  partition *p = &fp->parts[fp->nparts];
+  memset(p, 0, sizeof *p);
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_strbuf_append(&b, fp->root);
+  p->values = calloc((size_t)fp->npart, sizeof *p->values);
+  if (!p->values)
+    abort();
+  for (int k = 0; k < fp->npart; k++) {
+    sl_strbuf_printf(&b, "/%s=", fp->table->partitioned_by[k]);
+    /* Flink's name for a NULL partition value. */
+    escape_value(&b, values[k] ? values[k] : "__DEFAULT_PARTITION__");
+    p->values[k] = values[k] ? strdup(values[k]) : NULL;
+  }
+  p->dir = sl_strbuf_detach(&b);
+  if (make_dirs(p->dir) != 0) {
+    *rc = io_failed(fp, "creating the directory", p->dir, err);
+    free(p->dir);
+    for (int k = 0; k < fp->npart; k++)
+      free(p->values[k]);
+    free(p->values);
+    return NULL;
+  }
+  p->time = fp->partition_time ? partition_time(fp, p->values) : INT64_MIN;
+  p->created = sl_clock_seconds();
+  fp->nparts++;
+  return p;
+}
+
+/* p's open file (a new one if none, or if it is due to roll). */
+static FILE *file_of(fs_partitions *fp, partition *p, sl_error *err, int *rc) {
+  double now = sl_clock_seconds();
+  if (p->fp && ((int64_t)p->bytes >= fp->roll_bytes ||
+                now - p->opened >= fp->roll_seconds)) {
+    *rc = roll(fp, p, err);
+    if (*rc != SL_OK)
+      return NULL;
+  }
+  if (p->fp)
+    return p->fp;
+  p->committed = false; /* a late row reopens a committed partition */
+  sl_strbuf b = SL_STRBUF_INIT;
+  unsigned n = fp->next_file++;
+  sl_strbuf_printf(&b, "%s/part-%s-%u.csv", p->dir, fp->id, n);
+  p->final = sl_strbuf_detach(&b);
+  sl_strbuf_printf(&b, "%s/.part-%s-%u.csv.inprogress", p->dir, fp->id, n);
+  p->tmp = sl_strbuf_detach(&b);
+  p->fp = fopen(p->tmp, "w");
+  if (!p->fp) {
+    *rc = io_failed(fp, "creating", p->tmp, err);
+    return NULL;
+  }
+  p->bytes = 0;
+  p->opened = now;
+  return p->fp;
+}
+
+int fs_partitions_open(const sl_table_def *t, const sl_row_layout *layout,
+                       int first, const csv_format *fmt, const char *root,
+                       fs_partitions **out, sl_error *err) {
+  *out = NULL;
+  fs_partitions *fp = calloc(1, sizeof *fp);
+  if (!fp)
+    abort();
+  fp->table = t;
+  fp->layout = layout;
+  fp->fmt = fmt;
+  fp->root = root;
+  fp->first = first;
+  fp->npart = t->npartitioned_by;
+  fp->field = calloc((size_t)fp->npart, sizeof *fp->field);
+  fp->is_part = calloc((size_t)layout->nfields + 1, sizeof *fp->is_part);
+  if (!fp->field || !fp->is_part)
+    abort();
+  int rc = SL_OK;
+  for (int k = 0; k < fp->npart && rc == SL_OK; k++) {
+    fp->field[k] = -1;
+    for (int c = 0; c < t->ncolumns; c++)
+      if (!strcasecmp(t->columns[c].name, t->partitioned_by[k]))
+        fp->field[k] = first + c;
+    if (fp->field[k] < 0 || fp->field[k] >= layout->nfields)
+      rc = sl_error_set(err, SL_EINVAL,
+                        "table '%s': PARTITIONED BY names '%s', which is not "
+                        "one of its columns",
+                        t->name, t->partitioned_by[k]);
+    else
+      fp->is_part[fp->field[k]] = true;
+  }
+  const char *trigger = sl_table_def_option(t, "sink.partition-commit.trigger");
+  const char *policy =
+      sl_table_def_option(t, "sink.partition-commit.policy.kind");
+  int64_t delay_ms = 0, roll_ms = 0;
+  if (rc == SL_OK && trigger && strcasecmp(trigger, "partition-time") &&
+      strcasecmp(trigger, "process-time"))
+    rc = sl_error_set(err, SL_EINVAL,
+                      "table '%s': 'sink.partition-commit.trigger' must be "
+                      "'process-time' or 'partition-time', got '%s'",
+                      t->name, trigger);
+  if (rc == SL_OK && policy && strcasecmp(policy, "success-file"))
+    rc = sl_error_set(err, SL_EUNSUPPORTED,
+                      "table '%s': 'sink.partition-commit.policy.kind' = "
+                      "'%s' is not supported; 'success-file' is (there is "
+                      "no metastore)",
+                      t->name, policy);
+  if (rc == SL_OK)
+    rc = sl_option_duration_ms(t, "sink.partition-commit.delay", 0, &delay_ms,
+                               err);
+  if (rc == SL_OK)
+    rc = sl_option_size(t, "sink.rolling-policy.file-size", 128 << 20,
+                        &fp->roll_bytes, err);
+  if (rc == SL_OK)
+    rc = sl_option_duration_ms(t, "sink.rolling-policy.rollover-interval",
+                               30 * 60 * 1000, &roll_ms, err);
+  if (rc != SL_OK) {
+    fs_partitions_close(fp, false, NULL);
+    return rc;
+  }
+  fp->partition_time = trigger && !strcasecmp(trigger, "partition-time");
+  fp->delay_us = delay_ms * 1000;
+  fp->roll_seconds = roll_ms / 1000.0;
+  fp->success_file = policy != NULL;
+  fp->success_name =
+      sl_table_def_option(t, "sink.partition-commit.success-file.name");
+  if (!fp->success_name)
+    fp->success_name = "_SUCCESS";
+  fp->pattern =
+      sl_table_def_option(t, "partition.time-extractor.timestamp-pattern");
+  snprintf(fp->id, sizeof fp->id, "%08x",
+           (unsigned)((unsigned)getpid() * 2654435761u ^
+                      (unsigned)(sl_clock_seconds() * 1e6)));
+  *out = fp;
+  return SL_OK;
+}
+
+int fs_partitions_write(fs_partitions *fp, const sl_buffer *rows,
+                        sl_error *err) {
+  const sl_row_layout *l = fp->layout;
+  char **values = calloc((size_t)fp->npart + 1, sizeof *values);
+  if (!values)
+    abort();
+  int rc = SL_OK;
+  for (uint32_t r = 0; r < rows->nrows && rc == SL_OK; r++) {
+    const uint8_t *row = sl_buffer_row(rows, r);
+    sl_strbuf_reset(&fp->key);
+    size_t *at = calloc((size_t)fp->npart + 1, sizeof *at);
+    if (!at)
+      abort();
+    for (int k = 0; k < fp->npart; k++) {
+      at[k] = fp->key.len;
+      if (!sl_row_is_null(row, fp->field[k]))
+        sl_value_append(&fp->key, l, row, fp->field[k]);
+      sl_strbuf_appendc(&fp->key, '\0');
+    }
+    for (int k = 0; k < fp->npart; k++)
+      values[k] =
+          sl_row_is_null(row, fp->field[k]) ? NULL : fp->key.data + at[k];
+    free(at);
+    partition *p = find(fp, values, err, &rc);
+    FILE *f = p ? file_of(fp, p, err, &rc) : NULL;
+    if (!f)
+      break;
+    sl_strbuf_reset(&fp->line);
+    sl_csv_format_row(&fp->line, fp->fmt, l, row, fp->is_part);
+    if (fwrite(fp->line.data, 1, fp->line.len, f) != fp->line.len)
+      rc = io_failed(fp, "writing", p->tmp, err);
+    p->bytes += fp->line.len;
+  }
+  free(values);
+  return rc;
+}
+
+int fs_partitions_watermark(fs_partitions *fp, int64_t wm, sl_error *err) {
+  double now = sl_clock_seconds();
+  int rc = SL_OK;
+  for (int i = 0; i < fp->nparts && rc == SL_OK; i++) {
+    partition *p = &fp->parts[i];
+    if (p->fp && now - p->opened >= fp->roll_seconds)
+      rc = roll(fp, p, err);
+    if (rc != SL_OK || p->committed || !p->fp)
+      continue;
+    bool due = fp->partition_time
+                   ? p->time != INT64_MIN && wm != INT64_MIN &&
+                         wm >= p->time + fp->delay_us
+                   : (now - p->created) * 1e6 >= (double)fp->delay_us;
+    if (due)
+      rc = commit(fp, p, err);
+  }
+  return rc;
+}
+
+int fs_partitions_close(fs_partitions *fp, bool ok, sl_error *err) {
+  int rc = SL_OK;
+  for (int i = 0; i < fp->nparts; i++) {
+    partition *p = &fp->parts[i];
+    if (ok && rc == SL_OK && (p->fp || !p->committed))
+      rc = commit(fp, p, err);
+    if (p->fp) { /* failed: what is in progress goes */
+      fclose(p->fp);
+      unlink(p->tmp);
+    }
+    free(p->tmp);
+    free(p->final);
+    free(p->dir);
+    for (int k = 0; k < fp->npart; k++)
+      free(p->values[k]);
+    free(p->values);
+  }
+  free(fp->parts);
+  free(fp->field);
+  free(fp->is_part);
+  sl_strbuf_free(&fp->line);
+  sl_strbuf_free(&fp->key);
+  free(fp);
+  return rc;
+}
