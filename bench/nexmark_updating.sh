@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # nexmark_updating.sh - NEXMark's updating queries (results that change as
 # input arrives): GROUP BY without a window (q15, q16, q17), regular joins
-# of two streams (q3, q20), a join with a time-bounded condition under an
-# aggregate of an aggregate (q4) and under deduplication (q9), Top-N and
-# deduplication over a stream (q18, q19), the lookup join of q13 and the
-# partitioned file sink of q10 (its files under examples/nexmark/output), at
-# 1 and 2 nodes, through the sluice binary.
+# of two and three streams (q3, q20, q23), a join with a time-bounded
+# condition under an aggregate of an aggregate (q4) and under
+# deduplication (q9), Top-N and deduplication over a stream (q18, q19),
+# the lookup join of q13 and the partitioned file sink of q10 (its files
+# under examples/nexmark/output), at 1 and 2 nodes, through the sluice
+# binary.
 #
 #   bench/nexmark_updating.sh [SLUICE] [EVENTS] [RUNS]
 #
@@ -36,7 +37,7 @@ median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; e
 
 echo "| query | nodes | strategy | events/s (median of $RUNS) | spread | changes | peak RSS of the shell (MiB) |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
-for q in ${QUERIES:-q15 q16 q17 q3 q20 q4 q9 q18 q19 q13 q10}; do
+for q in ${QUERIES:-q15 q16 q17 q3 q20 q23 q4 q9 q18 q19 q13 q10}; do
   for nodes in 1 2; do
     strategies=late-merge
     case $q in q15|q16|q17) strategies="late-merge repartition" ;; esac

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # nexmark_updating.sh - the updating NEXMark queries against sqlite3: GROUP
-# BY without a window (q15, q16, q17), regular joins of two streams (q3,
-# q20), deduplication and Top-N over a stream (q18, q19) and over a join
-# with a time-bounded condition (q9), and an aggregate over an aggregate
-# over such a join (q4), and the partitioned file sink of q10, published
-# texts unchanged.
+# BY without a window (q15, q16, q17), regular joins of two and three
+# streams (q3, q20, q23), deduplication and Top-N over a stream (q18,
+# q19) and over a join with a time-bounded condition (q9), an aggregate
+# over an aggregate over such a join (q4), the lookup join of q13 and the
+# partitioned file sink of q10, published texts unchanged.
 #
 # Their results are changelogs (q3 and q20 only insert).  Each query runs
 # with tiny mini-batches (every source buffer ends an epoch, so groups are
@@ -39,9 +39,10 @@ CREATE TABLE b_csv (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING,
   url STRING, extra STRING)
   WITH ('connector' = 'filesystem', 'path' = '$tmp/bids.csv', 'format' = 'csv');
 INSERT INTO b_csv SELECT auction, bidder, price, channel, dateTime, url, extra FROM bid;
-CREATE TABLE p_csv (id BIGINT, name STRING, city STRING, state STRING)
+CREATE TABLE p_csv (id BIGINT, name STRING, city STRING, state STRING, emailAddress STRING,
+  creditCard STRING, extra STRING)
   WITH ('connector' = 'filesystem', 'path' = '$tmp/persons.csv', 'format' = 'csv');
-INSERT INTO p_csv SELECT id, name, city, state FROM person;
+INSERT INTO p_csv SELECT id, name, city, state, emailAddress, creditCard, extra FROM person;
 CREATE TABLE a_csv (id BIGINT, itemName STRING, description STRING, initialBid BIGINT, reserve BIGINT,
   dateTime TIMESTAMP(3), expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra STRING)
   WITH ('connector' = 'filesystem', 'path' = '$tmp/auctions.csv', 'format' = 'csv');
@@ -50,7 +51,8 @@ SQL
 "$SLUICE" "$tmp/export.sql" 2>"$tmp/err" >/dev/null || { echo "FAIL export:"; cat "$tmp/err"; exit 1; }
 sqlite3 "$tmp/oracle.db" <<SQL
 CREATE TABLE braw (auction INTEGER, bidder INTEGER, price INTEGER, channel TEXT, ts TEXT, url TEXT, extra TEXT);
-CREATE TABLE persons (id INTEGER, name TEXT, city TEXT, state TEXT);
+CREATE TABLE persons (id INTEGER, name TEXT, city TEXT, state TEXT, emailAddress TEXT,
+  creditCard TEXT, extra TEXT);
 CREATE TABLE araw (id INTEGER, itemName TEXT, description TEXT, initialBid INTEGER, reserve INTEGER,
   ts TEXT, expires TEXT, seller INTEGER, category INTEGER, extra TEXT);
 .mode csv
@@ -193,6 +195,27 @@ run_case q18 "$(published q18)" \
 run_case q19 "$(published q19)" \
   "WITH r AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rn FROM bids)
    SELECT auction, bidder, price, channel, url, ts, extra, rn FROM r WHERE rn <= 10;" "-U +U +I" "1 3 8"
+
+# q13: each bid with the side input's value for its auction (a lookup join
+# FOR SYSTEM_TIME AS OF a CSV table), only inserts.
+sqlite3 "$tmp/oracle.db" <<SQL
+CREATE TABLE side (key INTEGER, value TEXT);
+.mode csv
+.import $SRC/examples/nexmark/side_input.csv side
+SQL
+side_input=$(sed -n '/^CREATE TABLE side_input/,/^);/p' "$SRC/examples/nexmark/q13.sql" |
+  sed "s|'examples/nexmark/side_input.csv'|'$SRC/examples/nexmark/side_input.csv'|")
+run_case q13 "$side_input
+$(published q13)" \
+  "SELECT B.auction, B.bidder, B.price, B.ts, S.value FROM bids B JOIN side S ON B.auction % 10000 = S.key;" "+I"
+
+# q23: a join of three streams: every bid by a person who also sells, with
+# the person and each of her auctions; only inserts.
+run_case q23 "$(published q23)" \
+  "SELECT B.bidder, B.price, B.channel, B.url, B.extra,
+          P.id, P.name, P.emailAddress, P.creditCard, P.city, P.state, P.extra,
+          A.itemName, A.description, A.initialBid, A.reserve, A.ts, A.expires, A.seller, A.category, A.extra
+   FROM bids B JOIN persons P ON P.id = B.bidder JOIN auctions A ON A.seller = B.bidder;" "+I"
 
 # q9: each auction's winning bid among those made while it was open (a
 # join with a time-bounded condition, then deduplication).
