@@ -290,6 +290,22 @@ static const unit DURATION_UNITS[] = {
     {"h", 3600},    {"hour", 3600},  {"hours", 3600}, {"d", 86400},
     {"day", 86400}, {"days", 86400}, {NULL, 0}};
 
+bool sl_parse_size(const char *text, double *bytes) {
+  return parse_with_units(text, SIZE_UNITS, bytes);
+}
+
+bool sl_parse_duration(const char *text, double bare_unit, double *seconds) {
+  if (!parse_with_units(text, DURATION_UNITS, seconds))
+    return false;
+  char *end;
+  strtod(text, &end);
+  while (isspace((unsigned char)*end))
+    end++;
+  if (!*end) /* no unit */
+    *seconds *= bare_unit;
+  return true;
+}
+
 static bool enum_has(const char *choices, const char *v) {
   size_t n = strlen(v);
   const char *p = choices;
@@ -416,14 +432,8 @@ double sl_settings_get_seconds(const sl_settings *s, const char *key,
                                double fallback) {
   const char *v = sl_settings_get(s, key);
   double d;
-  if (!v || !parse_with_units(v, DURATION_UNITS, &d))
-    return fallback;
   /* A bare number is milliseconds, as in Flink. */
-  char *end;
-  strtod(v, &end);
-  while (isspace((unsigned char)*end))
-    end++;
-  return *end ? d : d / 1000;
+  return v && sl_parse_duration(v, 0.001, &d) ? d : fallback;
 }
 
 bool sl_settings_get_bool(const sl_settings *s, const char *key,

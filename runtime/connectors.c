@@ -16,6 +16,7 @@
 #include "io_connectors.h"
 #include "sluice/binder.h"
 #include "sluice/connector.h"
+#include "sluice/settings.h"
 
 /* ---- the registry ------------------------------------------------------ */
 
@@ -126,70 +127,32 @@ int sl_option_int(const sl_table_def *t, const char *key, int64_t fallback,
   return SL_OK;
 }
 
-/* "<number>[ ]<unit>" against units (factor per unit); a bare number is
- * in bare_unit. */
-typedef struct option_unit {
-  const char *name;
-  double factor;
-} option_unit;
-
-static bool number_with_unit(const char *v, const option_unit *units,
-                             double bare, double *out) {
-  char *end;
-  errno = 0;
-  double x = strtod(v, &end);
-  if (end == v || errno || x < 0)
-    return false;
-  while (*end == ' ')
-    end++;
-  if (!*end) {
-    *out = x * bare;
-    return true;
-  }
-  for (const option_unit *u = units; u->name; u++)
-    if (strcasecmp(end, u->name) == 0) {
-      *out = x * u->factor;
-      return true;
-    }
-  return false;
-}
-
 int sl_option_duration_ms(const sl_table_def *t, const char *key,
                           int64_t fallback, int64_t *out, sl_error *err) {
-  static const option_unit units[] = {
-      {"ms", 1},         {"s", 1000},        {"sec", 1000},
-      {"second", 1000},  {"seconds", 1000},  {"min", 60000},
-      {"minute", 60000}, {"minutes", 60000}, {"h", 3600000},
-      {"hour", 3600000}, {"hours", 3600000}, {"d", 86400000},
-      {"day", 86400000}, {"days", 86400000}, {NULL, 0}};
   const char *v = sl_table_def_option(t, key);
-  double ms;
+  double sec;
   if (!v) {
     *out = fallback;
     return SL_OK;
   }
-  if (!number_with_unit(v, units, 1, &ms)) /* bare: ms, as in Flink */
+  if (!sl_parse_duration(v, 0.001, &sec)) /* bare: ms, as in Flink */
     return sl_error_set(err, SL_EINVAL,
                         "table '%s': option '%s' must be a duration such as "
                         "'500 ms', '1 min' or '2 h', got '%s'",
                         t->name, key, v);
-  *out = (int64_t)ms;
+  *out = (int64_t)(sec * 1000 + 0.5);
   return SL_OK;
 }
 
 int sl_option_size(const sl_table_def *t, const char *key, int64_t fallback,
                    int64_t *out, sl_error *err) {
-  static const option_unit units[] = {
-      {"b", 1},         {"kb", 1 << 10},  {"k", 1 << 10}, {"mb", 1 << 20},
-      {"m", 1 << 20},   {"gb", 1 << 30},  {"g", 1 << 30}, {"kib", 1 << 10},
-      {"mib", 1 << 20}, {"gib", 1 << 30}, {NULL, 0}};
   const char *v = sl_table_def_option(t, key);
   double b;
   if (!v) {
     *out = fallback;
     return SL_OK;
   }
-  if (!number_with_unit(v, units, 1, &b) || b < 1)
+  if (!sl_parse_size(v, &b) || b < 1)
     return sl_error_set(err, SL_EINVAL,
                         "table '%s': option '%s' must be a size such as "
                         "'128MB' or '64 kb', got '%s'",

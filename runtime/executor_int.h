@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "sluice/aggregate.h"
+#include "sluice/changelog.h"
 #include "sluice/channel.h"
 #include "sluice/executor.h"
 #include "sluice/interpreter.h"
@@ -259,6 +260,15 @@ void sl_exec_signal(worker *w);
 /* SET 'sluice.memory-limit': the bytes of state one operator may hold
  * in a process (0 or unset: half the machine's memory). */
 uint64_t sl_exec_memory_limit(const sl_settings *settings);
+/* An updating result's row layout (changelog.h): the op column, then the
+ * n columns; its names, op first, into *names_out (all in a). */
+const sl_row_layout *sl_exec_changelog_layout(sl_arena *a, int n,
+                                              const char *const *names,
+                                              const sl_type *const *types,
+                                              const char *const **names_out);
+/* Field 0 of a row of such a layout := op. */
+void sl_exec_set_op(const sl_row_layout *l, uint8_t *row, sl_changelog_op op);
+
 /* "1.5 GiB" into buf. */
 const char *sl_exec_bytes_text(uint64_t bytes, char *buf, size_t n);
 

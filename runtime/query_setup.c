@@ -191,22 +191,10 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
   int shift = plan->changelog ? 1 : 0;
   q->nout = plan->nout + shift;
   q->out_names = plan->out_names;
-  const sl_type *const *out_types = plan->out_types;
-  if (shift) {
-    const char **names = SL_ANEW_N(a, const char *, q->nout);
-    const sl_type **types = SL_ANEW_N(a, const sl_type *, q->nout);
-    sl_type *op = sl_type_new(a, SL_TYPE_VARCHAR); /* STRING */
-    op->not_null = true;
-    names[0] = SL_CHANGELOG_COLUMN;
-    types[0] = op;
-    for (int i = 0; i < plan->nout; i++) {
-      names[i + 1] = plan->out_names[i];
-      types[i + 1] = plan->out_types[i];
-    }
-    q->out_names = names;
-    out_types = types;
-  }
-  q->out_layout = layout_of(a, q->nout, q->out_names, out_types);
+  q->out_layout = shift
+                      ? sl_exec_changelog_layout(a, plan->nout, plan->out_names,
+                                                 plan->out_types, &q->out_names)
+                      : layout_of(a, q->nout, q->out_names, plan->out_types);
   if (plan->kind == SL_PLAN_STATELESS) {
     q->out_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
     for (int i = 0; i < plan->nout; i++) {
@@ -411,4 +399,30 @@ const char *sl_exec_bytes_text(uint64_t bytes, char *buf, size_t n) {
   else
     snprintf(buf, n, "%llu bytes", (unsigned long long)bytes);
   return buf;
+}
+
+/* ---- changelog rows ----------------------------------------------------- */
+
+const sl_row_layout *sl_exec_changelog_layout(sl_arena *a, int n,
+                                              const char *const *names,
+                                              const sl_type *const *types,
+                                              const char *const **names_out) {
+  const char **nm = SL_ANEW_N(a, const char *, n + 1);
+  const sl_type **ty = SL_ANEW_N(a, const sl_type *, n + 1);
+  sl_type *op = sl_type_new(a, SL_TYPE_VARCHAR); /* STRING NOT NULL */
+  op->not_null = true;
+  nm[0] = SL_CHANGELOG_COLUMN;
+  ty[0] = op;
+  for (int i = 0; i < n; i++) {
+    nm[i + 1] = names[i];
+    ty[i + 1] = types[i];
+  }
+  *names_out = nm;
+  return sl_row_layout_new(a, n + 1, nm, ty);
+}
+
+void sl_exec_set_op(const sl_row_layout *l, uint8_t *row, sl_changelog_op op) {
+  sl_row_set_null(row, 0, false);
+  *(sl_str *)(row + l->fields[0].offset) =
+      sl_str_make(sl_changelog_op_name(op), 2);
 }

@@ -72,6 +72,8 @@ struct fs_partitions {
   partition *parts;
   int nparts, cap;
   sl_strbuf line, key;
+  char **values; /* a row's partition values (into key), one per column */
+  size_t *at;    /* ... their offsets in key while it is built */
 };
 
 /* A directory name's value as Flink escapes it. */
@@ -260,7 +262,9 @@ int fs_partitions_open(const sl_table_def *t, const sl_row_layout *layout,
   fp->npart = t->npartitioned_by;
   fp->field = calloc((size_t)fp->npart, sizeof *fp->field);
   fp->is_part = calloc((size_t)layout->nfields + 1, sizeof *fp->is_part);
-  if (!fp->field || !fp->is_part)
+  fp->values = calloc((size_t)fp->npart + 1, sizeof *fp->values);
+  fp->at = calloc((size_t)fp->npart + 1, sizeof *fp->at);
+  if (!fp->field || !fp->is_part || !fp->values || !fp->at)
     abort();
   int rc = SL_OK;
   for (int k = 0; k < fp->npart && rc == SL_OK; k++) {
@@ -325,16 +329,12 @@ int fs_partitions_open(const sl_table_def *t, const sl_row_layout *layout,
 int fs_partitions_write(fs_partitions *fp, const sl_buffer *rows,
                         sl_error *err) {
   const sl_row_layout *l = fp->layout;
-  char **values = calloc((size_t)fp->npart + 1, sizeof *values);
-  if (!values)
-    abort();
+  char **values = fp->values;
+  size_t *at = fp->at;
   int rc = SL_OK;
   for (uint32_t r = 0; r < rows->nrows && rc == SL_OK; r++) {
     const uint8_t *row = sl_buffer_row(rows, r);
     sl_strbuf_reset(&fp->key);
-    size_t *at = calloc((size_t)fp->npart + 1, sizeof *at);
-    if (!at)
-      abort();
     for (int k = 0; k < fp->npart; k++) {
       at[k] = fp->key.len;
       if (!sl_row_is_null(row, fp->field[k]))
@@ -344,7 +344,6 @@ int fs_partitions_write(fs_partitions *fp, const sl_buffer *rows,
     for (int k = 0; k < fp->npart; k++)
       values[k] =
           sl_row_is_null(row, fp->field[k]) ? NULL : fp->key.data + at[k];
-    free(at);
     partition *p = find(fp, values, err, &rc);
     FILE *f = p ? file_of(fp, p, err, &rc) : NULL;
     if (!f)
@@ -355,7 +354,6 @@ int fs_partitions_write(fs_partitions *fp, const sl_buffer *rows,
       rc = io_failed(fp, "writing", p->tmp, err);
     p->bytes += fp->line.len;
   }
-  free(values);
   return rc;
 }
 
@@ -398,6 +396,8 @@ int fs_partitions_close(fs_partitions *fp, bool ok, sl_error *err) {
   free(fp->parts);
   free(fp->field);
   free(fp->is_part);
+  free(fp->values);
+  free(fp->at);
   sl_strbuf_free(&fp->line);
   sl_strbuf_free(&fp->key);
   free(fp);

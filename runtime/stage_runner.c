@@ -282,8 +282,7 @@ static int write_updates(void *arg, const sl_buffer *in, const uint8_t *ops,
       dst = sl_buffer_append(&uo->rows);
     }
     const uint8_t *src = sl_buffer_row(in, r);
-    *(sl_str *)(dst + ol->fields[0].offset) =
-        sl_str_make(sl_changelog_op_name((sl_changelog_op)ops[r]), 2);
+    sl_exec_set_op(ol, dst, (sl_changelog_op)ops[r]);
     for (int f = 0; f < il->nfields; f++)
       stage_copy_field(il, src, f, ol, dst, f + 1);
   }
@@ -583,19 +582,9 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
         sl_settings_get_seconds(settings, "table.exec.state.ttl", 0),
         write_updates, &uo);
     if (plan->changelog) {
-      int n = top->layout->nfields + 1;
-      const char **names = SL_ANEW_N(&arena, const char *, n);
-      const sl_type **types = SL_ANEW_N(&arena, const sl_type *, n);
-      sl_type *op = sl_type_new(&arena, SL_TYPE_VARCHAR);
-      op->not_null = true;
-      names[0] = SL_CHANGELOG_COLUMN;
-      types[0] = op;
-      for (int i = 1; i < n; i++) {
-        names[i] = plan->out_names[i - 1];
-        types[i] = plan->out_types[i - 1];
-      }
-      out_layout = sl_row_layout_new(&arena, n, names, types);
-      out_names = names;
+      out_layout = sl_exec_changelog_layout(&arena, top->layout->nfields,
+                                            plan->out_names, plan->out_types,
+                                            &out_names);
       sl_buffer_init(&uo.rows, out_layout, run.buffer_size);
     }
   }

@@ -128,13 +128,9 @@ static int send_changes(update_result *u, update_out_fn out, void *arg,
       return sl_error_set(err, SL_EINVAL,
                           "a result row is larger than a buffer; raise SET "
                           "'sluice.buffer-size'");
-    const sl_field *op = &q->out_layout->fields[0];
-    for (int j = 0; j < k; j++) {
-      uint8_t *row = sl_buffer_row(&u->out, first + (uint32_t)j);
-      const char *name = sl_changelog_op_name(u->ops[done + (uint32_t)j]);
-      sl_row_set_null(row, 0, false);
-      *(sl_str *)(row + op->offset) = sl_str_make(name, 2);
-    }
+    for (int j = 0; j < k; j++)
+      sl_exec_set_op(q->out_layout, sl_buffer_row(&u->out, first + (uint32_t)j),
+                     (sl_changelog_op)u->ops[done + (uint32_t)j]);
     done += (uint32_t)k;
     if (done < m) {
       int rc = send_out(u, out, arg);
@@ -208,10 +204,8 @@ static void expire(update_result *u, double now) {
     if (!sl_group_table_slot_used(t, i))
       continue;
     uint8_t *old = sl_group_table_states(t, i);
-    if (*(int64_t *)(old + u->touched_off) < oldest) {
-      u->expired++;
+    if (*(int64_t *)(old + u->touched_off) < oldest)
       continue;
-    }
     const uint8_t *key = sl_group_table_key(t, i);
     uint8_t *states =
         sl_group_table_upsert(&fresh, *(const uint64_t *)(key - 8), key);

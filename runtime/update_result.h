@@ -32,7 +32,6 @@ typedef struct update_result {
   sl_group_table table;
   double ttl;         /* seconds; 0: groups never expire */
   double last_expiry; /* when expired groups were last dropped */
-  uint64_t expired;   /* groups dropped so far */
   sl_buffer rows;     /* aggregate rows of the changed groups, in pairs:
                        * [before, after] or [after] for a new group */
   uint8_t *before;    /* per row of `rows`: is it a group's old row? */

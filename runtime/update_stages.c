@@ -67,7 +67,8 @@ typedef struct jside {
 /* A Top-N partition: its first rows in order (at most limit). */
 typedef struct tentry {
   uint8_t *sort; /* the sort row: partition and order values */
-  uint8_t *row;  /* the input row */
+  uint8_t *row;  /* the input row (sort's block holds both) */
+  size_t size;   /* of the block */
 } tentry;
 
 typedef struct tpart {
@@ -94,7 +95,6 @@ struct ustage {
   int nside_leaves[2];
   int64_t *swept; /* per bound: the watermark its last sweep used */
   uint64_t evicted;
-  uint64_t expired; /* rows (join) or partitions (Top-N) past the TTL */
   /* AGGREGATE: the stage's aggregates and a count of its rows (a group
    * whose rows were all taken back is deleted), over tmp rows */
   sl_arena arena;
@@ -381,6 +381,44 @@ static int push_join(update_stages *u, ustage *s, int side, const sl_buffer *in,
   return join_flush(u, s);
 }
 
+/* Drop the rows of side t for which gone(r, arg) holds; returns how many. */
+static uint64_t side_remove_if(jside *t, bool (*gone)(const jrow *, void *),
+                               void *arg) {
+  uint64_t n = 0;
+  for (uint32_t b = 0; b < t->cap; b++)
+    for (jrow **p = &t->buckets[b]; *p;) {
+      jrow *r = *p;
+      if (!gone(r, arg)) {
+        p = &r->next;
+        continue;
+      }
+      *p = r->next;
+      t->count--;
+      t->bytes -= r->size;
+      free(r);
+      n++;
+    }
+  return n;
+}
+
+/* A row whose column at byte offset `off` (field `col`) is at or before
+ * the watermark. */
+typedef struct bound_test {
+  int col;
+  uint32_t off;
+  int64_t wm;
+} bound_test;
+
+static bool passed_bound(const jrow *r, void *arg) {
+  const bound_test *b = arg;
+  return !sl_row_is_null(r->row, b->col) &&
+         *(const int64_t *)(r->row + b->off) <= b->wm;
+}
+
+static bool born_before(const jrow *r, void *arg) {
+  return r->born < *(const double *)arg;
+}
+
 /* Drop from a join's state the rows no later row can meet: for each bound
  * (plan.h, sl_stage.bounds), the other side's rows whose bounding column
  * is at or before this side's watermark. */
@@ -395,28 +433,20 @@ static void join_sweep(ustage *s, const int64_t *leaf_wm) {
     if (wm == INT64_MIN || wm <= s->swept[k])
       continue;
     s->swept[k] = wm;
-    jside *t = &s->sides[1 - a];
     const sl_row_layout *l = a ? s->rt->left->layout : s->rt->right->layout;
     int col = st->bounds[k].col;
-    uint32_t off = l->fields[col].offset;
-    for (uint32_t b = 0; b < t->cap; b++)
-      for (jrow **p = &t->buckets[b]; *p;) {
-        jrow *r = *p;
-        if (!sl_row_is_null(r->row, col) &&
-            *(const int64_t *)(r->row + off) <= wm) {
-          *p = r->next;
-          t->count--;
-          t->bytes -= r->size;
-          s->evicted++;
-          free(r);
-        } else {
-          p = &r->next;
-        }
-      }
+    bound_test bt = {col, l->fields[col].offset, wm};
+    s->evicted += side_remove_if(&s->sides[1 - a], passed_bound, &bt);
   }
 }
 
 /* ---- TOPN ---------------------------------------------------------------- */
+
+/* A row leaves a Top-N's state. */
+static void tentry_free(ustage *s, tentry *e) {
+  s->bytes -= e->size;
+  free(e->sort);
+}
 
 static void parts_grow(ustage *s) {
   uint32_t cap = s->pcap ? s->pcap * 2 : 1024;
@@ -517,7 +547,7 @@ static int push_topn(update_stages *u, ustage *s, const sl_buffer *in,
         continue; /* past the first N: never shown (insert-only input) */
       /* The old rows of the places from `at` on, as they were. */
       int old_n = p->n;
-      tentry evicted = {NULL, NULL};
+      tentry evicted = {NULL, NULL, 0};
       if (old_n == limit)
         evicted = p->ents[limit - 1];
       for (int i = old_n - 1; i >= at; i--)
@@ -533,6 +563,7 @@ static int push_topn(update_stages *u, ustage *s, const sl_buffer *in,
       copy_row(il, row, block + kl->width, heap);
       p->ents[at].sort = block;
       p->ents[at].row = block + kl->width;
+      p->ents[at].size = bytes;
       p->n = old_n < limit ? old_n + 1 : limit;
       s->bytes += bytes;
       /* Each place from `at` on now holds the row that was one above:
@@ -553,9 +584,7 @@ static int push_topn(update_stages *u, ustage *s, const sl_buffer *in,
          * strings, so only after they are handed on). */
         if (rc == SL_OK)
           rc = emit(u, s);
-        s->bytes -= kl->width + il->width + long_bytes(kl, evicted.sort) +
-                    long_bytes(il, evicted.row);
-        free(evicted.sort);
+        tentry_free(s, &evicted);
       }
     }
     done += (uint32_t)k;
@@ -722,24 +751,9 @@ int update_stages_push_leaf(update_stages *u, int leaf, const sl_buffer *rows,
  * Top-N's partitions no row reached since. */
 static void expire(ustage *s, double oldest) {
   if (s->rt->st->kind == SL_STAGE_JOIN) {
-    for (int k = 0; k < 2; k++) {
-      jside *t = &s->sides[k];
-      for (uint32_t b = 0; b < t->cap; b++)
-        for (jrow **p = &t->buckets[b]; *p;) {
-          jrow *r = *p;
-          if (r->born < oldest) {
-            *p = r->next;
-            t->count--;
-            t->bytes -= r->size;
-            s->expired++;
-            free(r);
-          } else {
-            p = &r->next;
-          }
-        }
-    }
+    for (int k = 0; k < 2; k++)
+      side_remove_if(&s->sides[k], born_before, &oldest);
   } else if (s->rt->st->kind == SL_STAGE_TOPN) {
-    const sl_row_layout *kl = s->rt->sort_layout, *il = s->rt->input->layout;
     for (uint32_t b = 0; b < s->pcap; b++)
       for (tpart **pp = &s->parts[b]; *pp;) {
         tpart *p = *pp;
@@ -748,14 +762,10 @@ static void expire(ustage *s, double oldest) {
           continue;
         }
         *pp = p->next;
-        for (int e = 0; e < p->n; e++) {
-          s->bytes -= kl->width + il->width + long_bytes(kl, p->ents[e].sort) +
-                      long_bytes(il, p->ents[e].row);
-          free(p->ents[e].sort);
-        }
+        for (int e = 0; e < p->n; e++)
+          tentry_free(s, &p->ents[e]);
         s->bytes -= sizeof *p + sizeof(tentry) * (size_t)s->limit;
         s->pcount--;
-        s->expired++;
         free(p);
       }
   }
@@ -783,14 +793,18 @@ uint64_t update_stages_evicted(const update_stages *u) {
   return n;
 }
 
+/* Bytes of one stage's state. */
+static uint64_t stage_bytes(const ustage *s) {
+  return s->sides[0].bytes + s->sides[1].bytes + s->bytes +
+         (s->rt->st->kind == SL_STAGE_AGGREGATE
+              ? sl_group_table_bytes(&s->groups)
+              : 0);
+}
+
 uint64_t update_stages_bytes(const update_stages *u) {
   uint64_t n = 0;
   for (int i = 0; i < u->nall; i++)
-    n += u->all[i]->sides[0].bytes + u->all[i]->sides[1].bytes +
-         u->all[i]->bytes +
-         (u->all[i]->rt->st->kind == SL_STAGE_AGGREGATE
-              ? sl_group_table_bytes(&u->all[i]->groups)
-              : 0);
+    n += stage_bytes(u->all[i]);
   return n;
 }
 
@@ -799,8 +813,7 @@ int update_stages_check_limit(const update_stages *u, uint64_t limit,
   for (int i = 0; i < u->nall; i++) {
     const ustage *s = u->all[i];
     bool agg = s->rt->st->kind == SL_STAGE_AGGREGATE;
-    uint64_t held = s->sides[0].bytes + s->sides[1].bytes + s->bytes +
-                    (agg ? sl_group_table_bytes(&s->groups) : 0);
+    uint64_t held = stage_bytes(s);
     if (held <= limit)
       continue;
     char h[32], l[32];

@@ -25,16 +25,14 @@ typedef enum sl_changelog_op {
 #define SL_CHANGELOG_COLUMN "op"
 
 static inline const char *sl_changelog_op_name(sl_changelog_op op) {
-  static const char *const names[] = {"+I", "-U", "+U", "-D"};
-  return names[op & 3];
+  return &"+I\0-U\0+U\0-D"[3 * (op & 3)];
 }
 
 /* The kind named by text ("+I", ...); false when it is none of them. */
 static inline bool sl_changelog_op_parse(const char *text,
                                          sl_changelog_op *op) {
-  static const char *const names[] = {"+I", "-U", "+U", "-D"};
   for (int i = 0; i < 4; i++)
-    if (text && strcmp(text, names[i]) == 0) {
+    if (text && strcmp(text, sl_changelog_op_name((sl_changelog_op)i)) == 0) {
       *op = (sl_changelog_op)i;
       return true;
     }

@@ -45,6 +45,14 @@ bool sl_settings_get_bool(const sl_settings *s, const char *key, bool fallback);
 double sl_settings_get_seconds(const sl_settings *s, const char *key,
                                double fallback);
 
+/* The unit parsers behind the settings, for anything else that reads a
+ * size or a duration (connector options): "64mb", "64 MiB", "65536" into
+ * bytes; "500 ms", "1 min" into seconds, a bare number counting in
+ * bare_unit seconds (0.001: milliseconds, as Flink reads one).  false when
+ * text is none. */
+bool sl_parse_size(const char *text, double *bytes);
+bool sl_parse_duration(const char *text, double bare_unit, double *seconds);
+
 /* Every key that has a value (known keys always do), sorted: for SET alone
  * and the shell's .show. */
 int sl_settings_count(const sl_settings *s);
