@@ -30,6 +30,13 @@
  *                moved at the trigger instead of as they come ('auto'
  *                keeps the repartition: it moves them no later).
  *
+ * Updating stages (no windows; choose_updating) run on the nodes only as
+ * SL_JOIN_SHUFFLE, when one key partitions every stage: one join of two
+ * streams with Top-N partitions and groups above it that include the
+ * join key, or stages over one stream whose Top-N partitions and groups
+ * share some of its columns (that stream's nodes route its rows by them
+ * to each other); otherwise single.
+ *
  * 'auto' estimates each side's rows per window from the sampled
  * statistics of its leaf's source (the cost model's sampler): a stream
  * leaf's rows are its filtered event rate times the window's length; an
@@ -42,11 +49,209 @@
 #include "sluice/cost_model.h"
 #include "sluice/row.h"
 
-bool sl_staged_join_leaves(const sl_staged_plan *sp, int *left, int *right) {
-  const sl_stage *st = sp->top;
-  while (st && st->kind == SL_STAGE_SELECT)
+/* The join under st's single-input stages: SELECTs, and in updating
+ * stages also Top-N and aggregates (key_columns checks those). */
+static const sl_stage *join_under(const sl_stage *st, bool updating) {
+  while (st && (st->kind == SL_STAGE_SELECT ||
+                (updating && (st->kind == SL_STAGE_TOPN ||
+                              st->kind == SL_STAGE_AGGREGATE))))
     st = st->input;
-  if (!st || st->kind != SL_STAGE_JOIN || sp->nleaves != 2)
+  return st && st->kind == SL_STAGE_JOIN ? st : NULL;
+}
+
+/* Per join key k of join, which columns of st's rows hold that key
+ * (keyed[k][c]), so that rows equal on the join key are equal there; NULL
+ * when a stage between breaks the partitioning by the join key: a Top-N
+ * whose partition, or an aggregate whose groups, leave a key out would
+ * need rows from every node.  In a. */
+static bool **key_columns(sl_arena *a, const sl_stage *st,
+                          const sl_stage *join) {
+  int nk = join->nkeys;
+  bool **out = SL_ANEW_N(a, bool *, nk > 0 ? nk : 1);
+  for (int k = 0; k < nk; k++)
+    out[k] = SL_ANEW_N(a, bool, st->ncols + 1);
+  if (st == join) {
+    int nl = join->left->ncols;
+    for (int k = 0; k < nk; k++) {
+      const sl_bexpr *x = join->lkeys[k], *y = join->rkeys[k];
+      if (x->kind == SL_BEXPR_COLUMN && x->depth == 0 && x->index < nl)
+        out[k][x->index] = true;
+      if (y->kind == SL_BEXPR_COLUMN && y->depth == 0 &&
+          y->index < join->right->ncols)
+        out[k][nl + y->index] = true;
+    }
+    return out;
+  }
+  bool **in = key_columns(a, st->input, join);
+  if (!in)
+    return NULL;
+  int nin = st->input->ncols;
+  /* Column e of the input, if it holds key k. */
+#define HOLDS(e, k)                                                            \
+  ((e)->kind == SL_BEXPR_COLUMN && (e)->depth == 0 && (e)->index < nin &&      \
+   in[k][(e)->index])
+  for (int k = 0; k < nk; k++) {
+    switch (st->kind) {
+    case SL_STAGE_SELECT:
+      for (int j = 0; j < st->nexprs; j++)
+        out[k][j] = HOLDS(st->exprs[j], k);
+      break;
+    case SL_STAGE_TOPN: {
+      bool found = false;
+      for (int j = 0; j < st->npartition; j++)
+        found |= HOLDS(st->partition[j], k);
+      if (!found)
+        return NULL;
+      memcpy(out[k], in[k], (size_t)nin);
+      break;
+    }
+    case SL_STAGE_AGGREGATE: {
+      bool found = false;
+      for (int j = 0; j < st->ngroups; j++)
+        found |= out[k][j] = HOLDS(st->groups[j], k);
+      if (!found)
+        return NULL;
+      break;
+    }
+    default:
+      return NULL;
+    }
+  }
+#undef HOLDS
+  return out;
+}
+
+/* Updating stages over one leaf: per column of st, the leaf column it
+ * equals (-1: none); keep[c] stays true for the leaf columns every
+ * aggregate's groups and every Top-N's partition below st include (so
+ * rows equal there are equal on all of them).  NULL when st is not a
+ * chain of single-input stages over the leaf.  In a. */
+static int *leaf_columns(sl_arena *a, const sl_stage *st, int nleaf,
+                         bool *keep) {
+  int *out = SL_ANEW_N(a, int, st->ncols + 1);
+  if (st->kind == SL_STAGE_LEAF) {
+    for (int c = 0; c < st->ncols; c++)
+      out[c] = c < nleaf ? c : -1;
+    return out;
+  }
+  if (st->kind == SL_STAGE_JOIN || !st->input)
+    return NULL;
+  int *in = leaf_columns(a, st->input, nleaf, keep);
+  if (!in)
+    return NULL;
+  int nin = st->input->ncols;
+  /* The leaf column a plain column of the input holds, or -1. */
+#define LEAF_COL(e)                                                            \
+  ((e)->kind == SL_BEXPR_COLUMN && (e)->depth == 0 && (e)->index < nin         \
+       ? in[(e)->index]                                                        \
+       : -1)
+  bool *has = SL_ANEW_N(a, bool, nleaf + 1);
+  switch (st->kind) {
+  case SL_STAGE_SELECT:
+    for (int j = 0; j < st->nexprs; j++)
+      out[j] = LEAF_COL(st->exprs[j]);
+    return out;
+  case SL_STAGE_TOPN:
+    for (int j = 0; j < st->npartition; j++)
+      if (LEAF_COL(st->partition[j]) >= 0)
+        has[LEAF_COL(st->partition[j])] = true;
+    for (int c = 0; c < nin; c++)
+      out[c] = in[c];
+    out[nin] = -1; /* the row number */
+    break;
+  case SL_STAGE_AGGREGATE:
+    for (int j = 0; j < st->ngroups; j++) {
+      out[j] = LEAF_COL(st->groups[j]);
+      if (out[j] >= 0)
+        has[out[j]] = true;
+    }
+    for (int j = st->ngroups; j < st->ncols; j++)
+      out[j] = -1;
+    break;
+  default:
+    return NULL;
+  }
+#undef LEAF_COL
+  for (int c = 0; c < nleaf; c++)
+    keep[c] &= has[c];
+  return out;
+}
+
+/* The leaf columns that partition the stages of one stream from top down
+ * (into *cols, in a), and how many. */
+static int stream_route_from(sl_arena *a, const sl_staged_plan *sp,
+                             const sl_stage *top, int **cols) {
+  *cols = NULL;
+  int nleaf = sp->leaves[0]->nout;
+  bool *keep = SL_ANEW_N(a, bool, nleaf + 1);
+  for (int c = 0; c < nleaf; c++)
+    keep[c] = true;
+  if (!leaf_columns(a, top, nleaf, keep))
+    return 0;
+  int *out = SL_ANEW_N(a, int, nleaf + 1);
+  int n = 0;
+  for (int c = 0; c < nleaf; c++)
+    if (keep[c])
+      out[n++] = c;
+  *cols = out;
+  return n;
+}
+
+/* The join under top, when it joins two leaves and its key partitions
+ * every stage from top down to it; else NULL. */
+static const sl_stage *local_join_from(const sl_stage *top) {
+  const sl_stage *st = join_under(top, true);
+  if (!st || st->left->kind != SL_STAGE_LEAF ||
+      st->right->kind != SL_STAGE_LEAF || st->left->leaf == st->right->leaf)
+    return NULL;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  bool local = key_columns(&a, top, st) != NULL;
+  sl_arena_free(&a);
+  return local ? st : NULL;
+}
+
+/* Does a stage from st down keep state (an aggregate, Top-N or join)? */
+static bool keeps_state(const sl_stage *st) {
+  for (; st; st = st->input)
+    if (st->kind == SL_STAGE_AGGREGATE || st->kind == SL_STAGE_TOPN ||
+        st->kind == SL_STAGE_JOIN)
+      return true;
+  return false;
+}
+
+const sl_stage *sl_staged_spread_top(const sl_staged_plan *sp) {
+  if (!sp->updating)
+    return sp->top;
+  const sl_stage *found = NULL;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  for (const sl_stage *st = sp->top; st && !found; st = st->input) {
+    int *cols;
+    if (st->kind == SL_STAGE_LEAF)
+      break; /* nothing left to spread: the leaf's rows go here */
+    if (sp->nleaves == 1
+            ? stream_route_from(&a, sp, st, &cols) > 0 && keeps_state(st)
+            : sp->nleaves == 2 && local_join_from(st) != NULL)
+      found = st;
+    if (st->kind == SL_STAGE_JOIN)
+      break; /* below a join its sides are not one chain */
+  }
+  sl_arena_free(&a);
+  return found;
+}
+
+int sl_staged_stream_route(sl_arena *a, const sl_staged_plan *sp, int **cols) {
+  *cols = NULL;
+  const sl_stage *top = sl_staged_spread_top(sp);
+  if (!sp->updating || sp->nleaves != 1 || !top)
+    return 0;
+  return stream_route_from(a, sp, top, cols);
+}
+
+bool sl_staged_join_leaves(const sl_staged_plan *sp, int *left, int *right) {
+  const sl_stage *st = sl_staged_join_stage(sp);
+  if (!st || sp->nleaves != 2)
     return false;
   if (st->left->kind != SL_STAGE_LEAF || st->right->kind != SL_STAGE_LEAF ||
       st->left->leaf == st->right->leaf)
@@ -56,12 +261,12 @@ bool sl_staged_join_leaves(const sl_staged_plan *sp, int *left, int *right) {
   return true;
 }
 
-/* The join stage under the SELECTs (sl_staged_join_leaves said yes). */
+/* The join stage under the others (sl_staged_join_leaves said yes). */
 const sl_stage *sl_staged_join_stage(const sl_staged_plan *sp) {
-  const sl_stage *st = sp->top;
-  while (st->kind == SL_STAGE_SELECT)
-    st = st->input;
-  return st;
+  if (!sp->updating)
+    return join_under(sp->top, false);
+  const sl_stage *top = sl_staged_spread_top(sp);
+  return top ? local_join_from(top) : NULL;
 }
 
 /* Rows of these two types hash alike by sl_fields_hash. */
@@ -200,6 +405,83 @@ static void human_bytes(sl_strbuf *b, double v) {
     sl_strbuf_printf(b, "%.0f bytes", v);
 }
 
+/* Updating stages spread over the nodes when they are one join of two
+ * streams with, above it, only Top-N partitions and groups that include
+ * the join key: both leaves are routed by the join key (SL_JOIN_SHUFFLE)
+ * and each node runs the stages over its keys, whose changes are its
+ * own.  Otherwise (or forced 'single') they run in this process.  Rows
+ * move as often either way (to the node of their key, or here); spread,
+ * the stages' work and state are split between the nodes. */
+static int choose_updating(sl_staged_plan *sp, const sl_strategy_inputs *in,
+                           const char *want, sl_arena *arena) {
+  int l, r, *route;
+  bool one = sl_staged_stream_route(arena, sp, &route) > 0;
+  bool spread = one || (sl_staged_join_leaves(sp, &l, &r) &&
+                        sl_staged_join_route(arena, sp, l, &route) > 0 &&
+                        sl_staged_join_route(arena, sp, r, &route) > 0);
+  if (!spread) {
+    sp->join_why = "updating stages (joins, aggregates and ROW_NUMBER "
+                   "over streams without windows) run in this process, "
+                   "every leaf's rows coming here as they arrive: they "
+                   "spread over the nodes only when one key partitions "
+                   "their lower part: one stream, or one join of two "
+                   "streams on plain columns, under Top-N partitions and "
+                   "groups that all include that key";
+    return SL_OK;
+  }
+  if (strcmp(want, "auto") && strcmp(want, "repartition")) {
+    sp->join_why = sl_arena_printf(
+        arena,
+        "forced '%s': single (updating stages run in this process or "
+        "repartitioned by the join key)",
+        want);
+    return SL_OK;
+  }
+  const char *what;
+  if (one) {
+    int nroute = sl_staged_stream_route(arena, sp, &route);
+    sl_strbuf cols = SL_STRBUF_INIT;
+    for (int i = 0; i < nroute; i++)
+      sl_strbuf_printf(&cols, "%s%s", i ? ", " : "",
+                       sp->leaves[0]->out_names[route[i]]);
+    what = sl_arena_printf(
+        arena,
+        "over one stream whose Top-N partitions and groups all include "
+        "[%s]: repartition, its rows routed by the hash of those",
+        sl_strbuf_cstr(&cols));
+    sl_strbuf_free(&cols);
+    sp->local_leaf = 0;
+    sp->bcast_leaf = -1;
+  } else {
+    /* The larger side's rows stay on their node one time in nodes. */
+    const char *why = NULL;
+    double rows_l = leaf_rows(sp->leaves[l], in, 1, &why);
+    double rows_r = leaf_rows(sp->leaves[r], in, 1, &why);
+    bool right_large = rows_l >= 0 && rows_r >= 0 &&
+                       rows_r * leaf_width(arena, sp->leaves[r]) >
+                           rows_l * leaf_width(arena, sp->leaves[l]);
+    sp->local_leaf = right_large ? r : l;
+    sp->bcast_leaf = right_large ? l : r;
+    sp->leaves[sp->bcast_leaf]->npartition_keys = 0;
+    what = "over one join whose Top-N partitions and groups include the "
+           "join key: repartition of both sides";
+  }
+  sp->leaves[sp->local_leaf]->npartition_keys = 0;
+  sp->nroute = 0;
+  sp->join_strategy = SL_JOIN_SHUFFLE;
+  const sl_stage *split = sl_staged_spread_top(sp);
+  sp->join_why = sl_arena_printf(
+      arena,
+      "%supdating stages %s, each node running the stages %s over the keys "
+      "whose hash names it and sending their changes here%s",
+      strcmp(want, "auto") ? "forced: " : "", what,
+      split == sp->top ? "" : "up to the highest that key partitions",
+      split == sp->top ? ""
+                       : ", where the stages above it (a global Top-N, or "
+                         "an aggregate by other keys) run over them");
+  return SL_OK;
+}
+
 int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
                         sl_arena *arena, sl_error *err) {
   (void)err;
@@ -218,12 +500,8 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
     sp->join_why = "forced by SET 'sluice.join-strategy'";
     return SL_OK;
   }
-  if (sp->updating) {
-    sp->join_why = "updating stages (a join or ROW_NUMBER of streams "
-                   "without windows) run in this process: every leaf's "
-                   "rows come here as they arrive";
-    return SL_OK;
-  }
+  if (sp->updating)
+    return choose_updating(sp, in, want, arena);
   int l, r;
   if (!sl_staged_join_leaves(sp, &l, &r)) {
     sp->join_why = "broadcast and repartition need the stages to be one "

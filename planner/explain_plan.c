@@ -263,6 +263,38 @@ void sl_explain_mark_changelog(sl_arena *a, xnode *n, const char *mode) {
     sl_explain_mark_changelog(a, n->kids[k], agg ? "[I]" : mode);
 }
 
+/* Changelog kinds as bits, and their names as Flink prints them. */
+enum { K_I = 1, K_UB = 2, K_UA = 4, K_D = 8 };
+
+static const char *kinds_text(int k) {
+  static const char *const names[] = {"[I]", "[I, UB, UA]", "[I, D]",
+                                      "[I, UB, UA, D]"};
+  return names[((k & K_UB) ? 1 : 0) + ((k & K_D) ? 2 : 0)];
+}
+
+int sl_explain_mark_changelog_staged(sl_arena *a, xnode *n) {
+  int in = 0;
+  for (int k = 0; k < n->nkids; k++)
+    in |= sl_explain_mark_changelog_staged(a, n->kids[k]);
+  if (n->nkids == 0)
+    in = K_I;
+  bool takes_back = in & (K_UB | K_D);
+  int out = in;
+  /* Updating operators: an aggregate or Top-N updates its rows (and
+   * deletes them too when its input takes rows back); a join of rows
+   * that may be taken back takes back what they joined. */
+  if (!strcmp(n->name, "GroupAggregate") || !strcmp(n->name, "TopN"))
+    out = K_I | K_UB | K_UA | (takes_back ? K_D : 0);
+  else if (!strcmp(n->name, "Join"))
+    out = K_I | (takes_back ? K_D : 0);
+  const char *m = kinds_text(out);
+  n->detail =
+      sl_arena_printf(a, "%s%schangelog: %s", n->detail ? n->detail : "",
+                      n->detail ? " " : "", m);
+  sl_xnode_attr(a, n, "changelog", m);
+  return out;
+}
+
 xnode *sl_explain_sink_node(sl_arena *a, const sl_plan *p,
                             const sl_query_stats *st) {
   xnode *sink = sl_xnode(a, "Sink");

@@ -33,6 +33,7 @@ typedef struct printer {
 } printer;
 
 static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st);
+static xnode *stage_node_of(sl_arena *a, printer *pr, const sl_stage *st);
 
 static xnode *leaf_node(sl_arena *a, printer *pr, const sl_stage *st) {
   const sl_plan *lp = pr->p->staged->leaves[st->leaf];
@@ -67,7 +68,23 @@ static xnode *leaf_node(sl_arena *a, printer *pr, const sl_stage *st) {
   return n;
 }
 
+/* A stage's node; the stage up to which the nodes run split updating
+ * stages says so (sl_staged_spread_top). */
 static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
+  xnode *n = stage_node_of(a, pr, st);
+  const sl_staged_plan *sp = pr->p->staged;
+  if (sp->updating && sp->join_strategy == SL_JOIN_SHUFFLE && st != sp->top &&
+      st == sl_staged_spread_top(sp))
+    n->detail = sl_arena_printf(
+        a,
+        "%s%s[on the nodes: this stage and those below it, each node "
+        "over the keys routed to it; the stages above run in this "
+        "process over their changes]",
+        n->detail ? n->detail : "", n->detail ? " " : "");
+  return n;
+}
+
+static xnode *stage_node_of(sl_arena *a, printer *pr, const sl_stage *st) {
   xnode *n = NULL;
   switch (st->kind) {
   case SL_STAGE_LEAF:
@@ -96,21 +113,33 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
   }
   case SL_STAGE_JOIN: {
     if (pr->p->staged->updating) {
+      bool shuffled = pr->p->staged->join_strategy == SL_JOIN_SHUFFLE;
       n = sl_xnode(a, "Join");
       n->detail = sl_arena_printf(
           a,
-          "%s { regular join of two streams: every row of either side is "
-          "kept under its join key and probes the other side's rows (state "
-          "for both sides for as long as the query runs), %s%s%sjoined "
-          "rows inserted; strategy: single: in this process, as rows "
-          "arrive }",
+          "%s { regular join: every row of either side is kept under its "
+          "join key and probes the other side's rows (state for both sides "
+          "for as long as the query runs), %s%s%sjoined rows inserted%s; "
+          "strategy: %s }",
           st->nkeys > 0 ? sl_arena_printf(a, "[hash on %s = %s]",
                                           list(a, st->nkeys, st->lkeys),
                                           list(a, st->nkeys, st->rkeys))
                         : "[nested loop]",
           st->residual ? "condition: " : "",
           st->residual ? sl_explain_expr(a, st->residual) : "",
-          st->residual ? ", " : "");
+          st->residual ? ", " : "",
+          st->retracting ? ", and deleted when a row they joined is taken "
+                           "back"
+                         : "",
+          shuffled ? sl_arena_printf(
+                         a,
+                         "repartition: every row of leaves %d and %d goes "
+                         "to the node its join key's hash names (leaf %d's "
+                         "nodes run the stages), joined there as it arrives",
+                         pr->p->staged->local_leaf + 1,
+                         pr->p->staged->bcast_leaf + 1,
+                         pr->p->staged->local_leaf + 1)
+                   : "single: in this process, as rows arrive");
       for (int k = 0; k < st->nbounds; k++) {
         const sl_stage *a_side = st->bounds[k].side ? st->right : st->left;
         const sl_stage *b_side = st->bounds[k].side ? st->left : st->right;
@@ -123,7 +152,7 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
             b_side->names[st->bounds[k].col]);
         (void)a_side;
       }
-      sl_xnode_attr(a, n, "strategy", "single");
+      sl_xnode_attr(a, n, "strategy", shuffled ? "repartition" : "single");
       sl_xnode_kid(a, n, stage_node(a, pr, st->left));
       sl_xnode_kid(a, n, stage_node(a, pr, st->right));
       return n;
@@ -207,7 +236,7 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
     return n;
   }
   case SL_STAGE_AGGREGATE: {
-    n = sl_xnode(a, "WindowGroupAggregate");
+    n = sl_xnode(a, st->stream ? "GroupAggregate" : "WindowGroupAggregate");
     sl_strbuf b = SL_STRBUF_INIT;
     for (int i = 0; i < st->naggs; i++)
       sl_strbuf_printf(
@@ -215,8 +244,15 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
           st->aggs[i].distinct ? "DISTINCT " : "",
           st->aggs[i].arg ? sl_explain_expr(a, st->aggs[i].arg) : "*");
     n->detail = sl_arena_printf(
-        a, "{ keys: [%s], aggs: [%s], per window of the rows below }",
-        list(a, st->ngroups, st->groups), sl_strbuf_cstr(&b));
+        a, "{ keys: [%s], aggs: [%s], %s }", list(a, st->ngroups, st->groups),
+        sl_strbuf_cstr(&b),
+        !st->stream ? "per window of the rows below"
+        : st->retracting
+            ? "groups kept for as long as the query runs, updated as rows "
+              "arrive; a row taken back is taken out of its group (MIN, "
+              "MAX and DISTINCT keep every value with its count)"
+            : "groups kept for as long as the query runs, updated as rows "
+              "arrive");
     sl_strbuf_free(&b);
     break;
   }
@@ -232,11 +268,15 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
             ? sl_arena_printf(
                   a,
                   "{ ROW_NUMBER() partition: [%s], order: [%s], first %lld "
-                  "rows of each partition kept (%s); a row entering them "
-                  "renumbers those after it: -U/+U per changed place }",
+                  "rows of each partition shown (%s)%s; a row entering or "
+                  "leaving them renumbers those after it: -U/+U per "
+                  "changed place }",
                   list(a, st->npartition, st->partition), sl_strbuf_cstr(&b),
                   (long long)st->topn_limit,
-                  st->topn_limit == 1 ? "deduplication" : "Top-N")
+                  st->topn_limit == 1 ? "deduplication" : "Top-N",
+                  st->retracting ? ", every row kept as the input takes "
+                                   "rows back"
+                                 : ", only they kept")
             : sl_arena_printf(
                   a,
                   "{ ROW_NUMBER() partition: [%s], order: [%s], per window }",
@@ -299,6 +339,6 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
       SL_ANEW_N(a, bool, p->staged->nleaves > 0 ? p->staged->nleaves : 1)};
   sl_xnode_kid(a, stages, stage_node(a, &pr, p->staged->top));
   if (p->changelog)
-    sl_explain_mark_changelog(a, sink, "[I, UB, UA]");
+    sl_explain_mark_changelog_staged(a, sink);
   return sink;
 }

@@ -953,9 +953,20 @@ static int stage_query(stager *g, const sl_bquery *q, sl_stage **out) {
   sl_plan *leaf = NULL;
   sl_error leaf_err = {0};
   int rc = sl_plan_build_leaf(g->a, q, &leaf, &leaf_err);
-  if (rc == SL_OK) {
+  /* A GROUP BY without a window under another operator is not a leaf:
+   * its result changes as rows arrive, so it is an updating aggregate
+   * stage over its input's stream (the operator above takes its rows
+   * back). */
+  bool updating_agg = rc == SL_OK && leaf->kind == SL_PLAN_AGGREGATE &&
+                      !leaf->windowed && !leaf->window_rows &&
+                      q->kind == SL_BQUERY_SELECT && q->select->from;
+  if (rc == SL_OK && !updating_agg) {
     sl_error_clear(&leaf_err);
     return add_leaf(g, leaf, q, out);
+  }
+  if (updating_agg) {
+    sl_error_clear(&leaf_err);
+    return stage_select(g, q, false, out);
   }
   if (rc != SL_EUNSUPPORTED || q->kind != SL_BQUERY_SELECT ||
       !q->select->from) {
@@ -1142,28 +1153,20 @@ static bool updates(const sl_stage *st) {
   return updates(st->input) || updates(st->left) || updates(st->right);
 }
 
-/* Updating stages take only streams; nothing but a SELECT or an aggregate
- * (whose states can take rows back) reads an updating result. */
-static int check_updating(stager *g, const sl_stage *st, sl_span span) {
+/* Updating stages take only streams.  A join, Top-N or aggregate over an
+ * updating result is marked retracting (its state then keeps what taking
+ * rows back needs). */
+static int check_updating(stager *g, sl_stage *st, sl_span span) {
   if (!st)
     return SL_OK;
   if (st->kind == SL_STAGE_LEAF && !st->stream)
     return refuse(g, span,
                   "a join or ROW_NUMBER over streams without windows mixed "
                   "with windowed results in one query");
-  if ((st->kind == SL_STAGE_JOIN || st->kind == SL_STAGE_TOPN) &&
-      (updates(st->input) || updates(st->left) || updates(st->right)))
-    return refuse(g, span,
-                  "a join or ROW_NUMBER over an updating result (of an "
-                  "aggregate or ROW_NUMBER without windows)");
-  if (st->kind == SL_STAGE_AGGREGATE && st->stream && updates(st->input))
-    for (int i = 0; i < st->naggs; i++)
-      if (st->aggs[i].distinct || st->aggs[i].op == SL_AGG_MIN ||
-          st->aggs[i].op == SL_AGG_MAX)
-        return refuse(g, span,
-                      "MIN, MAX or DISTINCT over an updating result (their "
-                      "state cannot take a row back yet; COUNT, SUM and "
-                      "AVG can)");
+  if (st->kind == SL_STAGE_JOIN || st->kind == SL_STAGE_TOPN ||
+      (st->kind == SL_STAGE_AGGREGATE && st->stream))
+    st->retracting =
+        updates(st->input) || updates(st->left) || updates(st->right);
   int rc = check_updating(g, st->input, span);
   if (rc == SL_OK)
     rc = check_updating(g, st->left, span);

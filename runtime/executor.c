@@ -1057,7 +1057,10 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       break;
     }
-    if (node && !ready_sent) {
+    /* (A leaf whose rows stay here runs beside this process's stages,
+     * which own the coordinator connection: another thread's frames
+     * there would cut into theirs.) */
+    if (node && !ready_sent && !c.rows_here) {
       pthread_mutex_lock(&shared.lock);
       bool ready = shared.start_time > 0;
       pthread_mutex_unlock(&shared.lock);

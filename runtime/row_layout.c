@@ -222,6 +222,32 @@ bool sl_buffer_put_str(sl_buffer *b, sl_str *dst, const char *p, uint32_t len) {
  * string lies inside the receiving buffer's heap, so a corrupt or hostile
  * buffer cannot make a reader wander outside it. */
 
+size_t sl_row_long_bytes(const sl_row_layout *l, const uint8_t *row) {
+  size_t n = 0;
+  for (int f = 0; f < l->nfields; f++) {
+    const sl_str *s = (const sl_str *)(row + l->fields[f].offset);
+    if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f) &&
+        s->len > SL_STR_INLINE)
+      n += s->len;
+  }
+  return n;
+}
+
+char *sl_row_copy_deep(const sl_row_layout *l, const uint8_t *row, uint8_t *dst,
+                       char *heap) {
+  memcpy(dst, row, l->width);
+  for (int f = 0; f < l->nfields; f++) {
+    sl_str *s = (sl_str *)(dst + l->fields[f].offset);
+    if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(dst, f) &&
+        s->len > SL_STR_INLINE) {
+      memcpy(heap, s->u.ptr, s->len);
+      s->u.ptr = heap;
+      heap += s->len;
+    }
+  }
+  return heap;
+}
+
 int sl_buffer_swizzle(sl_buffer *b, sl_error *err) {
   const sl_row_layout *l = b->layout;
   const char *heap = (const char *)b->data + b->cap - b->heap_used;

@@ -32,6 +32,7 @@
 #include "sluice/interrupt.h"
 #include "sorted_result.h"
 #include "stage_int.h"
+#include "update_stages.h"
 
 typedef struct broadcast {
   atomic_bool stop;
@@ -130,7 +131,64 @@ typedef struct results {
   int64_t *wm;          /* per node: its last watermark */
   held_window *held;    /* sorted by end */
   int nheld, capheld;
+  bool updating; /* updating stages: rows by rounds, not windows */
+  /* Updating stages split at `from` (sl_staged_spread_top): the nodes
+   * send from's changes (layout: op, then from's columns), which the
+   * stages above it run here. */
+  const sl_stage *from;
+  update_stages *upper;
+  update_output uo;
+  sl_buffer from_rows; /* from's layout, strings borrowed from `rows` */
+  uint8_t *ops;
+  uint64_t memory_limit;
 } results;
+
+/* A buffer of from's changes (op first) into the stages above it. */
+static int push_upper(results *r, sl_error *err) {
+  const sl_row_layout *wl = r->rows.layout, *fl = r->from_rows.layout;
+  if (r->from_rows.cap < r->rows.cap) {
+    sl_buffer_free(&r->from_rows);
+    sl_buffer_init(&r->from_rows, fl, r->rows.cap);
+    r->from_rows.borrow_strings = true;
+    free(r->ops);
+    r->ops = malloc(r->rows.cap / (wl->width ? wl->width : 1) + 1);
+    if (!r->ops)
+      abort();
+  }
+  sl_buffer_clear(&r->from_rows);
+  for (uint32_t i = 0; i < r->rows.nrows; i++) {
+    const uint8_t *src = sl_buffer_row(&r->rows, i);
+    uint8_t *dst = sl_buffer_append(&r->from_rows);
+    sl_changelog_op op;
+    const sl_str *name = (const sl_str *)(src + wl->fields[0].offset);
+    if (!dst || name->len != 2 ||
+        !sl_changelog_op_parse(sl_str_data(name), &op))
+      return sl_error_set(err, SL_EIO, "a node sent a change without its kind");
+    r->ops[i] = (uint8_t)op;
+    for (int f = 1; f < wl->nfields; f++)
+      stage_copy_field(wl, src, f, fl, dst, f - 1);
+  }
+  int rc =
+      update_stages_push_from(r->upper, r->from, &r->from_rows, r->ops, err);
+  return rc == SL_OK ? update_stages_check_limit(r->upper, r->memory_limit, err)
+                     : rc;
+}
+
+/* Updating stages: node i ended a round (it sends WM after each), whose
+ * changes go out at once and are committed.  The nodes' keys are
+ * disjoint, so each key's changes come in order from its one node. */
+static int node_round(results *r, int i, sl_error *err) {
+  if (r->upper) /* its changes went through the stages above already */
+    return stage_output_window_end(&r->out, err);
+  sorted_result *since = &r->since[i];
+  int rc = SL_OK;
+  for (int b = 0; b < since->nbufs && rc == SL_OK; b++)
+    rc = stage_output_write(&r->out, &since->bufs[b], err);
+  bool any = since->rows > 0;
+  sorted_result_free(since);
+  sorted_result_init(since, r->layout, r->buffer_size);
+  return rc == SL_OK && any ? stage_output_window_end(&r->out, err) : rc;
+}
 
 /* Node i's watermark moved to wm: its rows since the last one are window
  * wm's; then every window all nodes have passed goes out, in order. */
@@ -197,6 +255,7 @@ static void add_node_stats(sl_query_stats *t, const sl_strbuf *p) {
   t->events += st.events; /* each node reads its own share */
   stage_stats_add_work(t, &st);
   t->stage_late += st.stage_late;
+  t->state_evicted += st.state_evicted;
   if (st.stage_windows > t->stage_windows) /* every node sees each window */
     t->stage_windows = st.stage_windows;
   if (st.stage_state_peak > t->stage_state_peak)
@@ -217,29 +276,67 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
     buffer_size = 4096;
   stage_rt *top = NULL;
   int rc = stage_rt_build(&arena, sp->top, sp, &top, err);
-  sl_plan *leaf = sp->leaves[sp->bcast_leaf];
+  /* No side: updating stages over one stream, whose nodes route their
+   * own rows (bcast_nodes NULL). */
+  sl_plan *leaf = bcast_nodes ? sp->leaves[sp->bcast_leaf] : NULL;
   broadcast b = {false, false};
   bool *done = calloc((size_t)n, sizeof *done);
   bool *cancel_sent = calloc((size_t)n, sizeof *cancel_sent);
   struct pollfd *pfd = calloc((size_t)n, sizeof *pfd);
   if (!done || !cancel_sent || !pfd)
     abort();
-  leaf->sink = &side_sink;
-  leaf->sink_arg = &b;
-  leaf->sink_table = NULL;
+  if (leaf) {
+    leaf->sink = &side_sink;
+    leaf->sink_arg = &b;
+    leaf->sink_table = NULL;
+  }
 
+  /* An updating result is a changelog when its stages update rows: the
+   * op column first, as the nodes send it (stage_runner.c). */
+  const sl_row_layout *out_layout = top ? top->layout : NULL;
+  const char *const *out_names = plan->out_names;
+  if (top && sp->updating && plan->changelog)
+    out_layout =
+        sl_exec_changelog_layout(&arena, top->layout->nfields, plan->out_names,
+                                 plan->out_types, &out_names);
+  /* What the nodes send: the result's rows, or the changes of the stage
+   * they run up to (op first), for the stages above it here. */
+  const sl_stage *from = sp->updating ? sl_staged_spread_top(sp) : NULL;
+  if (from == sp->top)
+    from = NULL;
+  const sl_row_layout *wire_layout = out_layout;
+  const char *const *wire_names;
+  if (rc == SL_OK && from)
+    wire_layout = sl_exec_changelog_layout(&arena, from->ncols, from->names,
+                                           from->types, &wire_names);
   results r = {{plan->sink, NULL, plan->offset, plan->limit, 0, 0, false,
                 plan->order, plan->norder, NULL, NULL},
-               top ? top->layout : NULL,
+               wire_layout,
                buffer_size,
                {0},
                calloc((size_t)n, sizeof(sorted_result)),
                calloc((size_t)n, sizeof(int64_t)),
                NULL,
                0,
-               0};
+               0,
+               sp->updating,
+               from,
+               NULL,
+               {&r.out, plan->changelog, {0}},
+               {0},
+               NULL,
+               sl_exec_memory_limit(settings)};
   if (!r.since || !r.wm)
     abort();
+  if (rc == SL_OK && from) {
+    r.upper = update_stages_new(
+        top, buffer_size,
+        sl_settings_get_seconds(settings, "table.exec.state.ttl", 0),
+        stage_write_updates, &r.uo);
+    if (plan->changelog)
+      sl_buffer_init(&r.uo.rows, out_layout, buffer_size);
+    sl_buffer_init(&r.from_rows, update_stages_layout(r.upper, from), 64);
+  }
   for (int i = 0; i < n; i++) {
     sorted_result_init(&r.since[i], r.layout, buffer_size);
     r.wm[i] = WM_MIN;
@@ -250,14 +347,14 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
     r.out.sorted = &sorted;
   }
   if (rc == SL_OK) {
-    sl_sink_spec spec = {
-        plan->sink_table, top->layout, plan->out_names, shell, NULL, false};
+    sl_sink_spec spec = {plan->sink_table, out_layout, out_names, shell, NULL,
+                         plan->changelog};
     rc = r.out.sc->open(&spec, &r.out.sink, err);
   }
-  side sd = {leaf, settings, bcast_nodes, SL_OK, {0}, {0}, false};
+  side sd = {leaf, settings, bcast_nodes, SL_OK, {0}, {0}, !leaf};
   pthread_t thread;
   bool started = false;
-  if (rc == SL_OK) {
+  if (rc == SL_OK && leaf) {
     started = pthread_create(&thread, NULL, side_main, &sd) == 0;
     if (!started)
       rc = sl_error_set(err, SL_EINTERNAL, "cannot start the broadcast side");
@@ -328,16 +425,18 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
       if (type == SL_FRAME_ROWS) {
         if (rc != SL_OK || r.out.limit_reached)
           continue;
-        rc = sl_node_decode_rows(p.data, p.len, top->layout, &r.rows, err);
+        rc = sl_node_decode_rows(p.data, p.len, r.layout, &r.rows, err);
         if (rc == SL_OK)
-          rc = sorted_result_add(&r.since[i], &r.rows, err);
+          rc = r.upper ? push_upper(&r, err)
+                       : sorted_result_add(&r.since[i], &r.rows, err);
         if (rc != SL_OK)
           stopping = true;
       } else if (type == SL_FRAME_WM && p.len >= 8) {
         int64_t wm;
         memcpy(&wm, p.data, sizeof wm);
         if (rc == SL_OK && !r.out.limit_reached)
-          rc = node_watermark(&r, i, n, wm, err);
+          rc = r.updating ? node_round(&r, i, err)
+                          : node_watermark(&r, i, n, wm, err);
         if (rc != SL_OK)
           stopping = true;
       } else if (type == SL_FRAME_DONE) {
@@ -345,7 +444,8 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
         done[i] = true;
         ndone++;
         if (rc == SL_OK && !r.out.limit_reached && !stopping)
-          rc = node_watermark(&r, i, n, WM_MAX, err);
+          rc = r.updating ? node_round(&r, i, err)
+                          : node_watermark(&r, i, n, WM_MAX, err);
       } else if (type == SL_FRAME_ERROR && p.len >= 4) {
         int32_t code;
         memcpy(&code, p.data, sizeof code);
@@ -419,6 +519,12 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   if (r.out.sorted)
     sorted_result_free(r.out.sorted);
   sl_buffer_free(&r.rows);
+  update_stages_free(r.upper);
+  if (r.uo.rows.data)
+    sl_buffer_free(&r.uo.rows);
+  if (r.from_rows.data)
+    sl_buffer_free(&r.from_rows);
+  free(r.ops);
   for (int i = 0; i < n; i++)
     sorted_result_free(&r.since[i]);
   for (int k = 0; k < r.nheld; k++)

@@ -131,6 +131,17 @@ void stage_eval_release(stage_eval *ev);
 /* The rows of a leaf under key (NULL if none). */
 keyed_rows *leaf_store_find(const leaf_store *ls, int64_t key);
 
+/* Updating stages' rows for a stage_output: with their kind first when
+ * the result is a changelog (an update_stages_out_fn; the rows buffer,
+ * of the changelog layout, is the caller's). */
+typedef struct update_output {
+  struct stage_output *o;
+  bool changelog;
+  sl_buffer rows; /* the output layout: op, then the top stage's */
+} update_output;
+int stage_write_updates(void *arg, const sl_buffer *rows, const uint8_t *ops,
+                        sl_error *err);
+
 /* A staged query's output rows (stage_runner.c, stage_broadcast.c):
  * OFFSET and LIMIT over everything written so far. */
 typedef struct stage_output {

@@ -259,16 +259,8 @@ static const sl_sink_connector stage_sink = {
     .watermark = stage_sink_watermark,
 };
 
-/* Updating stages' rows for the output: with their kind first when the
- * result is a changelog (plan.h). */
-typedef struct update_output {
-  stage_output *o;
-  bool changelog;
-  sl_buffer rows; /* the output layout: op, then the top stage's */
-} update_output;
-
-static int write_updates(void *arg, const sl_buffer *in, const uint8_t *ops,
-                         sl_error *err) {
+int stage_write_updates(void *arg, const sl_buffer *in, const uint8_t *ops,
+                        sl_error *err) {
   update_output *uo = arg;
   if (!uo->changelog) /* only inserts */
     return uo->o->limit_reached ? SL_OK : stage_output_write(uo->o, in, err);
@@ -503,7 +495,14 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   if (!run.leaves || !lts || !lo || !hi)
     abort();
   stage_rt *top = NULL;
-  int rc = stage_rt_build(&arena, sp->top, sp, &top, err);
+  /* A node runs updating stages up to the stage one key partitions; the
+   * coordinator runs the rest over their changes, which therefore always
+   * carry their kinds (sl_staged_spread_top). */
+  const sl_stage *top_stage = sp->top;
+  if (node && sp->updating && sl_staged_spread_top(sp))
+    top_stage = sl_staged_spread_top(sp);
+  bool changelog = plan->changelog || top_stage != sp->top;
+  int rc = stage_rt_build(&arena, top_stage, sp, &top, err);
   int64_t unit = sp->window.unit_us > 0 ? sp->window.unit_us : 1;
   /* A stream leaf's rows are bucketed by the windows' slide (sessions:
    * their gap), so a window finds its interval in few buckets. */
@@ -568,22 +567,22 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   if (node)
     o.sc = &sl_sink_to_coordinator;
   /* Updating stages: rows as they arrive, a changelog's with its kind. */
-  update_output uo = {&o, plan->changelog, {0}};
+  update_output uo = {&o, changelog, {0}};
   update_stages *updates = NULL;
   uint64_t memory_limit = sl_exec_memory_limit(settings);
   int64_t *leaf_wm = calloc((size_t)sp->nleaves + 1, sizeof *leaf_wm);
   if (!leaf_wm)
     abort();
   const sl_row_layout *out_layout = top ? top->layout : NULL;
-  const char *const *out_names = plan->out_names;
+  const char *const *out_names = top_stage->names;
   if (rc == SL_OK && sp->updating) {
     updates = update_stages_new(
         top, run.buffer_size,
         sl_settings_get_seconds(settings, "table.exec.state.ttl", 0),
-        write_updates, &uo);
-    if (plan->changelog) {
+        stage_write_updates, &uo);
+    if (changelog) {
       out_layout = sl_exec_changelog_layout(&arena, top->layout->nfields,
-                                            plan->out_names, plan->out_types,
+                                            top_stage->names, top_stage->types,
                                             &out_names);
       sl_buffer_init(&uo.rows, out_layout, run.buffer_size);
     }
@@ -594,7 +593,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                          out_names,
                          shell,
                          node ? &tc : NULL,
-                         plan->changelog};
+                         changelog};
     rc = o.sc->open(&spec, &o.sink, err);
   }
   int started = 0;
@@ -667,6 +666,10 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
         rc = update_stages_check_limit(updates, memory_limit, err);
       if (rc == SL_OK && pushed)
         rc = stage_output_window_end(&o, err);
+      /* A node: the changes sent since the last WM are one round's (the
+       * coordinator passes them on and commits). */
+      if (rc == SL_OK && pushed && node)
+        rc = sl_node_send_wm(where->export_fd, leaf_wm[0], err);
       frontier = WM_MIN; /* nothing fires by windows */
     }
     /* Fire, in order of end, the windows some windowed leaf has rows for. */

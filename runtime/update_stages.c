@@ -14,38 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agg_multiset.h"
 #include "executor_int.h"
 #include "sluice/changelog.h"
 #include "sluice/clock.h"
-
-/* ---- rows kept in state ------------------------------------------------ */
-
-static size_t long_bytes(const sl_row_layout *l, const uint8_t *row) {
-  size_t n = 0;
-  for (int f = 0; f < l->nfields; f++) {
-    const sl_str *s = (const sl_str *)(row + l->fields[f].offset);
-    if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f) &&
-        s->len > SL_STR_INLINE)
-      n += s->len;
-  }
-  return n;
-}
-
-/* Copy row to dst and its long strings to heap; returns the heap's end. */
-static char *copy_row(const sl_row_layout *l, const uint8_t *row, uint8_t *dst,
-                      char *heap) {
-  memcpy(dst, row, l->width);
-  for (int f = 0; f < l->nfields; f++) {
-    sl_str *s = (sl_str *)(dst + l->fields[f].offset);
-    if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(dst, f) &&
-        s->len > SL_STR_INLINE) {
-      memcpy(heap, s->u.ptr, s->len);
-      s->u.ptr = heap;
-      heap += s->len;
-    }
-  }
-  return heap;
-}
 
 /* ---- the stages ---------------------------------------------------------- */
 
@@ -75,8 +47,9 @@ typedef struct tpart {
   struct tpart *next;
   uint64_t hash;
   double touched; /* when a row last came ('table.exec.state.ttl') */
-  int n;
-  tentry ents[]; /* limit of them */
+  int n, cap;
+  tentry *ents; /* in order: the first N, and all the others when the
+                 * input can take rows back (sl_stage.retracting) */
 } tpart;
 
 typedef struct ustage ustage;
@@ -102,6 +75,7 @@ struct ustage {
   sl_group_table groups;
   sl_buffer tmp;
   uint8_t *keyrow;
+  agg_multisets *multi; /* MIN, MAX, DISTINCT over a retracting input */
   /* TOPN */
   sl_buffer sorts;
   tpart **parts;
@@ -193,7 +167,16 @@ static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
   case SL_STAGE_AGGREGATE: {
     sl_arena_init(&s->arena, 0);
     sl_error e = {0};
-    if (sl_agg_set_with_count(&s->arena, &rt->aggs, &s->set, &e) != SL_OK)
+    /* Over a retracting input, MIN, MAX and DISTINCT keep their values
+     * in multisets; the group states hold placeholders for them. */
+    sl_agg_set base = rt->aggs;
+    if (rt->st->retracting) {
+      s->multi = agg_multisets_new(&s->arena, &rt->aggs, rt->group_layout);
+      if (s->multi && agg_multisets_states(s->multi, &s->arena, &rt->aggs,
+                                           &base, &e) != SL_OK)
+        abort(); /* COUNT(*) and the accepted aggregates */
+    }
+    if (sl_agg_set_with_count(&s->arena, &base, &s->set, &e) != SL_OK)
       abort(); /* rt->aggs, the same but one COUNT(*), was accepted */
     sl_group_table_init(&s->groups, rt->group_layout, &s->set, 1024);
     sl_buffer_init(&s->tmp, rt->tmp_layout, u->buffer_size);
@@ -282,7 +265,7 @@ static void side_add(jside *t, uint64_t hash, const sl_row_layout *kl,
                      const uint8_t *row, double now) {
   if (t->count + 1 > t->cap)
     side_grow(t);
-  size_t kh = long_bytes(kl, key), rh = long_bytes(rl, row);
+  size_t kh = sl_row_long_bytes(kl, key), rh = sl_row_long_bytes(rl, row);
   size_t size = sizeof(jrow) + kl->width + rl->width + kh + rh;
   jrow *r = malloc(size);
   if (!r)
@@ -293,12 +276,32 @@ static void side_add(jside *t, uint64_t hash, const sl_row_layout *kl,
   r->key = (uint8_t *)(r + 1);
   r->row = r->key + kl->width;
   char *heap = (char *)(r->row + rl->width);
-  heap = copy_row(kl, key, r->key, heap);
-  copy_row(rl, row, r->row, heap);
+  heap = sl_row_copy_deep(kl, key, r->key, heap);
+  sl_row_copy_deep(rl, row, r->row, heap);
   r->next = t->buckets[hash & (t->cap - 1)];
   t->buckets[hash & (t->cap - 1)] = r;
   t->count++;
   t->bytes += size;
+}
+
+/* Take back one row equal to row under key: false when none is held. */
+static bool side_take(jside *t, uint64_t hash, const sl_row_layout *kl,
+                      const uint8_t *key, const sl_row_layout *rl,
+                      const uint8_t *row) {
+  if (!t->cap)
+    return false;
+  for (jrow **p = &t->buckets[hash & (t->cap - 1)]; *p; p = &(*p)->next) {
+    jrow *r = *p;
+    if (r->hash != hash || !sl_key_equal(kl, r->key, key) ||
+        !sl_key_equal(rl, r->row, row))
+      continue;
+    *p = r->next;
+    t->count--;
+    t->bytes -= r->size;
+    free(r);
+    return true;
+  }
+  return false;
 }
 
 /* The residual over s->out, then the rows that pass to the parent. */
@@ -350,12 +353,20 @@ static int push_join(update_stages *u, ustage *s, int side, const sl_buffer *in,
         null |= sl_row_is_null(key, f);
       if (null)
         continue; /* NULL equals nothing */
-      if (!sl_changelog_op_adds((sl_changelog_op)ops[done + (uint32_t)j]))
-        return sl_error_set(u->err, SL_EINTERNAL,
-                            "a regular join got a retraction (the planner "
-                            "admits only insert-only inputs)");
+      /* A row taken back (-U, -D) leaves this side's state and takes
+       * back what it joined: -D of each joined row, as +I/+U added it
+       * as +I (Flink's inner join).  Under a TTL or time bounds the row
+       * may be gone already, and so may what it met. */
+      bool adds =
+          sl_changelog_op_adds((sl_changelog_op)ops[done + (uint32_t)j]);
       uint64_t h = sl_key_hash(kl, key);
-      side_add(mine, h, kl, key, il, row, u->now);
+      if (adds)
+        side_add(mine, h, kl, key, il, row, u->now);
+      else if (!side_take(mine, h, kl, key, il, row) && u->ttl == 0 &&
+               rt->st->nbounds == 0)
+        return sl_error_set(u->err, SL_EINTERNAL,
+                            "a regular join's input took back a row it "
+                            "never added");
       if (!other->cap)
         continue;
       for (jrow *m = other->buckets[h & (other->cap - 1)]; m; m = m->next) {
@@ -373,7 +384,7 @@ static int push_join(update_stages *u, ustage *s, int side, const sl_buffer *in,
           stage_copy_field(ll, lrow, f, ol, dst, f);
         for (int f = 0; f < nr; f++)
           stage_copy_field(rl, rrow, f, ol, dst, nl + f);
-        s->ops[s->out.nrows - 1] = SL_OP_INSERT;
+        s->ops[s->out.nrows - 1] = adds ? SL_OP_INSERT : SL_OP_DELETE;
       }
     }
     done += (uint32_t)k;
@@ -483,12 +494,186 @@ static int topn_out(update_stages *u, ustage *s, const tentry *e, int place,
   return SL_OK;
 }
 
+/* The partition of sort row `sort` (hash h), created if new (and create). */
+static tpart *topn_part(update_stages *u, ustage *s, uint64_t h,
+                        const uint8_t *sort, bool create) {
+  const stage_rt *rt = s->rt;
+  int npart = rt->st->npartition;
+  if (create && s->pcount + 1 > s->pcap)
+    parts_grow(s);
+  if (!s->pcap)
+    return NULL;
+  tpart **slot = &s->parts[h & (s->pcap - 1)], *p = *slot;
+  while (p && (p->hash != h ||
+               sorted_result_compare(rt->sort_layout, rt->sort_order, npart,
+                                     p->ents[0].sort, sort) != 0))
+    p = p->next;
+  if (!p && create) {
+    p = calloc(1, sizeof *p);
+    if (!p)
+      abort();
+    p->hash = h;
+    p->next = *slot;
+    *slot = p;
+    s->pcount++;
+    s->bytes += sizeof *p;
+  }
+  if (p)
+    p->touched = u->now;
+  return p;
+}
+
+/* Room for one more entry in p. */
+static void part_reserve(ustage *s, tpart *p) {
+  if (p->n < p->cap)
+    return;
+  int cap = p->cap ? 2 * p->cap : 4;
+  if (!s->rt->st->retracting && cap > s->limit)
+    cap = (int)s->limit; /* only the first N are ever kept */
+  if (cap <= p->cap)
+    return;
+  p->ents = realloc(p->ents, sizeof *p->ents * (size_t)cap);
+  if (!p->ents)
+    abort();
+  s->bytes += sizeof *p->ents * (size_t)(cap - p->cap);
+  p->cap = cap;
+}
+
+/* A partition's entries leave the state with it. */
+static void part_free(ustage *s, tpart *p) {
+  for (int e = 0; e < p->n; e++)
+    tentry_free(s, &p->ents[e]);
+  s->bytes -= sizeof *p + sizeof *p->ents * (size_t)p->cap;
+  s->pcount--;
+  free(p->ents);
+  free(p);
+}
+
+/* The first place in p whose row sorts after `sort` (after: true) or
+ * not before it (false): binary search, as a partition over an updating
+ * input holds all its rows. */
+static int topn_bound(const ustage *s, const tpart *p, const uint8_t *sort,
+                      bool after) {
+  const stage_rt *rt = s->rt;
+  int lo = 0, hi = p->n;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    int c = sorted_result_compare(rt->sort_layout, rt->sort_order, rt->nsort,
+                                  p->ents[mid].sort, sort);
+    if (after ? c <= 0 : c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Row `row` (its sort row `sort`) enters partition p. */
+static int topn_insert(update_stages *u, ustage *s, tpart *p,
+                       const uint8_t *sort, const uint8_t *row) {
+  const stage_rt *rt = s->rt;
+  const sl_row_layout *kl = rt->sort_layout, *il = rt->input->layout;
+  int limit = (int)s->limit;
+  bool keep_all = rt->st->retracting;
+  /* Its place: after every row that sorts before or with it. */
+  int at = topn_bound(s, p, sort, true);
+  if (at >= limit && !keep_all)
+    return SL_OK; /* past the first N: never shown (insert-only input) */
+  int old_n = p->n;
+  tentry evicted = {NULL, NULL, 0};
+  if (!keep_all && old_n == limit)
+    evicted = p->ents[--p->n]; /* pushed out of the first N for good */
+  part_reserve(s, p);
+  memmove(&p->ents[at + 1], &p->ents[at],
+          sizeof *p->ents * (size_t)(p->n - at));
+  size_t bytes = kl->width + il->width + sl_row_long_bytes(kl, sort) +
+                 sl_row_long_bytes(il, row);
+  uint8_t *block = malloc(bytes);
+  if (!block)
+    abort();
+  char *heap = (char *)block + kl->width + il->width;
+  heap = sl_row_copy_deep(kl, sort, block, heap);
+  sl_row_copy_deep(il, row, block + kl->width, heap);
+  p->ents[at] = (tentry){block, block + kl->width, bytes};
+  p->n++;
+  s->bytes += bytes;
+  /* Each shown place from `at` on now holds the row that was one above:
+   * its old row (the one now one below, or the evicted) goes out as -U,
+   * its new one as +U; a place that was empty gets +I. */
+  int rc = SL_OK;
+  for (int i = at; i < p->n && i < limit && rc == SL_OK; i++) {
+    if (i < old_n) {
+      const tentry *was = i + 1 < p->n ? &p->ents[i + 1] : &evicted;
+      rc = topn_out(u, s, was, i, SL_OP_UPDATE_BEFORE);
+      if (rc == SL_OK)
+        rc = topn_out(u, s, &p->ents[i], i, SL_OP_UPDATE_AFTER);
+    } else {
+      rc = topn_out(u, s, &p->ents[i], i, SL_OP_INSERT);
+    }
+  }
+  if (evicted.row) {
+    /* Its copy goes only after the rows that borrowed its strings are
+     * handed on. */
+    if (rc == SL_OK)
+      rc = emit(u, s);
+    tentry_free(s, &evicted);
+  }
+  return rc;
+}
+
+/* Row `row` (sort row `sort`) is taken back from partition p (a Top-N
+ * over an updating input keeps every row, so the one after the first N
+ * moves up).  *gone: p became empty (the caller frees it). */
+static int topn_delete(update_stages *u, ustage *s, tpart *p,
+                       const uint8_t *sort, const uint8_t *row, bool *gone) {
+  const stage_rt *rt = s->rt;
+  const sl_row_layout *kl = rt->sort_layout, *il = rt->input->layout;
+  int limit = (int)s->limit;
+  /* Among the rows that sort with it, the one equal to it. */
+  int at = topn_bound(s, p, sort, false);
+  while (at < p->n && (sorted_result_compare(kl, rt->sort_order, rt->nsort,
+                                             p->ents[at].sort, sort) != 0 ||
+                       !sl_key_equal(il, p->ents[at].row, row)))
+    at = sorted_result_compare(kl, rt->sort_order, rt->nsort, p->ents[at].sort,
+                               sort) == 0
+             ? at + 1
+             : p->n;
+  *gone = false;
+  if (at == p->n)
+    return u->ttl > 0 ? SL_OK /* expired with its partition */
+                      : sl_error_set(u->err, SL_EINTERNAL,
+                                     "a Top-N's input took back a row it "
+                                     "never added");
+  tentry removed = p->ents[at];
+  int old_n = p->n--;
+  memmove(&p->ents[at], &p->ents[at + 1],
+          sizeof *p->ents * (size_t)(p->n - at));
+  /* Each shown place from `at` on now holds the row that was one below:
+   * -U of the old, +U of the new; a place left empty: -D. */
+  int rc = SL_OK;
+  for (int i = at; i < old_n && i < limit && rc == SL_OK; i++) {
+    const tentry *was = i == at ? &removed : &p->ents[i - 1];
+    if (i < p->n) {
+      rc = topn_out(u, s, was, i, SL_OP_UPDATE_BEFORE);
+      if (rc == SL_OK)
+        rc = topn_out(u, s, &p->ents[i], i, SL_OP_UPDATE_AFTER);
+    } else {
+      rc = topn_out(u, s, was, i, SL_OP_DELETE);
+    }
+  }
+  if (rc == SL_OK)
+    rc = emit(u, s); /* before the removed row's strings go */
+  tentry_free(s, &removed);
+  *gone = p->n == 0;
+  return rc;
+}
+
 static int push_topn(update_stages *u, ustage *s, const sl_buffer *in,
                      const uint8_t *ops) {
   const stage_rt *rt = s->rt;
-  const sl_row_layout *kl = rt->sort_layout, *il = rt->input->layout;
-  int npart = rt->st->npartition, limit = (int)s->limit;
-  if (limit <= 0)
+  const sl_row_layout *kl = rt->sort_layout;
+  int npart = rt->st->npartition;
+  if (s->limit <= 0)
     return SL_OK; /* rownum <= 0: no row is ever shown */
   int *pfields = malloc(sizeof(int) * (size_t)(npart > 0 ? npart : 1));
   if (!pfields)
@@ -512,79 +697,33 @@ static int push_topn(update_stages *u, ustage *s, const sl_buffer *in,
     for (int j = 0; j < k && rc == SL_OK; j++) {
       const uint8_t *row = sl_buffer_row(in, done + (uint32_t)j);
       const uint8_t *sort = sl_buffer_row(&s->sorts, (uint32_t)j);
-      if (!sl_changelog_op_adds((sl_changelog_op)ops[done + (uint32_t)j])) {
+      bool adds =
+          sl_changelog_op_adds((sl_changelog_op)ops[done + (uint32_t)j]);
+      if (!adds && !rt->st->retracting) {
         rc = sl_error_set(u->err, SL_EINTERNAL,
                           "Top-N over a stream got a retraction (the planner "
-                          "admits only insert-only inputs)");
+                          "said its input only inserts)");
         break;
       }
       uint64_t h = sl_fields_hash(kl, sort, npart, pfields);
-      if (s->pcount + 1 > s->pcap)
-        parts_grow(s);
-      tpart **slot = &s->parts[h & (s->pcap - 1)], *p = *slot;
-      while (p && (p->hash != h ||
-                   sorted_result_compare(kl, rt->sort_order, npart,
-                                         p->ents[0].sort, sort) != 0))
-        p = p->next;
-      if (!p) {
-        size_t size = sizeof *p + sizeof(tentry) * (size_t)limit;
-        p = calloc(1, size);
-        if (!p)
-          abort();
-        p->hash = h;
-        p->next = *slot;
-        *slot = p;
-        s->pcount++;
-        s->bytes += size;
+      tpart *p = topn_part(u, s, h, sort, adds);
+      if (adds) {
+        rc = topn_insert(u, s, p, sort, row);
+        continue;
       }
-      p->touched = u->now;
-      /* Its place: after every row that sorts before or with it. */
-      int at = p->n;
-      while (at > 0 && sorted_result_compare(kl, rt->sort_order, rt->nsort,
-                                             sort, p->ents[at - 1].sort) < 0)
-        at--;
-      if (at >= limit)
-        continue; /* past the first N: never shown (insert-only input) */
-      /* The old rows of the places from `at` on, as they were. */
-      int old_n = p->n;
-      tentry evicted = {NULL, NULL, 0};
-      if (old_n == limit)
-        evicted = p->ents[limit - 1];
-      for (int i = old_n - 1; i >= at; i--)
-        if (i + 1 < limit)
-          p->ents[i + 1] = p->ents[i];
-      size_t bytes =
-          kl->width + il->width + long_bytes(kl, sort) + long_bytes(il, row);
-      uint8_t *block = malloc(bytes);
-      if (!block)
-        abort();
-      char *heap = (char *)block + kl->width + il->width;
-      heap = copy_row(kl, sort, block, heap);
-      copy_row(il, row, block + kl->width, heap);
-      p->ents[at].sort = block;
-      p->ents[at].row = block + kl->width;
-      p->ents[at].size = bytes;
-      p->n = old_n < limit ? old_n + 1 : limit;
-      s->bytes += bytes;
-      /* Each place from `at` on now holds the row that was one above:
-       * its old row (the one now one below, or the evicted last) goes
-       * out as -U, its new one as +U; a place that was empty gets +I. */
-      for (int i = at; i < p->n && rc == SL_OK; i++) {
-        if (i < old_n) {
-          const tentry *was = i + 1 < p->n ? &p->ents[i + 1] : &evicted;
-          rc = topn_out(u, s, was, i, SL_OP_UPDATE_BEFORE);
-          if (rc == SL_OK)
-            rc = topn_out(u, s, &p->ents[i], i, SL_OP_UPDATE_AFTER);
-        } else {
-          rc = topn_out(u, s, &p->ents[i], i, SL_OP_INSERT);
-        }
-      }
-      if (evicted.row) {
-        /* Out of the first N: its copy goes (emitted rows borrowed its
-         * strings, so only after they are handed on). */
-        if (rc == SL_OK)
-          rc = emit(u, s);
-        tentry_free(s, &evicted);
+      bool gone = false;
+      if (p)
+        rc = topn_delete(u, s, p, sort, row, &gone);
+      else if (u->ttl == 0)
+        rc = sl_error_set(u->err, SL_EINTERNAL,
+                          "a Top-N's input took back a row of a partition "
+                          "it never had");
+      if (gone) { /* unlink and free the empty partition */
+        tpart **pp = &s->parts[h & (s->pcap - 1)];
+        while (*pp != p)
+          pp = &(*pp)->next;
+        *pp = p->next;
+        part_free(s, p);
       }
     }
     done += (uint32_t)k;
@@ -597,7 +736,8 @@ static int push_topn(update_stages *u, ustage *s, const sl_buffer *in,
 
 /* The output row of the group whose states are `states` into s->out.
  * 1: the buffer is full. */
-static int agg_row(ustage *s, const uint8_t *states, sl_error *err) {
+static int agg_row(ustage *s, const uint8_t *states, uint64_t hash,
+                   sl_error *err) {
   const stage_rt *rt = s->rt;
   const sl_row_layout *gl = rt->group_layout, *ol = rt->layout;
   int ng = rt->st->ngroups;
@@ -609,7 +749,11 @@ static int agg_row(ustage *s, const uint8_t *states, sl_error *err) {
   for (int g = 0; g < ng; g++)
     stage_copy_field(gl, key, g, ol, dst, g);
   for (int i = 0; i < rt->aggs.n; i++) {
-    int rc = sl_agg_finalize(&s->set, i, states, &s->out, dst, ng + i, err);
+    int rc =
+        agg_multisets_has(s->multi, i)
+            ? agg_multisets_finalize(s->multi, i, hash, key, &s->out, dst,
+                                     ng + i, err)
+            : sl_agg_finalize(&s->set, i, states, &s->out, dst, ng + i, err);
     if (rc != SL_OK) {
       s->out.nrows--;
       s->out.heap_used = heap;
@@ -653,21 +797,25 @@ static int push_aggregate(update_stages *u, ustage *s, const sl_buffer *in,
           return rc;
       }
       bool created;
-      uint8_t *states = sl_group_table_upsert_ex(
-          &s->groups, sl_key_hash(gl, s->keyrow), s->keyrow, &created);
+      uint64_t hash = sl_key_hash(gl, s->keyrow);
+      uint8_t *states =
+          sl_group_table_upsert_ex(&s->groups, hash, s->keyrow, &created);
       int64_t *rows = (int64_t *)(states + count_off);
       bool had = *rows > 0;
-      int rc = had ? agg_row(s, states, u->err) : SL_OK;
+      int rc = had ? agg_row(s, states, hash, u->err) : SL_OK;
       if (rc == SL_OK)
         rc = adds ? sl_agg_update(&s->set, states, t, &s->groups.arena, u->err)
                   : sl_agg_retract(&s->set, states, t, u->err);
+      if (rc == SL_OK && s->multi)
+        rc = agg_multisets_update(s->multi, hash, states - gl->width, t, adds,
+                                  u->err);
       if (rc == SL_OK && *rows < 0)
         rc = sl_error_set(u->err, SL_EINTERNAL,
                           "an aggregate's input took back a row it never "
                           "added");
       bool has = *rows > 0;
       if (rc == SL_OK && has)
-        rc = agg_row(s, states, u->err);
+        rc = agg_row(s, states, hash, u->err);
       if (rc == 1)
         rc = sl_error_set(u->err, SL_EINVAL,
                           "a group's row is larger than half a buffer; "
@@ -747,6 +895,31 @@ int update_stages_push_leaf(update_stages *u, int leaf, const sl_buffer *rows,
   return SL_OK;
 }
 
+static ustage *stage_of(const update_stages *u, const sl_stage *st) {
+  for (int i = 0; i < u->nall; i++)
+    if (u->all[i]->rt->st == st)
+      return u->all[i];
+  return NULL;
+}
+
+const sl_row_layout *update_stages_layout(const update_stages *u,
+                                          const sl_stage *st) {
+  const ustage *s = stage_of(u, st);
+  return s ? s->rt->layout : NULL;
+}
+
+int update_stages_push_from(update_stages *u, const sl_stage *st,
+                            const sl_buffer *rows, const uint8_t *ops,
+                            sl_error *err) {
+  u->err = err;
+  u->now = u->ttl > 0 ? sl_clock_seconds() : 0;
+  ustage *s = stage_of(u, st);
+  if (!s)
+    return sl_error_set(err, SL_EINTERNAL, "changes of a stage not here");
+  return s->parent ? push(u, s->parent, s->side, rows, ops)
+                   : u->out(u->arg, rows, ops, err);
+}
+
 /* 'table.exec.state.ttl': a join's rows that came before `oldest`, a
  * Top-N's partitions no row reached since. */
 static void expire(ustage *s, double oldest) {
@@ -762,11 +935,7 @@ static void expire(ustage *s, double oldest) {
           continue;
         }
         *pp = p->next;
-        for (int e = 0; e < p->n; e++)
-          tentry_free(s, &p->ents[e]);
-        s->bytes -= sizeof *p + sizeof(tentry) * (size_t)s->limit;
-        s->pcount--;
-        free(p);
+        part_free(s, p);
       }
   }
 }
@@ -797,7 +966,7 @@ uint64_t update_stages_evicted(const update_stages *u) {
 static uint64_t stage_bytes(const ustage *s) {
   return s->sides[0].bytes + s->sides[1].bytes + s->bytes +
          (s->rt->st->kind == SL_STAGE_AGGREGATE
-              ? sl_group_table_bytes(&s->groups)
+              ? sl_group_table_bytes(&s->groups) + agg_multisets_bytes(s->multi)
               : 0);
 }
 
@@ -866,6 +1035,7 @@ void update_stages_free(update_stages *u) {
     }
     if (s->rt->st->kind == SL_STAGE_AGGREGATE) {
       sl_group_table_free(&s->groups);
+      agg_multisets_free(s->multi);
       sl_buffer_free(&s->tmp);
       free(s->keyrow);
       sl_arena_free(&s->arena);
@@ -875,9 +1045,7 @@ void update_stages_free(update_stages *u) {
       for (uint32_t b = 0; b < s->pcap; b++)
         for (tpart *p = s->parts[b], *next; p; p = next) {
           next = p->next;
-          for (int e = 0; e < p->n; e++)
-            free(p->ents[e].sort);
-          free(p);
+          part_free(s, p);
         }
       free(s->parts);
     }

@@ -4,21 +4,28 @@
  *
  * Rows flow up the stage tree in batches, each row with its kind
  * (changelog.h):
- *   SELECT  filters and projects; the kind passes through;
- *   JOIN    an inner equi-join of two streams: every row of either side is
- *           kept under its join key and probes the other side's rows (a
- *           symmetric hash join); the joined rows that pass the residual
- *           are inserted (+I), as the inputs are insert-only streams;
- *   TOPN    ROW_NUMBER() per partition bounded by N (rownum <= N above
- *           it): the first N rows of each partition in order; a row that
- *           enters them shifts those after it, and each place whose row
- *           changed goes out as -U of the old row and +U of the new one
- *           (+I for a place that was empty), with its row number.  Its
- *           input is insert-only, so a row pushed past N never returns
- *           and only N rows per partition are kept (Flink's append-only
- *           Top-N).
- * The planner (planner/stage_plan.c) admits only these shapes: streams
- * at the leaves, no aggregate, nothing but SELECTs over a Top-N.
+ *   SELECT     filters and projects; the kind passes through;
+ *   JOIN       an inner equi-join: every row of either side is kept under
+ *              its join key and probes the other side's rows (a symmetric
+ *              hash join); a row added (+I/+U) inserts the joined rows
+ *              that pass the residual (+I), a row taken back (-U/-D)
+ *              leaves its side and deletes what it joined (-D);
+ *   TOPN       ROW_NUMBER() per partition bounded by N (rownum <= N above
+ *              it): the first N rows of each partition in order; a row
+ *              that enters or leaves them shifts those after it, and each
+ *              place whose row changed goes out as -U of the old row and
+ *              +U of the new one (+I for a place that was empty, -D for
+ *              one left empty), with its row number.  Over an insert-only
+ *              input a row pushed past N never returns and only N rows
+ *              per partition are kept (Flink's append-only Top-N); over
+ *              an updating one (sl_stage.retracting) every row is kept,
+ *              to move up when one before it is taken back;
+ *   AGGREGATE  groups kept with a row count: each row added or taken
+ *              back goes out as -U/+U of its group's row (+I for a new
+ *              group, -D for one whose rows were all taken back); MIN,
+ *              MAX and DISTINCT over an updating input keep their values
+ *              with counts (agg_multiset.h).
+ * The planner (planner/stage_plan.c) admits streams at the leaves only.
  *
  * Ownership: the stages own their state (rows are copied, long strings
  * included) and free it in update_stages_free.  Internal to runtime/.
@@ -49,6 +56,15 @@ void update_stages_free(update_stages *u);
  * up the tree; results go to out. */
 int update_stages_push_leaf(update_stages *u, int leaf, const sl_buffer *rows,
                             sl_error *err);
+
+/* Changes of stage st computed elsewhere (the nodes run the stages up to
+ * st: sl_staged_spread_top): rows of st's layout (update_stages_layout)
+ * with their kinds, pushed into the stages above it. */
+int update_stages_push_from(update_stages *u, const sl_stage *st,
+                            const sl_buffer *rows, const uint8_t *ops,
+                            sl_error *err);
+const sl_row_layout *update_stages_layout(const update_stages *u,
+                                          const sl_stage *st);
 
 /* The leaves' watermarks (leaf_wm[i], INT64_MIN: none yet) moved: joins
  * with bounds drop the rows no later row can meet (sl_stage.bounds). */

@@ -297,7 +297,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   watcher w = {fd, false, false, false, {NULL, NULL}};
   if (fed >= 0 && fed < 2)
     w.feeds[fed] = sl_stage_feed_new();
-  if (own_fed)
+  if (own_fed && !w.feeds[leaf]) /* (leaf == fed: one stream's stages) */
     w.feeds[leaf] = sl_stage_feed_new();
   pthread_t t;
   bool watching = pthread_create(&t, NULL, watch, &w) == 0;

@@ -363,6 +363,19 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
     return;
   }
   const sl_staged_plan *sp = plan->staged;
+  if (sl_join_routes_both(sp->join_strategy) && sp->bcast_leaf < 0) {
+    sl_strbuf_printf(
+        out,
+        "== Nodes ==\n%d nodes (%s), each running leaf %d on its share of "
+        "every source and the stages over the rows whose key's hash names "
+        "it: every node sends each row over links (tcp) to the node its "
+        "key names (its own rows to itself too), with its watermarks; each "
+        "node's changes (its keys' alone) come here and go out as each of "
+        "its rounds ends\nleaf %d: each node's rows go over the links by "
+        "their key\n",
+        n, where, sp->local_leaf + 1, sp->local_leaf + 1);
+    return;
+  }
   if (sl_join_routes_both(sp->join_strategy)) {
     sl_strbuf_printf(
         out,
@@ -371,14 +384,17 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
         "join key's hash names it: leaf %d runs on node processes of its "
         "own; the nodes of both leaves send each row over links (tcp) to "
         "the node its join key names (a stage node's own rows to itself "
-        "too)%s, with their watermarks; the stage nodes' result rows come "
-        "here and go out window by window, once every node has passed a "
-        "window\n",
+        "too)%s, with their watermarks; %s\n",
         n, where, sp->local_leaf + 1, sp->bcast_leaf + 1,
         sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS
             ? ", a window's rows at once when the sender's watermark passes "
               "it (late merge)"
-            : "");
+            : "",
+        sp->updating ? "each stage node's changes (its keys' alone) come "
+                       "here and go out as each of its rounds ends"
+                     : "the stage nodes' result rows come here and go out "
+                       "window by window, once every node has passed a "
+                       "window");
     for (int k = 0; k < 2; k++) {
       int leaf = k ? sp->bcast_leaf : sp->local_leaf;
       const sl_plan *lp = sp->leaves[leaf];
@@ -513,7 +529,10 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
                                       sl_result_sink *sink, sl_query_stats *st,
                                       sl_error *err) {
   const sl_staged_plan *sp = plan->staged;
-  int rc = ensure_leaf_clusters(s, 2, err);
+  /* Updating stages over one stream: its nodes route their own rows to
+   * each other by key and run the stages; there is no side. */
+  bool one = sp->bcast_leaf < 0;
+  int rc = ensure_leaf_clusters(s, one ? 1 : 2, err);
   if (rc != SL_OK)
     return rc;
   int n = s->cluster->n;
@@ -521,16 +540,17 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
   if (!fds)
     abort();
   sl_exec_nodes local, side;
-  sl_cluster *sc = s->leaf_clusters[0];
+  sl_cluster *sc = one ? NULL : s->leaf_clusters[0];
   sl_strbuf links = SL_STRBUF_INIT;
   rc = start_on_cluster(s, s->cluster, sp->leaves[sp->local_leaf],
-                        sp->local_leaf, sp->bcast_leaf, (int)sp->join_strategy,
-                        text, len, &links, &local, fds, err);
+                        sp->local_leaf, one ? sp->local_leaf : sp->bcast_leaf,
+                        (int)sp->join_strategy, text, len, &links, &local, fds,
+                        err);
   if (rc != SL_OK)
     about_leaf(err, sp->local_leaf);
   /* From here the side's nodes may have been sent something. */
-  bool side_tried = rc == SL_OK;
-  if (rc == SL_OK) {
+  bool side_tried = rc == SL_OK && !one;
+  if (rc == SL_OK && !one) {
     rc = start_on_cluster(s, sc, sp->leaves[sp->bcast_leaf], sp->bcast_leaf, -1,
                           (int)sp->join_strategy, text, len, &links, &side,
                           fds + n, err);
@@ -542,15 +562,15 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
     }
   }
   if (rc == SL_OK)
-    rc = sl_execute_broadcast(plan, s->settings, &side, local.fds, n, sink, st,
-                              err);
+    rc = sl_execute_broadcast(plan, s->settings, one ? NULL : &side, local.fds,
+                              n, sink, st, err);
   sl_cluster_sync(s->cluster);
   if (side_tried)
     sl_cluster_sync(sc);
   sl_strbuf_free(&links);
   free(fds);
   if (rc == SL_OK)
-    st->workers = 2 * n * node_workers(s);
+    st->workers = (one ? 1 : 2) * n * node_workers(s);
   return rc;
 }
 
@@ -656,8 +676,8 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
                                int join, int strategy,
                                const sl_exec_nodes *nodes, sl_session *s,
                                sl_query_stats *stats, sl_error *err) {
-  int l, r;
-  if (!sl_staged_join_leaves(sp, &l, &r))
+  int l = leaf, r = leaf;
+  if (sp->nleaves != 1 && !sl_staged_join_leaves(sp, &l, &r))
     return sl_error_set(err, SL_EINTERNAL,
                         "a join's side here, but no join of two leaves: do "
                         "the coordinator and the node run one build?");
@@ -673,7 +693,8 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
   const int *route = keyed ? sp->route_cols : NULL;
   if (sl_join_routes_both((sl_join_strategy)join)) {
     int *cols;
-    nroute = sl_staged_join_route(arena, sp, leaf, &cols);
+    nroute = sp->nleaves == 1 ? sl_staged_stream_route(arena, sp, &cols)
+                              : sl_staged_join_route(arena, sp, leaf, &cols);
     route = cols;
     if (nroute == 0)
       return sl_error_set(err, SL_EINTERNAL,
@@ -776,8 +797,11 @@ static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
                                size_t len, int leaf, int fed, int join,
                                int strategy, const sl_exec_nodes *nodes,
                                sl_query_stats *stats, sl_error *err) {
-  if (plan->staged->nleaves != 2 || nodes->nstage == 0 || !nodes->feeds ||
-      !nodes->feeds[leaf] || !nodes->feeds[fed])
+  /* (Updating stages over one stream: the only leaf is fed by its own
+   * nodes, fed == leaf.) */
+  int nleaves = plan->staged->nleaves;
+  if ((nleaves != 2 && !(nleaves == 1 && fed == leaf)) || nodes->nstage == 0 ||
+      !nodes->feeds || !nodes->feeds[leaf] || !nodes->feeds[fed])
     return sl_error_set(err, SL_EINTERNAL,
                         "a repartition of both sides sent here without "
                         "the links of both: do the coordinator and the "
@@ -846,7 +870,8 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
   if (rc == SL_OK && leaf >= 0) {
     /* The coordinator planned the same text into the same leaves. */
     if (plan->kind != SL_PLAN_STAGED || leaf >= plan->staged->nleaves ||
-        fed >= plan->staged->nleaves || fed == leaf)
+        fed >= plan->staged->nleaves ||
+        (fed == leaf && plan->staged->nleaves != 1))
       rc = sl_error_set(err, SL_EINTERNAL,
                         "leaf %d of a query that has no such leaf here: "
                         "do the coordinator and the node run one build?",

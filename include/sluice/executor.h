@@ -143,7 +143,10 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
  * the query to run the stages over their own share of the other leaf;
  * this process runs the side's executor (its progress, and stopping it)
  * and writes the stage nodes' result rows to the plan's sink, window by
- * window, OFFSET and LIMIT applied. */
+ * window, OFFSET and LIMIT applied.  Updating stages (sl_staged_plan.
+ * updating): the stage nodes' changes go out as each node's round ends;
+ * over one stream there is no side (bcast_nodes NULL) and the stage nodes
+ * route their own rows. */
 int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
                          const sl_exec_nodes *bcast_nodes, const int *stage_fds,
                          int n, sl_result_sink *shell, sl_query_stats *stats,

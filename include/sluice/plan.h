@@ -287,6 +287,11 @@ struct sl_stage {
   /* An updating Top-N (over a stream): only rows numbered up to this are
    * kept and sent (the WHERE rownum <= N above it). */
   int64_t topn_limit;
+  /* Updating stages: rows of this JOIN, TOPN or AGGREGATE's input may be
+   * taken back (an updating result is below it), so its state keeps what
+   * a retraction needs: a Top-N every row, MIN, MAX and DISTINCT every
+   * value with its count. */
+  bool retracting;
   /* A regular join of two streams whose condition bounds one side's event
    * time by a column of the other (q9's B.dateTime BETWEEN A.dateTime AND
    * A.expires): bound k says that a row of side 1 - side whose column col
@@ -376,6 +381,26 @@ bool sl_staged_copartition(sl_arena *a, sl_staged_plan *sp, int local);
  * coordinator and the nodes get the same answer. */
 int sl_staged_join_route(sl_arena *a, const sl_staged_plan *sp, int leaf,
                          int **cols);
+
+/* The stage the nodes run up to: a windowed plan's top; for updating
+ * stages the highest stage under a chain of single-input stages from the
+ * top that one key partitions (from it down, every Top-N partition and
+ * aggregate's groups include the key of one stream, or of one join of two
+ * streams), NULL when there is none.  The nodes run the stages up to it,
+ * each over its keys, and send its changes; the stages above it (the
+ * rest of the chain: a global Top-N, an aggregate by other keys) run in
+ * the coordinator over those changes. */
+const sl_stage *sl_staged_spread_top(const sl_staged_plan *sp);
+
+/* Updating stages over one stream (sp->nleaves == 1) that one key
+ * partitions: the leaf's columns included in every aggregate's groups and
+ * every Top-N's partition above it up to sl_staged_spread_top (through
+ * plain projections).  Sets
+ * *cols (in a) and returns how many, in column order; 0 when there are
+ * none (a global Top-N or aggregate) and every row must meet in one
+ * place.  Under SL_JOIN_SHUFFLE the leaf's rows are routed by their
+ * hash. */
+int sl_staged_stream_route(sl_arena *a, const sl_staged_plan *sp, int **cols);
 
 /* The staged plan of a query that needs one (physical_plan.c tries a single
  * pipeline first).  SL_EUNSUPPORTED says what cannot be staged. */

@@ -194,6 +194,13 @@ char *sl_buffer_heap_copy(sl_buffer *b, const char *p, uint32_t len);
 /* A string whose long bytes are copied into b's heap; false if no room. */
 bool sl_buffer_put_str(sl_buffer *b, sl_str *dst, const char *p, uint32_t len);
 
+/* A row kept on its own (operator state): the bytes of its long strings
+ * (those not inline), and a copy of it into dst with those strings into
+ * heap (sl_row_long_bytes of room), returning the heap's end. */
+size_t sl_row_long_bytes(const sl_row_layout *l, const uint8_t *row);
+char *sl_row_copy_deep(const sl_row_layout *l, const uint8_t *row, uint8_t *dst,
+                       char *heap);
+
 /* For a buffer that goes to another process: every long string's pointer
  * becomes its offset from b->data (swizzle), and back (unswizzle, after
  * the bytes arrived, checking that each string lies inside b's heap).
