@@ -18,8 +18,10 @@
 # (the changelog's rows: an insert-only result's rows), and the peak RSS
 # of the shell process.  q15-q17 run with both strategies (late merge:
 # each node merges its workers' changes per epoch and the shell merges
-# the nodes'; repartition: each node owns its groups); the updating stages
-# of the others run in the shell's process, their leaves on the nodes.
+# the nodes'; repartition: each node owns its groups).  On 2 nodes the
+# updating stages that one key partitions run on the nodes (q3, q9, q18,
+# q19, q20; q4 up to its MAX per auction, its AVG per category in the
+# shell); q23's run in the shell's process, its leaves on the nodes.
 # QUERIES="q4 q9" runs only those.
 set -euo pipefail
 SLUICE=${1:-build/sluice}
@@ -37,13 +39,34 @@ median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; e
 
 echo "| query | nodes | strategy | events/s (median of $RUNS) | spread | changes | peak RSS of the shell (MiB) |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
-for q in ${QUERIES:-q15 q16 q17 q3 q20 q23 q4 q9 q18 q19 q13 q10}; do
+# Operators over updating results, beside the published queries: the
+# three auctions with the most bids (a global Top-N over a GROUP BY: the
+# counts on the nodes, the Top-N in the shell), and each category's
+# largest bid count of an auction (a MAX over counts per auction of a
+# join: taking each old count back).
+extra_query() {
+  case $1 in
+    top3_auctions) cat <<'SQL' ;;
+CREATE TABLE top3 (auction BIGINT, cnt BIGINT, rn BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO top3 SELECT * FROM (SELECT auction, cnt, ROW_NUMBER() OVER (ORDER BY cnt DESC, auction) AS rn
+  FROM (SELECT auction, COUNT(*) AS cnt FROM bid GROUP BY auction)) WHERE rn <= 3;
+SQL
+    max_count_per_category) cat <<'SQL' ;;
+CREATE TABLE mx (category BIGINT, m BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO mx SELECT category, MAX(cnt) FROM (SELECT A.category, B.auction, COUNT(*) AS cnt
+  FROM bid B JOIN auction A ON B.auction = A.id GROUP BY A.category, B.auction) GROUP BY category;
+SQL
+    *) cat "$SRC/examples/nexmark/$1.sql" ;;
+  esac
+}
+
+for q in ${QUERIES:-q15 q16 q17 q3 q20 q23 q4 q9 q18 q19 q13 q10 top3_auctions max_count_per_category}; do
   for nodes in 1 2; do
     strategies=late-merge
     case $q in q15|q16|q17) strategies="late-merge repartition" ;; esac
     for strategy in $strategies; do
       printf "%s\nSET parallelism.default = 2;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\n%s\n" \
-        "$DDL" "$nodes" "$strategy" "$(cat "$SRC/examples/nexmark/$q.sql")" > "$tmp/q.sql"
+        "$DDL" "$nodes" "$strategy" "$(extra_query "$q")" > "$tmp/q.sql"
       : > "$tmp/rates"
       : > "$tmp/rss"
       status=ok

@@ -121,13 +121,33 @@ int agg_multisets_states(const agg_multisets *m, sl_arena *a,
   return sl_agg_set_init(a, out, aggs->n, d, aggs->input, err);
 }
 
-static void free_group(mgroup *g, int n) {
+/* Free a group; returns the bytes it held. */
+static uint64_t free_group(mgroup *g, int n) {
+  uint64_t bytes = g->size;
   for (int k = 0; k < n; k++) {
-    for (int i = 0; i < g->sets[k].n; i++)
+    for (int i = 0; i < g->sets[k].n; i++) {
+      bytes += g->sets[k].v[i].size;
       free(g->sets[k].v[i].row);
+    }
+    bytes += sizeof *g->sets[k].v * (size_t)g->sets[k].cap;
     free(g->sets[k].v);
   }
   free(g);
+  return bytes;
+}
+
+void agg_multisets_remove(agg_multisets *m, uint64_t hash, const uint8_t *key) {
+  if (!m || !m->cap)
+    return;
+  for (mgroup **p = &m->buckets[hash & (m->cap - 1)]; *p; p = &(*p)->next) {
+    mgroup *g = *p;
+    if (g->hash != hash || !sl_key_equal(m->group_layout, g->key, key))
+      continue;
+    *p = g->next;
+    m->count--;
+    m->bytes -= free_group(g, m->n);
+    return;
+  }
 }
 
 void agg_multisets_free(agg_multisets *m) {
@@ -136,7 +156,7 @@ void agg_multisets_free(agg_multisets *m) {
   for (uint32_t b = 0; b < m->cap; b++)
     for (mgroup *g = m->buckets[b], *next; g; g = next) {
       next = g->next;
-      free_group(g, m->n);
+      (void)free_group(g, m->n);
     }
   free(m->buckets);
   free(m);
@@ -206,7 +226,8 @@ static int lower_bound(const magg *a, const mset *s, const uint8_t *v,
 }
 
 static int update_one(agg_multisets *m, const magg *a, mset *s,
-                      const uint8_t *v, bool adds, sl_error *err) {
+                      const uint8_t *v, bool adds, bool lenient,
+                      sl_error *err) {
   bool found;
   int at = lower_bound(a, s, v, &found);
   if (found) {
@@ -220,9 +241,10 @@ static int update_one(agg_multisets *m, const magg *a, mset *s,
     return SL_OK;
   }
   if (!adds)
-    return sl_error_set(err, SL_EINTERNAL,
-                        "an aggregate's input took back a value it never "
-                        "added");
+    return lenient ? SL_OK
+                   : sl_error_set(err, SL_EINTERNAL,
+                                  "an aggregate's input took back a value it "
+                                  "never added");
   if (s->n == s->cap) {
     int cap = s->cap ? 2 * s->cap : 4;
     s->v = realloc(s->v, sizeof *s->v * (size_t)cap);
@@ -244,7 +266,8 @@ static int update_one(agg_multisets *m, const magg *a, mset *s,
 }
 
 int agg_multisets_update(agg_multisets *m, uint64_t hash, const uint8_t *key,
-                         const uint8_t *row, bool adds, sl_error *err) {
+                         const uint8_t *row, bool adds, bool lenient,
+                         sl_error *err) {
   const sl_row_layout *in = m->aggs->input;
   mgroup *g = NULL;
   for (int k = 0; k < m->n; k++) {
@@ -258,16 +281,17 @@ int agg_multisets_update(agg_multisets *m, uint64_t hash, const uint8_t *key,
     if (!g)
       g = find_group(m, hash, key, adds);
     if (!g)
-      return sl_error_set(err, SL_EINTERNAL,
-                          "an aggregate's input took back a row of a group "
-                          "it never had");
+      return lenient ? SL_OK
+                     : sl_error_set(err, SL_EINTERNAL,
+                                    "an aggregate's input took back a row "
+                                    "of a group it never had");
     /* The value as a row of its own layout (its long string stays where
      * it is: update_one copies what it keeps). */
     uint8_t *v = m->scratch;
     memset(v, 0, a->values->width);
     memcpy(v + a->values->fields[0].offset,
            row + in->fields[d->in_field].offset, a->values->fields[0].size);
-    int rc = update_one(m, a, &g->sets[k], v, adds, err);
+    int rc = update_one(m, a, &g->sets[k], v, adds, lenient, err);
     if (rc != SL_OK)
       return rc;
   }

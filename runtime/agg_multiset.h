@@ -42,9 +42,16 @@ int agg_multisets_states(const agg_multisets *m, sl_arena *a,
 
 /* Fold one input row (of aggs' input layout) of the group `key` (hash:
  * sl_key_hash over group_layout) in (adds) or take it back.  Taking back
- * a value the group does not hold is SL_EINTERNAL. */
+ * a value the group does not hold is SL_EINTERNAL, or nothing when
+ * lenient (under a state TTL the value may have expired with its
+ * group). */
 int agg_multisets_update(agg_multisets *m, uint64_t hash, const uint8_t *key,
-                         const uint8_t *row, bool adds, sl_error *err);
+                         const uint8_t *row, bool adds, bool lenient,
+                         sl_error *err);
+
+/* The group `key` leaves (its state expired); nothing if m is NULL or it
+ * has none. */
+void agg_multisets_remove(agg_multisets *m, uint64_t hash, const uint8_t *key);
 
 /* Aggregate i's result for group `key` into field `field` of out_row, a
  * row of out (long strings to its heap): SL_OK, an error, or 1 when out's

@@ -277,6 +277,40 @@ int sl_group_table_merge(sl_group_table *dst, const sl_group_table *src,
   return SL_OK;
 }
 
+void sl_group_table_keep_since(
+    sl_group_table *t, uint32_t touched_off, int64_t oldest,
+    void (*dropped)(void *arg, uint64_t hash, const uint8_t *key), void *arg) {
+  uint32_t keep = 0;
+  for (uint32_t i = 0; i < t->cap; i++)
+    if (sl_group_table_slot_used(t, i) &&
+        *(int64_t *)(sl_group_table_states(t, i) + touched_off) >= oldest)
+      keep++;
+  if (keep == t->count)
+    return;
+  sl_group_table fresh;
+  sl_group_table_init(&fresh, t->key_layout, t->aggs, keep ? keep : 1);
+  sl_error e = {0};
+  for (uint32_t i = 0; i < t->cap; i++) {
+    if (!sl_group_table_slot_used(t, i))
+      continue;
+    const uint8_t *key = sl_group_table_key(t, i);
+    uint64_t hash = *(const uint64_t *)(key - 8);
+    uint8_t *old = sl_group_table_states(t, i);
+    if (*(int64_t *)(old + touched_off) < oldest) {
+      if (dropped)
+        dropped(arg, hash, key);
+      continue;
+    }
+    /* A fresh state merged with the old one is the old one (copied into
+     * the fresh table's arena: the old table goes). */
+    sl_agg_merge(t->aggs, sl_group_table_upsert(&fresh, hash, key), old,
+                 &fresh.arena, &e);
+  }
+  sl_error_clear(&e);
+  sl_group_table_free(t);
+  *t = fresh;
+}
+
 size_t sl_group_table_bytes(const sl_group_table *t) {
   return (size_t)t->cap * t->entry_width + t->arena.total;
 }

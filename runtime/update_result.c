@@ -188,31 +188,8 @@ static void expire(update_result *u, double now) {
   if (u->ttl <= 0 || now - u->last_expiry < u->ttl / 2)
     return;
   u->last_expiry = now;
-  int64_t oldest = (int64_t)((now - u->ttl) * 1000);
-  sl_group_table *t = &u->table;
-  uint32_t keep = 0;
-  for (uint32_t i = 0; i < t->cap; i++)
-    if (sl_group_table_slot_used(t, i) &&
-        *(int64_t *)(sl_group_table_states(t, i) + u->touched_off) >= oldest)
-      keep++;
-  if (keep == t->count)
-    return;
-  sl_group_table fresh;
-  sl_group_table_init(&fresh, t->key_layout, &u->set, keep ? keep : 1);
-  sl_error e = {0};
-  for (uint32_t i = 0; i < t->cap; i++) {
-    if (!sl_group_table_slot_used(t, i))
-      continue;
-    uint8_t *old = sl_group_table_states(t, i);
-    if (*(int64_t *)(old + u->touched_off) < oldest)
-      continue;
-    const uint8_t *key = sl_group_table_key(t, i);
-    uint8_t *states =
-        sl_group_table_upsert(&fresh, *(const uint64_t *)(key - 8), key);
-    sl_agg_merge(&u->set, states, old, &fresh.arena, &e);
-  }
-  sl_group_table_free(t);
-  *t = fresh;
+  sl_group_table_keep_since(&u->table, u->touched_off,
+                            (int64_t)((now - u->ttl) * 1000), NULL, NULL);
 }
 
 int update_result_merge(update_result *u, const sl_group_table *delta,

@@ -18,6 +18,7 @@
 #include "executor_int.h"
 #include "sluice/changelog.h"
 #include "sluice/clock.h"
+#include "topn_rows.h"
 
 /* ---- the stages ---------------------------------------------------------- */
 
@@ -36,20 +37,13 @@ typedef struct jside {
   uint64_t bytes;
 } jside;
 
-/* A Top-N partition: its first rows in order (at most limit). */
-typedef struct tentry {
-  uint8_t *sort; /* the sort row: partition and order values */
-  uint8_t *row;  /* the input row (sort's block holds both) */
-  size_t size;   /* of the block */
-} tentry;
-
+/* A Top-N partition: its rows in order, the first N (all of them when
+ * the input can take rows back: sl_stage.retracting). */
 typedef struct tpart {
   struct tpart *next;
   uint64_t hash;
   double touched; /* when a row last came ('table.exec.state.ttl') */
-  int n, cap;
-  tentry *ents; /* in order: the first N, and all the others when the
-                 * input can take rows back (sl_stage.retracting) */
+  topn_rows rows;
 } tpart;
 
 typedef struct ustage ustage;
@@ -76,6 +70,7 @@ struct ustage {
   sl_buffer tmp;
   uint8_t *keyrow;
   agg_multisets *multi; /* MIN, MAX, DISTINCT over a retracting input */
+  uint32_t touched_off; /* 'table.exec.state.ttl': a group's last row */
   /* TOPN */
   sl_buffer sorts;
   tpart **parts;
@@ -178,6 +173,14 @@ static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
     }
     if (sl_agg_set_with_count(&s->arena, &base, &s->set, &e) != SL_OK)
       abort(); /* rt->aggs, the same but one COUNT(*), was accepted */
+    /* Under 'table.exec.state.ttl' one more int64 per group: when a row
+     * last came (milliseconds). */
+    if (u->ttl > 0) {
+      sl_agg_set rows = s->set;
+      if (sl_agg_set_with_count(&s->arena, &rows, &s->set, &e) != SL_OK)
+        abort();
+      s->touched_off = s->set.aggs[s->set.n - 1].state_offset;
+    }
     sl_group_table_init(&s->groups, rt->group_layout, &s->set, 1024);
     sl_buffer_init(&s->tmp, rt->tmp_layout, u->buffer_size);
     s->tmp.borrow_strings = true;
@@ -454,10 +457,6 @@ static void join_sweep(ustage *s, const int64_t *leaf_wm) {
 /* ---- TOPN ---------------------------------------------------------------- */
 
 /* A row leaves a Top-N's state. */
-static void tentry_free(ustage *s, tentry *e) {
-  s->bytes -= e->size;
-  free(e->sort);
-}
 
 static void parts_grow(ustage *s) {
   uint32_t cap = s->pcap ? s->pcap * 2 : 1024;
@@ -504,9 +503,9 @@ static tpart *topn_part(update_stages *u, ustage *s, uint64_t h,
   if (!s->pcap)
     return NULL;
   tpart **slot = &s->parts[h & (s->pcap - 1)], *p = *slot;
-  while (p && (p->hash != h ||
-               sorted_result_compare(rt->sort_layout, rt->sort_order, npart,
-                                     p->ents[0].sort, sort) != 0))
+  while (p && (p->hash != h || sorted_result_compare(
+                                   rt->sort_layout, rt->sort_order, npart,
+                                   topn_rows_at(&p->rows, 0)->sort, sort) != 0))
     p = p->next;
   if (!p && create) {
     p = calloc(1, sizeof *p);
@@ -523,49 +522,12 @@ static tpart *topn_part(update_stages *u, ustage *s, uint64_t h,
   return p;
 }
 
-/* Room for one more entry in p. */
-static void part_reserve(ustage *s, tpart *p) {
-  if (p->n < p->cap)
-    return;
-  int cap = p->cap ? 2 * p->cap : 4;
-  if (!s->rt->st->retracting && cap > s->limit)
-    cap = (int)s->limit; /* only the first N are ever kept */
-  if (cap <= p->cap)
-    return;
-  p->ents = realloc(p->ents, sizeof *p->ents * (size_t)cap);
-  if (!p->ents)
-    abort();
-  s->bytes += sizeof *p->ents * (size_t)(cap - p->cap);
-  p->cap = cap;
-}
-
-/* A partition's entries leave the state with it. */
+/* A partition and its rows leave the state. */
 static void part_free(ustage *s, tpart *p) {
-  for (int e = 0; e < p->n; e++)
-    tentry_free(s, &p->ents[e]);
-  s->bytes -= sizeof *p + sizeof *p->ents * (size_t)p->cap;
+  topn_rows_free(&p->rows, &s->bytes);
+  s->bytes -= sizeof *p;
   s->pcount--;
-  free(p->ents);
   free(p);
-}
-
-/* The first place in p whose row sorts after `sort` (after: true) or
- * not before it (false): binary search, as a partition over an updating
- * input holds all its rows. */
-static int topn_bound(const ustage *s, const tpart *p, const uint8_t *sort,
-                      bool after) {
-  const stage_rt *rt = s->rt;
-  int lo = 0, hi = p->n;
-  while (lo < hi) {
-    int mid = lo + (hi - lo) / 2;
-    int c = sorted_result_compare(rt->sort_layout, rt->sort_order, rt->nsort,
-                                  p->ents[mid].sort, sort);
-    if (after ? c <= 0 : c < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
 }
 
 /* Row `row` (its sort row `sort`) enters partition p. */
@@ -575,17 +537,12 @@ static int topn_insert(update_stages *u, ustage *s, tpart *p,
   const sl_row_layout *kl = rt->sort_layout, *il = rt->input->layout;
   int limit = (int)s->limit;
   bool keep_all = rt->st->retracting;
+  topn_order order = {kl, rt->sort_order, rt->nsort};
   /* Its place: after every row that sorts before or with it. */
-  int at = topn_bound(s, p, sort, true);
-  if (at >= limit && !keep_all)
+  topn_pos at = topn_rows_place(&p->rows, &order, sort, true);
+  if (at.rank >= limit && !keep_all)
     return SL_OK; /* past the first N: never shown (insert-only input) */
-  int old_n = p->n;
-  tentry evicted = {NULL, NULL, 0};
-  if (!keep_all && old_n == limit)
-    evicted = p->ents[--p->n]; /* pushed out of the first N for good */
-  part_reserve(s, p);
-  memmove(&p->ents[at + 1], &p->ents[at],
-          sizeof *p->ents * (size_t)(p->n - at));
+  int old_n = p->rows.n;
   size_t bytes = kl->width + il->width + sl_row_long_bytes(kl, sort) +
                  sl_row_long_bytes(il, row);
   uint8_t *block = malloc(bytes);
@@ -594,29 +551,33 @@ static int topn_insert(update_stages *u, ustage *s, tpart *p,
   char *heap = (char *)block + kl->width + il->width;
   heap = sl_row_copy_deep(kl, sort, block, heap);
   sl_row_copy_deep(il, row, block + kl->width, heap);
-  p->ents[at] = (tentry){block, block + kl->width, bytes};
-  p->n++;
-  s->bytes += bytes;
+  topn_rows_insert(&p->rows, at, (tentry){block, block + kl->width, bytes},
+                   &s->bytes);
+  /* Over an insert-only input the row now past the first N goes for
+   * good (after the rows that borrow its strings are handed on). */
+  tentry evicted = {NULL, NULL, 0};
+  if (!keep_all && p->rows.n > limit) {
+    evicted = topn_rows_remove(&p->rows, topn_rows_last(&p->rows), &s->bytes);
+  }
   /* Each shown place from `at` on now holds the row that was one above:
    * its old row (the one now one below, or the evicted) goes out as -U,
    * its new one as +U; a place that was empty gets +I. */
   int rc = SL_OK;
-  for (int i = at; i < p->n && i < limit && rc == SL_OK; i++) {
+  for (int i = at.rank; i < limit && i < p->rows.n && rc == SL_OK; i++) {
     if (i < old_n) {
-      const tentry *was = i + 1 < p->n ? &p->ents[i + 1] : &evicted;
+      const tentry *was =
+          i + 1 < p->rows.n ? topn_rows_at(&p->rows, i + 1) : &evicted;
       rc = topn_out(u, s, was, i, SL_OP_UPDATE_BEFORE);
       if (rc == SL_OK)
-        rc = topn_out(u, s, &p->ents[i], i, SL_OP_UPDATE_AFTER);
+        rc = topn_out(u, s, topn_rows_at(&p->rows, i), i, SL_OP_UPDATE_AFTER);
     } else {
-      rc = topn_out(u, s, &p->ents[i], i, SL_OP_INSERT);
+      rc = topn_out(u, s, topn_rows_at(&p->rows, i), i, SL_OP_INSERT);
     }
   }
   if (evicted.row) {
-    /* Its copy goes only after the rows that borrowed its strings are
-     * handed on. */
     if (rc == SL_OK)
       rc = emit(u, s);
-    tentry_free(s, &evicted);
+    free(evicted.sort);
   }
   return rc;
 }
@@ -629,42 +590,43 @@ static int topn_delete(update_stages *u, ustage *s, tpart *p,
   const stage_rt *rt = s->rt;
   const sl_row_layout *kl = rt->sort_layout, *il = rt->input->layout;
   int limit = (int)s->limit;
+  topn_order order = {kl, rt->sort_order, rt->nsort};
   /* Among the rows that sort with it, the one equal to it. */
-  int at = topn_bound(s, p, sort, false);
-  while (at < p->n && (sorted_result_compare(kl, rt->sort_order, rt->nsort,
-                                             p->ents[at].sort, sort) != 0 ||
-                       !sl_key_equal(il, p->ents[at].row, row)))
-    at = sorted_result_compare(kl, rt->sort_order, rt->nsort, p->ents[at].sort,
-                               sort) == 0
-             ? at + 1
-             : p->n;
+  topn_pos at = topn_rows_place(&p->rows, &order, sort, false);
+  bool found = false;
+  while (at.rank < p->rows.n) {
+    const tentry *e = topn_rows_get(&p->rows, at);
+    if (sorted_result_compare(kl, rt->sort_order, rt->nsort, e->sort, sort))
+      break;
+    if ((found = sl_key_equal(il, e->row, row)))
+      break;
+    at = topn_rows_next(&p->rows, at);
+  }
   *gone = false;
-  if (at == p->n)
+  if (!found)
     return u->ttl > 0 ? SL_OK /* expired with its partition */
                       : sl_error_set(u->err, SL_EINTERNAL,
                                      "a Top-N's input took back a row it "
                                      "never added");
-  tentry removed = p->ents[at];
-  int old_n = p->n--;
-  memmove(&p->ents[at], &p->ents[at + 1],
-          sizeof *p->ents * (size_t)(p->n - at));
+  int old_n = p->rows.n;
+  tentry removed = topn_rows_remove(&p->rows, at, &s->bytes);
   /* Each shown place from `at` on now holds the row that was one below:
    * -U of the old, +U of the new; a place left empty: -D. */
   int rc = SL_OK;
-  for (int i = at; i < old_n && i < limit && rc == SL_OK; i++) {
-    const tentry *was = i == at ? &removed : &p->ents[i - 1];
-    if (i < p->n) {
+  for (int i = at.rank; i < old_n && i < limit && rc == SL_OK; i++) {
+    const tentry *was = i == at.rank ? &removed : topn_rows_at(&p->rows, i - 1);
+    if (i < p->rows.n) {
       rc = topn_out(u, s, was, i, SL_OP_UPDATE_BEFORE);
       if (rc == SL_OK)
-        rc = topn_out(u, s, &p->ents[i], i, SL_OP_UPDATE_AFTER);
+        rc = topn_out(u, s, topn_rows_at(&p->rows, i), i, SL_OP_UPDATE_AFTER);
     } else {
       rc = topn_out(u, s, was, i, SL_OP_DELETE);
     }
   }
   if (rc == SL_OK)
     rc = emit(u, s); /* before the removed row's strings go */
-  tentry_free(s, &removed);
-  *gone = p->n == 0;
+  free(removed.sort);
+  *gone = p->rows.n == 0;
   return rc;
 }
 
@@ -802,13 +764,20 @@ static int push_aggregate(update_stages *u, ustage *s, const sl_buffer *in,
           sl_group_table_upsert_ex(&s->groups, hash, s->keyrow, &created);
       int64_t *rows = (int64_t *)(states + count_off);
       bool had = *rows > 0;
+      /* Under a TTL the group a row is taken back from may have expired
+       * (and come back without it): the retraction is dropped, as
+       * Flink's state TTL does. */
+      if (!adds && !had && u->ttl > 0)
+        continue;
+      if (u->ttl > 0) /* whole milliseconds are enough */
+        *(int64_t *)(states + s->touched_off) = (int64_t)(u->now * 1000);
       int rc = had ? agg_row(s, states, hash, u->err) : SL_OK;
       if (rc == SL_OK)
         rc = adds ? sl_agg_update(&s->set, states, t, &s->groups.arena, u->err)
                   : sl_agg_retract(&s->set, states, t, u->err);
       if (rc == SL_OK && s->multi)
         rc = agg_multisets_update(s->multi, hash, states - gl->width, t, adds,
-                                  u->err);
+                                  u->ttl > 0, u->err);
       if (rc == SL_OK && *rows < 0)
         rc = sl_error_set(u->err, SL_EINTERNAL,
                           "an aggregate's input took back a row it never "
@@ -922,8 +891,17 @@ int update_stages_push_from(update_stages *u, const sl_stage *st,
 
 /* 'table.exec.state.ttl': a join's rows that came before `oldest`, a
  * Top-N's partitions no row reached since. */
+/* An aggregate stage's group expired: its MIN/MAX/DISTINCT values go. */
+static void group_dropped(void *arg, uint64_t hash, const uint8_t *key) {
+  agg_multisets_remove(arg, hash, key);
+}
+
 static void expire(ustage *s, double oldest) {
-  if (s->rt->st->kind == SL_STAGE_JOIN) {
+  if (s->rt->st->kind == SL_STAGE_AGGREGATE) {
+    sl_group_table_keep_since(&s->groups, s->touched_off,
+                              (int64_t)(oldest * 1000), group_dropped,
+                              s->multi);
+  } else if (s->rt->st->kind == SL_STAGE_JOIN) {
     for (int k = 0; k < 2; k++)
       side_remove_if(&s->sides[k], born_before, &oldest);
   } else if (s->rt->st->kind == SL_STAGE_TOPN) {

@@ -44,9 +44,10 @@ typedef int (*update_stages_out_fn)(void *arg, const sl_buffer *rows,
 
 /* The stages over top (built by stage_rt_build).  ttl: 'table.exec.
  * state.ttl' in seconds (0: never): a join's rows are dropped that long
- * after they came, a Top-N's partitions that long after their last row
- * (later rows then meet, or rank among, only what is left), as Flink's
- * state TTL. */
+ * after they came, a Top-N's partitions and an aggregate's groups that
+ * long after their last row (later rows then meet, rank among, or add to
+ * only what is left; a retraction of what expired is dropped), as
+ * Flink's state TTL. */
 update_stages *update_stages_new(const stage_rt *top, uint32_t buffer_size,
                                  double ttl, update_stages_out_fn out,
                                  void *arg);

@@ -212,6 +212,15 @@ uint32_t sl_group_table_encode_where(const sl_group_table *t,
 int sl_group_table_decode_merge(sl_group_table *dst, const uint8_t *bytes,
                                 size_t len, sl_error *err);
 
+/* State TTL: keep only the groups whose int64 state at byte touched_off
+ * (a time the caller keeps there) is at or after oldest.  The table
+ * cannot delete in place, so the kept groups are copied into a fresh one
+ * (new slots and arena) unless none goes; dropped(arg, hash, key), if not
+ * NULL, is told of each group that goes first. */
+void sl_group_table_keep_since(
+    sl_group_table *t, uint32_t touched_off, int64_t oldest,
+    void (*dropped)(void *arg, uint64_t hash, const uint8_t *key), void *arg);
+
 /* Bytes held (slots + arena), for EXPLAIN ANALYZE and memory limits. */
 size_t sl_group_table_bytes(const sl_group_table *t);
 

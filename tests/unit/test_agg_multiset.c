@@ -1,7 +1,8 @@
 /* test_agg_multiset.c - MIN, MAX and DISTINCT aggregates that take rows
  * back (runtime/agg_multiset.c): the value after its maximum is taken
  * back, duplicates counted, strings, FILTER and NULLs ignored, a group
- * emptied, and a retraction of a value never added refused. */
+ * emptied or removed (state TTL), and a retraction of a value never added
+ * refused (or, lenient, ignored). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -89,8 +90,9 @@ static void feed(fixture *fx, int64_t g, int64_t price, const char *name,
   uint8_t key[16] = {0};
   SL_FIELD(key, fx->key, 0, int64_t) = g;
   sl_error err = {0};
-  int rc = agg_multisets_update(fx->m, sl_key_hash(fx->key, key), key,
-                                row(fx, g, price, name, keep), adds, &err);
+  int rc =
+      agg_multisets_update(fx->m, sl_key_hash(fx->key, key), key,
+                           row(fx, g, price, name, keep), adds, false, &err);
   assert_int_equal(rc, SL_OK);
 }
 
@@ -201,16 +203,42 @@ static void test_retraction_never_added(void **state) {
   SL_FIELD(key, fx.key, 0, int64_t) = 3;
   sl_error err = {0};
   int rc = agg_multisets_update(fx.m, sl_key_hash(fx.key, key), key,
-                                row(&fx, 3, 6, "a", true), false, &err);
+                                row(&fx, 3, 6, "a", true), false, false, &err);
   assert_int_equal(rc, SL_EINTERNAL);
   assert_non_null(strstr(err.message, "never added"));
   sl_error_clear(&err);
   SL_FIELD(key, fx.key, 0, int64_t) = 4;
   rc = agg_multisets_update(fx.m, sl_key_hash(fx.key, key), key,
-                            row(&fx, 4, 6, "a", true), false, &err);
+                            row(&fx, 4, 6, "a", true), false, false, &err);
   assert_int_equal(rc, SL_EINTERNAL);
   sl_error_clear(&err);
+  /* Lenient (under a state TTL): nothing happens. */
+  rc = agg_multisets_update(fx.m, sl_key_hash(fx.key, key), key,
+                            row(&fx, 4, 6, "a", true), false, true, &err);
+  assert_int_equal(rc, SL_OK);
   assert_true(agg_multisets_bytes(fx.m) > 0);
+  teardown_fixture(&fx);
+}
+
+static void test_group_removed(void **state) {
+  (void)state;
+  fixture fx;
+  setup_fixture(&fx);
+  uint64_t empty = agg_multisets_bytes(fx.m);
+  feed(&fx, 5, 7, "a-long-name-for-the-heap", true, true);
+  feed(&fx, 6, 8, "b", true, true);
+  uint64_t two = agg_multisets_bytes(fx.m);
+  assert_true(two > empty);
+  uint8_t key[16] = {0};
+  SL_FIELD(key, fx.key, 0, int64_t) = 5;
+  agg_multisets_remove(fx.m, sl_key_hash(fx.key, key), key);
+  assert_true(agg_multisets_bytes(fx.m) < two);
+  const uint8_t *r = results(&fx, 5);
+  assert_int_equal(num(&fx, r, A_MAX), -1); /* gone */
+  r = results(&fx, 6);
+  assert_int_equal(num(&fx, r, A_MAX), 8); /* the other stays */
+  agg_multisets_remove(fx.m, sl_key_hash(fx.key, key), key); /* twice: no-op */
+  agg_multisets_remove(NULL, 0, key);
   teardown_fixture(&fx);
 }
 
@@ -220,6 +248,7 @@ int main(void) {
       cmocka_unit_test(test_max_taken_back_gives_way),
       cmocka_unit_test(test_filter_nulls_and_empty),
       cmocka_unit_test(test_retraction_never_added),
+      cmocka_unit_test(test_group_removed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
