@@ -18,10 +18,12 @@
 # (the changelog's rows: an insert-only result's rows), and the peak RSS
 # of the shell process.  q15-q17 run with both strategies (late merge:
 # each node merges its workers' changes per epoch and the shell merges
-# the nodes'; repartition: each node owns its groups).  On 2 nodes the
-# updating stages that one key partitions run on the nodes (q3, q9, q18,
-# q19, q20; q4 up to its MAX per auction, its AVG per category in the
-# shell); q23's run in the shell's process, its leaves on the nodes.
+# the nodes'; repartition: each node owns its groups).  On 2 nodes a
+# join of two streams and the stages above it that its key partitions run
+# on the nodes (q3, q9, q20; q4 up to its MAX per auction, its AVG per
+# category in the shell); the others (q18, q19, q23) in the shell's
+# process, their leaves on the nodes.  JOIN_STRATEGY=repartition forces
+# the stages of one stream (q18, q19) onto the nodes too.
 # QUERIES="q4 q9" runs only those.
 set -euo pipefail
 SLUICE=${1:-build/sluice}
@@ -65,8 +67,8 @@ for q in ${QUERIES:-q15 q16 q17 q3 q20 q23 q4 q9 q18 q19 q13 q10 top3_auctions m
     strategies=late-merge
     case $q in q15|q16|q17) strategies="late-merge repartition" ;; esac
     for strategy in $strategies; do
-      printf "%s\nSET parallelism.default = 2;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\n%s\n" \
-        "$DDL" "$nodes" "$strategy" "$(extra_query "$q")" > "$tmp/q.sql"
+      printf "%s\nSET parallelism.default = 2;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\nSET 'sluice.join-strategy' = '%s';\n%s\n" \
+        "$DDL" "$nodes" "$strategy" "${JOIN_STRATEGY:-auto}" "$(extra_query "$q")" > "$tmp/q.sql"
       : > "$tmp/rates"
       : > "$tmp/rss"
       status=ok

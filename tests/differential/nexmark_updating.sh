@@ -9,7 +9,8 @@
 # Their results are changelogs (q3 and q20 only insert).  Each query runs
 # with tiny mini-batches (every source buffer ends an epoch, so groups are
 # updated many times), at 1 and 2 workers, with late merge and
-# repartitioning, and on 2 and 3 nodes, and is checked two ways against
+# repartitioning, and on 2 and 3 nodes (n2s: updating stages forced to
+# spread over the nodes by key), and is checked two ways against
 # the final result
 # sqlite3 computes over the same events (exported through the CSV sink):
 #   - the shell's 'table' result mode (the shell folds the changelog);
@@ -107,18 +108,19 @@ run_case() {
   if ! oracle_rows "$tmp/oracle.db" "$oq" "$tmp/$name.expected"; then
     echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
   fi
-  for cfg in w1 w2 w2r n2 n3 n2r; do
-    local workers=1 strategy=late-merge nodes=1
+  for cfg in w1 w2 w2r n2 n3 n2r n2s; do
+    local workers=1 strategy=late-merge nodes=1 join=auto
     case $cfg in
       w2) workers=2 ;;
       w2r) workers=2 strategy=repartition ;;
       n2) nodes=2 ;;
       n3) nodes=3 ;;
       n2r) nodes=2 strategy=repartition ;;
+      n2s) nodes=2 join=repartition ;; # updating stages spread by key
     esac
     for mode in table changelog; do
-      printf "%s\nSET parallelism.default = %s;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\nSET 'sluice.buffer-size' = '16kb';\nSET 'table.exec.mini-batch.size' = '1';\nSET 'sql-client.execution.result-mode' = '%s';\n%s\n" \
-        "$DDL" "$workers" "$nodes" "$strategy" "$mode" "$sq" > "$tmp/q.sql"
+      printf "%s\nSET parallelism.default = %s;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\nSET 'sluice.join-strategy' = '%s';\nSET 'sluice.buffer-size' = '16kb';\nSET 'table.exec.mini-batch.size' = '1';\nSET 'sql-client.execution.result-mode' = '%s';\n%s\n" \
+        "$DDL" "$workers" "$nodes" "$strategy" "$join" "$mode" "$sq" > "$tmp/q.sql"
       if ! "$SLUICE" -m csv --no-headers "$tmp/q.sql" 2>"$tmp/err" | tr -d '"' > "$tmp/$name.$cfg.raw"; then
         echo "FAIL $name ($cfg, $mode): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); continue
       fi
