@@ -287,6 +287,8 @@ int sl_explain_mark_changelog_staged(sl_arena *a, xnode *n) {
     out = K_I | K_UB | K_UA | (takes_back ? K_D : 0);
   else if (!strcmp(n->name, "Join"))
     out = K_I | (takes_back ? K_D : 0);
+  else if (!strcmp(n->name, "Filter") && (in & K_UB))
+    out = in | K_D; /* an update that stops passing: -D of the old row */
   const char *m = kinds_text(out);
   n->detail =
       sl_arena_printf(a, "%s%schangelog: %s", n->detail ? n->detail : "",

@@ -59,8 +59,10 @@ xnode *sl_explain_sink_node(sl_arena *a, const struct sl_plan *p,
 void sl_explain_mark_changelog(sl_arena *a, xnode *n, const char *mode);
 /* The same for an updating staged plan, from its leaves up: [I] at the
  * leaves; an aggregate or Top-N [I, UB, UA], with D over an input that
- * takes rows back; a join [I], or [I, D] over such an input; the others
- * pass their input's kinds.  Returns n's kinds (as bits). */
+ * takes rows back; a join [I], or [I, D] over such an input; a filter
+ * over updates adds D (an update that stops passing deletes its old
+ * row); the others pass their input's kinds.  Returns n's kinds (as
+ * bits). */
 int sl_explain_mark_changelog_staged(sl_arena *a, xnode *n);
 /* A count as text. */
 const char *sl_explain_count(sl_arena *a, uint64_t n);

@@ -52,9 +52,10 @@ struct ustage {
   ustage *parent;
   int side; /* in a parent join: 0 left, 1 right */
   ustage *input, *left, *right;
-  sl_buffer out; /* rows being filled for the parent */
-  uint8_t *ops;  /* ... their kinds */
-  uint32_t *sel; /* scratch, a row each of a batch or of out */
+  sl_buffer out;  /* rows being filled for the parent */
+  uint8_t *ops;   /* ... their kinds */
+  uint32_t *sel;  /* scratch, a row each of a batch or of out */
+  uint8_t *kinds; /* scratch: a SELECT's kinds of the rows in sel */
   /* JOIN */
   sl_buffer keys;
   jside sides[2];
@@ -136,7 +137,8 @@ static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
   s->out.borrow_strings = true;
   s->ops = malloc(rows_room(u, rt->layout));
   s->sel = malloc(sizeof *s->sel * u->buffer_size);
-  if (!s->ops || !s->sel)
+  s->kinds = malloc(u->buffer_size);
+  if (!s->ops || !s->sel || !s->kinds)
     abort();
   switch (rt->st->kind) {
   case SL_STAGE_JOIN:
@@ -211,16 +213,53 @@ static int emit(update_stages *u, ustage *s) {
 
 /* ---- SELECT -------------------------------------------------------------- */
 
+/* A filter over changes: rows[sel[0..npass)] passed (ascending).  An
+ * update's two rows (-U then +U, adjacent) become -U/+U when both pass,
+ * -D of the old when only it passes, +I of the new when only it does, as
+ * a GROUP BY result's HAVING does: a sink that keeps its table by key
+ * (the SQLite sink skips -U) then deletes what stopped passing.  The
+ * rows that go on, and their kinds (kinds[j] for sel[j]), replace sel;
+ * returns how many. */
+static uint32_t filter_kinds(uint32_t nrows, const uint8_t *ops, uint32_t *sel,
+                             uint32_t npass, uint8_t *kinds) {
+  uint32_t w = 0, p = 0; /* w <= p: sel is rewritten in place */
+  for (uint32_t i = 0; i < nrows; i++) {
+    bool old = p < npass && sel[p] == i;
+    p += old;
+    if (ops[i] == SL_OP_UPDATE_BEFORE && i + 1 < nrows &&
+        ops[i + 1] == SL_OP_UPDATE_AFTER) {
+      bool neu = p < npass && sel[p] == i + 1;
+      p += neu;
+      if (old) {
+        sel[w] = i;
+        kinds[w++] = neu ? SL_OP_UPDATE_BEFORE : SL_OP_DELETE;
+      }
+      if (neu) {
+        sel[w] = i + 1;
+        kinds[w++] = old ? SL_OP_UPDATE_AFTER : SL_OP_INSERT;
+      }
+      i++;
+    } else if (old) {
+      sel[w] = i;
+      kinds[w++] = ops[i];
+    }
+  }
+  return w;
+}
+
 static int push_select(update_stages *u, ustage *s, const sl_buffer *in,
                        const uint8_t *ops) {
   const stage_rt *rt = s->rt;
   uint32_t n = in->nrows;
-  for (uint32_t i = 0; i < n; i++)
+  for (uint32_t i = 0; i < n; i++) {
     s->sel[i] = i;
+    s->kinds[i] = ops[i];
+  }
   if (rt->filter) {
     int rc = sl_expr_filter(rt->filter, in, s->sel, &n, u->ctx, u->err);
     if (rc != SL_OK)
       return rc;
+    n = filter_kinds(in->nrows, ops, s->sel, n, s->kinds);
   }
   uint32_t done = 0;
   while (done < n) {
@@ -233,8 +272,16 @@ static int push_select(update_stages *u, ustage *s, const sl_buffer *in,
       return sl_error_set(u->err, SL_EINVAL,
                           "a row is larger than a buffer; raise SET "
                           "'sluice.buffer-size'");
+    /* An update's two rows go on in one batch (a filter above pairs
+     * them). */
+    uint32_t next = done + (uint32_t)k;
+    if (k > 1 && next < n && s->kinds[next - 1] == SL_OP_UPDATE_BEFORE &&
+        s->kinds[next] == SL_OP_UPDATE_AFTER) {
+      k--;
+      s->out.nrows--;
+    }
     for (int j = 0; j < k; j++)
-      s->ops[first + (uint32_t)j] = ops[s->sel[done + (uint32_t)j]];
+      s->ops[first + (uint32_t)j] = s->kinds[done + (uint32_t)j];
     done += (uint32_t)k;
     if (done < n) {
       int rc = emit(u, s);
@@ -478,6 +525,15 @@ static void parts_grow(ustage *s) {
 static int topn_out(update_stages *u, ustage *s, const tentry *e, int place,
                     sl_changelog_op op) {
   const sl_row_layout *il = s->rt->input->layout, *ol = s->rt->layout;
+  /* An update's two rows go out in one batch (a filter above pairs
+   * them). */
+  const sl_buffer *o = &s->out;
+  if (op == SL_OP_UPDATE_BEFORE && o->nrows > 0 &&
+      (size_t)(o->nrows + 2) * ol->width + o->heap_used > o->cap) {
+    int rc = emit(u, s);
+    if (rc != SL_OK)
+      return rc;
+  }
   uint8_t *dst = sl_buffer_append(&s->out);
   if (!dst) {
     int rc = emit(u, s);
@@ -997,6 +1053,7 @@ void update_stages_free(update_stages *u) {
     sl_buffer_free(&s->out);
     free(s->ops);
     free(s->sel);
+    free(s->kinds);
     if (s->rt->st->kind == SL_STAGE_JOIN) {
       sl_buffer_free(&s->keys);
       free(s->side_leaves[0]);

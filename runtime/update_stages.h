@@ -4,7 +4,10 @@
  *
  * Rows flow up the stage tree in batches, each row with its kind
  * (changelog.h):
- *   SELECT     filters and projects; the kind passes through;
+ *   SELECT     filters and projects; the kind passes through, except
+ *              that a filter takes an update (-U then +U, adjacent) as
+ *              one: -D of the old row when only it passes, +I of the new
+ *              when only it does;
  *   JOIN       an inner equi-join: every row of either side is kept under
  *              its join key and probes the other side's rows (a symmetric
  *              hash join); a row added (+I/+U) inserts the joined rows
