@@ -33,11 +33,9 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-DDL=$(sed -e "s/'first-event.rate' = '[0-9]*'/'first-event.rate' = '100000'/" \
-          -e "s/'next-event.rate' = '[0-9]*'/'next-event.rate' = '100000'/" \
-          -e "s/'events.num' = '[0-9]*'/'events.num' = '$EVENTS'/" "$SRC/examples/nexmark/ddl.sql")
+. "$SRC/bench/nexmark_common.sh"
+DDL=$(nexmark_ddl "$SRC" "$EVENTS")
 
-median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 echo "| query | nodes | strategy | events/s (median of $RUNS) | spread | changes | peak RSS of the shell (MiB) |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"

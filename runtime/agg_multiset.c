@@ -54,6 +54,8 @@ struct agg_multisets {
   uint32_t cap, count;
   uint64_t bytes;
   uint8_t *scratch; /* a value row */
+  sl_arena strings; /* MIN/MAX string copies made while finalizing, dead
+                     * once the result row holds its own */
 };
 
 static const sl_border ascending = {.column = 0};
@@ -96,6 +98,7 @@ agg_multisets *agg_multisets_new(sl_arena *a, const sl_agg_set *aggs,
     m->slot[i] = m->n++;
   }
   m->scratch = sl_arena_zalloc(a, widest);
+  sl_arena_init(&m->strings, 0);
   return m;
 }
 
@@ -159,6 +162,7 @@ void agg_multisets_free(agg_multisets *m) {
       (void)free_group(g, m->n);
     }
   free(m->buckets);
+  sl_arena_free(&m->strings);
   free(m);
 }
 
@@ -314,14 +318,17 @@ int agg_multisets_finalize(agg_multisets *m, int i, uint64_t hash,
     from = d->op == SL_AGG_MAX ? s->n - 1 : 0;
     to = from + 1;
   }
-  sl_arena scratch;
-  sl_arena_init(&scratch, 0);
+  /* Its copies die with the result written: the arena is emptied once it
+   * grows, not per row (a new arena costs a block per call). */
+  if (m->strings.total > (1u << 20)) {
+    sl_arena_free(&m->strings);
+    sl_arena_init(&m->strings, 0);
+  }
   int rc = SL_OK;
   for (int j = from; j < to && rc == SL_OK; j++)
-    rc = sl_agg_update(&a->plain, a->state, s->v[j].row, &scratch, err);
+    rc = sl_agg_update(&a->plain, a->state, s->v[j].row, &m->strings, err);
   if (rc == SL_OK)
     rc = sl_agg_finalize(&a->plain, 0, a->state, out, out_row, field, err);
-  sl_arena_free(&scratch);
   return rc;
 }
 

@@ -498,9 +498,9 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   /* A node runs updating stages up to the stage one key partitions; the
    * coordinator runs the rest over their changes, which therefore always
    * carry their kinds (sl_staged_spread_top). */
-  const sl_stage *top_stage = sp->top;
-  if (node && sp->updating && sl_staged_spread_top(sp))
-    top_stage = sl_staged_spread_top(sp);
+  const sl_stage *spread =
+      node && sp->updating ? sl_staged_spread_top(sp) : NULL;
+  const sl_stage *top_stage = spread ? spread : sp->top;
   bool changelog = plan->changelog || top_stage != sp->top;
   int rc = stage_rt_build(&arena, top_stage, sp, &top, err);
   int64_t unit = sp->window.unit_us > 0 ? sp->window.unit_us : 1;
