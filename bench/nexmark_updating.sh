@@ -21,9 +21,11 @@
 # the nodes'; repartition: each node owns its groups).  On 2 nodes a
 # join of two streams and the stages above it that its key partitions run
 # on the nodes (q3, q9, q20; q4 up to its MAX per auction, its AVG per
-# category in the shell); the others (q18, q19, q23) in the shell's
-# process, their leaves on the nodes.  JOIN_STRATEGY=repartition forces
-# the stages of one stream (q18, q19) onto the nodes too.
+# category in the shell), and the counts per bidder over q23's join of
+# three streams (bids_per_seller_bidder); the others (q18, q19, q23) in
+# the shell's process, their leaves on the nodes.
+# JOIN_STRATEGY=repartition forces the stages of one stream (q18, q19) and
+# q23's onto the nodes too; JOIN_STRATEGY=single keeps every one here.
 # QUERIES="q4 q9" runs only those.
 set -euo pipefail
 SLUICE=${1:-build/sluice}
@@ -55,6 +57,11 @@ SQL
 CREATE TABLE mx (category BIGINT, m BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO mx SELECT category, MAX(cnt) FROM (SELECT A.category, B.auction, COUNT(*) AS cnt
   FROM bid B JOIN auction A ON B.auction = A.id GROUP BY A.category, B.auction) GROUP BY category;
+SQL
+    bids_per_seller_bidder) cat <<'SQL' ;;
+CREATE TABLE pb (bidder BIGINT, n BIGINT, top BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO pb SELECT B.bidder, COUNT(*), MAX(B.price)
+  FROM bid B JOIN person P ON P.id = B.bidder JOIN auction A ON A.seller = B.bidder GROUP BY B.bidder;
 SQL
     *) cat "$SRC/examples/nexmark/$1.sql" ;;
   esac

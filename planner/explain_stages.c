@@ -131,15 +131,22 @@ static xnode *stage_node_of(sl_arena *a, printer *pr, const sl_stage *st) {
           st->retracting ? ", and deleted when a row they joined is taken "
                            "back"
                          : "",
-          shuffled ? sl_arena_printf(
-                         a,
-                         "repartition: every row of leaves %d and %d goes "
-                         "to the node its join key's hash names (leaf %d's "
-                         "nodes run the stages), joined there as it arrives",
-                         pr->p->staged->local_leaf + 1,
-                         pr->p->staged->bcast_leaf + 1,
-                         pr->p->staged->local_leaf + 1)
-                   : "single: in this process, as rows arrive");
+          !shuffled ? "single: in this process, as rows arrive"
+          : pr->p->staged->nleaves > 2
+              ? sl_arena_printf(
+                    a,
+                    "repartition: every row of every leaf goes to the node "
+                    "its join key's hash names (leaf %d's nodes run the "
+                    "stages), joined there as it arrives",
+                    pr->p->staged->local_leaf + 1)
+              : sl_arena_printf(
+                    a,
+                    "repartition: every row of leaves %d and %d goes to the "
+                    "node its join key's hash names (leaf %d's nodes run the "
+                    "stages), joined there as it arrives",
+                    pr->p->staged->local_leaf + 1,
+                    pr->p->staged->bcast_leaf + 1,
+                    pr->p->staged->local_leaf + 1));
       for (int k = 0; k < st->nbounds; k++) {
         const sl_stage *a_side = st->bounds[k].side ? st->right : st->left;
         const sl_stage *b_side = st->bounds[k].side ? st->left : st->right;

@@ -30,8 +30,30 @@ static void *accept_ends(void *arg) {
                               NULL,
                               0};
     a->rc = sl_channel_open_end(&ep, &cfg, &a->ends[i], &a->err);
+    if (a->rc != SL_OK)
+      sl_channel_failed(&a->err, a->rc, a->width ? i / a->width : i,
+                        a->width ? i % a->width : -1, a->per_node);
   }
   return NULL;
+}
+
+int sl_channel_failed(sl_error *err, int rc, int from, int to, int per_node) {
+  sl_strbuf m = SL_STRBUF_INIT;
+  if (per_node > 0)
+    sl_strbuf_printf(&m, "the channel from worker %d (node %d) to ", from,
+                     from / per_node);
+  else
+    sl_strbuf_printf(&m, "the channel from node %d to ", from);
+  if (to < 0)
+    sl_strbuf_printf(&m, "this node");
+  else if (per_node > 0)
+    sl_strbuf_printf(&m, "worker %d (node %d)", to, to / per_node);
+  else
+    sl_strbuf_printf(&m, "node %d", to);
+  sl_strbuf_printf(&m, ": %s", err->message ? err->message : "failed");
+  sl_error_set(err, rc, "%s", sl_strbuf_cstr(&m));
+  sl_strbuf_free(&m);
+  return rc;
 }
 
 int sl_accepting_start(sl_accepting *a, const char *what, sl_error *err) {
@@ -74,6 +96,8 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
                         ? sl_exchange_transport_name(nodes->exchange_transport)
                         : "shm",
                     n * n,
+                    n,
+                    q->nworkers,
                     NULL,
                     q->channels,
                     slot_size,
@@ -137,6 +161,8 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
       sl_channel_endpoint ep = {
           a.transport, SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, to, 0};
       rc = sl_channel_open_end(&ep, &cfg, &q->channels[p * n + c], err);
+      if (rc != SL_OK)
+        sl_channel_failed(err, rc, p, c, q->nworkers);
     }
   if (remote) {
     rc = sl_accepting_join(&a, rc, err);

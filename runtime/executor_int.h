@@ -297,10 +297,14 @@ int64_t sl_floor_div(int64_t a, int64_t b);
  * its own while the caller connects its producer ends: every node does
  * both at once, so neither may wait for the other's first (exchange_open.c,
  * used by the exchange and by the partition leaders).  ends[i] is accepted
- * on listen_fd[i] (skipped where -1) with slots of slot_size bytes. */
+ * on listen_fd[i] (skipped where -1) with slots of slot_size bytes; it is
+ * the channel from member i / width to member i % width (of per_node
+ * members on each node), or from node i when width is 0: a failure names
+ * them. */
 typedef struct sl_accepting {
   const char *transport; /* "shm", "tcp" or "verbs" */
   int n;
+  int width, per_node;
   const int *listen_fd;
   sl_channel **ends;
   uint32_t slot_size;
@@ -316,6 +320,10 @@ int sl_accepting_start(sl_accepting *a, const char *what, sl_error *err);
  * its peer never comes); returns rc, or the accepts' error if rc is
  * SL_OK. */
 int sl_accepting_join(sl_accepting *a, int rc, sl_error *err);
+/* Say which channel failed: "the channel from worker 3 (node 3) to worker
+ * 1 (node 1): <err's message>" (per_node workers on a node; the workers
+ * are the nodes when per_node is 0).  Returns rc. */
+int sl_channel_failed(sl_error *err, int rc, int from, int to, int per_node);
 
 /* A plan of constant rows (runtime/constant_rows.c). */
 int sl_execute_constant(const sl_plan *plan, sl_result_sink *shell,

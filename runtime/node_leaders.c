@@ -313,6 +313,8 @@ int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
                         ? sl_exchange_transport_name(nodes->exchange_transport)
                         : "shm",
                     n,
+                    0,
+                    0,
                     listen_fd,
                     l->in,
                     slot_size,
@@ -364,6 +366,8 @@ int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
     sl_channel_endpoint ep = {
         a.transport, SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, to, 0};
     rc = sl_channel_open_end(&ep, &cfg, &l->out[p], err);
+    if (rc != SL_OK)
+      sl_channel_failed(err, rc, me, p, 0);
   }
   rc = sl_accepting_join(&a, rc, err);
   for (int p = 0; p < n && !by_address; p++)

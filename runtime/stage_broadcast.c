@@ -6,8 +6,10 @@
  * with a fed leaf), each over its own share of that leaf's rows, which
  * never move.  The other leaf (the side) runs on nodes of its own, whose
  * rows go straight to the stage nodes over links (stage_link.c): to each
- * (broadcast) or to the one leading their join key's partition.  This
- * process runs the side as it runs any leaf on nodes (an executor
+ * (broadcast) or to the one leading their join key's partition.  Under a
+ * repartition of more than two streams (q23) every leaf but the local one
+ * is such a side, each on its own nodes.  This
+ * process runs each side as it runs any leaf on nodes (an executor
  * coordinating them, on its own thread) with a sink that takes no rows:
  * it only learns the side's progress and stops it.  Meanwhile this thread
  * reads the stage nodes' result rows and writes them to the query's sink,
@@ -36,13 +38,13 @@
 
 typedef struct broadcast {
   atomic_bool stop;
-  bool complete; /* the side's final watermark came: it ran to its end */
 } broadcast;
 
 /* ---- the side's sink here: its rows go over the links, not here ------- */
 
 struct sl_sink {
   broadcast *b;
+  bool complete; /* the side's final watermark came: it ran to its end */
 };
 
 static int side_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
@@ -67,8 +69,8 @@ static int side_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
  * run to its end, and a stop after that is not its failure. */
 static int side_watermark(sl_sink *s, int64_t wm, sl_error *err) {
   if (wm == WM_MAX)
-    s->b->complete = true;
-  if (atomic_load(&s->b->stop) && !s->b->complete)
+    s->complete = true;
+  if (atomic_load(&s->b->stop) && !s->complete)
     return sl_error_set(err, SL_ECANCELLED, "stopped");
   return SL_OK;
 }
@@ -94,7 +96,7 @@ static const sl_sink_connector side_sink = {
     .watermark = side_watermark,
 };
 
-/* ---- the broadcast leaf's thread ---------------------------------------- */
+/* ---- a side's thread ---------------------------------------------------- */
 
 typedef struct side {
   const sl_plan *leaf;
@@ -104,6 +106,8 @@ typedef struct side {
   sl_error err;
   sl_query_stats stats;
   atomic_bool done;
+  pthread_t thread;
+  bool started, checked;
 } side;
 
 static void *side_main(void *arg) {
@@ -263,7 +267,8 @@ static void add_node_stats(sl_query_stats *t, const sl_strbuf *p) {
 }
 
 int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
-                         const sl_exec_nodes *bcast_nodes, const int *stage_fds,
+                         const sl_exec_nodes *const *sides,
+                         const int *side_leaf, int nsides, const int *stage_fds,
                          int n, sl_result_sink *shell, sl_query_stats *stats,
                          sl_error *err) {
   const sl_staged_plan *sp = plan->staged;
@@ -277,18 +282,24 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   stage_rt *top = NULL;
   int rc = stage_rt_build(&arena, sp->top, sp, &top, err);
   /* No side: updating stages over one stream, whose nodes route their
-   * own rows (bcast_nodes NULL). */
-  sl_plan *leaf = bcast_nodes ? sp->leaves[sp->bcast_leaf] : NULL;
-  broadcast b = {false, false};
+   * own rows (nsides 0). */
+  broadcast b = {false};
   bool *done = calloc((size_t)n, sizeof *done);
   bool *cancel_sent = calloc((size_t)n, sizeof *cancel_sent);
   struct pollfd *pfd = calloc((size_t)n, sizeof *pfd);
   if (!done || !cancel_sent || !pfd)
     abort();
-  if (leaf) {
+  side *sd = calloc((size_t)nsides + 1, sizeof *sd);
+  if (!sd)
+    abort();
+  for (int j = 0; j < nsides; j++) {
+    sl_plan *leaf = sp->leaves[side_leaf[j]];
     leaf->sink = &side_sink;
     leaf->sink_arg = &b;
     leaf->sink_table = NULL;
+    sd[j].leaf = leaf;
+    sd[j].settings = settings;
+    sd[j].nodes = sides[j];
   }
 
   /* An updating result is a changelog when its stages update rows: the
@@ -351,17 +362,14 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
                          plan->changelog};
     rc = r.out.sc->open(&spec, &r.out.sink, err);
   }
-  side sd = {leaf, settings, bcast_nodes, SL_OK, {0}, {0}, !leaf};
-  pthread_t thread;
-  bool started = false;
-  if (rc == SL_OK && leaf) {
-    started = pthread_create(&thread, NULL, side_main, &sd) == 0;
-    if (!started)
-      rc = sl_error_set(err, SL_EINTERNAL, "cannot start the broadcast side");
+  for (int j = 0; j < nsides && rc == SL_OK; j++) {
+    sd[j].started = pthread_create(&sd[j].thread, NULL, side_main, &sd[j]) == 0;
+    if (!sd[j].started)
+      rc = sl_error_set(err, SL_EINTERNAL, "cannot start a join's side");
   }
 
   double t0 = sl_clock_seconds(), stop_deadline = 0;
-  bool stopping = rc != SL_OK, side_checked = false;
+  bool stopping = rc != SL_OK;
   int ndone = 0;
   sl_strbuf p = SL_STRBUF_INIT;
   sl_error ferr = {0}, broken = {0};
@@ -372,14 +380,15 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       stopping = true;
     }
-    if (!stopping && !side_checked && atomic_load(&sd.done)) {
-      side_checked = true;
-      if (sd.rc != SL_OK) { /* the side failed on its own */
-        sl_error_move(err, &sd.err);
-        rc = sd.rc;
-        stopping = true;
+    for (int j = 0; j < nsides && !stopping; j++)
+      if (!sd[j].checked && atomic_load(&sd[j].done)) {
+        sd[j].checked = true;
+        if (sd[j].rc != SL_OK) { /* the side failed on its own */
+          sl_error_move(err, &sd[j].err);
+          rc = sd[j].rc;
+          stopping = true;
+        }
       }
-    }
     /* A stage node that stopped because its links broke is a consequence
      * (a side node failed): the side is left to report the cause. */
     bool only_consequence =
@@ -471,18 +480,21 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
    * has a little while to fail with the cause. */
   if (rc == SL_OK && !r.out.limit_reached && broken.code) {
     double until = sl_clock_seconds() + 2.0;
-    while (!atomic_load(&sd.done) && sl_clock_seconds() < until)
-      poll(NULL, 0, 10);
+    for (int j = 0; j < nsides; j++)
+      while (!atomic_load(&sd[j].done) && sl_clock_seconds() < until)
+        poll(NULL, 0, 10);
   }
   if (stopping || ndone < n)
     atomic_store(&b.stop, true);
-  if (started)
-    pthread_join(thread, NULL);
-  /* The side's own failure, unless it only stopped because we did. */
-  if (rc == SL_OK && sd.rc != SL_OK &&
-      !(sd.rc == SL_ECANCELLED && (r.out.limit_reached || broken.code))) {
-    sl_error_move(err, &sd.err);
-    rc = sd.rc;
+  for (int j = 0; j < nsides; j++) {
+    if (sd[j].started)
+      pthread_join(sd[j].thread, NULL);
+    /* A side's own failure, unless it only stopped because we did. */
+    if (rc == SL_OK && sd[j].rc != SL_OK &&
+        !(sd[j].rc == SL_ECANCELLED && (r.out.limit_reached || broken.code))) {
+      sl_error_move(err, &sd[j].err);
+      rc = sd[j].rc;
+    }
   }
   if (rc == SL_OK && ndone < n)
     rc = sl_error_set(err, SL_EIO, "a node running the stages did not stop");
@@ -492,15 +504,18 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
     rc = err->code;
   }
   sl_error_clear(&broken);
-  sl_error_clear(&sd.err);
   sl_error_clear(&ferr);
   sl_strbuf_free(&p);
 
-  /* The side's work, and the whole run's.  Each leaf reads its own copy
+  /* The sides' work, and the whole run's.  Each leaf reads its own copy
    * of the stream: events are the larger count (the stream's size). */
-  if (sd.stats.events > stats->events)
-    stats->events = sd.stats.events;
-  stage_stats_add_work(stats, &sd.stats);
+  for (int j = 0; j < nsides; j++) {
+    if (sd[j].stats.events > stats->events)
+      stats->events = sd[j].stats.events;
+    stage_stats_add_work(stats, &sd[j].stats);
+    sl_error_clear(&sd[j].err);
+  }
+  free(sd);
   stats->rows_out = r.out.written;
   stats->seconds = sl_clock_seconds() - t0;
   if (r.out.sink) {

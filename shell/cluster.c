@@ -262,7 +262,7 @@ int sl_cluster_exec(sl_cluster *c, const char *text, size_t len,
 }
 
 int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int leaf,
-                     int fed, int join, int strategy, int across,
+                     int fed, int nfed, int join, int strategy, int across,
                      const sl_strbuf *addrs, sl_error *err) {
   /* Names the query's shared-memory channels: unique per process, cluster
    * and query (the coordinator's pid, the cluster's tag, a counter). */
@@ -278,7 +278,8 @@ int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int leaf,
                      (uint32_t)(id >> 32),
                      (uint32_t)(addrs ? addrs->len : 0),
                      (uint32_t)(leaf + 1),
-                     (uint32_t)(fed + 1) | (uint32_t)join << 16};
+                     ((uint32_t)(fed + 1) & 0xff) |
+                         ((uint32_t)nfed & 0xff) << 8 | (uint32_t)join << 16};
     sl_strbuf_reset(&head);
     sl_strbuf_appendn(&head, (const char *)h, sizeof h);
     if (addrs && addrs->len)

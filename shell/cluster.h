@@ -50,14 +50,15 @@ void sl_cluster_free(sl_cluster *c);
 int sl_cluster_exec(sl_cluster *c, const char *text, size_t len, sl_error *err);
 /* Send QUERY to every node: node i gets index i of n; leaf >= 0: run only
  * that leaf of the query's staged plan (-1: the whole query); fed >= 0:
- * and the stages, with that leaf's rows sent by this process (join: the
- * join strategy, plan.h sl_join_strategy: broadcast or repartition).  across: the
- * transport of the channels between nodes (sl_exchange_transport, node.h;
- * SL_XPORT_NONE when none): shm meets at names, tcp and verbs at the
- * addresses from sl_cluster_xlisten. */
+ * and the stages, with that leaf's rows sent over links by its own nodes
+ * (join: the join strategy, plan.h sl_join_strategy); nfed > 0: under a
+ * repartition of every leaf, leaves 0 .. nfed - 1 all come over links.
+ * across: the transport of the channels between nodes
+ * (sl_exchange_transport, node.h; SL_XPORT_NONE when none): shm meets at
+ * names, tcp and verbs at the addresses from sl_cluster_xlisten. */
 int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int leaf,
-                     int fed, int join, int strategy, int across, const sl_strbuf *addrs,
-                     sl_error *err);
+                     int fed, int nfed, int join, int strategy, int across,
+                     const sl_strbuf *addrs, sl_error *err);
 /* Before a query that moves data between nodes over tcp or verbs: every
  * node listens on `transport` for the channels it will consume; their
  * XADDR lines are appended to addrs.  what: 1 the exchange between workers

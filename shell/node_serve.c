@@ -26,14 +26,17 @@
 #include "sluice/session.h"
 #include "sluice/shell.h"
 
+/* The most leaves whose rows come to one node's stages over links. */
+#define NODE_MAX_FED 8
+
 typedef struct watcher {
   int fd;
   atomic_bool cancel, stop;
   atomic_bool sync; /* a SYNC arrived during the query */
   /* Per leaf of a join whose stages run here: where the link reader puts
-   * its rows (the side's; under a repartition of both sides this node's
-   * own leaf's too), or NULL. */
-  sl_stage_feed *feeds[2];
+   * its rows (the side's; under a repartition of every leaf all of
+   * theirs, this node's own leaf's too), or NULL. */
+  sl_stage_feed *feeds[NODE_MAX_FED];
 } watcher;
 
 static void *watch(void *arg) {
@@ -46,7 +49,7 @@ static void *watch(void *arg) {
     if (rc == SL_FRAME_TIMEOUT)
       continue;
     /* CANCEL, SYNC, or the coordinator is gone: stop the query. */
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < NODE_MAX_FED; k++)
       if (w->feeds[k])
         sl_stage_feed_close(w->feeds[k]);
     atomic_store(&w->cancel, true);
@@ -285,20 +288,20 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   const char *addr_text = p->data + sizeof h;
   const char *sql = addr_text + h[6];
   size_t sql_len = p->len - sizeof h - h[6];
-  /* h[7], h[8]: the leaf to run, the leaf fed by the coordinator and the
-   * join strategy. */
-  int leaf = (int)h[7] - 1, fed = (int)(h[8] & 0xffff) - 1;
+  /* h[7], h[8]: the leaf to run; the leaf whose rows come over links, how
+   * many leaves all come so (a repartition of every leaf: this leaf's rows
+   * too), and the join strategy. */
+  int leaf = (int)h[7] - 1, fed = (int)(h[8] & 0xff) - 1;
+  int nfed = (int)((h[8] >> 8) & 0xff);
   int join = (int)(h[8] >> 16);
-  /* A join's stages here (fed >= 0) that were sent link addresses too: a
-   * repartition of both sides, this leaf's rows come over links as well. */
   int found0 = 0;
   char **link_addrs = parse_addrs(addr_text, h[6], (int)h[1], 'S', &found0);
-  bool own_fed = fed >= 0 && found0 > 0 && leaf >= 0 && leaf < 2 && fed < 2;
-  watcher w = {fd, false, false, false, {NULL, NULL}};
-  if (fed >= 0 && fed < 2)
+  watcher w = {fd, false, false, false, {NULL}};
+  if (fed >= 0 && fed < NODE_MAX_FED)
     w.feeds[fed] = sl_stage_feed_new();
-  if (own_fed && !w.feeds[leaf]) /* (leaf == fed: one stream's stages) */
-    w.feeds[leaf] = sl_stage_feed_new();
+  for (int k = 0; k < nfed && k < NODE_MAX_FED && fed >= 0; k++)
+    if (!w.feeds[k])
+      w.feeds[k] = sl_stage_feed_new();
   pthread_t t;
   bool watching = pthread_create(&t, NULL, watch, &w) == 0;
   sl_query_stats st;
@@ -331,14 +334,19 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   nodes.stage_addrs = (const char *const *)link_addrs;
   sl_stage_links *links = NULL;
   int rc = SL_OK;
-  if (fed >= 0 && (x->link_fd < 0 || fed >= 2))
+  if (fed >= 0 &&
+      (x->link_fd < 0 || fed >= NODE_MAX_FED || nfed > NODE_MAX_FED))
     rc = sl_error_set(&err, SL_EINTERNAL,
                       "the stages of a join were sent here without a link "
-                      "listener (XLISTEN 3): do the coordinator and the "
-                      "node run one build?");
+                      "listener (XLISTEN 3), or with more than %d leaves: do "
+                      "the coordinator and the node run one build?",
+                      NODE_MAX_FED);
   else if (fed >= 0) {
-    int senders[2] = {(int)h[1], (int)h[1]};
-    rc = sl_stage_links_start(x->link_fd, 2, senders, w.feeds, &links, &err);
+    int senders[NODE_MAX_FED];
+    for (int k = 0; k < NODE_MAX_FED; k++)
+      senders[k] = (int)h[1];
+    rc = sl_stage_links_start(x->link_fd, NODE_MAX_FED, senders, w.feeds,
+                              &links, &err);
   }
   if (rc == SL_OK)
     rc = sl_session_run_on_node(s, sql, sql_len, leaf, fed, join, (int)h[2],
@@ -348,7 +356,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   atomic_store(&w.stop, true);
   if (watching)
     pthread_join(t, NULL);
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < NODE_MAX_FED; k++)
     sl_stage_feed_free(w.feeds[k]);
   free_addrs(addrs, x->members * x->members);
   free_addrs(leader_addrs, x->nodes * x->nodes);

@@ -377,15 +377,29 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
     return;
   }
   if (sl_join_routes_both(sp->join_strategy)) {
+    sl_strbuf others = SL_STRBUF_INIT;
+    int nothers = sp->nleaves - 1;
+    for (int k = 0, j = 0; k < sp->nleaves; k++)
+      if (k != sp->local_leaf) {
+        sl_strbuf_printf(&others, "%s%d",
+                         j == 0             ? ""
+                         : j == nothers - 1 ? " and "
+                                            : ", ",
+                         k + 1);
+        j++;
+      }
     sl_strbuf_printf(
         out,
         "== Nodes ==\n%d nodes (%s), each running leaf %d on its share of "
-        "every source and the stages over the rows of both leaves whose "
-        "join key's hash names it: leaf %d runs on node processes of its "
-        "own; the nodes of both leaves send each row over links (tcp) to "
-        "the node its join key names (a stage node's own rows to itself "
-        "too)%s, with their watermarks; %s\n",
-        n, where, sp->local_leaf + 1, sp->bcast_leaf + 1,
+        "every source and the stages over the rows of %s whose join key's "
+        "hash names it: %s %s %s; the nodes of every leaf send each row "
+        "over links (tcp) to the node its join key names (a stage node's "
+        "own rows to itself too)%s, with their watermarks; %s\n",
+        n, where, sp->local_leaf + 1,
+        nothers == 1 ? "both leaves" : "every leaf",
+        nothers == 1 ? "leaf" : "leaves", sl_strbuf_cstr(&others),
+        nothers == 1 ? "runs on node processes of its own"
+                     : "each run on node processes of their own",
         sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS
             ? ", a window's rows at once when the sender's watermark passes "
               "it (late merge)"
@@ -395,8 +409,10 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
                      : "the stage nodes' result rows come here and go out "
                        "window by window, once every node has passed a "
                        "window");
-    for (int k = 0; k < 2; k++) {
-      int leaf = k ? sp->bcast_leaf : sp->local_leaf;
+    sl_strbuf_free(&others);
+    for (int k = 0; k < sp->nleaves; k++) {
+      /* The stage nodes' own leaf first. */
+      int leaf = k == 0 ? sp->local_leaf : k <= sp->local_leaf ? k - 1 : k;
       const sl_plan *lp = sp->leaves[leaf];
       sl_strbuf_printf(
           out, "leaf %d: %s\n", leaf + 1,
@@ -481,9 +497,9 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
  * first and their "S node host:port" lines are appended to links; the
  * side's nodes (links given, fed < 0) are sent those lines. */
 static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
-                            int leaf, int fed, int join, const char *text,
-                            size_t len, sl_strbuf *links, sl_exec_nodes *nodes,
-                            int *fds, sl_error *err) {
+                            int leaf, int fed, int nfed, int join,
+                            const char *text, size_t len, sl_strbuf *links,
+                            sl_exec_nodes *nodes, int *fds, sl_error *err) {
   /* Repartitioning between nodes: records move on channels between the
    * nodes' workers. */
   bool across = plan->strategy == SL_STRATEGY_REPARTITION &&
@@ -510,8 +526,8 @@ static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
       (fed < 0 || sl_join_routes_both((sl_join_strategy)join)))
     sl_strbuf_appendn(&addrs, links->data, links->len);
   if (rc == SL_OK)
-    rc = sl_cluster_query(c, text, len, leaf, fed, join, (int)plan->strategy,
-                          transport, &addrs, err);
+    rc = sl_cluster_query(c, text, len, leaf, fed, nfed, join,
+                          (int)plan->strategy, transport, &addrs, err);
   sl_strbuf_free(&addrs);
   memset(nodes, 0, sizeof *nodes);
   nodes->nnodes = c->n;
@@ -523,7 +539,9 @@ static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
 /* A broadcast join on the nodes: the local leaf's cluster runs the
  * stages, each node over its own share; the broadcast leaf runs on a
  * cluster of its own, and this process sends its rows to every stage
- * node (runtime/stage_broadcast.c). */
+ * node (runtime/stage_broadcast.c).  Under a repartition of more than two
+ * leaves (q23) every leaf but the local one is such a side, each on a
+ * cluster of its own. */
 static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
                                       const char *text, size_t len,
                                       sl_result_sink *sink, sl_query_stats *st,
@@ -532,45 +550,58 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
   /* Updating stages over one stream: its nodes route their own rows to
    * each other by key and run the stages; there is no side. */
   bool one = sp->bcast_leaf < 0;
-  int rc = ensure_leaf_clusters(s, one ? 1 : 2, err);
+  bool every = sl_join_routes_both(sp->join_strategy);
+  int nsides = one ? 0 : every ? sp->nleaves - 1 : 1;
+  int rc = ensure_leaf_clusters(s, 1 + nsides, err);
   if (rc != SL_OK)
     return rc;
   int n = s->cluster->n;
-  int *fds = calloc((size_t)(2 * n), sizeof *fds);
-  if (!fds)
+  int *fds = calloc((size_t)((1 + nsides) * n), sizeof *fds);
+  sl_exec_nodes *side = calloc((size_t)nsides + 1, sizeof *side);
+  const sl_exec_nodes **sides = calloc((size_t)nsides + 1, sizeof *sides);
+  int *side_leaf = calloc((size_t)nsides + 1, sizeof *side_leaf);
+  if (!fds || !side || !sides || !side_leaf)
     abort();
-  sl_exec_nodes local, side;
-  sl_cluster *sc = one ? NULL : s->leaf_clusters[0];
+  for (int k = 0, j = 0; k < sp->nleaves && j < nsides; k++)
+    if (k != sp->local_leaf && (every || k == sp->bcast_leaf))
+      side_leaf[j++] = k;
+  sl_exec_nodes local;
   sl_strbuf links = SL_STRBUF_INIT;
   rc = start_on_cluster(s, s->cluster, sp->leaves[sp->local_leaf],
                         sp->local_leaf, one ? sp->local_leaf : sp->bcast_leaf,
-                        (int)sp->join_strategy, text, len, &links, &local, fds,
-                        err);
+                        every ? sp->nleaves : 0, (int)sp->join_strategy, text,
+                        len, &links, &local, fds, err);
   if (rc != SL_OK)
     about_leaf(err, sp->local_leaf);
-  /* From here the side's nodes may have been sent something. */
-  bool side_tried = rc == SL_OK && !one;
-  if (rc == SL_OK && !one) {
-    rc = start_on_cluster(s, sc, sp->leaves[sp->bcast_leaf], sp->bcast_leaf, -1,
-                          (int)sp->join_strategy, text, len, &links, &side,
-                          fds + n, err);
+  /* From here the sides' nodes may have been sent something. */
+  int tried = 0;
+  for (int j = 0; j < nsides && rc == SL_OK; j++) {
+    tried = j + 1;
+    rc = start_on_cluster(s, s->leaf_clusters[j], sp->leaves[side_leaf[j]],
+                          side_leaf[j], -1, 0, (int)sp->join_strategy, text,
+                          len, &links, &side[j], fds + (j + 1) * n, err);
+    sides[j] = &side[j];
     if (rc != SL_OK) {
-      about_leaf(err, sp->bcast_leaf);
-      /* The stage nodes wait for a side that will not come. */
-      for (int i = 0; i < n; i++)
+      about_leaf(err, side_leaf[j]);
+      /* The stage nodes and the sides started wait for a side that will
+       * not come. */
+      for (int i = 0; i < (j + 1) * n; i++)
         sl_frame_send(fds[i], SL_FRAME_CANCEL, NULL, 0, NULL, 0, NULL);
     }
   }
   if (rc == SL_OK)
-    rc = sl_execute_broadcast(plan, s->settings, one ? NULL : &side, local.fds,
-                              n, sink, st, err);
+    rc = sl_execute_broadcast(plan, s->settings, sides, side_leaf, nsides,
+                              local.fds, n, sink, st, err);
   sl_cluster_sync(s->cluster);
-  if (side_tried)
-    sl_cluster_sync(sc);
+  for (int j = 0; j < tried; j++)
+    sl_cluster_sync(s->leaf_clusters[j]);
   sl_strbuf_free(&links);
   free(fds);
+  free(side);
+  free(sides);
+  free(side_leaf);
   if (rc == SL_OK)
-    st->workers = (one ? 1 : 2) * n * node_workers(s);
+    st->workers = (1 + nsides) * n * node_workers(s);
   return rc;
 }
 
@@ -601,7 +632,7 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
       continue;
     }
     sl_cluster *c = k ? s->leaf_clusters[k - 1] : s->cluster;
-    rc = start_on_cluster(s, c, sp->leaves[k], k, -1, 0, text, len, NULL,
+    rc = start_on_cluster(s, c, sp->leaves[k], k, -1, 0, 0, text, len, NULL,
                           &nodes[k], fds + k * n, err);
     if (rc != SL_OK)
       about_leaf(err, k);
@@ -656,8 +687,8 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   if (!fds)
     abort();
   sl_exec_nodes nodes;
-  rc = start_on_cluster(s, s->cluster, plan, -1, -1, 0, text, len, NULL, &nodes,
-                        fds, err);
+  rc = start_on_cluster(s, s->cluster, plan, -1, -1, 0, 0, text, len, NULL,
+                        &nodes, fds, err);
   if (rc == SL_OK)
     rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
   free(fds);
@@ -676,8 +707,11 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
                                int join, int strategy,
                                const sl_exec_nodes *nodes, sl_session *s,
                                sl_query_stats *stats, sl_error *err) {
+  /* (Under a repartition of every leaf the route is all that matters,
+   * however many leaves there are.) */
+  bool every = sl_join_routes_both((sl_join_strategy)join);
   int l = leaf, r = leaf;
-  if (sp->nleaves != 1 && !sl_staged_join_leaves(sp, &l, &r))
+  if (sp->nleaves != 1 && !every && !sl_staged_join_leaves(sp, &l, &r))
     return sl_error_set(err, SL_EINTERNAL,
                         "a join's side here, but no join of two leaves: do "
                         "the coordinator and the node run one build?");
@@ -691,7 +725,7 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
                         "coordinator and the node run one build?");
   int nroute = keyed ? sp->nroute : 0;
   const int *route = keyed ? sp->route_cols : NULL;
-  if (sl_join_routes_both((sl_join_strategy)join)) {
+  if (every) {
     int *cols;
     nroute = sp->nleaves == 1 ? sl_staged_stream_route(arena, sp, &cols)
                               : sl_staged_join_route(arena, sp, leaf, &cols);
@@ -789,10 +823,10 @@ static void *own_sender_main(void *arg) {
   return NULL;
 }
 
-/* A repartition of both sides (SL_JOIN_SHUFFLE) with the stages here:
+/* A repartition of every leaf (SL_JOIN_SHUFFLE) with the stages here:
  * this node's rows of leaf `leaf` go over links to the node their join
- * key names (this one, one time in n), as the other side's nodes send
- * theirs; the stages run over what the links bring of both leaves. */
+ * key names (this one, one time in n), as the other leaves' nodes send
+ * theirs; the stages run over what the links bring of every leaf. */
 static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
                                size_t len, int leaf, int fed, int join,
                                int strategy, const sl_exec_nodes *nodes,
@@ -800,12 +834,15 @@ static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
   /* (Updating stages over one stream: the only leaf is fed by its own
    * nodes, fed == leaf.) */
   int nleaves = plan->staged->nleaves;
-  if ((nleaves != 2 && !(nleaves == 1 && fed == leaf)) || nodes->nstage == 0 ||
-      !nodes->feeds || !nodes->feeds[leaf] || !nodes->feeds[fed])
+  bool linked =
+      nodes->nstage > 0 && nodes->feeds && (nleaves > 1 || fed == leaf);
+  for (int k = 0; k < nleaves && linked; k++)
+    linked = nodes->feeds[k] != NULL;
+  if (!linked)
     return sl_error_set(err, SL_EINTERNAL,
-                        "a repartition of both sides sent here without "
-                        "the links of both: do the coordinator and the "
-                        "node run one build?");
+                        "a repartition of every leaf sent here without the "
+                        "links of each: do the coordinator and the node run "
+                        "one build?");
   own_sender o = {0};
   o.s = s;
   o.leaf = leaf;
@@ -823,10 +860,13 @@ static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
     if (!started)
       rc = sl_error_set(err, SL_EINTERNAL, "cannot start the link sender");
   }
-  const sl_exec_nodes *per[2] = {NULL, NULL};
+  const sl_exec_nodes **per = calloc((size_t)nleaves, sizeof *per);
+  if (!per)
+    abort();
   sl_staged_run run = {per, nodes->feeds, nodes->coordinator_fd, nodes->cancel};
   if (rc == SL_OK)
     rc = sl_execute_staged(plan, s->settings, &run, NULL, stats, err);
+  free(per);
   if (started) {
     if (rc != SL_OK)
       sl_stage_feed_close(nodes->feeds[leaf]); /* not needed any more */

@@ -137,18 +137,21 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                       sl_query_stats *stats, sl_error *err);
 
 /* The coordinator of a join whose stages run on the nodes (plan.h,
- * SL_JOIN_BROADCAST, _REPARTITION, _LATE_MERGE; runtime/stage_broadcast.c):
- * the side leaf runs on bcast_nodes (sent it), whose nodes send its rows
- * and watermarks over links to the n nodes at stage_fds, which were sent
- * the query to run the stages over their own share of the other leaf;
- * this process runs the side's executor (its progress, and stopping it)
- * and writes the stage nodes' result rows to the plan's sink, window by
- * window, OFFSET and LIMIT applied.  Updating stages (sl_staged_plan.
- * updating): the stage nodes' changes go out as each node's round ends;
- * over one stream there is no side (bcast_nodes NULL) and the stage nodes
- * route their own rows. */
+ * SL_JOIN_BROADCAST, _REPARTITION, _LATE_MERGE, _SHUFFLE;
+ * runtime/stage_broadcast.c): each side, leaf side_leaf[j], runs on
+ * sides[j] (sent it), whose nodes send its rows and watermarks over links
+ * to the n nodes at stage_fds, which were sent the query to run the
+ * stages over their own share of the local leaf; this process runs each
+ * side's executor (its progress, and stopping it) and writes the stage
+ * nodes' result rows to the plan's sink, window by window, OFFSET and
+ * LIMIT applied.  One side, but under a repartition of more than two
+ * leaves (q23) one per leaf other than the local one.  Updating stages
+ * (sl_staged_plan.updating): the stage nodes' changes go out as each
+ * node's round ends; over one stream there is no side (nsides 0) and the
+ * stage nodes route their own rows. */
 int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
-                         const sl_exec_nodes *bcast_nodes, const int *stage_fds,
+                         const sl_exec_nodes *const *sides,
+                         const int *side_leaf, int nsides, const int *stage_fds,
                          int n, sl_result_sink *shell, sl_query_stats *stats,
                          sl_error *err);
 

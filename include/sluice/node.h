@@ -15,14 +15,17 @@
  *             has the coordinator's catalog and settings
  *     QUERY   [node index u32][node count u32][strategy u32][exchange
  *             between nodes u32: sl_exchange_transport][query id u64]
- *             [address list length u32][leaf u32][fed leaf u16 | join
- *             strategy u16 << 16 (plan.h)][every
+ *             [address list length u32][leaf u32][fed leaf u8 | fed
+ *             leaves u8 << 8 | join strategy u16 << 16 (plan.h)][every
  *             node's XADDR lines][text]: plan and run the query on this
  *             node's share of every source (leaf k > 0: only leaf k - 1 of
  *             its staged plan, plan.h, whose rows the coordinator's stages
  *             take; with fed leaf f > 0 too, the stages run here over this
  *             node's rows of leaf k - 1 and leaf f - 1's rows, which that
- *             leaf's nodes send over links; result rows go back as ROWS);
+ *             leaf's nodes send over links; fed leaves m > 0: under a
+ *             repartition of every leaf, the rows of leaves 0 .. m - 1
+ *             all come over links, this node's own of leaf k - 1 too;
+ *             result rows go back as ROWS);
  *             channels between nodes carry records under repartition and
  *             partial state to the partition leaders under late merge
  *     XLISTEN [node index u32][node count u32][what u32][transport u32]:

@@ -343,7 +343,10 @@ struct sl_staged_plan {
    * when no side is grouped by the join key), the stages run on the nodes
    * of local_leaf, and every row of both leaves goes to the node its join
    * key's hash names (sl_staged_join_route): local_leaf's nodes route
-   * their own rows too, to each other over the same links;
+   * their own rows too, to each other over the same links (updating
+   * stages over more than two streams that one key joins, q23: every
+   * leaf so, each other than local_leaf a side on nodes of its own;
+   * bcast_leaf is then one of them);
    * LATE_MERGE_ROWS (what 'late-merge' is when both sides are routed by
    * the join key), as SHUFFLE, but every node holds its rows per window
    * (a grow-only set of rows per join key) until its watermark passes the
