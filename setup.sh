@@ -26,6 +26,7 @@ PACKAGES=(
   rdma-core ibverbs-providers        # RDMA user space; librxe, rxe's verbs provider
   iproute2                           # "rdma link add" creates the rxe device
   ibverbs-utils perftest             # ibv_devices, ib_write_bw (smoke test, baseline)
+  bc                                 # the benchmark scripts' arithmetic
 )
 
 missing=()
@@ -33,6 +34,9 @@ for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
     missing+=("$p")
 done
+# The benchmarks' DuckDB peer runs on Node (bench/peers, npm packages
+# pinned there): Debian's nodejs and npm, unless a Node is there already.
+command -v npm >/dev/null || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
