@@ -501,11 +501,14 @@ static void human_bytes(sl_strbuf *b, double v) {
  * the stages' work and state are split between the nodes. */
 static int choose_updating(sl_staged_plan *sp, const sl_strategy_inputs *in,
                            const char *want, sl_arena *arena) {
-  int *route;
-  bool one = sl_staged_stream_route(arena, sp, &route) > 0;
+  int *route, *stream_route;
+  int nroute = sl_staged_stream_route(arena, sp, &stream_route);
+  bool one = nroute > 0;
+  const sl_stage *split = sl_staged_spread_top(sp);
+  const sl_stage *join = sp->nleaves >= 2 ? sl_staged_join_stage(sp) : NULL;
   /* Joins: every leaf routed by the join key (two streams, or more that
    * one key joins, q23's). */
-  bool spread = one || (sp->nleaves >= 2 && sl_staged_join_stage(sp));
+  bool spread = one || join;
   for (int i = 0; i < sp->nleaves && spread && !one; i++)
     spread = sl_staged_join_route(arena, sp, i, &route) > 0;
   if (!spread) {
@@ -546,10 +549,8 @@ static int choose_updating(sl_staged_plan *sp, const sl_strategy_inputs *in,
    * with an aggregate above the join on the nodes (counts per bidder)
    * spreading was 1.13 times faster. */
   if (!one && sp->nleaves > 2 && !strcmp(want, "auto")) {
-    const sl_stage *join = sl_staged_join_stage(sp);
     bool reduces = false;
-    for (const sl_stage *st = sl_staged_spread_top(sp); st && st != join;
-         st = st->input)
+    for (const sl_stage *st = split; st && st != join; st = st->input)
       reduces |= st->kind == SL_STAGE_AGGREGATE || st->kind == SL_STAGE_TOPN;
     if (!reduces) {
       sp->join_why =
@@ -564,11 +565,10 @@ static int choose_updating(sl_staged_plan *sp, const sl_strategy_inputs *in,
   }
   const char *what;
   if (one) {
-    int nroute = sl_staged_stream_route(arena, sp, &route);
     sl_strbuf cols = SL_STRBUF_INIT;
     for (int i = 0; i < nroute; i++)
       sl_strbuf_printf(&cols, "%s%s", i ? ", " : "",
-                       sp->leaves[0]->out_names[route[i]]);
+                       sp->leaves[0]->out_names[stream_route[i]]);
     what = sl_arena_printf(
         arena,
         "over one stream whose Top-N partitions and groups all include "
@@ -603,7 +603,6 @@ static int choose_updating(sl_staged_plan *sp, const sl_strategy_inputs *in,
   sp->leaves[sp->local_leaf]->npartition_keys = 0;
   sp->nroute = 0;
   sp->join_strategy = SL_JOIN_SHUFFLE;
-  const sl_stage *split = sl_staged_spread_top(sp);
   sp->join_why = sl_arena_printf(
       arena,
       "%supdating stages %s, each node running the stages%s over the keys "

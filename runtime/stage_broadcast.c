@@ -267,9 +267,9 @@ static void add_node_stats(sl_query_stats *t, const sl_strbuf *p) {
 }
 
 int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
-                         const sl_exec_nodes *const *sides,
-                         const int *side_leaf, int nsides, const int *stage_fds,
-                         int n, sl_result_sink *shell, sl_query_stats *stats,
+                         const sl_exec_nodes *sides, const int *side_leaf,
+                         int nsides, const int *stage_fds, int n,
+                         sl_result_sink *shell, sl_query_stats *stats,
                          sl_error *err) {
   const sl_staged_plan *sp = plan->staged;
   memset(stats, 0, sizeof *stats);
@@ -299,7 +299,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
     leaf->sink_table = NULL;
     sd[j].leaf = leaf;
     sd[j].settings = settings;
-    sd[j].nodes = sides[j];
+    sd[j].nodes = &sides[j];
   }
 
   /* An updating result is a changelog when its stages update rows: the

@@ -558,9 +558,8 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
   int n = s->cluster->n;
   int *fds = calloc((size_t)((1 + nsides) * n), sizeof *fds);
   sl_exec_nodes *side = calloc((size_t)nsides + 1, sizeof *side);
-  const sl_exec_nodes **sides = calloc((size_t)nsides + 1, sizeof *sides);
   int *side_leaf = calloc((size_t)nsides + 1, sizeof *side_leaf);
-  if (!fds || !side || !sides || !side_leaf)
+  if (!fds || !side || !side_leaf)
     abort();
   for (int k = 0, j = 0; k < sp->nleaves && j < nsides; k++)
     if (k != sp->local_leaf && (every || k == sp->bcast_leaf))
@@ -580,7 +579,6 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
     rc = start_on_cluster(s, s->leaf_clusters[j], sp->leaves[side_leaf[j]],
                           side_leaf[j], -1, 0, (int)sp->join_strategy, text,
                           len, &links, &side[j], fds + (j + 1) * n, err);
-    sides[j] = &side[j];
     if (rc != SL_OK) {
       about_leaf(err, side_leaf[j]);
       /* The stage nodes and the sides started wait for a side that will
@@ -590,7 +588,7 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
     }
   }
   if (rc == SL_OK)
-    rc = sl_execute_broadcast(plan, s->settings, sides, side_leaf, nsides,
+    rc = sl_execute_broadcast(plan, s->settings, side, side_leaf, nsides,
                               local.fds, n, sink, st, err);
   sl_cluster_sync(s->cluster);
   for (int j = 0; j < tried; j++)
@@ -598,7 +596,6 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
   sl_strbuf_free(&links);
   free(fds);
   free(side);
-  free(sides);
   free(side_leaf);
   if (rc == SL_OK)
     st->workers = (1 + nsides) * n * node_workers(s);

@@ -150,9 +150,9 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
  * node's round ends; over one stream there is no side (nsides 0) and the
  * stage nodes route their own rows. */
 int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
-                         const sl_exec_nodes *const *sides,
-                         const int *side_leaf, int nsides, const int *stage_fds,
-                         int n, sl_result_sink *shell, sl_query_stats *stats,
+                         const sl_exec_nodes *sides, const int *side_leaf,
+                         int nsides, const int *stage_fds, int n,
+                         sl_result_sink *shell, sl_query_stats *stats,
                          sl_error *err);
 
 #endif
