@@ -379,5 +379,32 @@ SQL
 sqlite_sink_check 1 auto
 sqlite_sink_check 2 repartition
 
+# State TTL (processing time): the sources paced at 3000 events per second
+# of wall clock (one second), a join of auctions with their sellers keeps
+# every person without a TTL; with 'table.exec.state.ttl' = '5 ms' a
+# person is gone from the join's state before most of her auctions come
+# (they arrive in later buffers, 50 ms apart), so fewer rows join, and
+# never more.  (Timing can only change how many fewer.)
+ttl_check() {
+  selected ttl || return 0
+  local ddl n_all n_ttl
+  ddl=$(printf "%s\n" "$DDL" | sed "s/'events.num' = '[0-9]*'/'events.num' = '3000', 'events.rate' = '3000'/")
+  for ttl in none 5ms; do
+    { printf "%s\n" "$ddl"
+      [ "$ttl" = none ] || echo "SET 'table.exec.state.ttl' = '5 ms';"
+      echo "SELECT A.id, P.id FROM auction A JOIN person P ON A.seller = P.id;"; } > "$tmp/ttl.sql"
+    if ! "$SLUICE" -m csv --no-headers "$tmp/ttl.sql" > "$tmp/ttl.$ttl" 2> "$tmp/err"; then
+      echo "FAIL ttl ($ttl): sluice failed:"; cat "$tmp/err"; fail=$((fail + 1)); return
+    fi
+  done
+  n_all=$(wc -l < "$tmp/ttl.none"); n_ttl=$(wc -l < "$tmp/ttl.5ms")
+  if [ "$n_all" -gt 0 ] && [ "$n_ttl" -lt "$n_all" ]; then
+    echo "ok   ttl: a 5 ms state TTL joined $n_ttl of the $n_all rows the join holds without one"; passed=$((passed + 1))
+  else
+    echo "FAIL ttl: $n_ttl rows joined with a 5 ms state TTL, $n_all without one"; fail=$((fail + 1))
+  fi
+}
+ttl_check
+
 echo "nexmark updating: $passed passed, $fail failed"
 [ "$fail" -eq 0 ]
