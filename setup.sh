@@ -19,6 +19,8 @@ PACKAGES=(
   libpcre2-dev                       # REGEXP_* functions
   libcmocka-dev                      # C unit tests
   tmux                               # drives the shell in a real terminal (tests)
+  gnuplot-nox                        # bench/run's charts (docs/img/*.png)
+  time                               # /usr/bin/time -v: peak memory in bench/run
   # The soft-RoCE VM of tests/rdma (vm.sh): RDMA tested on real verbs.
   qemu-system-x86                    # runs the VM (KVM when it works, else TCG)
   busybox-static                     # the VM's /init (replaces busybox)
@@ -44,6 +46,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
+
+# The benchmarks' DuckDB peer, as pinned in bench/peers/package-lock.json
+# (npm registry), so that bench/run and its test need no network later.
+[ -d bench/peers/node_modules/@duckdb/node-api ] ||
+  (cd bench/peers && npm ci --no-audit --no-fund --loglevel=error)
 
 # Warnings are errors in CI (CI=true); a user's build only warns.
 WERROR=OFF

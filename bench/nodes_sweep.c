@@ -1,7 +1,7 @@
 /* nodes_sweep.c - late merge against repartitioning across local nodes.
  *
  * YSB (views per campaign per 10 s window after the lookup join) and RO
- * (COUNT(*) per key per 1 s window, zipf z = 0..2), pre-generated, on 2
+ * (COUNT(*) per key per 1 s window, zipf z = 0..2), pre-generated, on 1, 2
  * and 4 forked nodes (`sluice --nodes N`, one worker each), with the
  * strategy forced: late merge at partition leaders (the default), late
  * merge at the coordinator (sluice.late-merge = coordinator, the path
@@ -10,7 +10,7 @@
  * is generated (the shell's summary line).
  *
  *   build/bench/nodes_sweep [events] [runs] [ro key range] [nodes]
- *                            (default 10000000 5 65536, nodes 2 and 4)
+ *                            (default 10000000 5 65536, nodes 1, 2 and 4)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
                     "[ro key range]\n");
     return 2;
   }
-  static const int node_counts[] = {2, 4};
+  static const int node_counts[] = {1, 2, 4};
   static const char *const zs[] = {"0", "0.5", "1.0", "1.5", "2.0"};
   printf("%ld events per query (all nodes together), 1 worker per node, "
          "median of %d runs, records/s; ratio = leaders / repartition\n",
@@ -109,10 +109,10 @@ int main(int argc, char **argv) {
     int n = node_counts[i];
     if (only > 0 && n != only)
       continue;
-    printf("\n%d nodes\n\n| workload | late merge (leaders) | late merge "
+    printf("\n%d node%s\n\n| workload | late merge (leaders) | late merge "
            "(coordinator) | repartition | ratio |\n| --- | --- | --- | --- | "
            "--- |\n",
-           n);
+           n, n == 1 ? "" : "s");
     sl_session *s = nodes_session(n);
     if (bench_ysb_tables(s, events))
       return 1;

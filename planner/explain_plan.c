@@ -239,6 +239,8 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
   xnode *src = source_node(a, &p->inputs[0]);
   if (st) {
     sl_xnode_actual(a, src, "rows", count(a, st->events));
+    if (st->input_bytes)
+      sl_xnode_actual(a, src, "bytes", count(a, st->input_bytes));
     if (st->skipped_rows)
       sl_xnode_actual(a, src, "malformed rows skipped",
                       count(a, st->skipped_rows));

@@ -1148,6 +1148,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     stats->pipeline_seconds += ws[i].pipeline_seconds;
     stats->late_dropped += ws[i].late;
     stats->skipped_rows += ws[i].skipped;
+    stats->input_bytes += ws[i].input_bytes;
     if (rows_from_nodes) { /* the nodes fired and finalized */
       if (ws[i].windows_fired > stats->windows_fired)
         stats->windows_fired = ws[i].windows_fired;

@@ -192,6 +192,7 @@ typedef struct worker {
   /* Statistics (read by the coordinator at the end). */
   _Atomic uint64_t events; /* read by the coordinator for progress */
   uint64_t late, skipped;
+  uint64_t input_bytes; /* the source's stats.bytes */
   uint64_t rows_filtered, rows_joined, rows_state, state_bytes_peak;
   /* A node of a cluster (coordinator side): its JIT as it reported it. */
   double jit_seconds;

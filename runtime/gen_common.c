@@ -383,6 +383,11 @@ static void produce(gen_source *g, sl_buffer *buf, uint64_t limit) {
 }
 
 #define GEN_CHUNK_BYTES (64u * 1024u)
+/* Chunks per slab: 4 MiB slabs, above malloc's mmap threshold, so each is
+ * mapped on its own and its untouched tail costs nothing.  (Chunks malloc'd
+ * one by one from the workers' thread arenas measured 10-15% more resident
+ * memory than the input's bytes.) */
+#define GEN_SLAB_CHUNKS 64u
 
 int gen_ready(gen_source *g, const gen_options *o, sl_error *err) {
   if (g->max_heap + g->layout->width > GEN_CHUNK_BYTES / 2) {
@@ -407,8 +412,26 @@ int gen_ready(gen_source *g, const gen_options *o, sl_error *err) {
       }
       g->chunks = c;
     }
-    sl_buffer *b = &g->chunks[g->nchunks++];
-    sl_buffer_init(b, g->layout, GEN_CHUNK_BYTES);
+    if (g->nchunks % GEN_SLAB_CHUNKS == 0) {
+      unsigned char **sl = realloc(g->slabs, (g->nslabs + 1) * sizeof *sl);
+      unsigned char *slab =
+          sl ? aligned_alloc(64, (size_t)GEN_SLAB_CHUNKS * GEN_CHUNK_BYTES)
+             : NULL;
+      if (sl)
+        g->slabs = sl;
+      if (!slab) {
+        sl_error_set(err, SL_ENOMEM, "out of memory pre-generating events");
+        gen_close((sl_source *)g);
+        return SL_ENOMEM;
+      }
+      g->slabs[g->nslabs++] = slab;
+    }
+    sl_buffer *b = &g->chunks[g->nchunks];
+    sl_buffer_wrap(b, g->layout,
+                   g->slabs[g->nslabs - 1] +
+                       (size_t)(g->nchunks % GEN_SLAB_CHUNKS) * GEN_CHUNK_BYTES,
+                   GEN_CHUNK_BYTES);
+    g->nchunks++;
     do
       produce(g, b, UINT64_MAX);
     while (g->next < g->end && sl_buffer_has_room(b, g->max_heap));
@@ -540,6 +563,9 @@ void gen_close(sl_source *s) {
   for (uint32_t i = 0; i < g->nchunks; i++)
     sl_buffer_free(&g->chunks[i]);
   free(g->chunks);
+  for (uint32_t i = 0; i < g->nslabs; i++)
+    free(g->slabs[i]);
+  free(g->slabs);
   sl_arena_free(&g->arena);
   free(g);
 }

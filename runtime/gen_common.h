@@ -195,9 +195,14 @@ struct gen_source {
   uint64_t start_ns;
   uint64_t emitted; /* events of this instance so far */
 
-  /* Pre-generated rows: chunks of one layout, replayed by next(). */
+  /* Pre-generated rows: chunks of one layout, replayed by next().  The
+   * chunks live in slabs of many chunks each (one allocation per slab, so
+   * that the input costs its bytes and not a malloc arena's overhead per
+   * chunk); the chunks' buffers do not own their memory. */
   sl_buffer *chunks;
   uint32_t nchunks, chunk_at, row_at;
+  unsigned char **slabs;
+  uint32_t nslabs;
 
   uint64_t rows, bytes;
 };

@@ -137,6 +137,7 @@ static void on_done(worker *w, const sl_strbuf *p) {
   atomic_store(&w->events, st.events);
   w->late = st.late_dropped;
   w->skipped = st.skipped_rows;
+  w->input_bytes = st.input_bytes;
   w->rows_filtered = st.rows_filtered;
   w->rows_joined = st.rows_joined;
   w->rows_state = st.rows_state;

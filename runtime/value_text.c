@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,9 +136,9 @@ static int fmt_decimal(char *out, i128 v, int scale) {
 }
 
 /* Java's Double.toString / Float.toString.  The digits are the shortest
- * that read back as the same value (found by trying 2, 3, ... significant
- * digits with correctly rounded printf and strtod); Java's layout rules
- * are then applied to them. */
+ * that read back as the same value (found by trying more and more
+ * significant digits with correctly rounded printf and strtod); Java's layout
+ * rules are then applied to them. */
 static int fmt_java_double(char *out, double v, bool is_float) {
   if (isnan(v))
     return sprintf(out, "NaN");
@@ -147,10 +148,17 @@ static int fmt_java_double(char *out, double v, bool is_float) {
     return sprintf(out, signbit(v) ? "-0.0" : "0.0");
 
   char sci[40];
-  int maxp = is_float ? 9 : 17;
+  int maxp = is_float ? 9 : 17, prec = 2;
+  /* A normal double whose shortest form D has at most 15 digits is within
+   * half its gap (2^-53 of it) of D, closer than half a unit of the 15th
+   * digit, so printed with 15 digits it is D followed by zeros (stripped
+   * below): try 15, 16, 17 rather than 2..17 (one conversion instead of
+   * up to 16 for most values).  Subnormals and floats take every step. */
+  if (!is_float && fabs(v) >= DBL_MIN)
+    prec = 15;
   /* Java prints at least two significant digits (d.d), and picks the
    * closest such: Double.MIN_VALUE is 4.9E-324, not 5.0E-324. */
-  for (int prec = 2; prec <= maxp; prec++) {
+  for (; prec <= maxp; prec++) {
     snprintf(sci, sizeof sci, "%.*e", prec - 1, v);
     if (is_float ? strtof(sci, NULL) == (float)v : strtod(sci, NULL) == v)
       break;

@@ -1126,6 +1126,7 @@ void *sl_worker_main(void *arg) {
     if (plan->inputs[0].connector->stats)
       plan->inputs[0].connector->stats(src, &st);
     w->skipped = st.skipped_rows;
+    w->input_bytes = st.bytes;
     plan->inputs[0].connector->close(src);
   }
   for (int i = 0; i < s.nslices; i++) {

@@ -217,9 +217,10 @@ static bool late_merge_at_coordinator(sl_session *s) {
 }
 
 /* "channels between nodes: ..." for EXPLAIN: how many, on which transport
- * (and device), of which shape, and why that transport. */
-static void explain_channels(sl_session *s, int channels, const char *what,
-                             sl_strbuf *out) {
+ * (and device), of which shape, why that transport, and the memory their
+ * rings take on the nodes (verbs: registered, so pinned). */
+static void explain_channels(sl_session *s, int nodes, int channels,
+                             const char *what, sl_strbuf *out) {
   const char *want = sl_settings_get(s->settings, "sluice.transport");
   if (!want)
     want = "auto";
@@ -270,6 +271,18 @@ static void explain_channels(sl_session *s, int channels, const char *what,
                    : !s->cluster->spawned ? ": not every node has an RDMA "
                                             "device"
                                           : "");
+  /* tcp and verbs keep a ring at each end of a channel; shm one mapping
+   * (made by the consumer, mapped by the producer). */
+  double ring = (double)credits * (double)bs;
+  double all = ring * channels * (t == SL_XPORT_SHM ? 1 : 2);
+  sl_strbuf_printf(
+      out,
+      "channel memory: %.1f MiB in all, %.1f MiB per node on average (%s)\n",
+      all / 1048576.0, all / nodes / 1048576.0,
+      t == SL_XPORT_VERBS ? "a ring at each end of every channel, registered "
+                            "with the RDMA device: pinned"
+      : t == SL_XPORT_TCP ? "a ring at each end of every channel"
+                          : "one shared mapping per channel");
 }
 
 static void explain_leaders(sl_session *s, const sl_plan *plan, int n,
@@ -292,7 +305,8 @@ static void explain_leaders(sl_session *s, const sl_plan *plan, int n,
                    slices ? ": a slice's delta to each open window it "
                             "belongs to"
                           : "");
-  explain_channels(s, n * (n - 1), "one from every node to every leader", out);
+  explain_channels(s, n, n * (n - 1), "one from every node to every leader",
+                   out);
   if (st)
     sl_strbuf_printf(out,
                      "(actual: epochs sent=%llu, state moved between "
@@ -323,7 +337,7 @@ static void explain_plan_on_nodes(sl_session *s, const sl_plan *plan, int n,
                                        "merged state and sends their changes)"
                                      : "");
     int w = node_workers(s);
-    explain_channels(s, n * w * (n - 1) * w,
+    explain_channels(s, n, n * w * (n - 1) * w,
                      "one from every worker to every worker of another node",
                      out);
   } else if (plan->kind == SL_PLAN_AGGREGATE && plan->changelog)

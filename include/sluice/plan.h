@@ -429,6 +429,9 @@ typedef struct sl_query_stats {
   uint64_t windows_fired;
   uint64_t groups_emitted;   /* aggregate rows finalized (before HAVING) */
   uint64_t skipped_rows;     /* malformed input rows skipped */
+  uint64_t input_bytes;      /* bytes the stream source handed the
+                              * pipeline: row widths of the leaves read
+                              * plus long strings (file bytes for files) */
   uint64_t state_bytes_peak; /* largest partial state one worker held */
   uint64_t table_rows;       /* rows of the lookup join's bounded table */
   uint64_t exchange_rows;    /* repartition: rows sent to other workers */

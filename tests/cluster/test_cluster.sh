@@ -55,7 +55,7 @@ echo "ok   $(wc -l < "$tmp/local") rows equal on 2 daemons and in one process"
   FROM TABLE(TUMBLE(TABLE ro, DESCRIPTOR(ts), INTERVAL '1' SECOND))
   GROUP BY key % 7, window_start, window_end;" > "$tmp/analyze" 2>&1 ||
   { cat "$tmp/analyze"; fail "EXPLAIN ANALYZE on the cluster"; }
-grep -q "Source ro .*(actual: rows=400000)" "$tmp/analyze" ||
+grep -q "Source ro .*(actual: rows=400000, bytes=9600000)" "$tmp/analyze" ||
   { cat "$tmp/analyze"; fail "EXPLAIN ANALYZE does not count every node's rows"; }
 echo "ok   EXPLAIN ANALYZE counts the 400000 events read by both nodes"
 
