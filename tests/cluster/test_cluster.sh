@@ -70,6 +70,9 @@ grep -q "leaders: partition 0 on node 0, partition 1 on node 1" "$tmp/analyze" |
   { cat "$tmp/analyze"; fail "EXPLAIN ANALYZE does not name the partition leaders"; }
 grep -q "channels between nodes: 2 tcp 32 x 64 KiB" "$tmp/analyze" ||
   { cat "$tmp/analyze"; fail "EXPLAIN ANALYZE does not show the TCP channels between nodes"; }
+# 2 channels x 32 slots x 64 KiB, a ring at each end: 8 MiB on 2 nodes.
+grep -q "channel memory: 8.0 MiB in all, 4.0 MiB per node on average (a ring at each end of every channel)" "$tmp/analyze" ||
+  { cat "$tmp/analyze"; fail "EXPLAIN ANALYZE does not say the channels' memory"; }
 grep -q "epochs sent=[1-9][0-9]*, state moved between nodes=[1-9]" "$tmp/analyze" ||
   { cat "$tmp/analyze"; fail "no state moved between the leaders"; }
 echo "ok   rows equal with tiny epochs at partition leaders over TCP; EXPLAIN ANALYZE (default epochs: one per window end): $(grep -o "epochs sent=[0-9]*" "$tmp/analyze")"

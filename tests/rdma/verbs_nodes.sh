@@ -84,4 +84,7 @@ run "forked_2_verbs" --nodes 2 --transport verbs
 "$SLUICE" --nodes 2 --transport verbs -c "$DDL EXPLAIN $RQ" > "$tmp/explain" 2>&1
 grep -q "channels between nodes: 2 verbs rxe0 RC WRITE 8 x 64 KiB" "$tmp/explain" ||
   { cat "$tmp/explain"; fail "EXPLAIN on forked nodes does not name verbs rxe0"; }
+# 2 channels x 8 slots x 64 KiB, a registered ring at each end: 2 MiB.
+grep -q "channel memory: 2.0 MiB in all, 1.0 MiB per node on average (a ring at each end of every channel, registered with the RDMA device: pinned)" "$tmp/explain" ||
+  { cat "$tmp/explain"; fail "EXPLAIN on forked nodes does not say the registered channel memory"; }
 echo "ok   EXPLAIN: $(grep -m1 'channels between nodes' "$tmp/explain")"
