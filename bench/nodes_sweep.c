@@ -54,9 +54,11 @@ static const char *const MODES[3][2] = {
     {"repartition", "leaders"},
 };
 
-/* Records/s of the query in each mode, median of runs; rounds interleave
- * the modes so that noise from the other users of the machine spreads. */
-static void measure(sl_session *s, const char *query, int runs, double out[3]) {
+/* Records/s of the query in each mode: median, min and max of runs;
+ * rounds interleave the modes so that noise from the other users of the
+ * machine spreads. */
+static void measure(sl_session *s, const char *query, int runs,
+                    double out[3][3]) {
   double rate[3][16];
   for (int r = 0; r < runs; r++)
     for (int m = 0; m < 3; m++) {
@@ -71,13 +73,20 @@ static void measure(sl_session *s, const char *query, int runs, double out[3]) {
     }
   for (int m = 0; m < 3; m++) {
     qsort(rate[m], (size_t)runs, sizeof(double), bench_cmp_double);
-    out[m] = rate[m][runs / 2];
+    out[m][0] = rate[m][runs / 2];
+    out[m][1] = rate[m][0];
+    out[m][2] = rate[m][runs - 1];
   }
 }
 
-static void row(const char *cell, const double v[3]) {
-  printf("| %s | %.2f M | %.2f M | %.2f M | %.2fx |\n", cell, v[0] / 1e6,
-         v[1] / 1e6, v[2] / 1e6, v[0] / v[2]);
+/* A row: each mode's median (min-max) in M records/s, and the ratio of the
+ * medians, leaders / repartition. */
+static void row(const char *cell, double v[3][3]) {
+  printf("| %s ", cell);
+  for (int m = 0; m < 3; m++)
+    printf("| %.2f M (%.2f-%.2f) ", v[m][0] / 1e6, v[m][1] / 1e6,
+           v[m][2] / 1e6);
+  printf("| %.2fx |\n", v[0][0] / v[2][0]);
   fflush(stdout);
 }
 
@@ -103,7 +112,8 @@ int main(int argc, char **argv) {
   static const int node_counts[] = {1, 2, 4};
   static const char *const zs[] = {"0", "0.5", "1.0", "1.5", "2.0"};
   printf("%ld events per query (all nodes together), 1 worker per node, "
-         "median of %d runs, records/s; ratio = leaders / repartition\n",
+         "median (min-max) of %d runs, records/s; ratio = leaders / "
+         "repartition\n",
          events, runs);
   for (size_t i = 0; i < sizeof node_counts / sizeof node_counts[0]; i++) {
     int n = node_counts[i];
@@ -116,7 +126,7 @@ int main(int argc, char **argv) {
     sl_session *s = nodes_session(n);
     if (bench_ysb_tables(s, events))
       return 1;
-    double v[3];
+    double v[3][3];
     measure(s, BENCH_YSB_QUERY, runs, v);
     row("YSB (100 campaigns, 10 s windows)", v);
     sl_session_free(s);

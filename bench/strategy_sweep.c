@@ -44,13 +44,14 @@ static const char *auto_choice(sl_session *s, const char *query) {
   return strstr(text, "== Why repartition ==") ? "repartition" : "late merge";
 }
 
-/* Records/s of the RO query with a forced strategy: median of runs. */
+/* The RO query: COUNT(*) per key per 1 s window. */
 static const char *QUERY =
     "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro, DESCRIPTOR(ts), "
     "INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end";
 
+/* Records/s of runs of the query: the median, and "M (min-max)" in cell. */
 static double measure(sl_session *s, const char *query, sl_strategy strategy,
-                      int runs) {
+                      int runs, char cell[48]) {
   double rate[16];
   for (int r = 0; r < runs; r++) {
     sl_query_stats qs;
@@ -59,6 +60,8 @@ static double measure(sl_session *s, const char *query, sl_strategy strategy,
     rate[r] = (double)qs.events / qs.seconds;
   }
   qsort(rate, (size_t)runs, sizeof(double), bench_cmp_double);
+  snprintf(cell, 48, "%.1f M (%.1f-%.1f)", rate[runs / 2] / 1e6, rate[0] / 1e6,
+           rate[runs - 1] / 1e6);
   return rate[runs / 2];
 }
 
@@ -66,12 +69,13 @@ static double measure(sl_session *s, const char *query, sl_strategy strategy,
  * choice. */
 static void row(sl_session *s, const char *cell, const char *query, int runs) {
   const char *choice = auto_choice(s, query);
-  double lm = measure(s, query, SL_STRATEGY_LATE_MERGE, runs);
-  double rp = measure(s, query, SL_STRATEGY_REPARTITION, runs);
+  char lm_cell[48], rp_cell[48];
+  double lm = measure(s, query, SL_STRATEGY_LATE_MERGE, runs, lm_cell);
+  double rp = measure(s, query, SL_STRATEGY_REPARTITION, runs, rp_cell);
   const char *faster = lm >= rp ? "late merge" : "repartition";
   double ratio = lm >= rp ? lm / rp : rp / lm;
-  printf("| %s | %.1f M | %.1f M | %s | %.2fx | %s | %s |\n", cell, lm / 1e6,
-         rp / 1e6, faster, ratio, choice,
+  printf("| %s | %s | %s | %s | %.2fx | %s | %s |\n", cell, lm_cell, rp_cell,
+         faster, ratio, choice,
          ratio <= 1.2                  ? "(within 20%)"
          : strcmp(choice, faster) == 0 ? "yes"
                                        : "NO");
@@ -88,7 +92,7 @@ int main(int argc, char **argv) {
   static const long ranges[] = {1000, 65536, 1048576, 67108864};
   static const char *const zs[] = {"0", "1.0", "1.5", "2.0"};
   printf("RO, %ld events (1M per second of event time: 1 s windows of 1M "
-         "events), 2 workers, median of %d runs, records/s\n\n",
+         "events), 2 workers, median (min-max) of %d runs, records/s\n\n",
          events, runs);
   printf("| key range | zipf z | late merge | repartition | faster | ratio | "
          "auto chose | right? |\n| --- | --- | --- | --- | --- | --- | --- | "
@@ -116,7 +120,7 @@ int main(int argc, char **argv) {
    * window, after a lookup join with the campaigns table; and the same
    * per ad (1000 keys). */
   printf("\nYSB, %ld events (pre-generated, 100K per second of event time), "
-         "2 workers, median of %d runs, records/s\n\n",
+         "2 workers, median (min-max) of %d runs, records/s\n\n",
          events, runs);
   printf("| key | groups | late merge | repartition | faster | ratio | auto "
          "chose | right? |\n| --- | --- | --- | --- | --- | --- | --- | --- "
