@@ -5,9 +5,15 @@
 #ifndef SLUICE_BENCH_UTIL_H
 #define SLUICE_BENCH_UTIL_H
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sluice/binder.h"
 #include "sluice/clock.h"
@@ -84,6 +90,64 @@ static inline double bench_memcpy_bandwidth(void) {
   free(b);
   qsort(bw, 7, sizeof(double), bench_cmp_double);
   return bw[3];
+}
+
+/* The loopback TCP bound: seconds for a forked process to send() `total`
+ * bytes in `chunk` writes (TCP_NODELAY, cycling through src's src_bytes)
+ * to this one, which recv()s them without touching them; < 0 on failure
+ * (the reason on stderr).  What the kernel's loopback moves, which no tcp
+ * channel between two local processes can beat. */
+static inline double bench_loopback_tcp_seconds(const unsigned char *src,
+                                                size_t src_bytes, size_t total,
+                                                size_t chunk) {
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t sl = sizeof sa;
+  int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) ||
+      listen(lfd, 1) || getsockname(lfd, (struct sockaddr *)&sa, &sl)) {
+    perror("bench: loopback tcp listen");
+    if (lfd >= 0)
+      close(lfd);
+    return -1;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(fd, (struct sockaddr *)&sa, sl) != 0)
+      _exit(1);
+    size_t off = 0, left = total;
+    while (left > 0) {
+      size_t n = left < chunk ? left : chunk;
+      ssize_t k = send(fd, src + off, n, MSG_NOSIGNAL);
+      if (k <= 0)
+        _exit(1);
+      left -= (size_t)k;
+      off = off + 2 * chunk > src_bytes ? 0 : off + (size_t)k;
+    }
+    close(fd);
+    _exit(0);
+  }
+  int fd = accept(lfd, NULL, NULL);
+  close(lfd);
+  unsigned char *buf = malloc(chunk);
+  size_t got = 0;
+  double t0 = sl_clock_seconds();
+  for (;;) {
+    ssize_t k = fd >= 0 && buf ? recv(fd, buf, chunk, 0) : -1;
+    if (k <= 0)
+      break;
+    got += (size_t)k;
+  }
+  double dt = sl_clock_seconds() - t0;
+  if (fd >= 0)
+    close(fd);
+  free(buf);
+  int status;
+  waitpid(pid, &status, 0);
+  return got == total ? dt : -1;
 }
 
 /* The YSB ad events ('pregenerate': generated into memory before the clock

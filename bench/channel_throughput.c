@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "sluice/channel.h"
 #include "sluice/clock.h"
 
@@ -409,57 +410,6 @@ static int verbs_one_main(int argc, char **argv) {
   return 0;
 }
 
-/* Loopback TCP stream: seconds to move `total` bytes in `chunk` writes. */
-static double run_bound(const unsigned char *pool, size_t total, size_t chunk) {
-  sl_error err = {0};
-  int lfd;
-  char addr[128];
-  if (sl_channel_listen("tcp", "127.0.0.1:0", &lfd, addr, sizeof addr, &err) !=
-      SL_OK) {
-    report("bound listen", &err);
-    return -1;
-  }
-  struct sockaddr_in sa;
-  socklen_t sl = sizeof sa;
-  getsockname(lfd, (struct sockaddr *)&sa, &sl);
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (connect(fd, (struct sockaddr *)&sa, sl) != 0)
-      _exit(1);
-    size_t off = 0, left = total;
-    while (left > 0) {
-      size_t n = left < chunk ? left : chunk;
-      ssize_t k = send(fd, pool + off, n, MSG_NOSIGNAL);
-      if (k <= 0)
-        _exit(1);
-      left -= (size_t)k;
-      off = off + 2 * chunk > POOL_BYTES ? 0 : off + (size_t)k;
-    }
-    close(fd);
-    _exit(0);
-  }
-  int fd = accept(lfd, NULL, NULL);
-  close(lfd);
-  unsigned char *buf = malloc(chunk);
-  size_t got = 0;
-  double t0 = sl_clock_seconds();
-  for (;;) {
-    ssize_t k = recv(fd, buf, chunk, 0);
-    if (k <= 0)
-      break;
-    got += (size_t)k;
-  }
-  double dt = sl_clock_seconds() - t0;
-  close(fd);
-  free(buf);
-  int status;
-  waitpid(pid, &status, 0);
-  return got == total ? dt : -1;
-}
-
 static int transports_main(int argc, char **argv) {
   size_t total = (size_t)(argc > 0 ? atoi(argv[0]) : 256) << 20;
   int runs = argc > 1 ? atoi(argv[1]) : 5;
@@ -522,7 +472,8 @@ static int transports_main(int argc, char **argv) {
           gbs[t][i] = (double)slots * len / dt / 1e9;
           sps[t][i] = (double)slots / dt;
         }
-        double dt = run_bound(pool, (size_t)slots * len, 1 << 20);
+        double dt = bench_loopback_tcp_seconds(pool, POOL_BYTES,
+                                               (size_t)slots * len, 1 << 20);
         bound[i] = dt > 0 ? (double)slots * len / dt / 1e9 : 0;
       }
       double g[4], s[4], b = median(bound, runs);

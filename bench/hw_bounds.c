@@ -5,23 +5,18 @@
  *     median of 7 (bench_util.h) - the bound for moving records in memory;
  *   - memcpy bandwidth, two threads at once, each its own pair of buffers:
  *     the bound for two workers;
- *   - loopback TCP stream bandwidth: one thread writes 1 MiB blocks into a
- *     connected socket on 127.0.0.1, another reads them, for 1 GiB, median
- *     of 5 - the bound for the tcp transport between local nodes.
+ *   - loopback TCP stream bandwidth: a forked process writes 1 MiB blocks
+ *     into a connected socket on 127.0.0.1, this one reads them, for 1 GiB,
+ *     median of 5 (bench_util.h, the bound channel_throughput measures
+ *     too) - the bound for the tcp transport between local nodes.
  *
  * Prints one "name value" line per bound (bytes/s), for bench/run:
  *
  *   build/bench/hw_bounds
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "bench_util.h"
 
@@ -44,67 +39,19 @@ static double memcpy_two_threads(void) {
   return bw[0] + bw[1];
 }
 
-static void *tcp_reader(void *arg) {
-  int fd = *(int *)arg;
-  char *buf = malloc(TCP_BLOCK);
-  size_t got = 0;
-  while (buf && got < TCP_TOTAL) {
-    ssize_t n = read(fd, buf, TCP_BLOCK);
-    if (n <= 0)
-      break;
-    got += (size_t)n;
-  }
-  free(buf);
-  return NULL;
-}
-
 /* One transfer of TCP_TOTAL bytes over a fresh loopback connection, in
- * bytes/s; 0 when a socket call fails (the reason on stderr). */
-static double tcp_once(void) {
-  int ls = socket(AF_INET, SOCK_STREAM, 0), w = -1, r = -1;
-  struct sockaddr_in addr = {.sin_family = AF_INET};
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  double rate = 0;
-  char *buf = calloc(1, TCP_BLOCK);
-  if (ls < 0 || !buf || bind(ls, (struct sockaddr *)&addr, sizeof addr) ||
-      listen(ls, 1) || getsockname(ls, (struct sockaddr *)&addr, &len) ||
-      (w = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
-      connect(w, (struct sockaddr *)&addr, sizeof addr) ||
-      (r = accept(ls, NULL, NULL)) < 0) {
-    perror("hw_bounds: loopback tcp");
-    goto out;
-  }
-  int one = 1;
-  setsockopt(w, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  pthread_t t;
-  if (pthread_create(&t, NULL, tcp_reader, &r) != 0)
-    goto out;
-  double t0 = sl_clock_seconds();
-  size_t sent = 0;
-  while (sent < TCP_TOTAL) {
-    ssize_t n = write(w, buf, TCP_BLOCK);
-    if (n <= 0)
-      break;
-    sent += (size_t)n;
-  }
-  pthread_join(t, NULL); /* the reader has everything */
-  rate = (double)sent / (sl_clock_seconds() - t0);
-out:
-  free(buf);
-  if (w >= 0)
-    close(w);
-  if (r >= 0)
-    close(r);
-  if (ls >= 0)
-    close(ls);
-  return rate;
+ * bytes/s; 0 on failure. */
+static double tcp_once(const unsigned char *src) {
+  double s = bench_loopback_tcp_seconds(src, TCP_BLOCK, TCP_TOTAL, TCP_BLOCK);
+  return s > 0 ? (double)TCP_TOTAL / s : 0;
 }
 
 int main(void) {
+  unsigned char *src = calloc(1, TCP_BLOCK);
   double tcp[5];
   for (int i = 0; i < 5; i++)
-    tcp[i] = tcp_once();
+    tcp[i] = src ? tcp_once(src) : 0;
+  free(src);
   qsort(tcp, 5, sizeof(double), bench_cmp_double);
   printf("memcpy_1thread %.0f\n", bench_memcpy_bandwidth());
   printf("memcpy_2threads %.0f\n", memcpy_two_threads());

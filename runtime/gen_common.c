@@ -560,9 +560,7 @@ void gen_close(sl_source *s) {
   gen_source *g = (gen_source *)s;
   if (!g)
     return;
-  for (uint32_t i = 0; i < g->nchunks; i++)
-    sl_buffer_free(&g->chunks[i]);
-  free(g->chunks);
+  free(g->chunks); /* their memory is the slabs' */
   for (uint32_t i = 0; i < g->nslabs; i++)
     free(g->slabs[i]);
   free(g->slabs);

@@ -204,11 +204,6 @@ void sl_session_describe_nodes(sl_session *s, sl_strbuf *out) {
                           "--cluster host:port,... joins daemons)\n");
 }
 
-/* EXPLAIN's "== Nodes ==" block: where the plan runs when there are
- * several nodes, and how their results meet. */
-/* Late merge at partition leaders, for EXPLAIN's Nodes block: who leads
- * what, the epochs, and the channels between nodes (runtime/node_leaders.h);
- * with EXPLAIN ANALYZE what moved. */
 /* SET 'sluice.late-merge' = 'coordinator': the shell merges, as before
  * partition leaders existed. */
 static bool late_merge_at_coordinator(sl_session *s) {
@@ -285,6 +280,9 @@ static void explain_channels(sl_session *s, int nodes, int channels,
                           : "one shared mapping per channel");
 }
 
+/* Late merge at partition leaders, for EXPLAIN's Nodes block: who leads
+ * what, the epochs, and the channels between nodes (runtime/node_leaders.h);
+ * with EXPLAIN ANALYZE what moved. */
 static void explain_leaders(sl_session *s, const sl_plan *plan, int n,
                             const sl_query_stats *st, sl_strbuf *out) {
   sl_strbuf_append(out, "late merge at partition leaders: each node merges "
@@ -359,6 +357,8 @@ static void explain_plan_on_nodes(sl_session *s, const sl_plan *plan, int n,
                           "nodes' control connections\n");
 }
 
+/* EXPLAIN's "== Nodes ==" block: where the plan runs when there are
+ * several nodes, and how their results meet. */
 void session_explain_nodes(sl_session *s, const sl_plan *plan,
                            const sl_query_stats *st, sl_strbuf *out) {
   int n = s->cluster ? s->cluster->n
