@@ -383,7 +383,17 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
     for (int j = 0; j < nsides && !stopping; j++)
       if (!sd[j].checked && atomic_load(&sd[j].done)) {
         sd[j].checked = true;
-        if (sd[j].rc != SL_OK) { /* the side failed on its own */
+        if (sd[j].rc == SL_ECANCELLED) {
+          /* Its link to a stage node broke: that node failed (its error,
+           * the cause, is on its way to us) or was stopped.  Under load
+           * the side can notice first, so this is kept as a consequence
+           * and reported only if no cause comes. */
+          if (!broken.code)
+            sl_error_move(&broken, &sd[j].err);
+          else
+            sl_error_clear(&sd[j].err);
+          stopping = true;
+        } else if (sd[j].rc != SL_OK) { /* the side failed on its own */
           sl_error_move(err, &sd[j].err);
           rc = sd[j].rc;
           stopping = true;
