@@ -25,9 +25,10 @@
 #   - Sluice runs the streaming query over the same source, pre-generated
 #     into memory before the clock starts ('pregenerate'), RUNS times, as
 #     EXPLAIN ANALYZE under /usr/bin/time -v: events/s from the plan's Sink
-#     line, peak RSS (the largest of the runs), and the input's size (the bytes= of the plan's Source
-#     lines: the pre-generated events; memory beyond the input is peak RSS
-#     minus that, shown in parentheses).  The query's rows go INSERT INTO
+#     line, peak RSS (the largest of the runs), and the input's size (the
+#     bytes= of the plan's Source lines, or a staged plan's "leaf input
+#     bytes=": the pre-generated events, a copy per leaf; memory beyond
+#     the input is peak RSS minus that, shown in parentheses).  The query's rows go INSERT INTO
 #     a blackhole table (NEXMark's as written), so turning them into text
 #     is not timed (DuckDB's and SQLite's runs do not format rows either;
 #     a SELECT to the shell spends ~10 us per row of cm on it).  Then once
@@ -362,8 +363,9 @@ run_sluice() {
         { failed "$wl" Sluice "$w" "$tmp/err"; return; }
       x=$(grep -oE '\([0-9.]+ events/s' "$tmp/err" | tail -1 | tr -d '(' | cut -d' ' -f1)
     else
-      bytes=$(grep -E '^ *Source .*bytes=[0-9]+' "$tmp/plan" | grep -oE 'bytes=[0-9]+' | cut -d= -f2 |
-        awk '{ s += $1 } END { if (NR) print s }' || true)
+      # The Source lines' bytes=, or a staged plan's "leaf input bytes=".
+      bytes=$(grep -E '^ *Source .*bytes=[0-9]+|leaf input bytes=[0-9]+' "$tmp/plan" |
+        grep -oE '(^|[ (])bytes=[0-9]+' | cut -d= -f2 | awk '{ s += $1 } END { if (NR) print s }' || true)
       input=${bytes:-n/a}
     fi
     awk -v x="$x" -v n="$EVENTS" -v e="$events" 'BEGIN { printf "%.0f\n", x * n / e }' >> "$tmp/sluice.r"

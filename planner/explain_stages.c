@@ -336,6 +336,10 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
                     sl_explain_count(a, st->stage_state_peak));
     sl_xnode_actual(a, stages, "leaf records dropped as late",
                     sl_explain_count(a, st->late_dropped));
+    /* Each leaf reads its own copy of its stream: the bytes of all. */
+    if (st->input_bytes)
+      sl_xnode_actual(a, stages, "leaf input bytes",
+                      sl_explain_count(a, st->input_bytes));
     if (p->staged->updating)
       sl_xnode_actual(a, stages, "join rows dropped by time bounds",
                       sl_explain_count(a, st->state_evicted));

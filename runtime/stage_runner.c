@@ -311,6 +311,7 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
   t->jit_seconds += s->jit_seconds;
   t->exchange_rows += s->exchange_rows;
   t->exchange_bytes += s->exchange_bytes;
+  t->input_bytes += s->input_bytes; /* each leaf holds its own input */
   if (s->state_bytes_peak > t->state_bytes_peak)
     t->state_bytes_peak = s->state_bytes_peak;
   if (s->jit_status[0] && !t->jit_status[0])

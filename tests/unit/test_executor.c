@@ -172,6 +172,41 @@ static void test_explain_analyze(void **state) {
   sl_session_free(s);
 }
 
+/* A staged plan's leaves each read their own copy of the stream: the
+ * Stages line shows the bytes of all of them (two leaves over clicks: the
+ * file twice). */
+static void test_explain_analyze_stages_input(void **state) {
+  (void)state;
+  sl_session *s = clicks_session(2);
+  sl_strbuf text = SL_STRBUF_INIT;
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sink.ctx = &text;
+  sink.text = keep_text;
+  const char *sql =
+      "EXPLAIN ANALYZE SELECT a.user_name, a.n, b.n FROM (SELECT user_name, "
+      "window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE clicks, "
+      "DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY user_name, "
+      "window_start, window_end) a JOIN (SELECT url, window_start, COUNT(*) "
+      "AS n FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' "
+      "SECOND)) GROUP BY url, window_start, window_end) b ON a.window_start "
+      "= b.window_start AND a.n = b.n";
+  sl_error err = {0};
+  assert_int_equal(sl_session_execute(s, sql, strlen(sql), 1, &sink, &err),
+                   SL_OK);
+  const char *out = sl_strbuf_cstr(&text);
+  assert_non_null(strstr(out, "Stages { 2 leaves"));
+  const char *dir = getenv("SLUICE_SOURCE_DIR");
+  char path[1024], want[64];
+  snprintf(path, sizeof path, "%s/tests/sql/data/clicks.csv", dir ? dir : ".");
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  snprintf(want, sizeof want, "leaf input bytes=%lld)",
+           2 * (long long)sb.st_size);
+  assert_non_null(strstr(out, want));
+  sl_strbuf_free(&text);
+  sl_session_free(s);
+}
+
 /* Under repartitioning the exchange edge shows what crossed it.  The
  * small clicks file is read by worker 0 alone, so the rows whose keys
  * worker 1 owns cross, and nothing else does. */
@@ -234,6 +269,7 @@ int main(void) {
       cmocka_unit_test(test_limit_stops),
       cmocka_unit_test(test_errors_stop_the_query),
       cmocka_unit_test(test_explain_analyze),
+      cmocka_unit_test(test_explain_analyze_stages_input),
       cmocka_unit_test(test_explain_analyze_exchange),
       cmocka_unit_test(test_repartition_idle_owner_fires),
   };
