@@ -6,11 +6,13 @@
 #define SLUICE_BENCH_UTIL_H
 
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,9 +73,84 @@ static inline int bench_run(sl_session *s, const char *sql, int strategy,
   return rc;
 }
 
+/* Run fn(arg, out) in a forked child, which fills the `size` bytes of out
+ * (sent back through a pipe); *peak_bytes is the child's own peak resident
+ * memory as the OS counts it (wait4's ru_maxrss).  So each run's memory is
+ * measured alone: a process's peak never goes down, and one process runs
+ * many configurations.  The child starts as a copy of this process (the
+ * session and the code loaded, like a shell about to run a query) and
+ * pre-generates the run's input itself.  Call it between runs only, when
+ * no thread of the engine is running.  Returns fn's status, or SL_EIO if
+ * the child died. */
+static inline int bench_forked(int (*fn)(void *arg, void *out), void *arg,
+                               void *out, size_t size, uint64_t *peak_bytes) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return SL_EIO;
+  /* What earlier work here freed goes back to the OS first, or the child
+   * would start with it resident (glibc keeps freed heap). */
+  malloc_trim(0);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return SL_EIO;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    int rc = fn(arg, out);
+    if (rc == SL_OK && write(fds[1], out, size) != (ssize_t)size)
+      rc = SL_EIO;
+    fflush(NULL);
+    _exit(rc == SL_OK ? 0 : 1);
+  }
+  close(fds[1]);
+  size_t got = 0;
+  while (got < size) {
+    ssize_t k = read(fds[0], (char *)out + got, size - got);
+    if (k <= 0)
+      break;
+    got += (size_t)k;
+  }
+  close(fds[0]);
+  int status = 0;
+  struct rusage ru;
+  memset(&ru, 0, sizeof ru);
+  if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0 || got != size)
+    return SL_EIO;
+  *peak_bytes = (uint64_t)ru.ru_maxrss * 1024; /* Linux: KiB */
+  return SL_OK;
+}
+
+typedef struct bench_run_args {
+  sl_session *s;
+  const char *sql;
+  int strategy;
+} bench_run_args;
+
+static inline int bench_run_child(void *arg, void *out) {
+  const bench_run_args *a = arg;
+  return bench_run(a->s, a->sql, a->strategy, out);
+}
+
+/* bench_run in a forked child (bench_forked): *qs as bench_run fills it,
+ * and the run's peak resident memory. */
+static inline int bench_run_measured(sl_session *s, const char *sql,
+                                     int strategy, sl_query_stats *qs,
+                                     uint64_t *peak_bytes) {
+  bench_run_args a = {s, sql, strategy};
+  int rc = bench_forked(bench_run_child, &a, qs, sizeof *qs, peak_bytes);
+  if (rc != SL_OK)
+    fprintf(stderr, "bench: the run of %s failed\n", sql);
+  return rc;
+}
+
 /* Single-thread memcpy bandwidth in bytes/s: median of 7 copies of 256 MiB
- * (the memory bound that throughput tables compare with). */
-static inline double bench_memcpy_bandwidth(void) {
+ * (the memory bound that throughput tables compare with); the slowest and
+ * fastest copy in *lo and *hi unless NULL. */
+static inline double bench_memcpy_bandwidth_spread(double *lo, double *hi) {
   size_t n = (size_t)256 << 20;
   char *a = malloc(n), *b = malloc(n);
   if (!a || !b)
@@ -89,7 +166,15 @@ static inline double bench_memcpy_bandwidth(void) {
   free(a);
   free(b);
   qsort(bw, 7, sizeof(double), bench_cmp_double);
+  if (lo)
+    *lo = bw[0];
+  if (hi)
+    *hi = bw[6];
   return bw[3];
+}
+
+static inline double bench_memcpy_bandwidth(void) {
+  return bench_memcpy_bandwidth_spread(NULL, NULL);
 }
 
 /* The loopback TCP bound: seconds for a forked process to send() `total`

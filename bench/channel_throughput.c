@@ -13,9 +13,9 @@
  * credits.  local runs producer and consumer as two threads of this
  * process; shm and tcp as two processes (fork: the child produces, this
  * process consumes and times from its open to the end of the stream; tcp
- * over 127.0.0.1).  GB/s and slots/s, median of the runs, the runs of one
- * shape interleaved across transports so that a burst of load from
- * elsewhere hits all three.  With them, in every round, the bound for
+ * over 127.0.0.1).  GB/s (median, and min-max) and slots/s (median) of
+ * the runs, the runs of one shape interleaved across transports so that a
+ * burst of load from elsewhere hits all three.  With them, in every round, the bound for
  * tcp: one process send()s the same bytes in 1 MiB writes over a loopback
  * TCP connection (TCP_NODELAY) and another recv()s them into a buffer
  * without touching them: what the kernel's loopback moves, which no tcp
@@ -429,7 +429,8 @@ static int transports_main(int argc, char **argv) {
     pool[i] = (unsigned char)(i * 131 + (i >> 12));
   uint64_t sink = 0;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  printf("channel transports, %zu MiB per run, median of %d runs, %ld CPUs\n",
+  printf("channel transports, %zu MiB per run, median (min-max) of %d runs, "
+         "%ld CPUs\n",
          total >> 20, runs, cpus);
 
   /* The bound is measured in every round of every row, next to the
@@ -476,20 +477,24 @@ static int transports_main(int argc, char **argv) {
                                                (size_t)slots * len, 1 << 20);
         bound[i] = dt > 0 ? (double)slots * len / dt / 1e9 : 0;
       }
-      double g[4], s[4], b = median(bound, runs);
+      /* GB/s cells: median (min-max); median() leaves v sorted. */
+      double s[4], b = median(bound, runs);
+      char g[4][48];
       for (int t = 0; t < nt; t++) {
-        g[t] = median(gbs[t], runs);
+        double m = median(gbs[t], runs);
+        snprintf(g[t], sizeof g[t], "%.2f (%.2f-%.2f)", m, gbs[t][0],
+                 gbs[t][runs - 1]);
         s[t] = median(sps[t], runs);
       }
-      char vg[32] = "", vs[32] = "";
+      char vg[64] = "", vs[32] = "";
       if (nt == 4) {
-        snprintf(vg, sizeof vg, " %.2f |", g[3]);
+        snprintf(vg, sizeof vg, " %s |", g[3]);
         snprintf(vs, sizeof vs, " %.0f |", s[3]);
       }
-      printf("| %u KiB | %u | %.2f | %.2f | %.2f |%s %.2f | %.0f%% | %.0f | "
+      printf("| %u KiB | %u | %s | %s | %s |%s %.2f | %.0f%% | %.0f | "
              "%.0f | %.0f |%s\n",
              cfg.slot_size >> 10, cfg.credits, g[0], g[1], g[2], vg, b,
-             b > 0 ? 100 * g[2] / b : 0, s[0], s[1], s[2], vs);
+             b > 0 ? 100 * atof(g[2]) / b : 0, s[0], s[1], s[2], vs);
       fflush(stdout);
     }
   fprintf(stderr, "(checksum %llu)\n", (unsigned long long)sink);

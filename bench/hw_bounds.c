@@ -10,7 +10,8 @@
  *     median of 5 (bench_util.h, the bound channel_throughput measures
  *     too) - the bound for the tcp transport between local nodes.
  *
- * Prints one "name value" line per bound (bytes/s), for bench/run:
+ * Prints one "name median min max" line per bound (bytes/s), for
+ * bench/run:
  *
  *   build/bench/hw_bounds
  */
@@ -23,20 +24,24 @@
 #define TCP_BLOCK ((size_t)1 << 20)
 #define TCP_TOTAL ((size_t)1 << 30)
 
+/* One thread's median, slowest and fastest copy. */
 static void *copy_thread(void *out) {
-  *(double *)out = bench_memcpy_bandwidth();
+  double *v = out;
+  v[0] = bench_memcpy_bandwidth_spread(&v[1], &v[2]);
   return NULL;
 }
 
-/* Two threads copying at once: the sum of their bandwidths. */
-static double memcpy_two_threads(void) {
-  double bw[2];
+/* Two threads copying at once: the sum of their medians (and of their
+ * slowest and of their fastest copies) in v. */
+static void memcpy_two_threads(double v[3]) {
+  double bw[2][3] = {{0}};
   pthread_t t;
-  if (pthread_create(&t, NULL, copy_thread, &bw[1]) != 0)
-    return 0;
-  copy_thread(&bw[0]);
-  pthread_join(t, NULL);
-  return bw[0] + bw[1];
+  if (pthread_create(&t, NULL, copy_thread, bw[1]) == 0) {
+    copy_thread(bw[0]);
+    pthread_join(t, NULL);
+  }
+  for (int i = 0; i < 3; i++)
+    v[i] = bw[0][i] + bw[1][i];
 }
 
 /* One transfer of TCP_TOTAL bytes over a fresh loopback connection, in
@@ -53,8 +58,11 @@ int main(void) {
     tcp[i] = src ? tcp_once(src) : 0;
   free(src);
   qsort(tcp, 5, sizeof(double), bench_cmp_double);
-  printf("memcpy_1thread %.0f\n", bench_memcpy_bandwidth());
-  printf("memcpy_2threads %.0f\n", memcpy_two_threads());
-  printf("tcp_loopback %.0f\n", tcp[2]);
+  double one[3], two[3];
+  copy_thread(one);
+  memcpy_two_threads(two);
+  printf("memcpy_1thread %.0f %.0f %.0f\n", one[0], one[1], one[2]);
+  printf("memcpy_2threads %.0f %.0f %.0f\n", two[0], two[1], two[2]);
+  printf("tcp_loopback %.0f %.0f %.0f\n", tcp[2], tcp[0], tcp[4]);
   return tcp[2] > 0 ? 0 : 1;
 }

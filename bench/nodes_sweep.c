@@ -7,7 +7,11 @@
  * merge at the coordinator (sluice.late-merge = coordinator, the path
  * before leaders) and repartitioning between the nodes.  Median of `runs`
  * runs each, side by side, in records/s from the moment every node's input
- * is generated (the shell's summary line).
+ * is generated (EXPLAIN ANALYZE's Sink line).  Every run is a forked
+ * child with a fresh session and its own node processes (bench_forked),
+ * so the peak resident memory of the coordinator and of the largest node
+ * is that run's alone; the tables show the largest over the runs, beside
+ * each node's share of the pre-generated input.
  *
  *   build/bench/nodes_sweep [events] [runs] [ro key range] [nodes]
  *                            (default 10000000 5 65536, nodes 1, 2 and 4)
@@ -19,33 +23,9 @@
 #include "bench_util.h"
 #include "sluice/session.h"
 
-/* The session's summary notice: "N rows, E events in S s (R events/s,
- * ...)"; R is printed whole, S with two decimals only. */
-static int keep_summary(void *ctx, const char *text) {
-  double *rate = ctx;
-  const char *p = strstr(text, " events in ");
-  p = p ? strchr(p, '(') : NULL;
-  double r;
-  if (p && sscanf(p, "(%lf events/s", &r) == 1)
-    *rate = r;
+static int keep_text(void *ctx, const char *text) {
+  sl_strbuf_append(ctx, text);
   return SL_OK;
-}
-
-static double run_once(sl_session *s, const char *query) {
-  double rate = 0;
-  sl_result_sink sink = sl_result_sink_discard(NULL);
-  sink.ctx = &rate;
-  sink.notice = keep_summary;
-  sl_error err = {0};
-  if (sl_session_execute(s, query, strlen(query), 1, &sink, &err) != SL_OK) {
-    fprintf(stderr, "nodes_sweep: %s\n", err.message);
-    exit(1);
-  }
-  if (rate <= 0) {
-    fprintf(stderr, "nodes_sweep: no summary line for %s\n", query);
-    exit(1);
-  }
-  return rate;
 }
 
 static const char *const MODES[3][2] = {
@@ -54,41 +34,20 @@ static const char *const MODES[3][2] = {
     {"repartition", "leaders"},
 };
 
-/* Records/s of the query in each mode: median, min and max of runs;
- * rounds interleave the modes so that noise from the other users of the
- * machine spreads. */
-static void measure(sl_session *s, const char *query, int runs,
-                    double out[3][3]) {
-  double rate[3][16];
-  for (int r = 0; r < runs; r++)
-    for (int m = 0; m < 3; m++) {
-      char set[128];
-      snprintf(set, sizeof set, "SET 'sluice.strategy' = '%s'", MODES[m][0]);
-      if (bench_exec(s, set))
-        exit(1);
-      snprintf(set, sizeof set, "SET 'sluice.late-merge' = '%s'", MODES[m][1]);
-      if (bench_exec(s, set))
-        exit(1);
-      rate[m][r] = run_once(s, query);
-    }
-  for (int m = 0; m < 3; m++) {
-    qsort(rate[m], (size_t)runs, sizeof(double), bench_cmp_double);
-    out[m][0] = rate[m][runs / 2];
-    out[m][1] = rate[m][0];
-    out[m][2] = rate[m][runs - 1];
-  }
-}
+/* One run: on `nodes` nodes of a fresh session, the tables (ro_ddl, or
+ * YSB's), the strategy of `mode`, and the query as EXPLAIN ANALYZE. */
+typedef struct one_run {
+  int nodes, mode;
+  long events;
+  const char *ro_ddl, *query;
+} one_run;
 
-/* A row: each mode's median (min-max) in M records/s, and the ratio of the
- * medians, leaders / repartition. */
-static void row(const char *cell, double v[3][3]) {
-  printf("| %s ", cell);
-  for (int m = 0; m < 3; m++)
-    printf("| %.2f M (%.2f-%.2f) ", v[m][0] / 1e6, v[m][1] / 1e6,
-           v[m][2] / 1e6);
-  printf("| %.2fx |\n", v[0][0] / v[2][0]);
-  fflush(stdout);
-}
+typedef struct run_result {
+  double rate;         /* records/s: the Sink's events/s= */
+  uint64_t input;      /* all nodes' pre-generated input: the Source bytes= */
+  uint64_t coord_peak; /* this process's (the coordinator's) peak */
+  uint64_t node_peak;  /* the largest node process's peak resident memory */
+} run_result;
 
 static sl_session *nodes_session(int nodes) {
   sl_session *s = sl_session_new();
@@ -97,6 +56,117 @@ static sl_session *nodes_session(int nodes) {
   if (bench_exec(s, set) || bench_exec(s, "SET 'parallelism.default' = '1'"))
     exit(1);
   return s;
+}
+
+/* In a forked child (bench_forked): the session's node processes are its
+ * children, so once the session is freed (and they are reaped) the OS
+ * has the largest one's peak. */
+static int run_child(void *arg, void *out) {
+  const one_run *a = arg;
+  run_result *r = out;
+  memset(r, 0, sizeof *r);
+  sl_session *s = nodes_session(a->nodes);
+  char sql[2048];
+  int rc =
+      a->ro_ddl ? bench_exec(s, a->ro_ddl) : bench_ysb_tables(s, a->events);
+  snprintf(sql, sizeof sql, "SET 'sluice.strategy' = '%s'", MODES[a->mode][0]);
+  rc = rc ? rc : bench_exec(s, sql);
+  snprintf(sql, sizeof sql, "SET 'sluice.late-merge' = '%s'",
+           MODES[a->mode][1]);
+  rc = rc ? rc : bench_exec(s, sql);
+  sl_strbuf text = SL_STRBUF_INIT;
+  if (rc == SL_OK) {
+    snprintf(sql, sizeof sql, "EXPLAIN ANALYZE %s", a->query);
+    sl_result_sink sink = sl_result_sink_discard(NULL);
+    sink.ctx = &text; /* EXPLAIN prints text, no rows */
+    sink.text = keep_text;
+    sl_error err = {0};
+    rc = sl_session_execute(s, sql, strlen(sql), 1, &sink, &err);
+    if (rc != SL_OK)
+      fprintf(stderr, "nodes_sweep: %s\n", err.message);
+    sl_error_clear(&err);
+  }
+  const char *t = sl_strbuf_cstr(&text);
+  const char *sink_line = strstr(t, "\nSink ");
+  const char *rate = sink_line ? strstr(sink_line, "events/s=") : NULL;
+  const char *src = strstr(t, " Source ");
+  const char *bytes = src ? strstr(src, "bytes=") : NULL;
+  if (rc == SL_OK && (!rate || !bytes)) {
+    fprintf(stderr, "nodes_sweep: no events/s= or bytes= in\n%s\n", t);
+    rc = SL_EINTERNAL;
+  }
+  if (rc == SL_OK) {
+    r->rate = strtod(rate + strlen("events/s="), NULL);
+    r->input = strtoull(bytes + strlen("bytes="), NULL, 10);
+  }
+  sl_strbuf_free(&text);
+  /* wait4 counts reaped children in the child's peak too: each is taken
+   * here on its own. */
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) == 0)
+    r->coord_peak = (uint64_t)ru.ru_maxrss * 1024;
+  sl_session_free(s);
+  if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+    r->node_peak = (uint64_t)ru.ru_maxrss * 1024;
+  return rc;
+}
+
+/* Per mode: records/s median, min and max of runs; the largest peak
+ * resident memory of the coordinator and of a node over the runs; the
+ * input per node.  Rounds interleave the modes so that noise from the
+ * other users of the machine spreads. */
+typedef struct mode_figures {
+  double med, lo, hi, coord_peak, node_peak, input_per_node;
+} mode_figures;
+
+static void measure(one_run a, int runs, mode_figures out[3]) {
+  double rate[3][16];
+  memset(out, 0, 3 * sizeof *out);
+  for (int r = 0; r < runs; r++)
+    for (int m = 0; m < 3; m++) {
+      a.mode = m;
+      run_result res;
+      uint64_t both; /* the coordinator's or a node's, the larger */
+      if (bench_forked(run_child, &a, &res, sizeof res, &both) != SL_OK) {
+        fprintf(stderr, "nodes_sweep: a run on %d nodes failed\n", a.nodes);
+        exit(1);
+      }
+      rate[m][r] = res.rate;
+      if ((double)res.coord_peak > out[m].coord_peak)
+        out[m].coord_peak = (double)res.coord_peak;
+      if ((double)res.node_peak > out[m].node_peak)
+        out[m].node_peak = (double)res.node_peak;
+      out[m].input_per_node = (double)res.input / a.nodes;
+    }
+  for (int m = 0; m < 3; m++) {
+    qsort(rate[m], (size_t)runs, sizeof(double), bench_cmp_double);
+    out[m].med = rate[m][runs / 2];
+    out[m].lo = rate[m][0];
+    out[m].hi = rate[m][runs - 1];
+  }
+}
+
+/* A row: each mode's median (min-max) in M records/s, the ratio of the
+ * medians, leaders / repartition, then memory in MiB per mode (leaders /
+ * coordinator / repartition): the coordinator's peak, the largest node's
+ * (none on 1 node: the coordinator runs the workers), and the input per
+ * node. */
+static void row(const char *cell, const mode_figures v[3]) {
+  const double mib = 1048576.0;
+  printf("| %s ", cell);
+  for (int m = 0; m < 3; m++)
+    printf("| %.2f M (%.2f-%.2f) ", v[m].med / 1e6, v[m].lo / 1e6,
+           v[m].hi / 1e6);
+  printf("| %.2fx ", v[0].med / v[2].med);
+  printf("| %.0f / %.0f / %.0f ", v[0].coord_peak / mib, v[1].coord_peak / mib,
+         v[2].coord_peak / mib);
+  if (v[0].node_peak > 0)
+    printf("| %.0f / %.0f / %.0f ", v[0].node_peak / mib, v[1].node_peak / mib,
+           v[2].node_peak / mib);
+  else
+    printf("| - ");
+  printf("| %.0f |\n", v[0].input_per_node / mib);
+  fflush(stdout);
 }
 
 int main(int argc, char **argv) {
@@ -120,18 +190,16 @@ int main(int argc, char **argv) {
     if (only > 0 && n != only)
       continue;
     printf("\n%d node%s\n\n| workload | late merge (leaders) | late merge "
-           "(coordinator) | repartition | ratio |\n| --- | --- | --- | --- | "
-           "--- |\n",
+           "(coordinator) | repartition | ratio | coordinator peak RSS MiB "
+           "(leaders / coordinator / repartition) | largest node peak RSS MiB "
+           "(same) | input MiB per node |\n| --- | --- | --- | --- | --- | "
+           "--- | --- | --- |\n",
            n, n == 1 ? "" : "s");
-    sl_session *s = nodes_session(n);
-    if (bench_ysb_tables(s, events))
-      return 1;
-    double v[3][3];
-    measure(s, BENCH_YSB_QUERY, runs, v);
+    mode_figures v[3];
+    one_run ysb = {n, 0, events, NULL, BENCH_YSB_QUERY};
+    measure(ysb, runs, v);
     row("YSB (100 campaigns, 10 s windows)", v);
-    sl_session_free(s);
     for (size_t j = 0; j < sizeof zs / sizeof zs[0]; j++) {
-      s = nodes_session(n);
       char ddl[512];
       snprintf(ddl, sizeof ddl,
                "CREATE TABLE ro (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts "
@@ -140,17 +208,14 @@ int main(int argc, char **argv) {
                "'%s', 'pregenerate' = 'true', 'seed' = '3')",
                events, range, strcmp(zs[j], "0") ? "zipf" : "uniform",
                strcmp(zs[j], "0") ? zs[j] : "1.0");
-      if (bench_exec(s, ddl))
-        return 1;
-      measure(s,
-              "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro, "
-              "DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, "
-              "window_start, window_end",
-              runs, v);
+      one_run ro = {n, 0, events, ddl,
+                    "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro, "
+                    "DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, "
+                    "window_start, window_end"};
+      measure(ro, runs, v);
       char cell[96];
       snprintf(cell, sizeof cell, "RO %ld keys, zipf z = %s", range, zs[j]);
       row(cell, v);
-      sl_session_free(s);
     }
   }
   return 0;

@@ -8,8 +8,10 @@
 # WORKLOADs: ysb (the Yahoo Streaming Benchmark, examples/ysb.sql), cm
 # (Cluster Monitoring: AVG(cpu) per job per 2 s window), ro (Read-Only:
 # COUNT(*) per key per 1 s window, uniform keys in a range of 1000),
-# ro_zipf (the same, zipf keys with exponent 1.5), and the NEXMark queries
-# q0 q1 q2 q5 q7 q8 q11 (examples/nexmark, 100000 events/s of event time).
+# ro_zipf (the same, zipf keys with exponent 1.5), ro_RANGE[_zZ] (RO over
+# RANGE keys, 1k = 1000 and 1m = 2^20 as strategy_sweep's ranges, zipf
+# exponent Z or uniform: ro_64m_z1.5), and the NEXMark queries q0 q1 q2 q5
+# q7 q8 q11 (examples/nexmark, 100000 events/s of event time).
 # Environment: WORKERS (the worker counts, default "2"), PEERS_NO_SQLITE=1
 # (skip SQLite), TSV=FILE (append the table's rows to FILE, tab-separated:
 #   workload engine threads median min max ratio_to_sluice peak_rss_mib
@@ -76,8 +78,21 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 # shellcheck source=bench/nexmark_common.sh
 . "$SRC/bench/nexmark_common.sh" # nexmark_ddl, median
 
+# ro_keys WL: "key-range zipf-z" of an RO workload (z 0: uniform keys).
+ro_keys() {
+  case $1 in
+  ro) echo "1000 0" ;;
+  ro_zipf) echo "1000 1.5" ;;
+  *) local k=${1#ro_} z=0
+     [[ $k == *_z* ]] && { z=${k#*_z}; k=${k%%_z*}; }
+     k=${k/k/000}; k=${k/m/ * 1048576}
+     echo "$((k)) $z" ;;
+  esac
+}
+
 for wl in "${WORKLOADS[@]}"; do
-  case " $ALL_WORKLOADS " in *" $wl "*) ;; *) echo "unknown workload '$wl' (one of: $ALL_WORKLOADS)"; exit 2 ;; esac
+  [[ $wl =~ ^ro_[0-9]+[km]?(_z[0-9]+(\.[0-9]+)?)?$ ]] && continue
+  case " $ALL_WORKLOADS " in *" $wl "*) ;; *) echo "unknown workload '$wl' (one of: $ALL_WORKLOADS, ro_RANGE[_zZ])"; exit 2 ;; esac
 done
 command -v node >/dev/null || { echo "node is missing (apt-get install nodejs npm)"; exit 1; }
 [ -n "${PEERS_NO_SQLITE:-}" ] || command -v sqlite3 >/dev/null ||
@@ -108,12 +123,13 @@ CREATE TABLE cm (\`timestamp\` TIMESTAMP(3), job_id BIGINT, task_id BIGINT, mach
   constraints INT, WATERMARK FOR \`timestamp\` AS \`timestamp\` - INTERVAL '1' SECOND)
   WITH ('connector' = 'cm', 'events.num' = '$EVENTS', 'seed' = '7', 'pregenerate' = '$3');
 SQL
-  ro | ro_zipf)
-    local keys="'key.distribution' = 'uniform'"
-    [ "$1" = ro ] || keys="'key.distribution' = 'zipf', 'zipf.z' = '1.5'"
+  ro*)
+    local range z keys="'key.distribution' = 'uniform'"
+    read -r range z <<< "$(ro_keys "$1")"
+    [ "$z" = 0 ] || keys="'key.distribution' = 'zipf', 'zipf.z' = '$z'"
     cat <<SQL ;;
 CREATE TABLE ro (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
-  WITH ('connector' = 'ro', 'key.range' = '1000', $keys, 'events.num' = '$EVENTS',
+  WITH ('connector' = 'ro', 'key.range' = '$range', $keys, 'events.num' = '$EVENTS',
         'events.per-second' = '1000000', 'seed' = '3', 'pregenerate' = '$3');
 SQL
   q*) nexmark_ddl "$SRC" "$EVENTS" | sed "s/'connector' = 'nexmark',/& 'pregenerate' = '$3',/" ;;
@@ -131,7 +147,7 @@ EOF
   cm) cat <<'EOF' ;;
 cm|SELECT * FROM cm|ts TIMESTAMP(3), job_id BIGINT, task_id BIGINT, machine_id BIGINT, event_type INT, user_id BIGINT, category INT, priority INT, cpu DOUBLE, ram DOUBLE, disk DOUBLE, constraints INT
 EOF
-  ro | ro_zipf) echo "ro|SELECT * FROM ro|key BIGINT, ts TIMESTAMP(3)" ;;
+  ro*) echo "ro|SELECT * FROM ro|key BIGINT, ts TIMESTAMP(3)" ;;
   q8) cat <<'EOF' ;;
 person|SELECT * FROM person|id BIGINT, name STRING, emailAddress STRING, creditCard STRING, city STRING, state STRING, dateTime TIMESTAMP(3), extra STRING
 auction|SELECT * FROM auction|id BIGINT, itemName STRING, description STRING, initialBid BIGINT, reserve BIGINT, dateTime TIMESTAMP(3), expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra STRING
@@ -148,7 +164,7 @@ sluice_select() {
   ysb) sed -n '/^SELECT/,$p' "$SRC/examples/ysb.sql" ;;
   cm) echo "SELECT job_id, window_start, window_end, AVG(cpu) FROM TABLE(TUMBLE(TABLE cm,
   DESCRIPTOR(\`timestamp\`), INTERVAL '2' SECOND)) GROUP BY job_id, window_start, window_end;" ;;
-  ro | ro_zipf) echo "SELECT key, window_start, window_end, COUNT(*) FROM TABLE(TUMBLE(TABLE ro,
+  ro*) echo "SELECT key, window_start, window_end, COUNT(*) FROM TABLE(TUMBLE(TABLE ro,
   DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end;" ;;
   q*) sed -n '/^INSERT/,$p' "$(nexmark_file "$1")" | sed 1d ;; # the INSERT's query
   esac
@@ -161,7 +177,7 @@ sluice_timed() {
       return ;;
   ysb) cols="campaign_id STRING, ws TIMESTAMP(3), we TIMESTAMP(3), views BIGINT" ;;
   cm) cols="job_id BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), cpu DOUBLE" ;;
-  ro | ro_zipf) cols="key BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT" ;;
+  ro*) cols="key BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT" ;;
   esac
   echo "CREATE TABLE result_sink ($cols) WITH ('connector' = 'blackhole');"
   echo "EXPLAIN ANALYZE INSERT INTO result_sink"; sluice_select "$1"
@@ -188,7 +204,7 @@ SQL
 SELECT job_id, $(ts w), $(ts "w + 2000"), a
 FROM (SELECT job_id, $t - $t % 2000 AS w, AVG(cpu) AS a FROM cm GROUP BY 1, 2)
 SQL
-  ro | ro_zipf) t=$(ms ts); cat <<SQL ;;
+  ro*) t=$(ms ts); cat <<SQL ;;
 SELECT key, $(ts w), $(ts "w + 1000"), n
 FROM (SELECT key, $t - $t % 1000 AS w, COUNT(*) AS n FROM ro GROUP BY 1, 2)
 SQL

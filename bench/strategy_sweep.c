@@ -6,7 +6,9 @@
  * strategies forced, 2 workers, median of 3 runs each; then YSB (views per
  * campaign after the lookup join, and views per ad) the same way.  Prints
  * markdown tables with the faster strategy per cell, the ratio and what
- * SET 'sluice.strategy' = 'auto' chose.
+ * SET 'sluice.strategy' = 'auto' chose, and each strategy's peak resident
+ * memory (the largest of its runs, each a forked child) beside the input
+ * the source pre-generated.
  *
  *   build/bench/strategy_sweep [events] [runs]     (default 10000000 3)
  */
@@ -49,15 +51,22 @@ static const char *QUERY =
     "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro, DESCRIPTOR(ts), "
     "INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end";
 
-/* Records/s of runs of the query: the median, and "M (min-max)" in cell. */
+/* Records/s of runs of the query: the median, and "M (min-max)" in cell;
+ * the largest peak resident memory of the runs (each a forked child,
+ * bench_forked) in *peak, the input the source pre-generated in *input. */
 static double measure(sl_session *s, const char *query, sl_strategy strategy,
-                      int runs, char cell[48]) {
+                      int runs, char cell[48], double *peak, double *input) {
   double rate[16];
+  *peak = 0;
   for (int r = 0; r < runs; r++) {
     sl_query_stats qs;
-    if (bench_run(s, query, (int)strategy, &qs))
+    uint64_t bytes;
+    if (bench_run_measured(s, query, (int)strategy, &qs, &bytes))
       exit(1);
     rate[r] = (double)qs.events / qs.seconds;
+    if ((double)bytes > *peak)
+      *peak = (double)bytes;
+    *input = (double)qs.input_bytes;
   }
   qsort(rate, (size_t)runs, sizeof(double), bench_cmp_double);
   snprintf(cell, 48, "%.1f M (%.1f-%.1f)", rate[runs / 2] / 1e6, rate[0] / 1e6,
@@ -70,15 +79,20 @@ static double measure(sl_session *s, const char *query, sl_strategy strategy,
 static void row(sl_session *s, const char *cell, const char *query, int runs) {
   const char *choice = auto_choice(s, query);
   char lm_cell[48], rp_cell[48];
-  double lm = measure(s, query, SL_STRATEGY_LATE_MERGE, runs, lm_cell);
-  double rp = measure(s, query, SL_STRATEGY_REPARTITION, runs, rp_cell);
+  double lm_peak, rp_peak, input = 0;
+  double lm = measure(s, query, SL_STRATEGY_LATE_MERGE, runs, lm_cell, &lm_peak,
+                      &input);
+  double rp = measure(s, query, SL_STRATEGY_REPARTITION, runs, rp_cell,
+                      &rp_peak, &input);
   const char *faster = lm >= rp ? "late merge" : "repartition";
   double ratio = lm >= rp ? lm / rp : rp / lm;
-  printf("| %s | %s | %s | %s | %.2fx | %s | %s |\n", cell, lm_cell, rp_cell,
-         faster, ratio, choice,
+  const double mib = 1048576.0;
+  printf("| %s | %s | %s | %s | %.2fx | %s | %s | %.0f / %.0f | %.0f |\n", cell,
+         lm_cell, rp_cell, faster, ratio, choice,
          ratio <= 1.2                  ? "(within 20%)"
          : strcmp(choice, faster) == 0 ? "yes"
-                                       : "NO");
+                                       : "NO",
+         lm_peak / mib, rp_peak / mib, input / mib);
   fflush(stdout);
 }
 
@@ -95,8 +109,9 @@ int main(int argc, char **argv) {
          "events), 2 workers, median (min-max) of %d runs, records/s\n\n",
          events, runs);
   printf("| key range | zipf z | late merge | repartition | faster | ratio | "
-         "auto chose | right? |\n| --- | --- | --- | --- | --- | --- | --- | "
-         "--- |\n");
+         "auto chose | right? | peak RSS MiB, late merge / repartition | "
+         "input MiB |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- "
+         "| --- |\n");
   for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
     for (size_t j = 0; j < sizeof zs / sizeof zs[0]; j++) {
       sl_session *s = sl_session_new();
@@ -123,8 +138,8 @@ int main(int argc, char **argv) {
          "2 workers, median (min-max) of %d runs, records/s\n\n",
          events, runs);
   printf("| key | groups | late merge | repartition | faster | ratio | auto "
-         "chose | right? |\n| --- | --- | --- | --- | --- | --- | --- | --- "
-         "|\n");
+         "chose | right? | peak RSS MiB, late merge / repartition | input MiB "
+         "|\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   sl_session *s = sl_session_new();
   char ddl[1024];
   snprintf(ddl, sizeof ddl,

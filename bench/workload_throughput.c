@@ -14,6 +14,10 @@
  * with min and max.  "% of bound" is records/s x the bytes per record the
  * source hands the pipeline (row width of the leaves read plus long
  * string bytes) / the single-thread memcpy bandwidth measured first.
+ * Each run is a forked child (bench_forked), so its peak resident memory
+ * is its own: the table shows the largest of each configuration's runs,
+ * the input the source pre-generated (EXPLAIN ANALYZE's Source bytes=),
+ * and the compiled runs' memory beyond it.
  * Results go into blackhole tables, so result formatting is not measured.
  *
  *   build/bench/workload_throughput [events] [runs]  (default 10000000 5)
@@ -87,6 +91,8 @@ int main(int argc, char **argv) {
   enum { NW = sizeof ws / sizeof ws[0] };
   /* [workload][workers - 1][jit] */
   static double rate[NW][2][2][99];
+  /* each run's peak resident memory (bench_forked), the largest kept */
+  static uint64_t peak[NW][2][2], input[NW];
   for (int r = 0; r < runs; r++)
     for (int w = 0; w < NW; w++)
       for (int workers = 1; workers <= 2; workers++)
@@ -98,9 +104,13 @@ int main(int argc, char **argv) {
           bench_exec(s, jit ? "SET 'sluice.jit' = 'on'"
                             : "SET 'sluice.jit' = 'off'");
           sl_query_stats qs;
-          if (bench_run(s, ws[w].sql, -1, &qs))
+          uint64_t bytes;
+          if (bench_run_measured(s, ws[w].sql, -1, &qs, &bytes))
             return 1;
           rate[w][workers - 1][jit][r] = (double)qs.events / qs.seconds;
+          if (bytes > peak[w][workers - 1][jit])
+            peak[w][workers - 1][jit] = bytes;
+          input[w] = qs.input_bytes;
         }
   printf("memcpy bandwidth (1 thread, 256 MiB copies, median of 7): %.2f "
          "GB/s\n\n",
@@ -110,7 +120,9 @@ int main(int argc, char **argv) {
          events, runs);
   printf("| workload | workers | interpreted records/s | compiled records/s "
          "| compiled / interpreted | bytes/record | compiled %% of 1-thread "
-         "memcpy bound |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+         "memcpy bound | peak RSS MiB, interpreted / compiled | input MiB | "
+         "compiled beyond input MiB |\n| --- | --- | --- | --- | --- | --- | "
+         "--- | --- | --- | --- |\n");
   for (int w = 0; w < NW; w++)
     for (int k = 0; k < 2; k++) {
       double med[2], lo[2], hi[2];
@@ -121,11 +133,15 @@ int main(int argc, char **argv) {
         lo[jit] = x[0];
         hi[jit] = x[runs - 1];
       }
+      const double mib = 1048576.0;
       printf("| %s | %d | %.1f M (%.1f-%.1f) | %.1f M (%.1f-%.1f) | %.2fx | "
-             "%d | %.0f%% |\n",
+             "%d | %.0f%% | %.0f / %.0f | %.0f | %.0f |\n",
              ws[w].name, k + 1, med[0] / 1e6, lo[0] / 1e6, hi[0] / 1e6,
              med[1] / 1e6, lo[1] / 1e6, hi[1] / 1e6, med[1] / med[0],
-             ws[w].bytes, 100.0 * med[1] * ws[w].bytes / bw);
+             ws[w].bytes, 100.0 * med[1] * ws[w].bytes / bw,
+             (double)peak[w][k][0] / mib, (double)peak[w][k][1] / mib,
+             (double)input[w] / mib,
+             ((double)peak[w][k][1] - (double)input[w]) / mib);
     }
   sl_session_free(s);
   return 0;

@@ -45,11 +45,11 @@ targets=$(sed -n '/^### Targets/,/^### Hardware/p' "$page" | grep -cE '\| (met|\
 sed -n '/^### Targets/,/^### Hardware/p' "$page" | grep -qE '\| (x|%| MiB| B) \|' && fail "a target has no measured value"
 # Peers: every workload has a Sluice row, and every peer row says yes.
 peers=$(sed -n '/^### Against DuckDB/,/^### Compiled/p' "$page")
-for w in ysb cm ro ro_zipf q0 q1 q2 q5 q7 q8 q11; do
+for w in ysb cm ro ro_zipf ro_1k_z2 ro_1m ro_64m ro_64m_z1.5 q0 q1 q2 q5 q7 q8 q11; do
   echo "$peers" | grep -q "^| $w | Sluice |" || fail "no Sluice row for $w"
   echo "$peers" | grep -q "^| $w | DuckDB |" || fail "no DuckDB row for $w"
 done
-bad=$(echo "$peers" | grep -E '^\| [a-z0-9_]+ \| (DuckDB|SQLite) \|' | grep -v '| yes |$' || true)
+bad=$(echo "$peers" | grep -E '^\| [a-z0-9_.]+ \| (DuckDB|SQLite) \|' | grep -v '| yes |$' || true)
 [ -z "$bad" ] || fail "a peer's rows differ from Sluice's (or were not compared):
 $bad"
 for c in peers workers nodes zipf slots; do
