@@ -15,11 +15,12 @@
  * process consumes and times from its open to the end of the stream; tcp
  * over 127.0.0.1).  GB/s (median, and min-max) and slots/s (median) of
  * the runs, the runs of one shape interleaved across transports so that a
- * burst of load from elsewhere hits all three.  With them, in every round, the bound for
- * tcp: one process send()s the same bytes in 1 MiB writes over a loopback
- * TCP connection (TCP_NODELAY) and another recv()s them into a buffer
- * without touching them: what the kernel's loopback moves, which no tcp
- * channel can beat; "% of bound" = tcp GB/s / the bound's median.
+ * burst of load from elsewhere hits all three.  With them, in every
+ * round, the bound for tcp: one process send()s the same bytes in 1 MiB
+ * writes over a loopback TCP connection (TCP_NODELAY) and another recv()s
+ * them into a buffer without touching them: what the kernel's loopback
+ * moves, which no tcp channel can beat; "% of bound" = tcp GB/s / the
+ * bound's median.
  *
  * verbs joins the table when an RDMA device is present (both ends in
  * forked children, the consumer listening on the device's address or
