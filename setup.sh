@@ -18,6 +18,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3             # SQLite sink; sqlite3 is the test oracle
   libpcre2-dev                       # REGEXP_* functions
   libcmocka-dev                      # C unit tests
+  libsodium-dev                      # the cluster secret's HMAC (node daemons)
   tmux                               # drives the shell in a real terminal (tests)
   gnuplot-nox                        # bench/run's charts (docs/img/*.png)
   time                               # /usr/bin/time -v: peak memory in bench/run

@@ -96,6 +96,8 @@ const char *sl_error_kind(int code) {
     return "invalid argument";
   case SL_ECANCELLED:
     return "cancelled";
+  case SL_EPERM:
+    return "permission denied";
   default:
     return "internal error";
   }

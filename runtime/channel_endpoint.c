@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "channel_int.h"
+#include "sluice/auth.h"
 #include "sluice/clock.h"
 
 #define RETRY_NS (10 * 1000 * 1000)            /* refused connect: retry */
@@ -282,6 +283,30 @@ int sl_channel_connect_stream(const char *address, int timeout_ms, int *fd,
                     sl_clock_ns() + (int64_t)timeout_ms * 1000000, fd, err);
 }
 
+/* The cluster secret's handshake (auth.h) on a fresh connection, when the
+ * endpoint has one: before the channel's own hello, so that nothing of a
+ * peer that cannot prove it is read.  Closes *fd when it fails. */
+static int prove_secret(const sl_channel_endpoint *ep, bool accepted, int *fd,
+                        int64_t deadline_ns, const char *where, sl_error *err) {
+  if (!ep->secret)
+    return SL_OK;
+  int64_t ms =
+      deadline_ns < 0 ? 10000 : (deadline_ns - sl_clock_ns()) / 1000000;
+  int timeout_ms = ms > 1000 ? (int)ms : 1000;
+  int rc = accepted ? sl_auth_accept(*fd, ep->secret, timeout_ms, err)
+                    : sl_auth_connect(*fd, ep->secret, timeout_ms, err);
+  if (rc != SL_OK) {
+    char *why = strdup(err->message ? err->message : "failed");
+    sl_error_clear(err);
+    sl_error_set(err, rc, "%s channel with %s: %s", ep->transport, where,
+                 why ? why : "failed");
+    free(why);
+    close(*fd);
+    *fd = -1;
+  }
+  return rc;
+}
+
 int sl_endpoint_connect(const sl_channel_endpoint *ep, int family,
                         int64_t deadline_ns, int *fd, char *where,
                         size_t where_size, sl_error *err) {
@@ -334,7 +359,7 @@ int sl_endpoint_connect(const sl_channel_endpoint *ep, int family,
                           t, ep->fd, strerror(errno));
     set_blocking(*fd, 1);
     describe_peer(*fd, *fd, where, where_size);
-    return SL_OK;
+    return prove_secret(ep, true, fd, deadline_ns, where, err);
   }
   case SL_CHANNEL_VIA_CONNECT:
     if (!ep->address)
@@ -343,7 +368,8 @@ int sl_endpoint_connect(const sl_channel_endpoint *ep, int family,
     rc = connect_to(t, family, ep->address, deadline_ns, fd, err);
     if (rc == SL_OK)
       snprintf(where, where_size, "%s", ep->address);
-    return rc;
+    return rc == SL_OK ? prove_secret(ep, false, fd, deadline_ns, where, err)
+                       : rc;
   default:
     return sl_error_set(err, SL_EINVAL,
                         "%s channel endpoint: 'via' must be fd, accept or "

@@ -28,7 +28,8 @@ static void *accept_ends(void *arg) {
                               SL_CHANNEL_VIA_ACCEPT,
                               a->listen_fd[i],
                               NULL,
-                              0};
+                              0,
+                              a->secret};
     a->rc = sl_channel_open_end(&ep, &cfg, &a->ends[i], &a->err);
     if (a->rc != SL_OK)
       sl_channel_failed(&a->err, a->rc, a->width ? i / a->width : i,
@@ -101,6 +102,7 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
                     NULL,
                     q->channels,
                     slot_size,
+                    remote ? nodes->secret : NULL,
                     SL_OK,
                     {0},
                     0,
@@ -159,7 +161,8 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
         break;
       }
       sl_channel_endpoint ep = {
-          a.transport, SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, to, 0};
+          a.transport, SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, to, 0,
+          a.secret};
       rc = sl_channel_open_end(&ep, &cfg, &q->channels[p * n + c], err);
       if (rc != SL_OK)
         sl_channel_failed(err, rc, p, c, q->nworkers);

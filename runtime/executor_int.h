@@ -309,6 +309,7 @@ typedef struct sl_accepting {
   const int *listen_fd;
   sl_channel **ends;
   uint32_t slot_size;
+  const struct sl_secret *secret; /* the endpoints' (channel.h) */
   int rc;
   sl_error err;
   pthread_t thread;

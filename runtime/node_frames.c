@@ -12,7 +12,7 @@
  * pieces by nobody yet, so a larger length means a broken peer. */
 #define MAX_FRAME ((uint32_t)1 << 30)
 
-static int write_all(int fd, const void *p, size_t n, sl_error *err) {
+int sl_send_all(int fd, const void *p, size_t n, sl_error *err) {
   const char *c = p;
   while (n > 0) {
     ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
@@ -53,11 +53,11 @@ int sl_frame_send(int fd, uint32_t type, const void *a, size_t alen,
                         "frame may carry",
                         alen + blen);
   uint32_t head[2] = {type, (uint32_t)(alen + blen)};
-  int rc = write_all(fd, head, sizeof head, err);
+  int rc = sl_send_all(fd, head, sizeof head, err);
   if (rc == SL_OK && alen)
-    rc = write_all(fd, a, alen, err);
+    rc = sl_send_all(fd, a, alen, err);
   if (rc == SL_OK && blen)
-    rc = write_all(fd, b, blen, err);
+    rc = sl_send_all(fd, b, blen, err);
   return rc;
 }
 
@@ -78,7 +78,7 @@ int sl_frame_recv(int fd, uint32_t *type, sl_strbuf *payload, int timeout_ms,
   if (rc != SL_OK)
     return rc;
   if (head[1] > MAX_FRAME)
-    return sl_error_set(err, SL_EIO,
+    return sl_error_set(err, SL_EINVAL,
                         "the other side sent a frame of %u bytes: not a "
                         "Sluice node of this version",
                         head[1]);

@@ -30,6 +30,7 @@
  */
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -37,6 +38,7 @@
 
 #include "executor_int.h"
 #include "partition_leader.h"
+#include "sluice/auth.h"
 #include "sluice/channel.h"
 #include "sluice/clock.h"
 #include "sorted_result.h"
@@ -108,13 +110,15 @@ static int link_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
                         i);
     else
       rc = sl_channel_connect_stream(a->addrs[i], 10000, &s->fds[i], err);
+    if (rc == SL_OK && a->secret)
+      rc = sl_auth_connect(s->fds[i], a->secret, 10000, err);
     if (rc == SL_OK)
       rc = sl_frame_send(s->fds[i], SL_FRAME_STAGE_HELLO, &leaf, sizeof leaf,
                          NULL, 0, err);
     /* A stage node that is gone already stopped or failed: its own error
      * (or the coordinator's stop) is the cause, as for a link that breaks
      * later. */
-    if (rc != SL_OK && rc != SL_EINTERNAL)
+    if (rc != SL_OK && rc != SL_EINTERNAL && rc != SL_EPERM)
       rc = link_broke(i, err);
   }
   if (rc != SL_OK) {
@@ -313,6 +317,7 @@ struct sl_stage_links {
   int nleaves;
   int *nsenders;         /* per leaf */
   sl_stage_feed **feeds; /* per leaf */
+  const sl_secret *secret;
   atomic_bool stop;
   pthread_t thread;
   bool started;
@@ -375,6 +380,15 @@ static void *links_main(void *arg) {
       continue;
     if (pfd[np].revents & POLLIN) {
       int fd = accept(l->listen_fd, NULL, NULL);
+      /* A connection that cannot prove the cluster secret is not a link:
+       * closed, not counted, and the query goes on. */
+      if (fd >= 0 && l->secret &&
+          sl_auth_accept(fd, l->secret, 10000, &err) != SL_OK) {
+        fprintf(stderr, "sluice node: refused a link: %s\n", err.message);
+        sl_error_clear(&err);
+        close(fd);
+        fd = -1;
+      }
       if (fd >= 0)
         in[accepted++] = (link_in){fd, -1, WM_MIN};
     }
@@ -443,12 +457,13 @@ static void *links_main(void *arg) {
 }
 
 int sl_stage_links_start(int listen_fd, int nleaves, const int *nsenders,
-                         sl_stage_feed *const *feeds, sl_stage_links **out,
-                         sl_error *err) {
+                         sl_stage_feed *const *feeds, const sl_secret *secret,
+                         sl_stage_links **out, sl_error *err) {
   sl_stage_links *l = calloc(1, sizeof *l);
   if (!l)
     abort();
   l->listen_fd = listen_fd;
+  l->secret = secret;
   l->nleaves = nleaves;
   l->nsenders = malloc(sizeof(int) * (size_t)nleaves);
   l->feeds = malloc(sizeof *l->feeds * (size_t)nleaves);

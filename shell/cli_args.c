@@ -42,7 +42,9 @@ void sl_cli_print_help(FILE *fp, const char *prog) {
           "                      host (SET 'sluice.nodes' = 'N')\n"
           "      --cluster LIST  run queries on the nodes at host:port,...\n"
           "                      (each started with `%s node --listen\n"
-          "                      HOST:PORT`)\n"
+          "                      HOST:PORT --secret-file FILE`)\n"
+          "      --secret-file FILE  the cluster secret the nodes were\n"
+          "                      started with (--cluster needs it)\n"
           "      --transport T   channels between nodes: auto (the default:\n"
           "                      shm on one host, verbs between hosts that\n"
           "                      all have an active RDMA device, else tcp),\n"
@@ -59,9 +61,13 @@ void sl_cli_print_help(FILE *fp, const char *prog) {
           "Exit status: 0 on success, 1 if any statement or command failed,\n"
           "2 on a command-line error.\n"
           "\n"
-          "  %s node --listen HOST:PORT\n"
+          "  %s node [--listen [HOST:]PORT] --secret-file FILE\n"
           "runs a node daemon that serves coordinators (shells started with\n"
-          "--cluster), one at a time, until it is killed.\n",
+          "--cluster) and other nodes, each connection in a process of its\n"
+          "own, until it is killed.  It listens on 127.0.0.1:7433 unless\n"
+          "told otherwise, and accepts only peers that prove they know the\n"
+          "secret in FILE (at least 16 bytes, readable by its owner only:\n"
+          "head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE).\n",
           prog, sl_output_mode_names(), prog, prog);
 }
 
@@ -117,10 +123,45 @@ int sl_cli_parse(int argc, char **argv, sl_cli_options *opts, char **err_msg) {
   bool options_done = false;
   int first = 1;
   if (argc > 1 && strcmp(argv[1], "node") == 0) {
-    /* `sluice node --listen HOST:PORT`: a node daemon, nothing else. */
-    if (argc != 4 || strcmp(argv[2], "--listen") != 0)
-      return usage_error(err_msg, "usage: sluice node --listen HOST:PORT");
-    opts->listen = argv[3];
+    /* `sluice node [--listen [HOST:]PORT] --secret-file FILE`: a node
+     * daemon, nothing else. */
+    opts->node = true;
+    const char *listen = NULL;
+    for (int i = 2; i < argc; i++) {
+      const char *value = NULL;
+      int rc;
+      if ((rc = option_value(argc, argv, &i, "--listen", "--listen", &value,
+                             err_msg)) != 0) {
+        if (rc == SL_CLI_USAGE)
+          return rc;
+        listen = value;
+      } else if ((rc = option_value(argc, argv, &i, "--secret-file",
+                                    "--secret-file", &value, err_msg)) != 0) {
+        if (rc == SL_CLI_USAGE)
+          return rc;
+        opts->secret_file = value;
+      } else {
+        return usage_error(err_msg,
+                           "unknown argument '%s'; usage: sluice node "
+                           "[--listen [HOST:]PORT] --secret-file FILE",
+                           argv[i]);
+      }
+    }
+    if (!opts->secret_file)
+      return usage_error(
+          err_msg,
+          "a node needs --secret-file FILE: the cluster secret every "
+          "shell and node must prove it knows (make one with: head -c 32 "
+          "/dev/urandom | base64 > FILE; chmod 600 FILE)");
+    if (!listen)
+      snprintf(opts->listen, sizeof opts->listen, "127.0.0.1:%d",
+               SL_NODE_DEFAULT_PORT);
+    else if (strspn(listen, "0123456789") == strlen(listen) && *listen)
+      snprintf(opts->listen, sizeof opts->listen, "127.0.0.1:%s", listen);
+    else if (strlen(listen) < sizeof opts->listen)
+      snprintf(opts->listen, sizeof opts->listen, "%s", listen);
+    else
+      return usage_error(err_msg, "--listen '%s' is too long", listen);
     return SL_CLI_OK;
   }
   for (int i = first; i < argc; i++) {
@@ -156,6 +197,11 @@ int sl_cli_parse(int argc, char **argv, sl_cli_options *opts, char **err_msg) {
                            "got '%s'",
                            value);
       opts->nodes = (int)n;
+    } else if ((rc = option_value(argc, argv, &i, "--secret-file",
+                                  "--secret-file", &value, err_msg)) != 0) {
+      if (rc == SL_CLI_USAGE)
+        return rc;
+      opts->secret_file = value;
     } else if ((rc = option_value(argc, argv, &i, "--cluster", "--cluster",
                                   &value, err_msg)) != 0) {
       if (rc == SL_CLI_USAGE)

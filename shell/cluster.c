@@ -60,7 +60,9 @@ static int hello(sl_cluster_node *nd, sl_error *err) {
   return rc;
 }
 
-int sl_cluster_spawn(sl_cluster **out, int n, sl_error *err) {
+int sl_cluster_spawn(sl_cluster **out, int n, const sl_secret *secret,
+                     sl_error *err) {
+  *out = NULL;
   sl_cluster *c = calloc(1, sizeof *c);
   if (!c)
     abort();
@@ -92,7 +94,7 @@ int sl_cluster_spawn(sl_cluster **out, int n, sl_error *err) {
         close_range(3, (unsigned)sv[1] - 1, 0);
       close_range((unsigned)sv[1] + 1, ~0u, 0);
       signal(SIGINT, SIG_IGN); /* Ctrl-C is the coordinator's to handle */
-      int rc = sl_node_serve(sv[1]);
+      int rc = sl_node_serve(sv[1], secret);
       _exit(rc == SL_OK ? 0 : 1);
     }
     close(sv[1]);
@@ -144,7 +146,7 @@ static int dial(const char *address, sl_error *err) {
   if (fd < 0) {
     sl_error_set(err, SL_EIO,
                  "cannot connect to the node at %s: %s (is `sluice node "
-                 "--listen %s` running there?)",
+                 "--listen %s --secret-file FILE` running there?)",
                  address, strerror(e), address);
     return -1;
   }
@@ -153,7 +155,14 @@ static int dial(const char *address, sl_error *err) {
   return fd;
 }
 
-int sl_cluster_connect(sl_cluster **out, const char *list, sl_error *err) {
+int sl_cluster_connect(sl_cluster **out, const char *list,
+                       const sl_secret *secret, sl_error *err) {
+  *out = NULL;
+  if (!secret || !secret->set)
+    return sl_error_set(err, SL_EINVAL,
+                        "joining nodes needs the cluster secret: start the "
+                        "shell with --secret-file FILE, the file the nodes "
+                        "were started with");
   sl_cluster *c = calloc(1, sizeof *c);
   if (!c)
     abort();
@@ -177,7 +186,11 @@ int sl_cluster_connect(sl_cluster **out, const char *list, sl_error *err) {
     memset(nd, 0, sizeof *nd);
     nd->fd = fd;
     nd->address = strdup(tok);
-    int rc = hello(nd, err);
+    int rc = sl_auth_connect(fd, secret, 10000, err);
+    if (rc != SL_OK)
+      about_node(err, rc, c->n - 1, tok);
+    else
+      rc = hello(nd, err);
     if (rc != SL_OK) {
       free(copy);
       sl_cluster_free(c);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sluice/auth.h"
 #include "sluice/error.h"
 #include "sluice/strbuf.h"
 
@@ -39,10 +40,15 @@ typedef struct sl_cluster {
 } sl_cluster;
 
 /* Fork n node processes on this host, each serving one end of a socket
- * pair.  SL_EIO with a message if one cannot start. */
-int sl_cluster_spawn(sl_cluster **out, int n, sl_error *err);
-/* Connect to daemons at "host:port,host:port,...". */
-int sl_cluster_connect(sl_cluster **out, const char *list, sl_error *err);
+ * pair (which needs no proof: only this process holds the other end);
+ * their channels and links prove secret to each other.  SL_EIO with a
+ * message if one cannot start. */
+int sl_cluster_spawn(sl_cluster **out, int n, const sl_secret *secret,
+                     sl_error *err);
+/* Connect to daemons at "host:port,host:port,...", proving to each that
+ * this side knows the cluster secret (auth.h) and checking its proof. */
+int sl_cluster_connect(sl_cluster **out, const char *list,
+                       const sl_secret *secret, sl_error *err);
 void sl_cluster_free(sl_cluster *c);
 
 /* Apply a statement (CREATE, DROP, SET, RESET) on every node.  The first
@@ -90,12 +96,15 @@ void sl_cluster_ping(sl_cluster *c);
 void sl_cluster_describe(const sl_cluster *c, sl_strbuf *out);
 
 /* Serve one coordinator's connection as a node until it closes (node.h);
- * the process's session lives for the connection.  Returns SL_OK when the
+ * the process's session lives for the connection; channels and links to
+ * other nodes prove secret (auth.h; NULL: none).  Returns SL_OK when the
  * coordinator closed the connection in order. */
-int sl_node_serve(int fd);
+int sl_node_serve(int fd, const sl_secret *secret);
 
-/* `sluice node --listen ADDR:PORT`: accept coordinators one after another
- * and serve each (never returns unless the socket fails). */
-int sl_node_listen(const char *address, sl_error *err);
+/* `sluice node --listen ADDR:PORT --secret-file FILE`: accept peers, each
+ * served by a process of its own once it proved it knows the secret
+ * (auth.h; refusals are logged on stderr with the peer's address); never
+ * returns unless the socket fails. */
+int sl_node_listen(const char *address, const sl_secret *secret, sl_error *err);
 
 #endif

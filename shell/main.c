@@ -38,11 +38,24 @@ int main(int argc, char **argv) {
     sl_cli_options_free(&opts);
     return 2;
   }
-  if (opts.listen) {
+  /* The cluster secret (--secret-file), for a node daemon or to join
+   * one. */
+  sl_secret secret = {{0}, false};
+  if (opts.secret_file) {
     sl_error err = {0};
-    int rc = sl_node_listen(opts.listen, &err);
+    if (sl_secret_load(opts.secret_file, &secret, &err) != SL_OK) {
+      fprintf(stderr, "sluice%s: %s\n", opts.node ? " node" : "", err.message);
+      sl_error_clear(&err);
+      sl_cli_options_free(&opts);
+      return 2;
+    }
+  }
+  if (opts.node) {
+    sl_error err = {0};
+    int rc = sl_node_listen(opts.listen, &secret, &err);
     fprintf(stderr, "sluice node: %s\n", err.message ? err.message : "stopped");
     sl_error_clear(&err);
+    sl_secret_wipe(&secret);
     sl_cli_options_free(&opts);
     return rc == SL_OK ? 0 : 1;
   }
@@ -75,7 +88,9 @@ int main(int argc, char **argv) {
     apply_setting(sh, "sluice.transport", opts.transport);
   if (opts.cluster) {
     sl_error err = {0};
-    if (sl_session_connect(sh->session, opts.cluster, &err) != SL_OK) {
+    int rc = sl_session_connect(sh->session, opts.cluster, &secret, &err);
+    sl_secret_wipe(&secret);
+    if (rc != SL_OK) {
       fprintf(stderr, "sluice: %s\n", err.message);
       sl_error_clear(&err);
       sl_shell_free(sh);

@@ -273,7 +273,7 @@ static void free_addrs(char **addrs, int cells) {
 }
 
 static int run_query(sl_session *s, int fd, const sl_strbuf *p,
-                     exchange_listen *x) {
+                     exchange_listen *x, const sl_secret *secret) {
   sl_error err = {0};
   uint32_t h[9] = {0}; /* node.h, QUERY */
   if (p->len >= sizeof h)
@@ -314,6 +314,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   nodes.exchange_transport = (int)h[3];
   nodes.query_id = (uint64_t)h[4] | (uint64_t)h[5] << 32;
   nodes.feeds = w.feeds;
+  nodes.secret = secret;
   char **addrs = NULL, **leader_addrs = NULL;
   int found = 0;
   bool listened = h[3] == SL_XPORT_TCP || h[3] == SL_XPORT_VERBS;
@@ -346,7 +347,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
     for (int k = 0; k < NODE_MAX_FED; k++)
       senders[k] = (int)h[1];
     rc = sl_stage_links_start(x->link_fd, NODE_MAX_FED, senders, w.feeds,
-                              &links, &err);
+                              secret, &links, &err);
   }
   if (rc == SL_OK)
     rc = sl_session_run_on_node(s, sql, sql_len, leaf, fed, join, (int)h[2],
@@ -374,7 +375,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   return src;
 }
 
-int sl_node_serve(int fd) {
+int sl_node_serve(int fd, const sl_secret *secret) {
   sl_session *s = sl_session_new();
   sl_session_set_node(s);
   sl_error err = {0};
@@ -401,6 +402,10 @@ int sl_node_serve(int fd) {
   while (rc == SL_OK) {
     uint32_t type;
     rc = sl_frame_recv(fd, &type, &p, -1, &err);
+    if (rc == SL_EINVAL) { /* a frame no Sluice peer sends: drop it */
+      fprintf(stderr, "sluice node: dropped the connection: %s\n", err.message);
+      break;
+    }
     if (rc != SL_OK) {
       rc = SL_OK; /* the coordinator closed the connection: done */
       break;
@@ -415,7 +420,7 @@ int sl_node_serve(int fd) {
     } else if (type == SL_FRAME_XLISTEN) {
       rc = xlisten(s, fd, &p, &x);
     } else if (type == SL_FRAME_QUERY) {
-      rc = run_query(s, fd, &p, &x);
+      rc = run_query(s, fd, &p, &x, secret);
     } else if (type == SL_FRAME_SYNC) {
       rc = sl_frame_send(fd, SL_FRAME_SYNC_ACK, NULL, 0, NULL, 0, &err);
     }
@@ -430,7 +435,25 @@ int sl_node_serve(int fd) {
   return rc;
 }
 
-int sl_node_listen(const char *address, sl_error *err) {
+/* "host:port" of a peer, for the log. */
+static void peer_name(const struct sockaddr_storage *ss, char *out,
+                      size_t size) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (ss->ss_family == AF_INET) {
+    const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+    port = ntohs(a->sin_port);
+  } else if (ss->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+    port = ntohs(a->sin6_port);
+  }
+  snprintf(out, size, "%s:%d", host, port);
+}
+
+int sl_node_listen(const char *address, const sl_secret *secret,
+                   sl_error *err) {
   /* The channels' listener: address parsing, SO_REUSEADDR, messages. */
   int fd;
   char bound[128];
@@ -445,7 +468,9 @@ int sl_node_listen(const char *address, sl_error *err) {
   signal(SIGCHLD, SIG_IGN);
   int one = 1;
   for (;;) {
-    int c = accept(fd, NULL, NULL);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    int c = accept(fd, (struct sockaddr *)&ss, &sl);
     if (c < 0)
       continue;
     setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -453,7 +478,19 @@ int sl_node_listen(const char *address, sl_error *err) {
     pid_t pid = fork();
     if (pid == 0) {
       close(fd);
-      int rc = sl_node_serve(c);
+      /* Nothing is read from a peer before it proves the secret; the
+       * handshake is in the child, so a slow or silent peer holds up no
+       * one else. */
+      sl_error aerr = {0};
+      if (sl_auth_accept(c, secret, 10000, &aerr) != SL_OK) {
+        char who[128];
+        peer_name(&ss, who, sizeof who);
+        fprintf(stderr, "sluice node: refused %s: %s\n", who, aerr.message);
+        sl_error_clear(&aerr);
+        close(c);
+        _exit(1);
+      }
+      int rc = sl_node_serve(c, secret);
       _exit(rc == SL_OK ? 0 : 1);
     }
     if (pid < 0)

@@ -31,6 +31,7 @@ struct sl_session {
   sl_cluster **leaf_clusters;
   int nleaf_clusters;
   char *cluster_list; /* the daemons' "host:port,..." (--cluster) */
+  sl_secret secret;   /* what they are joined with (--secret-file) */
   char **log;
   size_t *log_len;
   int nlog, caplog;

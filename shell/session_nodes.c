@@ -68,6 +68,7 @@ void session_free_clusters(sl_session *s) {
   s->cluster = NULL;
   free(s->cluster_list);
   s->cluster_list = NULL;
+  sl_secret_wipe(&s->secret);
 }
 
 /* Bring a new cluster up to date: every statement of the log, in order. */
@@ -99,8 +100,13 @@ static int ensure_cluster(sl_session *s, sl_error *err) {
   s->cluster = NULL;
   if (n <= 1)
     return SL_OK;
-  sl_cluster *c;
-  int rc = sl_cluster_spawn(&c, n, err);
+  sl_cluster *c = NULL;
+  /* The nodes it forks share a secret of the session's, so that theirs
+   * and its later clusters' (a staged query's leaves) channels and links
+   * prove it to each other. */
+  if (!s->secret.set)
+    sl_secret_random(&s->secret);
+  int rc = sl_cluster_spawn(&c, n, &s->secret, err);
   if (rc != SL_OK)
     return rc;
   rc = replay_log(s, c, err);
@@ -112,9 +118,10 @@ static int ensure_cluster(sl_session *s, sl_error *err) {
   return SL_OK;
 }
 
-int sl_session_connect(sl_session *s, const char *list, sl_error *err) {
-  sl_cluster *c;
-  int rc = sl_cluster_connect(&c, list, err);
+int sl_session_connect(sl_session *s, const char *list, const sl_secret *secret,
+                       sl_error *err) {
+  sl_cluster *c = NULL;
+  int rc = sl_cluster_connect(&c, list, secret, err);
   if (rc == SL_OK)
     rc = replay_log(s, c, err);
   if (rc != SL_OK) {
@@ -123,6 +130,7 @@ int sl_session_connect(sl_session *s, const char *list, sl_error *err) {
   }
   session_free_clusters(s);
   s->cluster = c;
+  s->secret = *secret; /* for the leaves' clusters, joined later */
   s->cluster_list = strdup(list);
   if (!s->cluster_list)
     abort();
@@ -161,8 +169,9 @@ static int ensure_leaf_clusters(sl_session *s, int nleaves, sl_error *err) {
       continue;
     sl_cluster_free(c);
     s->leaf_clusters[k] = NULL;
-    int rc = s->cluster->spawned ? sl_cluster_spawn(&c, s->cluster->n, err)
-                                 : sl_cluster_connect(&c, s->cluster_list, err);
+    int rc = s->cluster->spawned
+                 ? sl_cluster_spawn(&c, s->cluster->n, &s->secret, err)
+                 : sl_cluster_connect(&c, s->cluster_list, &s->secret, err);
     if (rc != SL_OK)
       return about_leaf(err, k + 1);
     rc = replay_log(s, c, err);
@@ -759,7 +768,8 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
       -1,
       -1,
       false,
-      0};
+      0,
+      nodes->secret};
   if (join == SL_JOIN_LATE_MERGE_ROWS && lp->kind != SL_PLAN_AGGREGATE) {
     /* Rows wait, by the time their leaf stage keeps, for the first window
      * that needs them: window rows their first (live) window, an interval

@@ -158,6 +158,7 @@ typedef struct sl_channel_config {
 
 typedef struct sl_channel sl_channel;
 struct sl_channel_endpoint;
+struct sl_secret; /* auth.h */
 
 /* A transport: how slots move.  Every function has the meaning of the
  * sl_channel_* function of the same name below. */
@@ -283,6 +284,10 @@ typedef struct sl_channel_endpoint {
   int fd;              /* VIA_FD, VIA_ACCEPT */
   const char *address; /* VIA_CONNECT */
   int64_t timeout_ns;  /* bound on the rendezvous; 0 = 10 s, < 0 none */
+  /* shm and tcp, VIA_ACCEPT and VIA_CONNECT: the cluster secret each side
+   * proves it knows (auth.h) before anything else crosses; NULL: none
+   * (both ends must agree). */
+  const struct sl_secret *secret;
 } sl_channel_endpoint;
 
 /* Open this process's end of a channel.  Blocks until the peer's end has

@@ -25,6 +25,7 @@ enum {
   SL_EINVAL = -7,       /* bad argument or option value */
   SL_EINTERNAL = -8,    /* a bug in Sluice: please report */
   SL_ECANCELLED = -9,   /* the user cancelled (Ctrl-C) */
+  SL_EPERM = -10,       /* refused: the peer did not prove the secret */
 };
 
 typedef struct sl_error {

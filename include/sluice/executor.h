@@ -98,6 +98,8 @@ typedef struct sl_stage_link_spec {
   int live_field; /* or -1 */
   bool stream;
   int64_t hi_us;
+  /* The cluster secret each link proves first (auth.h); NULL: none. */
+  const struct sl_secret *secret;
 } sl_stage_link_spec;
 extern const sl_sink_connector sl_sink_to_stage_nodes;
 /* The receiving end: a thread accepts links on listen_fd (the caller
@@ -106,10 +108,13 @@ extern const sl_sink_connector sl_sink_to_stage_nodes;
  * feeds[k], and the smallest of its senders' watermarks whenever that
  * grows (none before every one of them has said hello); a link that ends
  * before its sender's final watermark closes every feed (the run stops;
- * the sender's own error is the cause).  Stop joins the thread. */
+ * the sender's own error is the cause).  With a secret, a connection
+ * that does not prove it (auth.h) is closed and not counted.  Stop joins
+ * the thread. */
 typedef struct sl_stage_links sl_stage_links;
 int sl_stage_links_start(int listen_fd, int nleaves, const int *nsenders,
-                         sl_stage_feed *const *feeds, sl_stage_links **out,
+                         sl_stage_feed *const *feeds,
+                         const struct sl_secret *secret, sl_stage_links **out,
                          sl_error *err);
 void sl_stage_links_stop(sl_stage_links *l);
 

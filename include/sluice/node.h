@@ -124,6 +124,10 @@ typedef enum sl_frame_type {
   SL_FRAME_STAGE_HELLO = 18, /* on a link, first: the leaf it carries */
 } sl_frame_type;
 
+/* All n bytes to a stream socket (no SIGPIPE); SL_EIO when the
+ * connection broke. */
+int sl_send_all(int fd, const void *p, size_t n, sl_error *err);
+
 /* Write one frame (payload = a then b, either may be empty).  SL_EIO with
  * a message when the peer is gone. */
 int sl_frame_send(int fd, uint32_t type, const void *a, size_t alen,
@@ -131,7 +135,9 @@ int sl_frame_send(int fd, uint32_t type, const void *a, size_t alen,
 
 /* Read one frame into payload (reset first).  timeout_ms < 0: wait
  * forever; on timeout returns SL_CHANNEL_TIMEOUT-like 2 with nothing read.
- * SL_EIO when the connection ended or broke (message says which). */
+ * SL_EIO when the connection ended or broke (message says which);
+ * SL_EINVAL for a frame longer than any peer sends (1 GiB), of which
+ * nothing is read: the caller drops the connection. */
 #define SL_FRAME_TIMEOUT 2
 int sl_frame_recv(int fd, uint32_t *type, sl_strbuf *payload, int timeout_ms,
                   sl_error *err);
@@ -152,6 +158,8 @@ static inline const char *sl_exchange_transport_name(int t) {
          : t == SL_XPORT_SHM   ? "shm"
                                : "none";
 }
+
+struct sl_secret; /* auth.h */
 
 /* How sl_execute_ex runs a plan in a cluster (executor.h). */
 typedef struct sl_exec_nodes {
@@ -198,6 +206,9 @@ typedef struct sl_exec_nodes {
    * (executor.h, sl_sink_to_stage_nodes) instead of to the coordinator. */
   int nstage;
   const char *const *stage_addrs;
+  /* On a node: the cluster secret (auth.h) that channels and links
+   * between nodes prove before anything crosses them; NULL: none. */
+  const struct sl_secret *secret;
 } sl_exec_nodes;
 
 #endif

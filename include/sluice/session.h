@@ -89,6 +89,7 @@ struct sl_query_stats;
  * sl_join_strategy), this node runs the stages over its share of leaf
  * `leaf` and leaf `fed`'s rows from nodes->feed, and sends the results. */
 struct sl_exec_nodes;
+struct sl_secret;
 int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
                            int leaf, int fed, int join, int strategy,
                            const struct sl_exec_nodes *nodes,
@@ -98,8 +99,10 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
  * the shell's `.nodes`. */
 void sl_session_describe_nodes(sl_session *s, sl_strbuf *out);
 
-/* Join the daemons at "host:port,..." (`sluice --cluster`); queries then
- * run on them. */
-int sl_session_connect(sl_session *s, const char *list, sl_error *err);
+/* Join the daemons at "host:port,..." (`sluice --cluster`), proving the
+ * cluster secret to each (auth.h; the session keeps a copy, to join them
+ * again for a staged query's leaves); queries then run on them. */
+int sl_session_connect(sl_session *s, const char *list,
+                       const struct sl_secret *secret, sl_error *err);
 
 #endif

@@ -130,11 +130,18 @@ typedef struct sl_cli_options {
   int headers; /* -1: default (on), 0 off, 1 on */
   int bail;    /* -1: default (on for scripts, off interactively) */
   bool help, version;
-  int nodes;             /* --nodes N (0: not given) */
-  const char *cluster;   /* --cluster host:port,... (argv) */
-  const char *transport; /* --transport auto|verbs|shm|tcp (argv) */
-  const char *listen;    /* `sluice node --listen ADDR:PORT` (argv) */
+  int nodes;               /* --nodes N (0: not given) */
+  const char *cluster;     /* --cluster host:port,... (argv) */
+  const char *transport;   /* --transport auto|verbs|shm|tcp (argv) */
+  const char *secret_file; /* --secret-file FILE (argv): the cluster's */
+  /* `sluice node [--listen [HOST:]PORT]`: the daemon's address (default
+   * 127.0.0.1:SL_NODE_DEFAULT_PORT; a bare PORT is on 127.0.0.1) */
+  bool node;
+  char listen[300];
 } sl_cli_options;
+
+/* Where `sluice node` listens when not told: loopback only. */
+#define SL_NODE_DEFAULT_PORT 7433
 
 enum { SL_CLI_OK = 0, SL_CLI_USAGE = 2 };
 

@@ -8,6 +8,10 @@ set -euo pipefail
 SLUICE=$1
 cd "$2"
 tmp=$(mktemp -d)
+# The cluster secret every daemon and shell proves (auth.h).
+SECRET=$tmp/cluster.secret
+head -c 32 /dev/urandom | base64 > "$SECRET"
+chmod 600 "$SECRET"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -21,7 +25,7 @@ ports=()
 for n in 0 1; do
   for attempt in 1 2 3 4 5 6 7 8; do
     port=$((20000 + RANDOM % 30000))
-    "$SLUICE" node --listen "127.0.0.1:$port" 2>"$tmp/node$n.log" &
+    "$SLUICE" node --secret-file "$SECRET" --listen "127.0.0.1:$port" 2>"$tmp/node$n.log" &
     pid=$!
     sleep 0.3
     if kill -0 "$pid" 2>/dev/null; then pids+=("$pid"); ports+=("$port"); break; fi
@@ -45,13 +49,13 @@ SELECT key, window_start, window_end, COUNT(*), SUM(key) FROM TABLE(SESSION(TABL
   GROUP BY key, window_start, window_end;"
 
 "$SLUICE" -m csv -c "$DDL $Q" 2>/dev/null | sort > "$tmp/local"
-"$SLUICE" -m csv --cluster "$cluster" -c "$DDL $Q" 2>"$tmp/err" | sort > "$tmp/cluster" ||
+"$SLUICE" -m csv --secret-file "$SECRET" --cluster "$cluster" -c "$DDL $Q" 2>"$tmp/err" | sort > "$tmp/cluster" ||
   { cat "$tmp/err"; fail "the query failed on the cluster"; }
 [ -s "$tmp/local" ] || fail "no rows locally"
 cmp -s "$tmp/local" "$tmp/cluster" || { diff "$tmp/local" "$tmp/cluster" | head; fail "cluster rows differ"; }
 echo "ok   $(wc -l < "$tmp/local") rows equal on 2 daemons and in one process"
 
-"$SLUICE" --cluster "$cluster" -c "$DDL EXPLAIN ANALYZE SELECT key % 7, COUNT(*)
+"$SLUICE" --secret-file "$SECRET" --cluster "$cluster" -c "$DDL EXPLAIN ANALYZE SELECT key % 7, COUNT(*)
   FROM TABLE(TUMBLE(TABLE ro, DESCRIPTOR(ts), INTERVAL '1' SECOND))
   GROUP BY key % 7, window_start, window_end;" > "$tmp/analyze" 2>&1 ||
   { cat "$tmp/analyze"; fail "EXPLAIN ANALYZE on the cluster"; }
@@ -63,7 +67,7 @@ echo "ok   EXPLAIN ANALYZE counts the 400000 events read by both nodes"
 # nodes), with tiny epochs so open windows' deltas cross mid-window: the
 # same rows as one process, and state did move between the nodes.
 E="SET 'sluice.epoch-size' = '4kb';"
-"$SLUICE" -m csv --cluster "$cluster" -c "$E $DDL $Q" 2>"$tmp/err" | sort > "$tmp/epochs" ||
+"$SLUICE" -m csv --secret-file "$SECRET" --cluster "$cluster" -c "$E $DDL $Q" 2>"$tmp/err" | sort > "$tmp/epochs" ||
   { cat "$tmp/err"; fail "the query with tiny epochs failed on the cluster"; }
 cmp -s "$tmp/local" "$tmp/epochs" || { diff "$tmp/local" "$tmp/epochs" | head; fail "rows with tiny epochs differ"; }
 grep -q "leaders: partition 0 on node 0, partition 1 on node 1" "$tmp/analyze" ||
@@ -92,10 +96,10 @@ echo "ok   $(wc -l < "$tmp/r_local") rows equal with --nodes 2 repartitioning be
 
 # Daemons repartitioning between them (TCP channels from every worker to
 # every other node's workers): the same rows, and the exchange moved rows.
-"$SLUICE" -m csv --cluster "$cluster" -c "$R" 2>"$tmp/err" | sort > "$tmp/r_daemons" ||
+"$SLUICE" -m csv --secret-file "$SECRET" --cluster "$cluster" -c "$R" 2>"$tmp/err" | sort > "$tmp/r_daemons" ||
   { cat "$tmp/err"; fail "repartitioning between daemons failed"; }
 cmp -s "$tmp/r_local" "$tmp/r_daemons" || { diff "$tmp/r_local" "$tmp/r_daemons" | head; fail "repartitioning daemons differ"; }
-"$SLUICE" --cluster "$cluster" -c "${R%SELECT*} EXPLAIN ANALYZE SELECT${R##*SELECT}" > "$tmp/x" 2>&1
+"$SLUICE" --secret-file "$SECRET" --cluster "$cluster" -c "${R%SELECT*} EXPLAIN ANALYZE SELECT${R##*SELECT}" > "$tmp/x" 2>&1
 grep -q "rows sent to other workers=[1-9]" "$tmp/x" || { cat "$tmp/x"; fail "no rows crossed the exchange"; }
 echo "ok   rows equal with 2 daemons repartitioning between them over TCP"
 
@@ -113,12 +117,12 @@ $(sed -n '/^SELECT/,$p' examples/nexmark/q8.sql)"
 for strategy in late-merge repartition broadcast join-repartition join-late-merge; do
   set_strategy="SET 'sluice.strategy' = '$strategy';"
   case $strategy in join-*) set_strategy="SET 'sluice.join-strategy' = '${strategy#join-}';" ;; esac
-  "$SLUICE" -m csv --cluster "$cluster" -c "$set_strategy $STAGED" \
+  "$SLUICE" -m csv --secret-file "$SECRET" --cluster "$cluster" -c "$set_strategy $STAGED" \
     2>"$tmp/err" | sort > "$tmp/s_daemons" || { cat "$tmp/err"; fail "q7/q8 failed on the daemons ($strategy)"; }
   grep -q WARNING "$tmp/err" && { cat "$tmp/err"; fail "q7/q8 did not run on the daemons"; }
   cmp -s "$tmp/s_local" "$tmp/s_daemons" || { diff "$tmp/s_local" "$tmp/s_daemons" | head; fail "q7/q8 rows differ on the daemons ($strategy)"; }
 done
-"$SLUICE" --cluster "$cluster" -c "$NX SET 'sluice.join-strategy' = 'single'; EXPLAIN ANALYZE $(sed -n '/^SELECT/,$p' examples/nexmark/q7.sql)" > "$tmp/x" 2>&1
+"$SLUICE" --secret-file "$SECRET" --cluster "$cluster" -c "$NX SET 'sluice.join-strategy' = 'single'; EXPLAIN ANALYZE $(sed -n '/^SELECT/,$p' examples/nexmark/q7.sql)" > "$tmp/x" 2>&1
 grep -q "^2 nodes (daemons joined with --cluster), each running every leaf" "$tmp/x" || { cat "$tmp/x"; fail "EXPLAIN does not say the leaves run on the daemons"; }
 grep -q "^leaf 2: late merge at partition leaders" "$tmp/x" || { cat "$tmp/x"; fail "EXPLAIN does not say how leaf 2 meets across nodes"; }
 grep -q "windows evaluated=[1-9]" "$tmp/x" || { cat "$tmp/x"; fail "EXPLAIN ANALYZE: no window evaluated"; }
@@ -126,14 +130,14 @@ echo "ok   NEXMark q7 and q8 on 2 daemons (both leaves on both, at once): $(wc -
 # q7 joins every bid with its window's maximum, one row per window: the
 # planner broadcasts the maximum to the bids' nodes instead of bringing the
 # bids here.
-"$SLUICE" --cluster "$cluster" -c "$NX EXPLAIN $(sed -n '/^SELECT/,$p' examples/nexmark/q7.sql)" > "$tmp/x" 2>&1
+"$SLUICE" --secret-file "$SECRET" --cluster "$cluster" -c "$NX EXPLAIN $(sed -n '/^SELECT/,$p' examples/nexmark/q7.sql)" > "$tmp/x" 2>&1
 grep -q "^join: estimates per 10 s window: leaf 2 1 rows .*: broadcast$" "$tmp/x" || { cat "$tmp/x"; fail "q7: the planner did not choose the broadcast join"; }
 grep -q "strategy: broadcast: every row of leaf 2 to each node" "$tmp/x" || { cat "$tmp/x"; fail "q7: EXPLAIN does not show the broadcast join"; }
 grep -q "^2 nodes (daemons joined with --cluster), each running leaf 1 on its share" "$tmp/x" || { cat "$tmp/x"; fail "q7: the Nodes block does not say where the stages run"; }
 echo "ok   q7: the planner broadcasts leaf 2 (one row per window) to the nodes of leaf 1, and EXPLAIN says so"
 # q8 joins two aggregates grouped by the join key: both finish each key's
 # partition at the same leader, so nothing moves for the join.
-"$SLUICE" --cluster "$cluster" -c "$NX EXPLAIN $(sed -n '/^SELECT/,$p' examples/nexmark/q8.sql)" > "$tmp/x" 2>&1
+"$SLUICE" --secret-file "$SECRET" --cluster "$cluster" -c "$NX EXPLAIN $(sed -n '/^SELECT/,$p' examples/nexmark/q8.sql)" > "$tmp/x" 2>&1
 grep -q "^join: estimates per 10 s window: .*late merge none .*: late merge$" "$tmp/x" || { cat "$tmp/x"; fail "q8: the planner did not choose the late-merge join"; }
 grep -q "strategy: late merge: leaves 1 and 2 both split their groups by the join key" "$tmp/x" || { cat "$tmp/x"; fail "q8: EXPLAIN does not show the late-merge join"; }
 grep -q "^leaf 2: late merge at partition leaders, partitioned by the join key; leader p's finished groups go over a link to stage node p" "$tmp/x" || { cat "$tmp/x"; fail "q8: the Nodes block does not say where leaf 2's rows go"; }
@@ -142,31 +146,31 @@ echo "ok   q8: the planner joins by late merge (both leaves split by the join ke
 # q7 with repartition forced: neither side is grouped by the join key, so
 # both are routed by it (the bids' nodes send their own rows to each other
 # too), and EXPLAIN says so.
-"$SLUICE" --cluster "$cluster" -c "$NX SET 'sluice.join-strategy' = 'repartition'; EXPLAIN $(sed -n '/^SELECT/,$p' examples/nexmark/q7.sql)" > "$tmp/x" 2>&1
+"$SLUICE" --secret-file "$SECRET" --cluster "$cluster" -c "$NX SET 'sluice.join-strategy' = 'repartition'; EXPLAIN $(sed -n '/^SELECT/,$p' examples/nexmark/q7.sql)" > "$tmp/x" 2>&1
 grep -q "^join: forced: .*repartition .* (both sides routed by the join key).*: repartition of both sides$" "$tmp/x" || { cat "$tmp/x"; fail "q7: forced repartition did not route both sides"; }
 grep -q "strategy: repartition: every row of leaves 1 and 2 goes to the node its join key's hash names" "$tmp/x" || { cat "$tmp/x"; fail "q7: EXPLAIN does not show the repartition of both sides"; }
 grep -q "^leaf 1: each node's rows go over the links by their join key" "$tmp/x" || { cat "$tmp/x"; fail "q7: the Nodes block does not say where leaf 1's rows go"; }
 echo "ok   q7 with repartition forced: both sides routed by the join key, and EXPLAIN says so"
 
-"$SLUICE" --cluster "$cluster" -c ".nodes" > "$tmp/nodes"
+"$SLUICE" --secret-file "$SECRET" --cluster "$cluster" -c ".nodes" > "$tmp/nodes"
 [ "$(grep -c healthy "$tmp/nodes")" = 2 ] || { cat "$tmp/nodes"; fail ".nodes"; }
 echo "ok   .nodes lists both, healthy"
 
-"$SLUICE" --cluster "$cluster" -c "$DDL EXPLAIN SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro,
+"$SLUICE" --secret-file "$SECRET" --cluster "$cluster" -c "$DDL EXPLAIN SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE ro,
   DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end;" > "$tmp/explain"
 grep -q "^2 nodes (daemons joined with --cluster)" "$tmp/explain" || { cat "$tmp/explain"; fail "EXPLAIN has no Nodes block"; }
 echo "ok   EXPLAIN says where the plan runs"
 
 # Transport selection: daemons cannot share memory; verbs needs an RDMA
 # device on every node (where the nodes have none, the error names one).
-"$SLUICE" --cluster "$cluster" -c ".nodes" > "$tmp/nodes"
-if "$SLUICE" --cluster "$cluster" --transport shm -c "$DDL $Q" > "$tmp/out" 2>&1; then
+"$SLUICE" --secret-file "$SECRET" --cluster "$cluster" -c ".nodes" > "$tmp/nodes"
+if "$SLUICE" --secret-file "$SECRET" --cluster "$cluster" --transport shm -c "$DDL $Q" > "$tmp/out" 2>&1; then
   fail "--transport shm ran between daemons"
 fi
 grep -q "shm transport joins only nodes forked on this host" "$tmp/out" ||
   { cat "$tmp/out"; fail "no clear error for shm between daemons"; }
 if grep -q "rdma=none" "$tmp/nodes"; then
-  if "$SLUICE" --cluster "$cluster" --transport verbs -c "$DDL $Q" > "$tmp/out" 2>&1; then
+  if "$SLUICE" --secret-file "$SECRET" --cluster "$cluster" --transport verbs -c "$DDL $Q" > "$tmp/out" 2>&1; then
     fail "--transport verbs ran without an RDMA device"
   fi
   grep -q "verbs transport needs an active RDMA device on every node, and node 0" "$tmp/out" ||
@@ -176,7 +180,7 @@ else
   echo "ok   --transport shm refused between daemons (nodes have RDMA: $(grep -m1 -o 'rdma=[^ ]*' "$tmp/nodes"))"
 fi
 # Forced tcp gives the same rows as auto.
-"$SLUICE" -m csv --cluster "$cluster" --transport tcp -c "$DDL $Q" 2>"$tmp/err" | sort > "$tmp/cluster_tcp" ||
+"$SLUICE" -m csv --secret-file "$SECRET" --cluster "$cluster" --transport tcp -c "$DDL $Q" 2>"$tmp/err" | sort > "$tmp/cluster_tcp" ||
   { cat "$tmp/err"; fail "--transport tcp failed"; }
 cmp -s "$tmp/local" "$tmp/cluster_tcp" || fail "--transport tcp rows differ"
 echo "ok   --transport tcp: rows equal"
@@ -185,7 +189,7 @@ echo "ok   --transport tcp: rows equal"
 start_daemon() {
   for attempt in 1 2 3 4 5 6 7 8; do
     port=$((20000 + RANDOM % 30000))
-    "$SLUICE" node --listen "127.0.0.1:$port" 2>>"$tmp/extra.log" &
+    "$SLUICE" node --secret-file "$SECRET" --listen "127.0.0.1:$port" 2>>"$tmp/extra.log" &
     pid=$!
     sleep 0.3
     if kill -0 "$pid" 2>/dev/null; then pids+=("$pid"); return 0; fi
@@ -235,7 +239,7 @@ for strategy in late-merge repartition single broadcast join-repartition join-la
   # The node's host dies: the daemon and the process serving this shell.
   ( sleep 1; kill -9 $(pgrep -P "$victim") "$victim" ) &
   set +e
-  timeout 20 "$SLUICE" --cluster "127.0.0.1:$p0,127.0.0.1:$p1" -c "$Q" >/dev/null 2>"$tmp/killed"
+  timeout 20 "$SLUICE" --secret-file "$SECRET" --cluster "127.0.0.1:$p0,127.0.0.1:$p1" -c "$Q" >/dev/null 2>"$tmp/killed"
   rc=$?
   set -e
   took=$(( $(date +%s) - start ))
@@ -244,7 +248,7 @@ for strategy in late-merge repartition single broadcast join-repartition join-la
   grep -q "node 1" "$tmp/killed" || { cat "$tmp/killed"; fail "$strategy: the error does not name the node"; }
   [ "$took" -le 5 ] || fail "$strategy: noticed only after $took s"
   # The surviving daemon still serves a new shell.
-  "$SLUICE" --cluster "127.0.0.1:$p0" -c ".nodes" | grep -q healthy ||
+  "$SLUICE" --secret-file "$SECRET" --cluster "127.0.0.1:$p0" -c ".nodes" | grep -q healthy ||
     fail "$strategy: the surviving node is not healthy"
   echo "ok   $strategy: a killed node is reported in ${took} s: $(grep -m1 "node 1" "$tmp/killed")"
 done

@@ -18,6 +18,10 @@ tag=s$$
 br=${tag}br
 net=10.$((200 + $$ % 50)).$(( $$ % 250 ))
 tmp=$(mktemp -d)
+# The cluster secret every daemon and shell proves (auth.h).
+SECRET=$tmp/cluster.secret
+head -c 32 /dev/urandom | base64 > "$SECRET"
+chmod 600 "$SECRET"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -45,8 +49,8 @@ for n in a b c; do
 done
 A=$net.1 B=$net.2
 
-ip netns exec "${tag}a" "$SLUICE" node --listen "$A:7070" 2>"$tmp/a.log" & pids+=($!)
-ip netns exec "${tag}b" "$SLUICE" node --listen "$B:7070" 2>"$tmp/b.log" & pids+=($!)
+ip netns exec "${tag}a" "$SLUICE" node --secret-file "$SECRET" --listen "$A:7070" 2>"$tmp/a.log" & pids+=($!)
+ip netns exec "${tag}b" "$SLUICE" node --secret-file "$SECRET" --listen "$B:7070" 2>"$tmp/b.log" & pids+=($!)
 sleep 0.5
 for addr in "$A" "$B"; do
   ip netns exec "${tag}c" timeout 5 bash -c "exec 3<>/dev/tcp/$addr/7070" 2>/dev/null ||
@@ -60,7 +64,7 @@ SELECT key, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE r, DESCRIPTOR(ts),
 "$SLUICE" -m csv -c "$Q" 2>/dev/null | sort > "$tmp/local"
 [ "$(wc -l < "$tmp/local")" -gt 100 ] || fail "no rows locally"
 for strategy in late-merge repartition; do
-  ip netns exec "${tag}c" "$SLUICE" -m csv --cluster "$A:7070,$B:7070" \
+  ip netns exec "${tag}c" "$SLUICE" -m csv --secret-file "$SECRET" --cluster "$A:7070,$B:7070" \
     -c "SET 'sluice.strategy' = '$strategy'; $Q" 2>"$tmp/err" | sort > "$tmp/$strategy" ||
     { cat "$tmp/err"; fail "$strategy across namespaces failed"; }
   cmp -s "$tmp/local" "$tmp/$strategy" || { diff "$tmp/local" "$tmp/$strategy" | head; fail "$strategy rows differ"; }

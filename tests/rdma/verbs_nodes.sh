@@ -10,6 +10,10 @@ set -euo pipefail
 SLUICE=${1:-${SLUICE:-${SLUICE_BUILD_DIR:-build}/sluice}}
 ADDR=${SLUICE_RDMA_ADDR:?SLUICE_RDMA_ADDR is not set: run me through tests/rdma/vm.sh}
 tmp=$(mktemp -d)
+# The cluster secret every daemon and shell proves (auth.h).
+SECRET=$tmp/cluster.secret
+head -c 32 /dev/urandom | base64 > "$SECRET"
+chmod 600 "$SECRET"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -22,7 +26,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 ports=()
 for n in 0 1 2; do
   port=$((7101 + n))
-  "$SLUICE" node --listen "$ADDR:$port" 2>"$tmp/node$n.log" &
+  "$SLUICE" node --secret-file "$SECRET" --listen "$ADDR:$port" 2>"$tmp/node$n.log" &
   pids+=($!)
   ports+=("$port")
 done
@@ -61,7 +65,7 @@ run() { # name, sluice options... : the same queries, rows compared
 c2="$ADDR:${ports[0]},$ADDR:${ports[1]}"
 c3="$ADDR:${ports[0]},$ADDR:${ports[1]},$ADDR:${ports[2]}"
 
-"$SLUICE" --cluster "$c3" -c ".nodes" | tee "$tmp/nodes"
+"$SLUICE" --secret-file "$SECRET" --cluster "$c3" -c ".nodes" | tee "$tmp/nodes"
 [ "$(grep -c 'rdma=rxe0' "$tmp/nodes")" = 3 ] || fail ".nodes does not show rxe0 on every node"
 grep -q "channels between nodes: verbs rxe0 (sluice.transport = auto)" "$tmp/nodes" ||
   fail "auto does not pick verbs between daemons that all have RDMA"
@@ -69,17 +73,17 @@ grep -q "channels between nodes: verbs rxe0 (sluice.transport = auto)" "$tmp/nod
 for spec in "2:$c2" "3:$c3"; do
   n=${spec%%:*}
   list=${spec#*:}
-  "$SLUICE" --cluster "$list" -c "$DDL SET 'sluice.strategy' = 'late-merge';
+  "$SLUICE" --secret-file "$SECRET" --cluster "$list" -c "$DDL SET 'sluice.strategy' = 'late-merge';
     EXPLAIN $RQ SET 'sluice.strategy' = 'repartition';
     EXPLAIN ANALYZE $RQ" > "$tmp/explain" 2>&1 || { cat "$tmp/explain"; fail "EXPLAIN on $n daemons"; }
   grep -q "channels between nodes: $((n * (n - 1))) verbs rxe0 RC WRITE" "$tmp/explain" ||
     { cat "$tmp/explain"; fail "EXPLAIN does not show the leaders' verbs channels on $n daemons"; }
   grep -q "channels between nodes: [0-9]* verbs rxe0 RC WRITE .*every worker" "$tmp/explain" ||
     { cat "$tmp/explain"; fail "EXPLAIN does not show the exchange's verbs channels on $n daemons"; }
-  run "daemons_$n" --cluster "$list"
-  run "daemons_${n}_forced" --cluster "$list" --transport verbs
+  run "daemons_$n" --secret-file "$SECRET" --cluster "$list"
+  run "daemons_${n}_forced" --secret-file "$SECRET" --cluster "$list" --transport verbs
 done
-run "daemons_2_tcp" --cluster "$c2" --transport tcp
+run "daemons_2_tcp" --secret-file "$SECRET" --cluster "$c2" --transport tcp
 run "forked_2_verbs" --nodes 2 --transport verbs
 "$SLUICE" --nodes 2 --transport verbs -c "$DDL EXPLAIN $RQ" > "$tmp/explain" 2>&1
 grep -q "channels between nodes: 2 verbs rxe0 RC WRITE 8 x 64 KiB" "$tmp/explain" ||

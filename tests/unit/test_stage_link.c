@@ -40,7 +40,7 @@ static void start_receiver2(receiver *r, int n0, int n1) {
   r->feeds[1] = n1 > 0 ? sl_stage_feed_new() : NULL;
   int nsenders[2] = {n0, n1};
   assert_int_equal(sl_stage_links_start(r->listen_fd, 2, nsenders, r->feeds,
-                                        &r->links, &err),
+                                        NULL, &r->links, &err),
                    SL_OK);
 }
 
@@ -115,7 +115,7 @@ static void test_rows_go_to_their_partition(void **state) {
   const char *addrs[2] = {r[0].addr, r[1].addr};
   const int route[1] = {0};
   sl_stage_link_spec spec = {0,    2,  addrs, 1,     route, 4096,
-                             NULL, -1, -1,    false, 0};
+                             NULL, -1, -1,    false, 0,     NULL};
   sl_sink *s = open_sender(&spec, l);
   sl_buffer b;
   sl_buffer_init(&b, l, 1 << 16);
@@ -174,7 +174,7 @@ static void test_watermark_is_the_minimum(void **state) {
   start_receiver(&r, 2);
   const char *addrs[1] = {r.addr};
   sl_stage_link_spec spec = {0,    1,  addrs, 0,     NULL, 4096,
-                             NULL, -1, -1,    false, 0};
+                             NULL, -1, -1,    false, 0,    NULL};
   sl_sink *x = open_sender(&spec, l), *y = open_sender(&spec, l);
   sl_error err = {0};
   sl_buffer in;
@@ -212,7 +212,7 @@ static void test_broken_link_closes_the_feed(void **state) {
   start_receiver(&r, 1);
   const char *addrs[1] = {r.addr};
   sl_stage_link_spec spec = {0,    1,  addrs, 0,     NULL, 4096,
-                             NULL, -1, -1,    false, 0};
+                             NULL, -1, -1,    false, 0,    NULL};
   sl_sink *x = open_sender(&spec, l);
   sl_error err = {0};
   assert_int_equal(sl_sink_to_stage_nodes.watermark(x, 10, &err), SL_OK);
@@ -239,8 +239,10 @@ static void test_two_leaves_at_one_node(void **state) {
   receiver r;
   start_receiver2(&r, 1, 2);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec s0 = {0, 1, addrs, 0, NULL, 4096, NULL, -1, -1, false, 0};
-  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096, NULL, -1, -1, false, 0};
+  sl_stage_link_spec s0 = {0,    1,  addrs, 0,     NULL, 4096,
+                           NULL, -1, -1,    false, 0,    NULL};
+  sl_stage_link_spec s1 = {1,    1,  addrs, 0,     NULL, 4096,
+                           NULL, -1, -1,    false, 0,    NULL};
   sl_sink *x = open_sender(&s0, l), *y = open_sender(&s1, l),
           *z = open_sender(&s1, l);
   sl_error err = {0};
@@ -292,7 +294,8 @@ static void test_link_of_another_leaf_is_refused(void **state) {
   receiver r;
   start_receiver(&r, 1);
   const char *addrs[1] = {r.addr};
-  sl_stage_link_spec s1 = {1, 1, addrs, 0, NULL, 4096, NULL, -1, -1, false, 0};
+  sl_stage_link_spec s1 = {1,    1,  addrs, 0,     NULL, 4096,
+                           NULL, -1, -1,    false, 0,    NULL};
   sl_sink *y = open_sender(&s1, l);
   sl_error err = {0};
   sl_buffer in;
@@ -326,7 +329,8 @@ static void test_held_rows_wait_for_their_window(void **state) {
   w.kind = SL_WINDOW_TUMBLE;
   w.size_us = w.slide_us = 10;
   w.unit_us = 1;
-  sl_stage_link_spec spec = {0, 2, addrs, 1, route, 4096, &w, 0, -1, false, 0};
+  sl_stage_link_spec spec = {0,  2, addrs, 1,     route, 4096,
+                             &w, 0, -1,    false, 0,     NULL};
   sl_sink *s = open_sender(&spec, l);
   sl_buffer b, in;
   sl_buffer_init(&b, l, 1 << 16);
@@ -403,7 +407,8 @@ static void test_held_stream_rows_wait_for_their_interval(void **state) {
   w.kind = SL_WINDOW_TUMBLE;
   w.size_us = w.slide_us = 10;
   w.unit_us = 1;
-  sl_stage_link_spec spec = {0, 1, addrs, 1, route, 4096, &w, 0, -1, true, -1};
+  sl_stage_link_spec spec = {0,  1, addrs, 1,    route, 4096,
+                             &w, 0, -1,    true, -1,    NULL};
   sl_sink *s = open_sender(&spec, l);
   sl_buffer b, in;
   sl_buffer_init(&b, l, 1 << 16);
