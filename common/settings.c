@@ -32,9 +32,10 @@ typedef struct known_setting {
 /* NULL default = computed when the settings are created (see defaults()). */
 static const known_setting KNOWN[] = {
     {{"execution.runtime-mode", "streaming",
-      "streaming (unbounded sources) or batch; Sluice always runs streaming"},
+      "streaming (Flink's name; Sluice runs streaming only, so 'batch' is "
+      "refused rather than ignored)"},
      V_ENUM,
-     "streaming|batch"},
+     "streaming"},
     {{"parallelism.default", NULL,
       "worker threads per node (default: one per core)"},
      V_POSITIVE_INT,
@@ -80,10 +81,10 @@ static const known_setting KNOWN[] = {
      V_BOOL,
      NULL},
     {{"sluice.late-records", "drop",
-      "what happens to records later than the watermark: drop (counted) or "
-      "side-output"},
+      "what happens to records later than the watermark: drop (counted; "
+      "EXPLAIN ANALYZE shows how many).  'side-output' is not built yet"},
      V_ENUM,
-     "drop|side-output"},
+     "drop"},
     {{"sluice.memory-limit", "0",
       "bound on operator state per node (0: a fraction of RAM)"},
      V_SIZE,

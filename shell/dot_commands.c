@@ -5,6 +5,8 @@
  * Output of commands (.help, .tables, ...) goes where results go, as in
  * sqlite3, so `.output f` followed by `.schema` writes the schema to f.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -76,6 +78,27 @@ static int cmd_timer(sl_shell *sh, const dot_args *a) {
   if (v < 0)
     return usage(sh, a, find_command(a->argv[0]));
   sh->timer = v;
+  return SL_SHELL_CONTINUE;
+}
+
+/* .timeout MS|off: statements running longer are stopped as on Ctrl-C. */
+static int cmd_timeout(sl_shell *sh, const dot_args *a) {
+  const char *v = a->argv[1];
+  if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) {
+    sh->timeout_ms = 0;
+    return SL_SHELL_CONTINUE;
+  }
+  char *end = NULL;
+  errno = 0;
+  long ms = strtol(v, &end, 10);
+  if (errno || end == v || *end || ms <= 0 || ms > 86400000L * 365) {
+    sl_shell_errorf(sh, a->source, a->line,
+                    ".timeout wants a number of milliseconds (1 .. a year) "
+                    "or off, not \"%s\"",
+                    v);
+    return failed(sh);
+  }
+  sh->timeout_ms = ms;
   return SL_SHELL_CONTINUE;
 }
 
@@ -187,6 +210,10 @@ static int cmd_show(sl_shell *sh, const dot_args *a) {
   show_line(sh, "headers", sh->out.headers ? "on" : "off");
   show_line(sh, "output", sh->out_path ? sh->out_path : "stdout");
   show_line(sh, "timer", sh->timer ? "on" : "off");
+  char ms[32] = "off";
+  if (sh->timeout_ms > 0)
+    snprintf(ms, sizeof ms, "%ld ms", sh->timeout_ms);
+  show_line(sh, "timeout", ms);
   show_line(sh, "bail", sh->bail ? "on" : "off");
   const sl_settings *st = sl_session_settings(sh->session);
   int n = st ? sl_settings_count(st) : 0;
@@ -225,6 +252,9 @@ static const dot_command commands[] = {
     {".show", "", "show the shell's and the session's settings", 0, 0,
      cmd_show},
     {".tables", "", "list the tables and views", 0, 0, cmd_tables},
+    {".timeout", "MS|off",
+     "stop a statement that runs longer than MS milliseconds (on every node)",
+     1, 1, cmd_timeout},
     {".timer", "on|off", "print the run time of each statement", 1, 1,
      cmd_timer},
 };

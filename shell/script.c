@@ -8,10 +8,13 @@
  * "line 40" however the file was split.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "sluice/clock.h"
 #include "sluice/interrupt.h"
 #include "sluice/parser.h"
 #include "sluice/shell.h"
@@ -33,6 +36,57 @@ static double seconds_since(const struct timespec *t0) {
          (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+/* .timeout: a thread that asks the statement to stop, as Ctrl-C does,
+ * once it has run timeout_ms; on every node too, since the coordinator
+ * cancels the nodes when asked. */
+typedef struct watchdog {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  long ms;
+  bool done, fired, started;
+  pthread_t thread;
+} watchdog;
+
+static void *watchdog_main(void *arg) {
+  watchdog *w = arg;
+  struct timespec until = sl_clock_deadline_ms(w->ms);
+  pthread_mutex_lock(&w->lock);
+  while (!w->done)
+    if (pthread_cond_timedwait(&w->cond, &w->lock, &until) == ETIMEDOUT) {
+      if (!w->done) {
+        w->fired = true;
+        sl_interrupt_request();
+      }
+      break;
+    }
+  pthread_mutex_unlock(&w->lock);
+  return NULL;
+}
+
+static void watchdog_start(watchdog *w, long ms) {
+  memset(w, 0, sizeof *w);
+  if (ms <= 0)
+    return;
+  pthread_mutex_init(&w->lock, NULL);
+  pthread_cond_init(&w->cond, NULL);
+  w->ms = ms;
+  w->started = pthread_create(&w->thread, NULL, watchdog_main, w) == 0;
+}
+
+/* Stop the watchdog; true if it had asked the statement to stop. */
+static bool watchdog_stop(watchdog *w) {
+  if (!w->started)
+    return false;
+  pthread_mutex_lock(&w->lock);
+  w->done = true;
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+  pthread_join(w->thread, NULL);
+  pthread_cond_destroy(&w->cond);
+  pthread_mutex_destroy(&w->lock);
+  return w->fired;
+}
+
 int sl_shell_run_statement(sl_shell *sh, const char *source, const char *text,
                            size_t len, int first_line) {
   sl_error err = {0};
@@ -41,8 +95,21 @@ int sl_shell_run_statement(sl_shell *sh, const char *source, const char *text,
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   sl_interrupt_clear();
+  watchdog dog;
+  watchdog_start(&dog, sh->timeout_ms);
 
   int rc = sl_session_execute(sh->session, text, len, first_line, &sink, &err);
+  if (watchdog_stop(&dog)) {
+    sl_interrupt_clear(); /* it was the watchdog, not the user */
+    if (rc == SL_ECANCELLED) {
+      sl_error_clear(&err);
+      err.offset = -1;
+      sl_error_set(&err, SL_ECANCELLED,
+                   "the statement ran longer than the .timeout of %ld ms and "
+                   "was stopped (.timeout off lifts the limit)",
+                   sh->timeout_ms);
+    }
+  }
 
   sl_output_abort(&sh->out); /* a result set cut short by an error */
   if (sh->timer) {

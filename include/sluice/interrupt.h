@@ -10,7 +10,8 @@
  * default SIGINT action), so a stuck statement never traps the user.
  *
  * This is the only mutable global of the shell: a signal handler can touch
- * nothing else safely.
+ * nothing else safely.  The shell's .timeout sets it too (from a thread),
+ * so a statement that runs too long stops exactly as on Ctrl-C.
  */
 #ifndef SLUICE_INTERRUPT_H
 #define SLUICE_INTERRUPT_H
@@ -32,6 +33,13 @@ static inline bool sl_interrupt_pending(void) {
 
 static inline void sl_interrupt_clear(void) {
   sl_interrupted = 0;
+}
+
+/* Ask the running statement to stop, as one Ctrl-C does (the shell's
+ * .timeout watchdog thread; a plain store, which the statement's pollers
+ * see within their polling interval). */
+static inline void sl_interrupt_request(void) {
+  sl_interrupted = 1;
 }
 
 #endif

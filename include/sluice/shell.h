@@ -163,6 +163,7 @@ typedef struct sl_shell {
   FILE *errors;     /* stderr: errors and notices */
   bool interactive; /* a person at a terminal: never stop on errors */
   bool timer;       /* .timer on */
+  long timeout_ms;  /* .timeout MS: stop statements running longer (0: off) */
   bool bail;        /* .bail on: stop a script at its first error */
   bool quit;        /* .quit was run */
   int nerrors;      /* errors reported so far (exit status) */

@@ -115,7 +115,7 @@ hello=$(timeout 10 head -c 40 <&3 | wc -c)
 # (in a subshell: the daemon may close before the last piece is written)
 (printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\n' >&3) 2>/dev/null || true
 # Then the end of the connection (a reset: the request was not read).
-more=$(timeout 10 cat <&3 2>/dev/null | wc -c)
+more=$( (timeout 10 cat <&3 2>/dev/null || true) | wc -c)
 exec 3<&-
 [ "$hello" = 40 ] && [ "$more" = 0 ] ||
   fail "garbage: the daemon sent $hello + $more bytes, not its 40-byte challenge alone"

@@ -70,7 +70,8 @@ static void expect(const sl_catalog *cat, const char *pending, const char *line,
 
 static void test_dot_commands(void **state) {
   expect(*state, "", ".he", ".headers .help");
-  expect(*state, "", "  .ti", ".timer");
+  expect(*state, "", "  .ti", ".timeout .timer");
+  expect(*state, "", ".timer", ".timer");
   /* Not in the middle of a statement. */
   expect(*state, "SELECT 1", ".he", "");
 }

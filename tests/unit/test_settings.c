@@ -40,6 +40,12 @@ static void test_validation(void **state) {
 
   assert_int_equal(
       sl_settings_set(s, "sluice.strategy", "late-merge", NULL, &err), SL_OK);
+  /* A choice that is not built is refused, not accepted and ignored. */
+  assert_int_equal(
+      sl_settings_set(s, "sluice.late-records", "side-output", NULL, &err),
+      SL_EINVAL);
+  assert_non_null(strstr(err.message, "expected one of drop"));
+  sl_error_clear(&err);
   assert_int_equal(sl_settings_set(s, "sluice.strategy", "fast", NULL, &err),
                    SL_EINVAL);
   assert_non_null(strstr(err.message, "late-merge"));
