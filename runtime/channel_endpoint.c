@@ -208,6 +208,10 @@ static void describe_peer(int fd, int fallback_fd, char *where, size_t n) {
   snprintf(where, n, "the peer on socket %d", fallback_fd);
 }
 
+void sl_channel_describe_peer(int fd, char *where, size_t n) {
+  describe_peer(fd, fd, where, n);
+}
+
 /* Connect to address before the deadline, retrying while nobody listens
  * yet (the peer process may still be starting). */
 static int connect_to(const char *transport, int family, const char *address,

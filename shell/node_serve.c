@@ -435,23 +435,6 @@ int sl_node_serve(int fd, const sl_secret *secret) {
   return rc;
 }
 
-/* "host:port" of a peer, for the log. */
-static void peer_name(const struct sockaddr_storage *ss, char *out,
-                      size_t size) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (ss->ss_family == AF_INET) {
-    const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
-    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
-    port = ntohs(a->sin_port);
-  } else if (ss->ss_family == AF_INET6) {
-    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
-    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
-    port = ntohs(a->sin6_port);
-  }
-  snprintf(out, size, "%s:%d", host, port);
-}
-
 int sl_node_listen(const char *address, const sl_secret *secret,
                    sl_error *err) {
   /* The channels' listener: address parsing, SO_REUSEADDR, messages. */
@@ -468,9 +451,7 @@ int sl_node_listen(const char *address, const sl_secret *secret,
   signal(SIGCHLD, SIG_IGN);
   int one = 1;
   for (;;) {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    int c = accept(fd, (struct sockaddr *)&ss, &sl);
+    int c = accept(fd, NULL, NULL);
     if (c < 0)
       continue;
     setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -484,7 +465,7 @@ int sl_node_listen(const char *address, const sl_secret *secret,
       sl_error aerr = {0};
       if (sl_auth_accept(c, secret, 10000, &aerr) != SL_OK) {
         char who[128];
-        peer_name(&ss, who, sizeof who);
+        sl_channel_describe_peer(c, who, sizeof who);
         fprintf(stderr, "sluice node: refused %s: %s\n", who, aerr.message);
         sl_error_clear(&aerr);
         close(c);

@@ -309,6 +309,10 @@ int sl_channel_open_end(const sl_channel_endpoint *ep,
 int sl_channel_listen(const char *transport, const char *address, int *fd,
                       char *bound, size_t bound_size, sl_error *err);
 
+/* "host:port" of a connected socket's peer (numeric), or "the peer on
+ * socket N" when it has none, into where[0..n). */
+void sl_channel_describe_peer(int fd, char *where, size_t n);
+
 /* A plain TCP connection to "host:port", retried while nobody listens
  * there yet, for up to timeout_ms (links between nodes that carry framed
  * messages rather than a channel's slots: node.h). */

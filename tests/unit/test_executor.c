@@ -139,6 +139,16 @@ static int keep_text(void *c, const char *t) {
   return SL_OK;
 }
 
+/* The size of tests/sql/data/clicks.csv, which clicks_session reads. */
+static long long clicks_file_size(void) {
+  const char *dir = getenv("SLUICE_SOURCE_DIR");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/sql/data/clicks.csv", dir ? dir : ".");
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  return (long long)sb.st_size;
+}
+
 static void test_explain_analyze(void **state) {
   (void)state;
   sl_session *s = clicks_session(2);
@@ -159,14 +169,10 @@ static void test_explain_analyze(void **state) {
   assert_non_null(strstr(out, "windows fired=8,"));
   assert_non_null(strstr(out, "rows in=10,")); /* 11 events - 1 late */
   /* The source's bytes: the whole file, read by the two workers' shares. */
-  const char *dir = getenv("SLUICE_SOURCE_DIR");
-  char path[1024], want[128];
-  snprintf(path, sizeof path, "%s/tests/sql/data/clicks.csv", dir ? dir : ".");
-  struct stat sb;
-  assert_int_equal(stat(path, &sb), 0);
+  char want[128];
   snprintf(want, sizeof want,
            "reads=[user_name, ts] of 4 leaves] (actual: rows=11, bytes=%lld)",
-           (long long)sb.st_size);
+           clicks_file_size());
   assert_non_null(strstr(out, want));
   sl_strbuf_free(&text);
   sl_session_free(s);
@@ -195,13 +201,8 @@ static void test_explain_analyze_stages_input(void **state) {
                    SL_OK);
   const char *out = sl_strbuf_cstr(&text);
   assert_non_null(strstr(out, "Stages { 2 leaves"));
-  const char *dir = getenv("SLUICE_SOURCE_DIR");
-  char path[1024], want[64];
-  snprintf(path, sizeof path, "%s/tests/sql/data/clicks.csv", dir ? dir : ".");
-  struct stat sb;
-  assert_int_equal(stat(path, &sb), 0);
-  snprintf(want, sizeof want, "leaf input bytes=%lld)",
-           2 * (long long)sb.st_size);
+  char want[64];
+  snprintf(want, sizeof want, "leaf input bytes=%lld)", 2 * clicks_file_size());
   assert_non_null(strstr(out, want));
   sl_strbuf_free(&text);
   sl_session_free(s);
