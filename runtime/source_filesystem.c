@@ -36,11 +36,22 @@
  * worker computes the boundaries the same way, so the ranges partition the
  * records exactly.  Rows come out in file order per worker.
  *
- * Errors name file:line:column where line is the physical line (counted
- * only when an error is reported) and column is the CSV column (1-based).
+ * Errors name file:line:column where line is the physical line and column
+ * the 1-based byte column of the offending field's first byte (both
+ * counted only when an error is reported), so an editor jumps to it; the
+ * message also names the table column.  Malformed: a wrong number of
+ * fields (too few points at the record's end, too many at the first extra
+ * field), a value that does not parse as its column's type (value_text.c:
+ * out of range numbers included), a quote inside an unquoted field or
+ * after a closing quote, a quote never closed, invalid UTF-8 in a string
+ * column, and a record whose strings do not fit in one buffer ('sluice.
+ * buffer-size', the only length limit).  Only the fields a query reads
+ * are converted, so only they are checked.  With 'csv.ignore-parse-errors'
+ * every one of these skips its record and counts it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,8 +200,114 @@ static int csv_validate(const sl_table_def *t, sl_error *err) {
 typedef enum scan_result {
   SCAN_OK,
   SCAN_SKIP, /* an empty line or a comment: no row */
-  SCAN_BAD,  /* malformed; *bad_col and *why say where and what */
+  SCAN_BAD,  /* malformed; the scan_error says where and what */
 } scan_result;
+
+/* The first problem of a malformed record. */
+typedef struct scan_error {
+  size_t offset; /* of the offending field's first byte */
+  int col;       /* its CSV column, 0-based */
+  const char *why;
+} scan_error;
+
+/* Keep only the first problem: it is the one a user fixes first. */
+static void note_bad(scan_result *res, scan_error *bad, size_t offset, int col,
+                     const char *why) {
+  if (*res != SCAN_OK)
+    return;
+  *res = SCAN_BAD;
+  bad->offset = offset;
+  bad->col = col;
+  bad->why = why;
+}
+
+/* The quoted field whose opening quote is at data[i]: fill sp and return
+ * the offset just past its closing quote.  When no quote closes it, the
+ * file holds no quote past its last "" pair, so resuming at the line break
+ * after the opening quote is safe (every worker's scanner does the same):
+ * the records after it are read, or skipped, on their own instead of
+ * vanishing into one bad field. */
+static size_t scan_quoted(const csv_format *f, const char *data, size_t size,
+                          size_t i, csv_span *sp, bool *unterminated) {
+  sp->quoted = true;
+  size_t start = ++i;
+  *unterminated = false;
+  for (;;) {
+    const char *q = memchr(data + i, f->quote, size - i);
+    if (!q) {
+      *unterminated = true;
+      const char *nl = memchr(data + start, '\n', size - start);
+      i = nl ? (size_t)(nl - data) : size;
+      sp->p = data + start;
+      sp->len = i - start;
+      return i;
+    }
+    i = (size_t)(q - data);
+    if (i + 1 < size && data[i + 1] == (char)f->quote) {
+      sp->escaped = true;
+      i += 2;
+      continue;
+    }
+    break;
+  }
+  sp->p = data + start;
+  sp->len = i - start;
+  return i + 1; /* past the closing quote */
+}
+
+#define BYTES_01 UINT64_C(0x0101010101010101)
+#define BYTES_7F UINT64_C(0x7F7F7F7F7F7F7F7F)
+
+/* The 8 bytes at p, in memory order from the least significant byte:
+ * one unaligned load on x86-64 and arm64. */
+static inline uint64_t load8(const char *p) {
+  uint64_t w;
+  memcpy(&w, p, sizeof w);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  w = __builtin_bswap64(w);
+#endif
+  return w;
+}
+
+/* The high bit of every byte of w that equals the byte of b (b = c *
+ * BYTES_01) set, all other bits clear; exact for every byte (no borrow
+ * from one byte into the next). */
+static inline uint64_t bytes_equal(uint64_t w, uint64_t b) {
+  uint64_t x = w ^ b;
+  return ~(((x & BYTES_7F) + BYTES_7F) | x | BYTES_7F);
+}
+
+/* The end of the unquoted field at data[i] (its delimiter, line break or
+ * the end of the file), and in *stray whether it holds a quote: RFC 4180
+ * wants such a field quoted (and the quote doubled), so a stray one is
+ * most likely a broken quoted field.  This loop sees nearly every byte of
+ * the file, so it looks for the three bytes 8 at a time; the byte loop
+ * finishes the field (a stray quote, the last 7 bytes of the file). */
+static size_t scan_unquoted(const csv_format *f, const char *data, size_t size,
+                            size_t i, bool *stray) {
+  const char delim = f->delim;
+  const int quote = f->quote;
+  const uint64_t d8 = BYTES_01 * (unsigned char)delim, n8 = BYTES_01 * '\n',
+                 q8 = quote >= 0 ? BYTES_01 * (unsigned)quote : d8;
+  while (i + 8 <= size) {
+    uint64_t w = load8(data + i);
+    uint64_t m = bytes_equal(w, d8) | bytes_equal(w, n8) | bytes_equal(w, q8);
+    if (m) {
+      i += (size_t)__builtin_ctzll(m) / 8;
+      break;
+    }
+    i += 8;
+  }
+  bool q = false;
+  for (; i < size; i++) {
+    char c = data[i];
+    if (c == delim || c == '\n')
+      break;
+    q |= (unsigned char)c == quote;
+  }
+  *stray = q;
+  return i;
+}
 
 /* Scan the record at *pos: fill up to max spans (spans may be NULL to only
  * skip), count the fields in *nfields, and move *pos past the record's
@@ -198,8 +315,7 @@ typedef enum scan_result {
  * so the next record is always found. */
 static scan_result scan_record(const csv_format *f, const char *data,
                                size_t size, size_t *pos, csv_span *spans,
-                               int max, int *nfields, int *bad_col,
-                               const char **why) {
+                               int max, int *nfields, scan_error *bad) {
   size_t i = *pos;
   scan_result res = SCAN_OK;
   *nfields = 0;
@@ -214,47 +330,27 @@ static scan_result scan_record(const csv_format *f, const char *data,
     int col = (*nfields)++;
     csv_span sp = {data + i, 0, i, false, false};
     if (f->quote >= 0 && i < size && data[i] == (char)f->quote) {
-      /* Quoted: up to the quote that is not doubled. */
-      sp.quoted = true;
-      size_t start = ++i;
-      for (;;) {
-        const char *q = memchr(data + i, f->quote, size - i);
-        if (!q) {
-          if (res == SCAN_OK) {
-            res = SCAN_BAD;
-            *bad_col = col;
-            *why = "unterminated quoted field (a quote opens it, none "
-                   "closes it)";
-          }
-          i = size;
-          break;
-        }
-        i = (size_t)(q - data);
-        if (i + 1 < size && data[i + 1] == (char)f->quote) {
-          sp.escaped = true;
-          i += 2;
-          continue;
-        }
-        break;
-      }
-      sp.p = data + start;
-      sp.len = i - start;
-      if (i < size)
-        i++; /* the closing quote */
-      if (i < size && data[i] != f->delim && data[i] != '\n' &&
-          !(data[i] == '\r' && (i + 1 == size || data[i + 1] == '\n'))) {
-        if (res == SCAN_OK) {
-          res = SCAN_BAD;
-          *bad_col = col;
-          *why = "characters after the closing quote of a quoted field";
-        }
+      bool open;
+      i = scan_quoted(f, data, size, i, &sp, &open);
+      if (open)
+        note_bad(&res, bad, sp.offset, col,
+                 "unterminated quoted field (a quote opens it, none closes "
+                 "it)");
+      else if (i < size && data[i] != f->delim && data[i] != '\n' &&
+               !(data[i] == '\r' && (i + 1 == size || data[i + 1] == '\n'))) {
+        note_bad(&res, bad, sp.offset, col,
+                 "characters after the closing quote of a quoted field");
         while (i < size && data[i] != f->delim && data[i] != '\n')
           i++;
       }
     } else {
       size_t start = i;
-      while (i < size && data[i] != f->delim && data[i] != '\n')
-        i++;
+      bool stray;
+      i = scan_unquoted(f, data, size, i, &stray);
+      if (stray)
+        note_bad(&res, bad, sp.offset, col,
+                 "a quote inside an unquoted field (quote the whole field "
+                 "and double the quote)");
       size_t e = i;
       if (e > start && data[e - 1] == '\r' && (e == size || data[e] == '\n'))
         e--; /* CRLF */
@@ -290,9 +386,9 @@ static size_t record_start_from(const csv_format *f, const char *data,
     pos = nl ? (size_t)(nl - data) + 1 : 0;
   }
   while (pos < x) {
-    int n, col;
-    const char *why;
-    scan_record(f, data, size, &pos, NULL, 0, &n, &col, &why);
+    int n;
+    scan_error bad;
+    scan_record(f, data, size, &pos, NULL, 0, &n, &bad);
   }
   return pos;
 }
@@ -398,11 +494,11 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
   s->end = record_start_from(&s->fmt, s->data, s->size, x1);
   if (s->pos == 0 && s->end > 0 && s->fmt.skip_first) {
     /* The header belongs to whoever owns byte 0. */
-    int nf, col;
-    const char *why;
+    int nf;
+    scan_error bad;
     size_t p = 0;
     while (p < s->size && scan_record(&s->fmt, s->data, s->size, &p, NULL, 0,
-                                      &nf, &col, &why) == SCAN_SKIP)
+                                      &nf, &bad) == SCAN_SKIP)
       ;
     s->pos = p;
   }
@@ -410,19 +506,22 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
   return SL_OK;
 }
 
-/* 1 + the number of line breaks before offset. */
-static long line_of(const sl_source *s, size_t offset) {
-  long line = 1;
-  const char *p = s->data, *e = s->data + offset;
+/* The 1-based line and byte column of offset.  Lines are counted only
+ * here, when an error is reported, never per record. */
+static void position_of(const sl_source *s, size_t offset, long *line,
+                        size_t *column) {
+  const char *p = s->data, *e = s->data + offset, *line_start = s->data;
+  *line = 1;
   while (p < e && (p = memchr(p, '\n', (size_t)(e - p))) != NULL) {
-    line++;
-    p++;
+    (*line)++;
+    line_start = ++p;
   }
-  return line;
+  *column = (size_t)(e - line_start) + 1;
 }
 
 /* A malformed record: skipped and counted, or an error naming
- * file:line:column. */
+ * file:line:column of offset (the offending field's first byte) and the
+ * table column col (-1 or >= ncols: none). */
 static int bad_record(sl_source *s, size_t offset, int col, const char *what,
                       sl_error *err) {
   if (s->fmt.ignore_errors) {
@@ -437,10 +536,13 @@ static int bad_record(sl_source *s, size_t offset, int col, const char *what,
              s->spec->table->name);
   else
     snprintf(where, sizeof where, "table '%s'", s->spec->table->name);
+  long line;
+  size_t column;
+  position_of(s, offset, &line, &column);
   return sl_error_set(err, SL_EINVAL,
-                      "%s:%ld:%d: %s (%s; 'csv.ignore-parse-errors' = 'true' "
+                      "%s:%ld:%zu: %s (%s; 'csv.ignore-parse-errors' = 'true' "
                       "skips malformed rows)",
-                      s->path, line_of(s, offset), col + 1, what, where);
+                      s->path, line, column, what, where);
 }
 
 /* Unescape the "" pairs of escaped spans into scratch. */
@@ -479,6 +581,91 @@ static int unescape(sl_source *s, int nspans, sl_error *err) {
   return SL_OK;
 }
 
+/* The length of the UTF-8 sequence at p (p[0] >= 0x80, n bytes left), or
+ * 0 when it is not valid (RFC 3629: no overlong forms, no surrogates,
+ * nothing above U+10FFFF), as PostgreSQL and DuckDB check. */
+static size_t utf8_sequence(const unsigned char *p, size_t n) {
+  unsigned c = p[0], lo = 0x80, hi = 0xBF; /* the second byte's range */
+  size_t k;
+  if (c >= 0xC2 && c <= 0xDF) {
+    k = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    k = 3;
+    lo = c == 0xE0 ? 0xA0 : lo; /* overlong */
+    hi = c == 0xED ? 0x9F : hi; /* surrogates */
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    k = 4;
+    lo = c == 0xF0 ? 0x90 : lo; /* overlong */
+    hi = c == 0xF4 ? 0x8F : hi; /* above U+10FFFF */
+  } else {
+    return 0;
+  }
+  if (n < k || p[1] < lo || p[1] > hi)
+    return 0;
+  for (size_t j = 2; j < k; j++)
+    if ((p[j] & 0xC0) != 0x80)
+      return 0;
+  return k;
+}
+
+/* No byte of the 8 at p is >= 0x80. */
+static inline bool ascii8(const unsigned char *p) {
+  return (load8((const char *)p) & ~BYTES_7F) == 0;
+}
+
+/* The index of the first byte of text that is not valid UTF-8, or len.
+ * ASCII is skipped a word at a time, so the common all-ASCII field costs
+ * one load and one test per 8 bytes; only bytes >= 0x80 are decoded. */
+static size_t utf8_invalid_at(const char *text, size_t len) {
+  const unsigned char *p = (const unsigned char *)text;
+  size_t i = 0;
+  for (;;) {
+    while (i + 8 <= len && ascii8(p + i))
+      i += 8;
+    while (i < len && p[i] < 0x80)
+      i++;
+    if (i == len)
+      return len;
+    size_t k = utf8_sequence(p + i, len - i);
+    if (k == 0)
+      return i;
+    i += k;
+  }
+}
+
+/* Field i of row from sp, or SL_EINVAL saying why in perr (left empty
+ * when malformed rows are skipped: no message is formatted for them). */
+static int parse_field(sl_source *s, const csv_span *sp, int i, uint8_t *row,
+                       sl_buffer *buf, sl_error *perr) {
+  const sl_row_layout *layout = s->spec->layout;
+  const sl_field *f = &layout->fields[i];
+  sl_error *e = s->fmt.ignore_errors ? NULL : perr;
+  bool null = sp->len == 0 && (!sp->quoted || f->ptype != SL_P_STR);
+  if (!null && s->fmt.null_literal && !sp->quoted &&
+      strlen(s->fmt.null_literal) == sp->len &&
+      memcmp(sp->p, s->fmt.null_literal, sp->len) == 0)
+    null = true;
+  if (null) {
+    if (f->type->not_null)
+      return sl_error_set(e, SL_EINVAL,
+                          "the column is NOT NULL but the field is empty");
+    sl_row_set_null(row, i, true);
+    return SL_OK;
+  }
+  if (f->ptype == SL_P_STR) {
+    /* Strings are compared, hashed and printed as UTF-8: refuse bytes
+     * that are not, as PostgreSQL and DuckDB do, rather than pass them
+     * on to every sink. */
+    size_t at = utf8_invalid_at(sp->p, sp->len);
+    if (at < sp->len)
+      return sl_error_set(e, SL_EINVAL,
+                          "invalid UTF-8 in a string (byte 0x%02X at byte "
+                          "%zu of the value)",
+                          (unsigned char)sp->p[at], at + 1);
+  }
+  return sl_value_parse(sp->p, sp->len, layout, row, i, buf, e);
+}
+
 /* Convert the current record's spans into a new row of buf.  Returns
  * SL_OK (row added or record skipped) or an error. */
 static int emit_row(sl_source *s, sl_buffer *buf, sl_error *err) {
@@ -488,24 +675,8 @@ static int emit_row(sl_source *s, sl_buffer *buf, sl_error *err) {
   for (int i = 0; i < layout->nfields; i++) {
     int col = s->spec->leaf_index[i];
     const csv_span *sp = &s->spans[col];
-    const sl_field *f = &layout->fields[i];
-    bool null = sp->len == 0 && (!sp->quoted || f->ptype != SL_P_STR);
-    if (!null && s->fmt.null_literal && !sp->quoted &&
-        strlen(s->fmt.null_literal) == sp->len &&
-        memcmp(sp->p, s->fmt.null_literal, sp->len) == 0)
-      null = true;
-    int rc = SL_OK;
     sl_error perr = {0};
-    if (null) {
-      if (f->type->not_null)
-        rc = sl_error_set(s->fmt.ignore_errors ? NULL : &perr, SL_EINVAL,
-                          "the column is NOT NULL but the field is empty");
-      else
-        sl_row_set_null(row, i, true);
-    } else {
-      rc = sl_value_parse(sp->p, sp->len, layout, row, i, buf,
-                          s->fmt.ignore_errors ? NULL : &perr);
-    }
+    int rc = parse_field(s, sp, i, row, buf, &perr);
     if (rc != SL_OK) {
       buf->nrows--;
       buf->heap_used = heap_before;
@@ -523,57 +694,90 @@ static int emit_row(sl_source *s, sl_buffer *buf, sl_error *err) {
   return SL_OK;
 }
 
+/* Too few or too many fields: too few points just past the record's last
+ * byte (where the first missing field would start) and names that column;
+ * too many points at the first extra field (spans[ncols]). */
+static void field_count_error(const sl_source *s, size_t begin, size_t next,
+                              int nf, scan_error *bad, char *what, size_t cap) {
+  if (nf < s->ncols) {
+    size_t e = next;
+    if (e > begin && s->data[e - 1] == '\n')
+      e--;
+    if (e > begin && s->data[e - 1] == '\r')
+      e--;
+    bad->offset = e;
+    bad->col = nf;
+  } else {
+    bad->offset = s->spans[s->ncols].offset;
+    bad->col = s->ncols;
+  }
+  snprintf(what, cap, "%s (expected %d, got %d)",
+           nf < s->ncols ? "too few fields" : "too many fields", s->ncols, nf);
+  bad->why = what;
+}
+
+/* The bytes the current record's long strings take in a buffer's heap,
+ * and in *longest the CSV column of the longest (-1: none). */
+static size_t string_bytes(const sl_source *s, int *longest) {
+  size_t heap = 0, most = 0;
+  *longest = -1;
+  for (int i = 0; i < s->spec->layout->nfields; i++) {
+    int col = s->spec->leaf_index[i];
+    const csv_span *sp = &s->spans[col];
+    if (s->spec->layout->fields[i].ptype != SL_P_STR ||
+        sp->len <= SL_STR_INLINE)
+      continue;
+    heap += sp->len;
+    if (sp->len > most) {
+      most = sp->len;
+      *longest = col;
+    }
+  }
+  return heap;
+}
+
 static int csv_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
   *done = false;
   while (s->pos < s->end) {
     size_t next = s->pos;
-    int nf = 0, col = -1;
-    const char *why = NULL;
+    int nf = 0;
+    scan_error bad = {s->pos, -1, NULL};
+    char what[256];
+    /* ncols + 1 spans: the first extra field is where "too many" points. */
     scan_result r = scan_record(&s->fmt, s->data, s->size, &next, s->spans,
-                                s->ncols, &nf, &col, &why);
-    char what[160];
-    if (r == SCAN_OK && nf != s->ncols) {
-      r = SCAN_BAD;
-      col = nf < s->ncols ? nf - 1 : s->ncols;
-      snprintf(what, sizeof what, "%s (expected %d, got %d)",
-               nf < s->ncols ? "too few fields" : "too many fields", s->ncols,
-               nf);
-      why = what;
-    }
+                                s->ncols + 1, &nf, &bad);
     if (r == SCAN_SKIP) {
       s->pos = next;
       continue;
     }
-    if (r == SCAN_BAD) {
-      size_t off = col >= 0 && col < nf && col < s->ncols ? s->spans[col].offset
-                                                          : s->pos;
-      int rc = bad_record(s, off, col, why, err);
+    if (r == SCAN_OK && nf != s->ncols) {
+      r = SCAN_BAD;
+      field_count_error(s, s->pos, next, nf, &bad, what, sizeof what);
+    }
+    if (r == SCAN_OK) {
+      int rc = unescape(s, nf, err);
       if (rc)
         return rc;
-      s->pos = next;
-      continue;
+      /* Room for the row and its long strings? */
+      int longest;
+      size_t heap = string_bytes(s, &longest);
+      if (heap > UINT32_MAX || !sl_buffer_has_room(buf, (uint32_t)heap)) {
+        if (buf->nrows > 0)
+          return SL_OK; /* full: this record starts the next buffer */
+        /* Not even an empty buffer holds it: the one length limit. */
+        snprintf(what, sizeof what,
+                 "field too long: the record's strings take %zu bytes, more "
+                 "than a buffer of %u bytes holds; raise SET "
+                 "'sluice.buffer-size'",
+                 heap, buf->cap);
+        r = SCAN_BAD;
+        bad.offset = longest >= 0 ? s->spans[longest].offset : s->pos;
+        bad.col = longest;
+        bad.why = what;
+      }
     }
-    int rc = unescape(s, nf, err);
-    if (rc)
-      return rc;
-    /* Room for the row and its long strings? */
-    size_t heap = 0;
-    for (int i = 0; i < s->spec->layout->nfields; i++) {
-      const csv_span *sp = &s->spans[s->spec->leaf_index[i]];
-      if (s->spec->layout->fields[i].ptype == SL_P_STR &&
-          sp->len > SL_STR_INLINE)
-        heap += sp->len;
-    }
-    if (heap > UINT32_MAX || !sl_buffer_has_room(buf, (uint32_t)heap)) {
-      if (buf->nrows > 0)
-        return SL_OK; /* full: this record starts the next buffer */
-      return sl_error_set(err, SL_EINVAL,
-                          "%s:%ld: a record with %zu bytes of strings does "
-                          "not fit in a buffer of %u bytes; raise SET "
-                          "'sluice.buffer-size'",
-                          s->path, line_of(s, s->pos), heap, buf->cap);
-    }
-    rc = emit_row(s, buf, err);
+    int rc = r == SCAN_BAD ? bad_record(s, bad.offset, bad.col, bad.why, err)
+                           : emit_row(s, buf, err);
     if (rc)
       return rc;
     s->pos = next;
