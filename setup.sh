@@ -18,6 +18,8 @@ PACKAGES=(
   libsqlite3-dev sqlite3             # SQLite sink; sqlite3 is the test oracle
   libpcre2-dev                       # REGEXP_* functions
   libcmocka-dev                      # C unit tests
+  clang libclang-rt-14-dev           # libFuzzer fuzz targets (tests/fuzz.sh)
+  valgrind                           # memcheck on a subset (tests/valgrind.sh)
   libsodium-dev                      # the cluster secret's HMAC (node daemons)
   tmux                               # drives the shell in a real terminal (tests)
   gnuplot-nox                        # bench/run's charts (docs/img/*.png)

@@ -180,6 +180,11 @@ static int bind_view(sl_binder *b, const sl_table_def *def,
   b->ctes = saved_ctes;
   if (rc)
     return wrap_error(b, t->span, "view", def->name);
+  /* What the planner later says about the view's query as a whole (it
+   * cannot run it as a join's input, say) points at the reference in this
+   * statement, not into the view's stored text, which the user does not
+   * have in front of them. */
+  q->span = t->span;
   sl_bfrom *f = SL_ANEW(b->a, sl_bfrom);
   f->kind = SL_BFROM_VIEW;
   f->span = t->span;

@@ -146,7 +146,7 @@ typedef struct coordinator {
   update_result *updates;
   /* A node of a cluster: partials, watermarks and rows go to the
    * coordinator through this socket (node.h); -1 otherwise. */
-  int export_fd;
+  sl_frame_out export;
   /* A node running a broadcast join's stages: rows go to the sink (the
    * stage sink) after all, and so does the watermark (executor.h). */
   bool rows_here;
@@ -175,7 +175,7 @@ static int write_result(coordinator *c, sl_buffer *b) {
   if (c->limit_reached)
     return SL_OK;
   const sl_plan *plan = c->q->plan;
-  if (c->export_fd >= 0 && !c->rows_here) {
+  if (c->export.fd >= 0 && !c->rows_here) {
     /* A node: OFFSET, ORDER BY and the final LIMIT are the coordinator's;
      * without ORDER BY no more than LIMIT + OFFSET rows are needed. */
     int64_t need =
@@ -185,7 +185,7 @@ static int write_result(coordinator *c, sl_buffer *b) {
       c->limit_reached = true;
     }
     c->rows_out += b->nrows;
-    return b->nrows ? sl_node_send_rows(c->export_fd, b, c->err) : SL_OK;
+    return b->nrows ? sl_node_send_rows(&c->export, b, c->err) : SL_OK;
   }
   if (c->skipped < (uint64_t)plan->offset && b->nrows) {
     uint64_t drop = (uint64_t)plan->offset - c->skipped;
@@ -413,8 +413,7 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
       if (disjoint && c->export_partials) {
         /* A node: the coordinator merges the nodes' partials. */
         if (rc == SL_OK)
-          rc =
-              sl_node_send_partial(c->export_fd, start, next, p->table, c->err);
+          rc = sl_node_send_partial(&c->export, start, next, p->table, c->err);
         sl_group_table_free(p->table);
         free(p->table);
       } else if (disjoint) {
@@ -444,7 +443,7 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
     double t1 = sl_clock_seconds();
     c->merge_seconds += t1 - t0;
     if (merged && rc == SL_OK && c->export_partials)
-      rc = sl_node_send_partial(c->export_fd, start, next, merged, c->err);
+      rc = sl_node_send_partial(&c->export, start, next, merged, c->err);
     else if (merged && rc == SL_OK && c->updates)
       rc = merge_changes(c, merged);
     else if (merged && rc == SL_OK && !c->limit_reached)
@@ -486,7 +485,7 @@ static int export_watermark(coordinator *c, worker *ws, int n) {
   bool progress = false;
   int rc = fire_windows(c, ws, n, &progress);
   if (rc == SL_OK)
-    rc = sl_node_send_wm(c->export_fd, global, c->err);
+    rc = sl_node_send_wm(&c->export, global, c->err);
   c->exported_wm = global;
   return rc;
 }
@@ -842,7 +841,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   c.q = &q;
   c.err = err;
   c.sc = plan->sink;
-  c.export_fd = node ? nodes->coordinator_fd : -1;
+  c.export.fd = node ? nodes->coordinator_fd : -1;
+  c.export.lock = node ? nodes->coordinator_lock : NULL;
   c.rows_here = node && nodes->rows_to_sink;
   c.of_nodes = coordinator_of_nodes;
   c.export_partials = node && !across && !leaders;
@@ -971,7 +971,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
       rc = c.sc->watermark(c.sink, c.rows_here ? rows_wm : round_wm, err);
     if (rc == SL_OK && !c.rows_here && rows_wm > c.rows_wm &&
         rows_wm != WM_MAX) {
-      rc = sl_node_send_wm(c.export_fd, rows_wm, err);
+      rc = sl_node_send_wm(&c.export, rows_wm, err);
       c.rows_wm = rows_wm; /* WM_MAX: the node's DONE says so */
     }
     if (rc != SL_OK)
@@ -1037,7 +1037,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
           q.key_layout && plan->nkeys == 0
               ? (int)((sl_key_hash(q.key_layout, none) >> 32) % (uint64_t)q.xn)
               : -1;
-      bool mine = c.export_fd < 0 ||
+      bool mine = c.export.fd < 0 ||
                   (across && owner >= q.xbase && owner < q.xbase + q.nworkers);
       if (rc == SL_OK && c.updates && mine) {
         rc = update_result_finish(c.updates, emit_changes, &c, err);
@@ -1065,7 +1065,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
       bool ready = shared.start_time > 0;
       pthread_mutex_unlock(&shared.lock);
       if (ready) {
-        rc = sl_frame_send(c.export_fd, SL_FRAME_READY, NULL, 0, NULL, 0, err);
+        rc =
+            sl_frame_out_send(&c.export, SL_FRAME_READY, NULL, 0, NULL, 0, err);
         ready_sent = true;
         if (rc != SL_OK)
           break;

@@ -235,22 +235,17 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
  * node's frames into what a worker publishes; on a node, what goes to the
  * coordinator instead of a sink. */
 void *sl_node_link_main(void *arg);
-int sl_node_send_partial(int fd, int64_t start, int64_t end,
+int sl_node_send_partial(const sl_frame_out *o, int64_t start, int64_t end,
                          const sl_group_table *t, sl_error *err);
-int sl_node_send_wm(int fd, int64_t wm, sl_error *err);
-int sl_node_send_rows(int fd, sl_buffer *b, sl_error *err);
+int sl_node_send_wm(const sl_frame_out *o, int64_t wm, sl_error *err);
+int sl_node_send_rows(const sl_frame_out *o, sl_buffer *b, sl_error *err);
 /* A buffer in the ROWS wire form (node.h), appended to out; b's strings
  * must be in its own heap, and are swizzled (b is spent). */
 int sl_node_encode_rows(sl_buffer *b, sl_strbuf *out, sl_error *err);
-/* The ROWS wire form into out (re-made at the sender's buffer size when it
- * differs, so out must be a buffer of the caller's, or zeroed). */
-int sl_node_decode_rows(const void *payload, size_t len,
-                        const sl_row_layout *layout, sl_buffer *out,
-                        sl_error *err);
 /* A node's stage results to the coordinator (sink_to_coordinator.c):
  * the sink's arg says where. */
 typedef struct sl_sink_to_coordinator_arg {
-  int fd;
+  sl_frame_out out;
   uint32_t buffer_size;
 } sl_sink_to_coordinator_arg;
 extern const sl_sink_connector sl_sink_to_coordinator;

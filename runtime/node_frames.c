@@ -8,10 +8,6 @@
 
 #include "sluice/node.h"
 
-/* No frame is larger: a window's partial state of a huge table is sent in
- * pieces by nobody yet, so a larger length means a broken peer. */
-#define MAX_FRAME ((uint32_t)1 << 30)
-
 int sl_send_all(int fd, const void *p, size_t n, sl_error *err) {
   const char *c = p;
   while (n > 0) {
@@ -47,7 +43,7 @@ static int read_all(int fd, void *p, size_t n, sl_error *err) {
 
 int sl_frame_send(int fd, uint32_t type, const void *a, size_t alen,
                   const void *b, size_t blen, sl_error *err) {
-  if (alen + blen > MAX_FRAME)
+  if (alen + blen > SL_FRAME_MAX)
     return sl_error_set(err, SL_EINVAL,
                         "a message of %zu bytes is larger than the 1 GiB a "
                         "frame may carry",
@@ -59,6 +55,24 @@ int sl_frame_send(int fd, uint32_t type, const void *a, size_t alen,
   if (rc == SL_OK && blen)
     rc = sl_send_all(fd, b, blen, err);
   return rc;
+}
+
+int sl_frame_out_send(const sl_frame_out *o, uint32_t type, const void *a,
+                      size_t alen, const void *b, size_t blen, sl_error *err) {
+  if (o->lock)
+    pthread_mutex_lock(o->lock);
+  int rc = sl_frame_send(o->fd, type, a, alen, b, blen, err);
+  if (o->lock)
+    pthread_mutex_unlock(o->lock);
+  return rc;
+}
+
+int sl_node_silent_error(sl_error *err) {
+  return sl_error_set(err, SL_EIO,
+                      "sent nothing for %d s, not even a heartbeat: its "
+                      "process hangs, or its host or the network to it is "
+                      "gone",
+                      SL_SILENCE_MS / 1000);
 }
 
 int sl_frame_recv(int fd, uint32_t *type, sl_strbuf *payload, int timeout_ms,
@@ -77,7 +91,7 @@ int sl_frame_recv(int fd, uint32_t *type, sl_strbuf *payload, int timeout_ms,
   int rc = read_all(fd, head, sizeof head, err);
   if (rc != SL_OK)
     return rc;
-  if (head[1] > MAX_FRAME)
+  if (head[1] > SL_FRAME_MAX)
     return sl_error_set(err, SL_EINVAL,
                         "the other side sent a frame of %u bytes: not a "
                         "Sluice node of this version",

@@ -12,10 +12,12 @@
  * below, and result rows. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "executor_int.h"
 #include "sluice/clock.h"
 #include "sluice/node.h"
+#include "sluice/node_messages.h"
 
 /* ---- coordinator side ------------------------------------------------------
  */
@@ -38,25 +40,27 @@ static void link_fail(worker *w, int rc, sl_error *err) {
 
 static int on_partial(worker *w, const sl_strbuf *p, sl_error *err) {
   exec_query *q = w->q;
-  if (p->len < 16)
-    return sl_error_set(err, SL_EIO, "a window partial was cut short");
-  int64_t se[2];
-  memcpy(se, p->data, sizeof se);
+  int64_t start, end;
+  const uint8_t *bytes;
+  size_t nbytes;
+  int rc = sl_partial_msg_decode(p->data, p->len, &start, &end, &bytes, &nbytes,
+                                 err);
+  if (rc != SL_OK)
+    return rc;
   sl_group_table *t = malloc(sizeof *t);
   window_partial *wp = malloc(sizeof *wp);
   if (!t || !wp)
     abort();
   sl_group_table_init_pooled(t, q->key_layout, &q->aggs, 64, q->slot_pool);
-  int rc = sl_group_table_decode_merge(t, (const uint8_t *)p->data + 16,
-                                       p->len - 16, err);
+  rc = sl_group_table_decode_merge(t, bytes, nbytes, err);
   if (rc != SL_OK) {
     sl_group_table_free(t);
     free(t);
     free(wp);
     return rc;
   }
-  wp->start = se[0];
-  wp->end = se[1];
+  wp->start = start;
+  wp->end = end;
   wp->table = t;
   wp->next = NULL;
   pthread_mutex_lock(&w->lock);
@@ -69,59 +73,18 @@ static int on_partial(worker *w, const sl_strbuf *p, sl_error *err) {
   return SL_OK;
 }
 
-/* The ROWS wire form: [rows u32][heap bytes u32][the sender's buffer size
- * u32] + the rows and the heap. */
-static int rows_header(const char *p, size_t len, const sl_row_layout *layout,
-                       uint32_t h[3], sl_error *err) {
-  if (len < 3 * sizeof(uint32_t))
-    return sl_error_set(err, SL_EIO, "a result buffer was cut short");
-  memcpy(h, p, 3 * sizeof(uint32_t));
-  size_t rows_bytes = (size_t)h[0] * layout->width;
-  if (len != 3 * sizeof(uint32_t) + rows_bytes + h[1])
-    return sl_error_set(err, SL_EIO, "a result buffer has the wrong size");
-  if (h[2] < rows_bytes + h[1])
-    return sl_error_set(err, SL_EIO, "a result buffer does not fit");
-  return SL_OK;
-}
-
-static int rows_fill(const char *p, const uint32_t h[3], sl_buffer *b,
-                     sl_error *err) {
-  size_t rows_bytes = (size_t)h[0] * b->layout->width;
-  memcpy(b->data, p + 3 * sizeof(uint32_t), rows_bytes);
-  memcpy(b->data + b->cap - h[1], p + 3 * sizeof(uint32_t) + rows_bytes, h[1]);
-  b->nrows = h[0];
-  b->heap_used = h[1];
-  return sl_buffer_unswizzle(b, err);
-}
-
-int sl_node_decode_rows(const void *payload, size_t len,
-                        const sl_row_layout *layout, sl_buffer *out,
-                        sl_error *err) {
-  uint32_t h[3];
-  int rc = rows_header(payload, len, layout, h, err);
-  if (rc != SL_OK)
-    return rc;
-  /* The strings' offsets count from the sender's buffer of h[2] bytes,
-   * whose heap ends at its end: this one must be that size. */
-  if (out->cap != h[2] || out->layout != layout) {
-    sl_buffer_free(out);
-    sl_buffer_init(out, layout, h[2]);
-  }
-  return rows_fill(payload, h, out, err);
-}
-
 static int on_rows(worker *w, const sl_strbuf *p, sl_error *err) {
   exec_query *q = w->q;
   uint32_t h[3];
-  int rc = rows_header(p->data, p->len, q->out_layout, h, err);
+  int rc = sl_rows_msg_check(p->data, p->len, q->out_layout, h, err);
   if (rc != SL_OK)
     return rc;
   out_batch *b = sl_exec_take_batch(w, h[2]);
-  if (b->buf.cap != h[2]) { /* see sl_node_decode_rows */
+  if (b->buf.cap != h[2]) { /* see sl_rows_msg_decode */
     sl_buffer_free(&b->buf);
     sl_buffer_init(&b->buf, q->out_layout, h[2]);
   }
-  rc = rows_fill(p->data, h, &b->buf, err);
+  rc = sl_rows_msg_fill(p->data, h, &b->buf, err);
   if (rc != SL_OK)
     sl_exec_return_batch(w, b);
   else
@@ -129,10 +92,11 @@ static int on_rows(worker *w, const sl_strbuf *p, sl_error *err) {
   return rc;
 }
 
-static void on_done(worker *w, const sl_strbuf *p) {
+static int on_done(worker *w, const sl_strbuf *p, sl_error *err) {
   sl_query_stats st;
-  memset(&st, 0, sizeof st);
-  memcpy(&st, p->data, p->len < sizeof st ? p->len : sizeof st);
+  int rc = sl_stats_msg_decode(p->data, p->len, &st, err);
+  if (rc != SL_OK)
+    return rc;
   pthread_mutex_lock(&w->lock);
   atomic_store(&w->events, st.events);
   w->late = st.late_dropped;
@@ -153,12 +117,12 @@ static void on_done(worker *w, const sl_strbuf *p) {
   w->windows_fired = st.windows_fired;
   w->groups_emitted = st.groups_emitted;
   memcpy(w->jit_status, st.jit_status, sizeof w->jit_status);
-  w->jit_status[sizeof w->jit_status - 1] = '\0';
   w->published_wm = WM_MAX;
   w->done = true;
   w->rc = SL_OK;
   pthread_mutex_unlock(&w->lock);
   sl_exec_signal(w);
+  return SL_OK;
 }
 
 void *sl_node_link_main(void *arg) {
@@ -167,6 +131,7 @@ void *sl_node_link_main(void *arg) {
   sl_strbuf p = SL_STRBUF_INIT;
   sl_error err = {0};
   bool cancel_sent = false;
+  double heard = sl_clock_seconds(); /* its last frame (node.h, HEARTBEAT) */
   for (;;) {
     if (!cancel_sent && atomic_load(w->cancel)) {
       /* The query stops (LIMIT, Ctrl-C, another node's error): tell the
@@ -178,19 +143,31 @@ void *sl_node_link_main(void *arg) {
     }
     uint32_t type;
     int rc = sl_frame_recv(fd, &type, &p, 50, &err);
-    if (rc == SL_FRAME_TIMEOUT)
-      continue;
+    if (rc == SL_FRAME_TIMEOUT) {
+      if (sl_clock_seconds() - heard < SL_SILENCE_MS / 1000.0)
+        continue;
+      sl_node_silent_error(&err);
+      link_fail(w, SL_EIO, &err);
+      /* Cut it off: the round trip after the query then sees it gone at
+       * once rather than waiting for it again, and the node, should it
+       * wake, sees its coordinator gone and stops. */
+      shutdown(fd, SHUT_RDWR);
+      break;
+    }
     if (rc != SL_OK) {
       link_fail(w, SL_EIO, &err);
       break;
     }
-    if (type == SL_FRAME_PARTIAL) {
+    heard = sl_clock_seconds();
+    if (type == SL_FRAME_HEARTBEAT) {
+      continue;
+    } else if (type == SL_FRAME_PARTIAL) {
       rc = on_partial(w, &p, &err);
-    } else if (type == SL_FRAME_WM && p.len >= 8) {
+    } else if (type == SL_FRAME_WM) {
       int64_t wm;
-      memcpy(&wm, p.data, sizeof wm);
+      rc = sl_wm_msg_decode(p.data, p.len, &wm, &err);
       pthread_mutex_lock(&w->lock);
-      if (wm > w->published_wm)
+      if (rc == SL_OK && wm > w->published_wm)
         w->published_wm = wm;
       pthread_mutex_unlock(&w->lock);
     } else if (type == SL_FRAME_READY) {
@@ -206,15 +183,19 @@ void *sl_node_link_main(void *arg) {
       rc = on_rows(w, &p, &err);
       /* A node's stream leaf held back by the stages: stop reading, and
        * the node's sends wait in turn, then its workers. */
-      if (rc == SL_OK && w->q->plan->track_watermark)
+      if (rc == SL_OK && w->q->plan->track_watermark) {
         sl_exec_wait_drained(w);
+        heard = sl_clock_seconds(); /* it could not be heard meanwhile */
+      }
     } else if (type == SL_FRAME_DONE) {
-      on_done(w, &p);
-      break;
-    } else if (type == SL_FRAME_ERROR && p.len >= 4) {
-      int32_t code;
-      memcpy(&code, p.data, sizeof code);
-      if (cancel_sent || atomic_load(w->cancel)) {
+      rc = on_done(w, &p, &err);
+      if (rc == SL_OK)
+        break;
+    } else if (type == SL_FRAME_ERROR) {
+      int code, mlen;
+      const char *msg;
+      rc = sl_error_msg_decode(p.data, p.len, &code, &msg, &mlen, &err);
+      if (rc == SL_OK && (cancel_sent || atomic_load(w->cancel))) {
         /* It stopped because we asked it to (LIMIT reached, or another
          * node failed): not an error of this node.  Whatever it met once
          * the query was stopping, even before our CANCEL reached it (a
@@ -226,10 +207,11 @@ void *sl_node_link_main(void *arg) {
         sl_exec_signal(w);
         break;
       }
-      sl_error_set(&err, code < 0 ? code : SL_EINTERNAL, "%.*s",
-                   (int)(p.len - 4), p.data + 4);
-      link_fail(w, code < 0 ? code : SL_EINTERNAL, &err);
-      break;
+      if (rc == SL_OK) {
+        sl_error_set(&err, code, "%.*s", mlen, msg);
+        link_fail(w, code, &err);
+        break;
+      }
     } else {
       rc = sl_error_set(&err, SL_EIO, "unexpected message %u during a query",
                         type);
@@ -248,19 +230,19 @@ void *sl_node_link_main(void *arg) {
 
 /* ---- node side ---------------------------------------------------------- */
 
-int sl_node_send_partial(int fd, int64_t start, int64_t end,
+int sl_node_send_partial(const sl_frame_out *o, int64_t start, int64_t end,
                          const sl_group_table *t, sl_error *err) {
   sl_strbuf b = SL_STRBUF_INIT;
   int64_t se[2] = {start, end};
   sl_strbuf_appendn(&b, (const char *)se, sizeof se);
   sl_group_table_encode(t, &b);
-  int rc = sl_frame_send(fd, SL_FRAME_PARTIAL, b.data, b.len, NULL, 0, err);
+  int rc = sl_frame_out_send(o, SL_FRAME_PARTIAL, b.data, b.len, NULL, 0, err);
   sl_strbuf_free(&b);
   return rc;
 }
 
-int sl_node_send_wm(int fd, int64_t wm, sl_error *err) {
-  return sl_frame_send(fd, SL_FRAME_WM, &wm, sizeof wm, NULL, 0, err);
+int sl_node_send_wm(const sl_frame_out *o, int64_t wm, sl_error *err) {
+  return sl_frame_out_send(o, SL_FRAME_WM, &wm, sizeof wm, NULL, 0, err);
 }
 
 int sl_node_encode_rows(sl_buffer *b, sl_strbuf *out, sl_error *err) {
@@ -276,11 +258,11 @@ int sl_node_encode_rows(sl_buffer *b, sl_strbuf *out, sl_error *err) {
   return SL_OK;
 }
 
-int sl_node_send_rows(int fd, sl_buffer *b, sl_error *err) {
+int sl_node_send_rows(const sl_frame_out *o, sl_buffer *b, sl_error *err) {
   sl_strbuf s = SL_STRBUF_INIT;
   int rc = sl_node_encode_rows(b, &s, err);
   if (rc == SL_OK)
-    rc = sl_frame_send(fd, SL_FRAME_ROWS, s.data, s.len, NULL, 0, err);
+    rc = sl_frame_out_send(o, SL_FRAME_ROWS, s.data, s.len, NULL, 0, err);
   sl_strbuf_free(&s);
   return rc;
 }

@@ -11,7 +11,7 @@
 #include "sorted_result.h"
 
 struct sl_sink {
-  int fd;
+  sl_frame_out out;
   const sl_row_layout *layout;
   uint32_t buffer_size;
   uint64_t rows;
@@ -23,7 +23,7 @@ static int open_sink(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   sl_sink *s = calloc(1, sizeof *s);
   if (!s)
     abort();
-  s->fd = a->fd;
+  s->out = a->out;
   s->buffer_size = a->buffer_size;
   s->layout = spec->layout;
   *out = s;
@@ -35,7 +35,7 @@ static int write_rows(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   sorted_result_init(&copy, s->layout, s->buffer_size);
   int rc = sorted_result_add(&copy, rows, err);
   for (int i = 0; i < copy.nbufs && rc == SL_OK; i++)
-    rc = sl_node_send_rows(s->fd, &copy.bufs[i], err);
+    rc = sl_node_send_rows(&s->out, &copy.bufs[i], err);
   sorted_result_free(&copy);
   s->rows += rows->nrows;
   return rc;

@@ -28,10 +28,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "executor_int.h"
 #include "sluice/clock.h"
 #include "sluice/interrupt.h"
+#include "sluice/node_messages.h"
 #include "sorted_result.h"
 #include "stage_int.h"
 #include "update_stages.h"
@@ -252,10 +254,12 @@ static int node_watermark(results *r, int i, int n, int64_t wm, sl_error *err) {
   return rc;
 }
 
-static void add_node_stats(sl_query_stats *t, const sl_strbuf *p) {
+static int add_node_stats(sl_query_stats *t, const sl_strbuf *p,
+                          sl_error *err) {
   sl_query_stats st;
-  memset(&st, 0, sizeof st);
-  memcpy(&st, p->data, p->len < sizeof st ? p->len : sizeof st);
+  int rc = sl_stats_msg_decode(p->data, p->len, &st, err);
+  if (rc != SL_OK)
+    return rc;
   t->events += st.events; /* each node reads its own share */
   stage_stats_add_work(t, &st);
   t->stage_late += st.stage_late;
@@ -264,6 +268,17 @@ static void add_node_stats(sl_query_stats *t, const sl_strbuf *p) {
     t->stage_windows = st.stage_windows;
   if (st.stage_state_peak > t->stage_state_peak)
     t->stage_state_peak = st.stage_state_peak;
+  return SL_OK;
+}
+
+/* A stage node's message that does not decode: the first error unless
+ * there is one already. */
+static int malformed(int rc, int node, sl_error *why, sl_error *err) {
+  if (rc == SL_OK)
+    rc = sl_error_set(err, SL_EIO, "node %d: %s", node,
+                      why->message ? why->message : "a malformed message");
+  sl_error_clear(why);
+  return rc;
 }
 
 int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
@@ -287,8 +302,12 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   bool *done = calloc((size_t)n, sizeof *done);
   bool *cancel_sent = calloc((size_t)n, sizeof *cancel_sent);
   struct pollfd *pfd = calloc((size_t)n, sizeof *pfd);
-  if (!done || !cancel_sent || !pfd)
+  /* Each stage node's last frame (node.h, HEARTBEAT). */
+  double *heard = malloc(sizeof *heard * (size_t)(n ? n : 1));
+  if (!done || !cancel_sent || !pfd || !heard)
     abort();
+  for (int i = 0; i < n; i++)
+    heard[i] = sl_clock_seconds();
   side *sd = calloc((size_t)nsides + 1, sizeof *sd);
   if (!sd)
     abort();
@@ -422,7 +441,20 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
       pfd[i].events = POLLIN;
       pfd[i].revents = 0;
     }
-    if (poll(pfd, (nfds_t)n, 50) <= 0)
+    int ready = poll(pfd, (nfds_t)n, 50);
+    double now = sl_clock_seconds();
+    for (int i = 0; i < n; i++)
+      if (!done[i] && now - heard[i] > SL_SILENCE_MS / 1000.0) {
+        sl_node_silent_error(&ferr);
+        if (rc == SL_OK)
+          rc = sl_error_set(err, SL_EIO, "node %d: %s", i, ferr.message);
+        sl_error_clear(&ferr);
+        shutdown(stage_fds[i], SHUT_RDWR); /* cut off: see node_link.c */
+        done[i] = true;
+        ndone++;
+        stopping = true;
+      }
+    if (ready <= 0)
       continue;
     for (int i = 0; i < n; i++) {
       if (done[i] || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -431,6 +463,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
       int frc = sl_frame_recv(stage_fds[i], &type, &p, 1000, &ferr);
       if (frc == SL_FRAME_TIMEOUT)
         continue;
+      heard[i] = sl_clock_seconds();
       if (frc != SL_OK) {
         if (rc == SL_OK)
           rc = sl_error_set(err, SL_EIO, "node %d: %s", i,
@@ -444,37 +477,47 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
       if (type == SL_FRAME_ROWS) {
         if (rc != SL_OK || r.out.limit_reached)
           continue;
-        rc = sl_node_decode_rows(p.data, p.len, r.layout, &r.rows, err);
+        rc = sl_rows_msg_decode(p.data, p.len, r.layout, &r.rows, err);
         if (rc == SL_OK)
           rc = r.upper ? push_upper(&r, err)
                        : sorted_result_add(&r.since[i], &r.rows, err);
         if (rc != SL_OK)
           stopping = true;
-      } else if (type == SL_FRAME_WM && p.len >= 8) {
+      } else if (type == SL_FRAME_WM) {
         int64_t wm;
-        memcpy(&wm, p.data, sizeof wm);
-        if (rc == SL_OK && !r.out.limit_reached)
+        if (sl_wm_msg_decode(p.data, p.len, &wm, &ferr) != SL_OK)
+          rc = malformed(rc, i, &ferr, err);
+        else if (rc == SL_OK && !r.out.limit_reached)
           rc = r.updating ? node_round(&r, i, err)
                           : node_watermark(&r, i, n, wm, err);
         if (rc != SL_OK)
           stopping = true;
       } else if (type == SL_FRAME_DONE) {
-        add_node_stats(stats, &p);
+        if (add_node_stats(stats, &p, &ferr) != SL_OK) {
+          rc = malformed(rc, i, &ferr, err);
+          stopping = true;
+        }
         done[i] = true;
         ndone++;
         if (rc == SL_OK && !r.out.limit_reached && !stopping)
           rc = r.updating ? node_round(&r, i, err)
                           : node_watermark(&r, i, n, WM_MAX, err);
-      } else if (type == SL_FRAME_ERROR && p.len >= 4) {
-        int32_t code;
-        memcpy(&code, p.data, sizeof code);
+      } else if (type == SL_FRAME_ERROR) {
+        int code, mlen;
+        const char *msg;
+        if (sl_error_msg_decode(p.data, p.len, &code, &msg, &mlen, &ferr) !=
+            SL_OK) {
+          rc = malformed(rc, i, &ferr, err);
+          code = rc;
+          msg = "";
+          mlen = 0;
+        }
         /* SL_ECANCELLED: stopped as asked, or in consequence of another
          * node's failure (a broken channel), whose error is the cause;
          * kept in case no cause comes. */
         sl_error *into = code == SL_ECANCELLED ? &broken : err;
         if (rc == SL_OK && !into->code)
-          sl_error_set(into, code < 0 ? code : SL_EINTERNAL, "node %d: %.*s", i,
-                       (int)(p.len - 4), p.data + 4);
+          sl_error_set(into, code, "node %d: %.*s", i, mlen, msg);
         if (code != SL_ECANCELLED && rc == SL_OK)
           rc = err->code;
         done[i] = true;
@@ -559,6 +602,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   free(r.held);
   free(done);
   free(cancel_sent);
+  free(heard);
   free(pfd);
   sl_arena_free(&arena);
   return rc;

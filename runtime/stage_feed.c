@@ -13,6 +13,7 @@
 
 #include "executor_int.h"
 #include "sluice/clock.h"
+#include "sluice/node_messages.h"
 
 typedef struct feed_item {
   struct feed_item *next;
@@ -118,7 +119,7 @@ int sl_stage_feed_take(sl_stage_feed *f, int timeout_ms, sl_buffer *rows,
     free(it);
     return SL_FEED_WATERMARK;
   }
-  int rc = sl_node_decode_rows(it->payload, it->len, layout, rows, err);
+  int rc = sl_rows_msg_decode(it->payload, it->len, layout, rows, err);
   free(it);
   return rc == SL_OK ? SL_FEED_ROWS : rc;
 }

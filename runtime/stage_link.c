@@ -41,6 +41,7 @@
 #include "sluice/auth.h"
 #include "sluice/channel.h"
 #include "sluice/clock.h"
+#include "sluice/node_messages.h"
 #include "sorted_result.h"
 #include "window_assign.h"
 
@@ -411,14 +412,16 @@ static void *links_main(void *arg) {
         ended++;
         continue;
       }
-      if (type == SL_FRAME_STAGE_HELLO && li->leaf < 0 &&
-          p.len >= sizeof(uint32_t)) {
-        uint32_t leaf;
-        memcpy(&leaf, p.data, sizeof leaf);
-        if (leaf >= (uint32_t)l->nleaves || !l->feeds[leaf])
+      if (type == SL_FRAME_STAGE_HELLO && li->leaf < 0) {
+        int leaf;
+        sl_error why = {0};
+        if (sl_stage_hello_decode(p.data, p.len, l->nleaves, &leaf, &why) !=
+                SL_OK ||
+            !l->feeds[leaf])
           broken = true; /* not a leaf fed here: not this query's link */
         else
-          li->leaf = (int)leaf;
+          li->leaf = leaf;
+        sl_error_clear(&why);
         continue;
       }
       if (li->leaf < 0) {
@@ -427,9 +430,15 @@ static void *links_main(void *arg) {
       }
       if (type == SL_FRAME_STAGE_ROWS)
         sl_stage_feed_rows(l->feeds[li->leaf], p.data, p.len);
-      else if (type == SL_FRAME_STAGE_WM && p.len >= sizeof(int64_t)) {
+      else if (type == SL_FRAME_STAGE_WM) {
         int64_t w;
-        memcpy(&w, p.data, sizeof w);
+        sl_error why = {0};
+        int wrc = sl_wm_msg_decode(p.data, p.len, &w, &why);
+        sl_error_clear(&why);
+        if (wrc != SL_OK) {
+          broken = true; /* out of step: the sender is broken */
+          continue;
+        }
         if (w > li->wm)
           li->wm = w;
         int64_t m = leaf_watermark(l, in, accepted, li->leaf);

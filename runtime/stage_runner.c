@@ -477,7 +477,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                       const sl_staged_run *where, sl_result_sink *shell,
                       sl_query_stats *stats, sl_error *err) {
   const sl_exec_nodes *const *leaf_nodes = where ? where->leaf_nodes : NULL;
-  bool node = where && where->export_fd >= 0;
+  bool node = where && where->export.fd >= 0;
   const sl_staged_plan *sp = plan->staged;
   memset(stats, 0, sizeof *stats);
   sl_arena arena;
@@ -563,8 +563,8 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     sorted_result_init(&sorted, top->layout, run.buffer_size);
     o.sorted = &sorted;
   }
-  sl_sink_to_coordinator_arg tc = {node ? where->export_fd : -1,
-                                   run.buffer_size};
+  sl_sink_to_coordinator_arg tc = {
+      node ? where->export : (sl_frame_out){-1, NULL}, run.buffer_size};
   if (node)
     o.sc = &sl_sink_to_coordinator;
   /* Updating stages: rows as they arrive, a changelog's with its kind. */
@@ -670,7 +670,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
       /* A node: the changes sent since the last WM are one round's (the
        * coordinator passes them on and commits). */
       if (rc == SL_OK && pushed && node)
-        rc = sl_node_send_wm(where->export_fd, leaf_wm[0], err);
+        rc = sl_node_send_wm(&where->export, leaf_wm[0], err);
       frontier = WM_MIN; /* nothing fires by windows */
     }
     /* Fire, in order of end, the windows some windowed leaf has rows for. */
@@ -694,7 +694,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
       /* A node: the rows sent since the last watermark are this window's
        * (the coordinator puts the nodes' windows back in order). */
       if (rc == SL_OK && node)
-        rc = sl_node_send_wm(where->export_fd, next, err);
+        rc = sl_node_send_wm(&where->export, next, err);
       if (node)
         sent_wm = next;
       stats->stage_windows++;
@@ -725,7 +725,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     /* A node: every window to the frontier has been sent (the coordinator
      * need not wait for windows this node has no rows for). */
     if (rc == SL_OK && node && frontier > sent_wm && frontier != WM_MAX) {
-      rc = sl_node_send_wm(where->export_fd, frontier, err);
+      rc = sl_node_send_wm(&where->export, frontier, err);
       sent_wm = frontier;
     }
     pthread_cond_broadcast(&run.cond); /* held-back leaves look again */

@@ -11,7 +11,9 @@
  *
  * At each flush (the coordinator merged an epoch) the current table is
  * redrawn through the inner sink when it can redraw in place (a terminal;
- * at most four times a second); at the end the final table is printed.
+ * at most four times a second); once the query has succeeded the final
+ * table is printed (sl_changelog_fold_finish).  A query that failed prints
+ * no table: what had arrived is not its result.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +45,7 @@ struct sl_changelog_fold {
   uint64_t changes;
   double last_draw;
   bool drawn, dirty;
+  bool ended; /* the changelog's end came (fold_end) */
   sl_strbuf key;
   char error[160]; /* why a row was refused, or "" */
 };
@@ -280,9 +283,19 @@ static int fold_flush(void *ctx) {
   return draw(f);
 }
 
+/* The end of the changelog is not yet the end of the result: only a query
+ * that succeeded has a final table (sl_changelog_fold_finish); one that
+ * failed leaves at most what a terminal was shown while it ran. */
 static int fold_end(void *ctx) {
   sl_changelog_fold *f = ctx;
+  f->ended = true;
+  return SL_OK;
+}
+
+int sl_changelog_fold_finish(sl_changelog_fold *f) {
   sl_result_sink *in = f->inner;
+  if (!f->ended)
+    return SL_OK;
   if (f->drawn && in->replace)
     (void)in->replace(in->ctx, true);
   return draw(f);

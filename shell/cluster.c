@@ -3,9 +3,11 @@
 #include "cluster.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,8 @@
 #include <unistd.h>
 
 #include "sluice/node.h"
+#include "sluice/node_messages.h"
+#include "sluice/shell.h"
 
 /* err's message prefixed with the node (sl_error_set would free the
  * message it is given before formatting it). */
@@ -37,25 +41,18 @@ static int hello(sl_cluster_node *nd, sl_error *err) {
                       "%s answered, but not as a Sluice node of this "
                       "version",
                       nd->address);
-  if (rc == SL_OK) {
-    uint32_t w;
-    memcpy(&w, p.data, sizeof w);
-    nd->workers = (int)w;
-    nd->healthy = true;
-    /* "version\nrdma NAME ADDRESS PORT LINK" or "...\nrdma - WHY" */
-    const char *text = p.data + 4, *end = p.data + p.len;
-    const char *line = memchr(text, '\n', (size_t)(end - text));
-    nd->rdma = false;
-    snprintf(nd->rdma_device, sizeof nd->rdma_device, "not reported");
-    if (line && end - line > 6 && memcmp(line, "\nrdma ", 6) == 0) {
-      line += 6;
-      nd->rdma = *line != '-';
-      if (!nd->rdma && end - line >= 2)
-        line += 2;
-      snprintf(nd->rdma_device, sizeof nd->rdma_device, "%.*s",
-               (int)(end - line), line);
-    }
-  }
+  char version[64];
+  if (rc == SL_OK)
+    rc = sl_hello_msg_decode(p.data, p.len, &nd->workers, version,
+                             sizeof version, &nd->rdma, nd->rdma_device,
+                             sizeof nd->rdma_device, err);
+  /* Frames and layouts are native (node.h): one build on every side. */
+  if (rc == SL_OK && strcmp(version, sl_shell_version()) != 0)
+    rc = sl_error_set(err, SL_EINVAL,
+                      "%s runs Sluice %s, this shell %s: every node must run "
+                      "the shell's build",
+                      nd->address, version, sl_shell_version());
+  nd->healthy = rc == SL_OK;
   sl_strbuf_free(&p);
   return rc;
 }
@@ -114,6 +111,37 @@ int sl_cluster_spawn(sl_cluster **out, int n, const sl_secret *secret,
   return SL_OK;
 }
 
+/* connect(2), given up after timeout_ms (a host that is gone answers
+ * nothing, and the kernel would try for minutes): 0, or -1 with errno. */
+static int connect_within(int fd, const struct sockaddr *sa, socklen_t len,
+                          int timeout_ms) {
+  int flags = fcntl(fd, F_GETFL, 0);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int r = connect(fd, sa, len);
+  if (r != 0 && errno == EINPROGRESS) {
+    struct pollfd p = {fd, POLLOUT, 0};
+    int k;
+    do
+      k = poll(&p, 1, timeout_ms);
+    while (k < 0 && errno == EINTR);
+    int soerr = 0;
+    socklen_t sl = sizeof soerr;
+    if (k == 0) {
+      soerr = ETIMEDOUT;
+    } else if (k > 0) {
+      getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+    } else {
+      soerr = errno;
+    }
+    r = soerr ? -1 : 0;
+    errno = soerr;
+  }
+  int saved = errno;
+  fcntl(fd, F_SETFL, flags);
+  errno = saved;
+  return r;
+}
+
 /* "host:port" -> a connected TCP socket, or -1 with err set. */
 static int dial(const char *address, sl_error *err) {
   char host[256];
@@ -136,7 +164,7 @@ static int dial(const char *address, sl_error *err) {
   int fd = -1, e = 0;
   for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
     fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+    if (fd >= 0 && connect_within(fd, a->ai_addr, a->ai_addrlen, 5000) != 0) {
       e = errno;
       close(fd);
       fd = -1;
@@ -229,6 +257,7 @@ void sl_cluster_free(sl_cluster *c) {
     free(c->nodes[i].address);
   }
   free(c->nodes);
+  sl_strbuf_free(&c->gone);
   free(c);
 }
 
@@ -238,21 +267,22 @@ static int answer(sl_cluster *c, int i, sl_error *err) {
   sl_strbuf p = SL_STRBUF_INIT;
   uint32_t type = 0;
   int rc;
-  for (;;) {
-    rc = sl_frame_recv(nd->fd, &type, &p, -1, err);
-    if (rc != SL_OK || type != SL_FRAME_CANCEL)
-      break; /* (a CANCEL is never sent to us; ignore nothing else) */
-  }
+  /* A statement applies to the catalog or settings at once: a node that
+   * says nothing for 10 s hangs. */
+  rc = sl_frame_recv(nd->fd, &type, &p, 10000, err);
+  if (rc == SL_FRAME_TIMEOUT)
+    rc = sl_error_set(err, SL_EIO, "did not answer within 10 s");
   if (rc != SL_OK) {
     nd->healthy = false;
     sl_strbuf_free(&p);
     return about_node(err, SL_EIO, i, nd->address);
   }
-  if (type == SL_FRAME_ERROR && p.len >= 4) {
-    int32_t code;
-    memcpy(&code, p.data, sizeof code);
-    rc = sl_error_set(err, code < 0 ? code : SL_EINTERNAL, "node %d (%s): %.*s",
-                      i, nd->address, (int)(p.len - 4), p.data + 4);
+  int code, mlen;
+  const char *msg;
+  if (type == SL_FRAME_ERROR &&
+      sl_error_msg_decode(p.data, p.len, &code, &msg, &mlen, err) == SL_OK) {
+    rc = sl_error_set(err, code, "node %d (%s): %.*s", i, nd->address, mlen,
+                      msg);
   } else if (type != SL_FRAME_OK) {
     nd->healthy = false;
     rc = sl_error_set(err, SL_EIO,
@@ -264,14 +294,81 @@ static int answer(sl_cluster *c, int i, sl_error *err) {
   return rc;
 }
 
+int sl_cluster_exec_node(sl_cluster *c, int i, const char *text, size_t len,
+                         sl_error *err) {
+  sl_cluster_node *nd = &c->nodes[i];
+  if (!nd->healthy)
+    return SL_OK;
+  if (sl_frame_send(nd->fd, SL_FRAME_EXEC, text, len, NULL, 0, err) != SL_OK) {
+    nd->healthy = false;
+    sl_error_clear(err);
+    return SL_OK;
+  }
+  int rc = answer(c, i, err);
+  if (rc != SL_OK && !nd->healthy) { /* it broke: not the statement's fault */
+    sl_error_clear(err);
+    rc = SL_OK;
+  }
+  return rc;
+}
+
 int sl_cluster_exec(sl_cluster *c, const char *text, size_t len,
                     sl_error *err) {
+  /* Sent to every node first, so that they apply it at once. */
+  for (int i = 0; i < c->n; i++) {
+    sl_cluster_node *nd = &c->nodes[i];
+    if (nd->healthy &&
+        sl_frame_send(nd->fd, SL_FRAME_EXEC, text, len, NULL, 0, err) != SL_OK)
+      nd->healthy = false;
+    sl_error_clear(err);
+  }
   int rc = SL_OK;
-  for (int i = 0; i < c->n && rc == SL_OK; i++)
-    rc = sl_frame_send(c->nodes[i].fd, SL_FRAME_EXEC, text, len, NULL, 0, err);
-  for (int i = 0; i < c->n && rc == SL_OK; i++)
+  for (int i = 0; i < c->n && rc == SL_OK; i++) {
+    if (!c->nodes[i].healthy)
+      continue;
     rc = answer(c, i, err);
+    if (rc != SL_OK && !c->nodes[i].healthy) {
+      sl_error_clear(err);
+      rc = SL_OK;
+    }
+  }
   return rc;
+}
+
+int sl_cluster_rejoin(sl_cluster *c, int i, const sl_secret *secret,
+                      sl_error *err) {
+  sl_cluster_node *nd = &c->nodes[i];
+  if (nd->pid > 0)
+    return sl_error_set(err, SL_EINVAL,
+                        "a forked node is started again, "
+                        "not joined");
+  close(nd->fd);
+  nd->fd = dial(nd->address, err);
+  if (nd->fd < 0)
+    return err->code;
+  int rc = sl_auth_connect(nd->fd, secret, 10000, err);
+  if (rc == SL_OK)
+    rc = hello(nd, err);
+  return rc;
+}
+
+void sl_cluster_drop(sl_cluster *c, int i) {
+  sl_cluster_node *nd = &c->nodes[i];
+  if (nd->fd >= 0)
+    close(nd->fd);
+  if (nd->pid > 0) {
+    kill(nd->pid, SIGKILL);
+    waitpid(nd->pid, NULL, 0);
+  }
+  sl_strbuf_printf(&c->gone, "%s%s", c->gone.len ? ", " : "", nd->address);
+  free(nd->address);
+  memmove(nd, nd + 1, sizeof *nd * (size_t)(c->n - i - 1));
+  c->n--;
+}
+
+void sl_cluster_addresses(const sl_cluster *c, sl_strbuf *out) {
+  for (int i = 0; i < c->n; i++)
+    sl_strbuf_printf(out, "%s%s", i ? "," : "", c->nodes[i].address);
 }
 
 int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int leaf,
@@ -283,20 +380,19 @@ int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int leaf,
                 (++c->queries & 0xffffff);
   sl_strbuf head = SL_STRBUF_INIT;
   for (int i = 0; i < c->n; i++) {
-    uint32_t h[9] = {(uint32_t)i,
-                     (uint32_t)c->n,
-                     (uint32_t)strategy,
-                     (uint32_t)across,
-                     (uint32_t)id,
-                     (uint32_t)(id >> 32),
-                     (uint32_t)(addrs ? addrs->len : 0),
-                     (uint32_t)(leaf + 1),
-                     ((uint32_t)(fed + 1) & 0xff) |
-                         ((uint32_t)nfed & 0xff) << 8 | (uint32_t)join << 16};
+    sl_query_msg m = {.node_index = i,
+                      .node_count = c->n,
+                      .strategy = strategy,
+                      .transport = across,
+                      .query_id = id,
+                      .leaf = leaf,
+                      .fed = fed,
+                      .nfed = nfed,
+                      .join = join,
+                      .addrs = addrs ? addrs->data : NULL,
+                      .addrs_len = addrs ? addrs->len : 0};
     sl_strbuf_reset(&head);
-    sl_strbuf_appendn(&head, (const char *)h, sizeof h);
-    if (addrs && addrs->len)
-      sl_strbuf_appendn(&head, addrs->data, addrs->len);
+    sl_query_msg_encode(&m, &head);
     int rc = sl_frame_send(c->nodes[i].fd, SL_FRAME_QUERY, head.data, head.len,
                            text, len, err);
     if (rc != SL_OK) {
@@ -314,9 +410,10 @@ int sl_cluster_xlisten(sl_cluster *c, int what, int transport, sl_strbuf *addrs,
   sl_strbuf p = SL_STRBUF_INIT;
   int rc = SL_OK;
   for (int i = 0; i < c->n && rc == SL_OK; i++) {
-    uint32_t h[4] = {(uint32_t)i, (uint32_t)c->n, (uint32_t)what,
-                     (uint32_t)transport};
-    rc = sl_frame_send(c->nodes[i].fd, SL_FRAME_XLISTEN, h, sizeof h, NULL, 0,
+    sl_xlisten_msg m = {i, c->n, what, transport};
+    sl_strbuf_reset(&p);
+    sl_xlisten_msg_encode(&m, &p);
+    rc = sl_frame_send(c->nodes[i].fd, SL_FRAME_XLISTEN, p.data, p.len, NULL, 0,
                        err);
   }
   for (int i = 0; i < c->n && rc == SL_OK; i++) {
@@ -324,9 +421,13 @@ int sl_cluster_xlisten(sl_cluster *c, int what, int transport, sl_strbuf *addrs,
     rc = sl_frame_recv(c->nodes[i].fd, &type, &p, 10000, err);
     if (rc == SL_FRAME_TIMEOUT)
       rc = sl_error_set(err, SL_EIO, "no answer within 10 s");
-    else if (rc == SL_OK && type == SL_FRAME_ERROR && p.len >= 4)
-      rc = sl_error_set(err, SL_EIO, "%.*s", (int)(p.len - 4), p.data + 4);
-    else if (rc == SL_OK && type != SL_FRAME_XADDR)
+    else if (rc == SL_OK && type == SL_FRAME_ERROR) {
+      int code, mlen;
+      const char *msg;
+      rc = sl_error_msg_decode(p.data, p.len, &code, &msg, &mlen, err);
+      if (rc == SL_OK)
+        rc = sl_error_set(err, SL_EIO, "%.*s", mlen, msg);
+    } else if (rc == SL_OK && type != SL_FRAME_XADDR)
       rc = sl_error_set(err, SL_EIO, "sent message %u instead of XADDR", type);
     if (rc == SL_OK)
       sl_strbuf_appendn(addrs, p.data, p.len);
@@ -371,7 +472,8 @@ void sl_cluster_ping(sl_cluster *c) {
 }
 
 void sl_cluster_sync(sl_cluster *c) {
-  round_trip(c, 10000); /* a node may still be stopping a large query */
+  /* A node still stopping a large query says HEARTBEAT meanwhile. */
+  round_trip(c, SL_SILENCE_MS);
 }
 
 const int *sl_cluster_fds(const sl_cluster *c, int *buf) {
@@ -439,4 +541,9 @@ void sl_cluster_describe(const sl_cluster *c, sl_strbuf *out) {
       sl_strbuf_printf(out, "rdma=none (%s)", nd->rdma_device);
     sl_strbuf_printf(out, "  %s\n", nd->healthy ? "healthy" : "broken");
   }
+  if (c->gone.len)
+    sl_strbuf_printf(out,
+                     "degraded: %d node%s left; gone (they broke and could "
+                     "not be joined again): %s\n",
+                     c->n, c->n == 1 ? "" : "s", sl_strbuf_cstr(&c->gone));
 }

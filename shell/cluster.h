@@ -37,6 +37,9 @@ typedef struct sl_cluster {
    * query it runs, plan.h): it keeps the shm channel names of clusters
    * running at once apart. */
   uint32_t tag;
+  /* Daemons that broke and could not be joined again, dropped from nodes
+   * ("host:port, ..."): the cluster is degraded. */
+  sl_strbuf gone;
 } sl_cluster;
 
 /* Fork n node processes on this host, each serving one end of a socket
@@ -51,9 +54,27 @@ int sl_cluster_connect(sl_cluster **out, const char *list,
                        const sl_secret *secret, sl_error *err);
 void sl_cluster_free(sl_cluster *c);
 
-/* Apply a statement (CREATE, DROP, SET, RESET) on every node.  The first
- * node's error, naming the node, if any refuses it. */
+/* Apply a statement (CREATE, DROP, SET, RESET) on every healthy node.  The
+ * first node's error, naming the node, if any refuses it.  A node that
+ * breaks meanwhile (no answer within 10 s, its connection gone) is marked
+ * broken, which is not the statement's error: the session joins it again
+ * or goes on without it before the next query (session_nodes.c), and
+ * replays its statements then. */
 int sl_cluster_exec(sl_cluster *c, const char *text, size_t len, sl_error *err);
+/* The same on node i alone. */
+int sl_cluster_exec_node(sl_cluster *c, int i, const char *text, size_t len,
+                         sl_error *err);
+/* A broken daemon node (not a forked one): connect to its address again
+ * (the daemon serves the new connection in a fresh process), prove the
+ * secret, read its HELLO.  SL_OK: node i is healthy again, with an empty
+ * catalog. */
+int sl_cluster_rejoin(sl_cluster *c, int i, const sl_secret *secret,
+                      sl_error *err);
+/* Remove node i (the later ones move down one index); its address is
+ * kept in c->gone for `.nodes`. */
+void sl_cluster_drop(sl_cluster *c, int i);
+/* "host:port,host:port" of the nodes left (for the leaves' clusters). */
+void sl_cluster_addresses(const sl_cluster *c, sl_strbuf *out);
 /* Send QUERY to every node: node i gets index i of n; leaf >= 0: run only
  * that leaf of the query's staged plan (-1: the whole query); fed >= 0:
  * and the stages, with that leaf's rows sent over links by its own nodes
@@ -83,7 +104,8 @@ int sl_cluster_xlisten(sl_cluster *c, int what, int transport, sl_strbuf *addrs,
 int sl_cluster_transport(const sl_cluster *c, const char *want, int *transport,
                          char *device, size_t device_size, sl_error *err);
 /* After a query (succeeded or not): bring every node back in step (node.h,
- * SYNC).  A node that does not answer within 10 s is marked broken. */
+ * SYNC).  A node silent for SL_SILENCE_MS (not even a HEARTBEAT while it
+ * is stopping a query) is marked broken. */
 void sl_cluster_sync(sl_cluster *c);
 /* The sockets, for sl_execute_ex (valid until sl_cluster_free). */
 const int *sl_cluster_fds(const sl_cluster *c, int *buf);

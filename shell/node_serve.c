@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,48 +21,73 @@
 
 #include "cluster.h"
 #include "sluice/channel.h"
+#include "sluice/clock.h"
 #include "sluice/executor.h"
 #include "sluice/node.h"
+#include "sluice/node_messages.h"
 #include "sluice/plan.h"
 #include "sluice/session.h"
 #include "sluice/shell.h"
 
-/* The most leaves whose rows come to one node's stages over links. */
-#define NODE_MAX_FED 8
-
 typedef struct watcher {
   int fd;
+  pthread_mutex_t *send_lock; /* the query's frames to the coordinator */
   atomic_bool cancel, stop;
   atomic_bool sync; /* a SYNC arrived during the query */
   /* Per leaf of a join whose stages run here: where the link reader puts
    * its rows (the side's; under a repartition of every leaf all of
    * theirs, this node's own leaf's too), or NULL. */
-  sl_stage_feed *feeds[NODE_MAX_FED];
+  sl_stage_feed *feeds[SL_NODE_MAX_FED];
 } watcher;
 
+/* The watcher: reads the control connection while a query runs (CANCEL,
+ * SYNC, its end), and says HEARTBEAT every SL_HEARTBEAT_MS so that the
+ * coordinator can tell a busy node from a hung one (node.h). */
 static void *watch(void *arg) {
   watcher *w = arg;
   sl_strbuf p = SL_STRBUF_INIT;
   sl_error err = {0};
+  const sl_frame_out out = {w->fd, w->send_lock};
+  double next_beat = 0;
+  /* After CANCEL or SYNC the node is stopping: it goes on beating (the
+   * coordinator waits for its answer) but reads no more, since what
+   * follows is for the main loop. */
+  bool reading = true;
   while (!atomic_load(&w->stop)) {
+    double now = sl_clock_seconds();
+    if (now >= next_beat) {
+      /* A failed send: the coordinator is gone; reading says so. */
+      sl_frame_out_send(&out, SL_FRAME_HEARTBEAT, NULL, 0, NULL, 0, NULL);
+      next_beat = now + SL_HEARTBEAT_MS / 1000.0;
+    }
+    if (!reading) {
+      poll(NULL, 0, 50);
+      continue;
+    }
     uint32_t type;
     int rc = sl_frame_recv(w->fd, &type, &p, 50, &err);
     if (rc == SL_FRAME_TIMEOUT)
       continue;
     /* CANCEL, SYNC, or the coordinator is gone: stop the query. */
-    for (int k = 0; k < NODE_MAX_FED; k++)
+    for (int k = 0; k < SL_NODE_MAX_FED; k++)
       if (w->feeds[k])
         sl_stage_feed_close(w->feeds[k]);
     atomic_store(&w->cancel, true);
     if (rc == SL_OK && type == SL_FRAME_SYNC)
       atomic_store(&w->sync, true);
-    if (rc != SL_OK || type == SL_FRAME_CANCEL || type == SL_FRAME_SYNC)
-      break;
+    if (rc != SL_OK)
+      break; /* nobody to beat for */
+    if (type == SL_FRAME_CANCEL || type == SL_FRAME_SYNC)
+      reading = false;
   }
   sl_error_clear(&err);
   sl_strbuf_free(&p);
   return NULL;
 }
+
+/* The most worker-to-worker channels a node sets up for an exchange
+ * between nodes (members^2 sockets' table, members = nodes x workers). */
+#define NODE_MAX_MEMBERS 4096
 
 static int send_error(int fd, const sl_error *e) {
   int32_t code = e->code ? e->code : SL_EINTERNAL;
@@ -162,44 +188,42 @@ static int listen_host(int fd, int transport, char *host, size_t size,
 static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
                    exchange_listen *x) {
   sl_error err = {0};
-  /* [2]: 1 exchange, 2 leaders, 3 links; [3]: the transport (node.h) */
-  uint32_t h[4] = {0, 0, 1, SL_XPORT_TCP};
-  int rc = SL_OK;
+  sl_xlisten_msg m;
   char host[INET6_ADDRSTRLEN + 2];
-  if (p->len < 2 * sizeof(uint32_t))
-    rc = sl_error_set(&err, SL_EIO, "an XLISTEN message was cut short");
+  int rc = sl_xlisten_msg_decode(p->data, p->len, &m, &err);
   sl_strbuf lines = SL_STRBUF_INIT;
-  if (rc == SL_OK)
-    memcpy(h, p->data, p->len < sizeof h ? p->len / 4 * 4 : sizeof h);
   /* Links come after the query's other channels: they keep those. */
-  if (h[2] != 3)
+  if (rc != SL_OK || m.what != 3)
     exchange_listen_close(x);
   else if (x->link_fd >= 0) {
     close(x->link_fd);
     x->link_fd = -1;
   }
-  if (rc == SL_OK && h[3] != SL_XPORT_TCP && h[3] != SL_XPORT_VERBS)
-    rc = sl_error_set(&err, SL_EINVAL,
-                      "XLISTEN asked for transport %u (tcp or verbs only)",
-                      h[3]);
-  const char *transport = sl_exchange_transport_name((int)h[3]);
+  const char *transport = sl_exchange_transport_name(m.transport);
+  int w = (int)sl_settings_get_int(sl_session_settings(s),
+                                   "parallelism.default", 1);
+  if (w < 1)
+    w = 1;
+  if (rc == SL_OK && m.what == 1 &&
+      (int64_t)m.node_count * w > NODE_MAX_MEMBERS)
+    rc = sl_error_set(&err, SL_EUNSUPPORTED,
+                      "an exchange between %d nodes of %d workers is more "
+                      "than the %d workers one exchange may have: lower "
+                      "parallelism.default",
+                      m.node_count, w, NODE_MAX_MEMBERS);
   if (rc == SL_OK)
-    rc = listen_host(fd, (int)h[3], host, sizeof host, &err);
-  if (rc == SL_OK && h[2] == 2)
-    rc =
-        xlisten_leaders(x, (int)h[0], (int)h[1], transport, host, &lines, &err);
-  else if (rc == SL_OK && h[2] == 3) {
+    rc = listen_host(fd, m.transport, host, sizeof host, &err);
+  if (rc == SL_OK && m.what == 2)
+    rc = xlisten_leaders(x, m.node_index, m.node_count, transport, host, &lines,
+                         &err);
+  else if (rc == SL_OK && m.what == 3) {
     char addr[INET6_ADDRSTRLEN + 8], bound[128];
     snprintf(addr, sizeof addr, "%s:0", host);
     rc = sl_channel_listen("tcp", addr, &x->link_fd, bound, sizeof bound, &err);
     if (rc == SL_OK)
-      sl_strbuf_printf(&lines, "S %u %s\n", h[0], bound);
+      sl_strbuf_printf(&lines, "S %d %s\n", m.node_index, bound);
   } else if (rc == SL_OK) {
-    int w = (int)sl_settings_get_int(sl_session_settings(s),
-                                     "parallelism.default", 1);
-    if (w < 1)
-      w = 1;
-    int me = (int)h[0], n = (int)h[1] * w;
+    int me = m.node_index, n = m.node_count * w;
     x->members = n;
     x->fds = malloc(sizeof(int) * (size_t)n * (size_t)n);
     if (!x->fds)
@@ -231,136 +255,87 @@ static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
   return rc;
 }
 
-/* XADDR lines of one kind -> addrs: "sender owner host:port" for the
- * exchange between workers (kind 0; addrs[sender * n + owner], n members),
- * "L sender leader host:port" for the partition leaders' channels ('L';
- * n nodes, the same), "S node host:port" for a join's links ('S';
- * addrs[node], n nodes).  *found: how many lines there were. */
-static char **parse_addrs(const char *text, size_t len, int n, char kind,
-                          int *found) {
-  int cells = kind == 'S' ? n : n * n;
-  char **addrs = calloc((size_t)cells, sizeof *addrs);
-  char *copy = malloc(len + 1);
-  if (!addrs || !copy)
-    abort();
-  memcpy(copy, text, len);
-  copy[len] = '\0';
-  *found = 0;
-  char *save = NULL;
-  for (char *line = strtok_r(copy, "\n", &save); line;
-       line = strtok_r(NULL, "\n", &save)) {
-    int snd, rcv = 0;
-    char where[160];
-    bool ok = kind == 'S' ? sscanf(line, "S %d %159s", &snd, where) == 2
-              : kind == 'L'
-                  ? sscanf(line, "L %d %d %159s", &snd, &rcv, where) == 3
-                  : sscanf(line, "%d %d %159s", &snd, &rcv, where) == 3;
-    if (!ok || snd < 0 || rcv < 0 || snd >= n || rcv >= n)
-      continue;
-    int at = kind == 'S' ? snd : snd * n + rcv;
-    free(addrs[at]);
-    addrs[at] = strdup(where);
-    (*found)++;
-  }
-  free(copy);
-  return addrs;
-}
-
-static void free_addrs(char **addrs, int cells) {
-  for (int i = 0; addrs && i < cells; i++)
-    free(addrs[i]);
-  free(addrs);
-}
-
 static int run_query(sl_session *s, int fd, const sl_strbuf *p,
                      exchange_listen *x, const sl_secret *secret) {
   sl_error err = {0};
-  uint32_t h[9] = {0}; /* node.h, QUERY */
-  if (p->len >= sizeof h)
-    memcpy(h, p->data, sizeof h);
-  if (p->len < sizeof h || p->len - sizeof h < h[6]) {
-    sl_error_set(&err, SL_EIO, "a query message was cut short");
+  sl_query_msg m;
+  if (sl_query_msg_decode(p->data, p->len, &m, &err) != SL_OK) {
     send_error(fd, &err);
     sl_error_clear(&err);
     exchange_listen_close(x);
     return SL_EIO;
   }
-  const char *addr_text = p->data + sizeof h;
-  const char *sql = addr_text + h[6];
-  size_t sql_len = p->len - sizeof h - h[6];
-  /* h[7], h[8]: the leaf to run; the leaf whose rows come over links, how
-   * many leaves all come so (a repartition of every leaf: this leaf's rows
-   * too), and the join strategy. */
-  int leaf = (int)h[7] - 1, fed = (int)(h[8] & 0xff) - 1;
-  int nfed = (int)((h[8] >> 8) & 0xff);
-  int join = (int)(h[8] >> 16);
+  int leaf = m.leaf, fed = m.fed, nfed = m.nfed, join = m.join;
   int found0 = 0;
-  char **link_addrs = parse_addrs(addr_text, h[6], (int)h[1], 'S', &found0);
-  watcher w = {fd, false, false, false, {NULL}};
-  if (fed >= 0 && fed < NODE_MAX_FED)
+  char **link_addrs =
+      sl_xaddr_parse(m.addrs, m.addrs_len, m.node_count, 'S', &found0);
+  pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
+  watcher w = {fd, &send_lock, false, false, false, {NULL}};
+  if (fed >= 0 && fed < SL_NODE_MAX_FED)
     w.feeds[fed] = sl_stage_feed_new();
-  for (int k = 0; k < nfed && k < NODE_MAX_FED && fed >= 0; k++)
+  for (int k = 0; k < nfed && k < SL_NODE_MAX_FED && fed >= 0; k++)
     if (!w.feeds[k])
       w.feeds[k] = sl_stage_feed_new();
   pthread_t t;
   bool watching = pthread_create(&t, NULL, watch, &w) == 0;
   sl_query_stats st;
   sl_exec_nodes nodes = {0};
-  nodes.node_index = (int)h[0];
-  nodes.node_count = (int)h[1];
+  nodes.node_index = m.node_index;
+  nodes.node_count = m.node_count;
   nodes.coordinator_fd = fd;
+  nodes.coordinator_lock = &send_lock;
   nodes.cancel = &w.cancel;
-  nodes.exchange_between_nodes = h[3] != 0;
-  nodes.exchange_transport = (int)h[3];
-  nodes.query_id = (uint64_t)h[4] | (uint64_t)h[5] << 32;
+  nodes.exchange_between_nodes = m.transport != SL_XPORT_NONE;
+  nodes.exchange_transport = m.transport;
+  nodes.query_id = m.query_id;
   nodes.feeds = w.feeds;
   nodes.secret = secret;
   char **addrs = NULL, **leader_addrs = NULL;
   int found = 0;
-  bool listened = h[3] == SL_XPORT_TCP || h[3] == SL_XPORT_VERBS;
+  bool listened = m.transport == SL_XPORT_TCP || m.transport == SL_XPORT_VERBS;
   if (listened && x->members > 0) {
-    addrs = parse_addrs(addr_text, h[6], x->members, 0, &found);
+    addrs = sl_xaddr_parse(m.addrs, m.addrs_len, x->members, 0, &found);
     nodes.listen_fds = x->fds;
     nodes.peer_addrs = (const char *const *)addrs;
   }
   if (listened && x->nodes > 0) {
-    leader_addrs = parse_addrs(addr_text, h[6], x->nodes, 'L', &found);
+    leader_addrs = sl_xaddr_parse(m.addrs, m.addrs_len, x->nodes, 'L', &found);
     nodes.leader_listen_fds = x->leader_fds;
     nodes.leader_addrs = (const char *const *)leader_addrs;
   }
   /* A join's side: where its rows go.  Its stages: the links from the
    * side's nodes (as many as this cluster has), and under a repartition
    * of both sides from this cluster's nodes too. */
-  nodes.nstage = found0 > 0 ? (int)h[1] : 0;
+  nodes.nstage = found0 > 0 ? m.node_count : 0;
   nodes.stage_addrs = (const char *const *)link_addrs;
   sl_stage_links *links = NULL;
   int rc = SL_OK;
   if (fed >= 0 &&
-      (x->link_fd < 0 || fed >= NODE_MAX_FED || nfed > NODE_MAX_FED))
+      (x->link_fd < 0 || fed >= SL_NODE_MAX_FED || nfed > SL_NODE_MAX_FED))
     rc = sl_error_set(&err, SL_EINTERNAL,
                       "the stages of a join were sent here without a link "
                       "listener (XLISTEN 3), or with more than %d leaves: do "
                       "the coordinator and the node run one build?",
-                      NODE_MAX_FED);
+                      SL_NODE_MAX_FED);
   else if (fed >= 0) {
-    int senders[NODE_MAX_FED];
-    for (int k = 0; k < NODE_MAX_FED; k++)
-      senders[k] = (int)h[1];
-    rc = sl_stage_links_start(x->link_fd, NODE_MAX_FED, senders, w.feeds,
+    int senders[SL_NODE_MAX_FED];
+    for (int k = 0; k < SL_NODE_MAX_FED; k++)
+      senders[k] = m.node_count;
+    rc = sl_stage_links_start(x->link_fd, SL_NODE_MAX_FED, senders, w.feeds,
                               secret, &links, &err);
   }
   if (rc == SL_OK)
-    rc = sl_session_run_on_node(s, sql, sql_len, leaf, fed, join, (int)h[2],
-                                &nodes, &st, &err);
+    rc = sl_session_run_on_node(s, m.sql, m.sql_len, leaf, fed, join,
+                                m.strategy, &nodes, &st, &err);
   sl_stage_links_stop(links);
-  free_addrs(link_addrs, (int)h[1]);
+  sl_xaddr_free(link_addrs, m.node_count, 'S');
   atomic_store(&w.stop, true);
   if (watching)
     pthread_join(t, NULL);
-  for (int k = 0; k < NODE_MAX_FED; k++)
+  for (int k = 0; k < SL_NODE_MAX_FED; k++)
     sl_stage_feed_free(w.feeds[k]);
-  free_addrs(addrs, x->members * x->members);
-  free_addrs(leader_addrs, x->nodes * x->nodes);
+  sl_xaddr_free(addrs, x->members, 0);
+  sl_xaddr_free(leader_addrs, x->nodes, 'L');
   exchange_listen_close(x);
   int src;
   if (rc == SL_ECANCELLED && atomic_load(&w.cancel))

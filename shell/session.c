@@ -529,6 +529,8 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   rc = session_execute(s, plan, b->text, strlen(b->text),
                        fold || inserts ? &folded : sink, &st, err);
   sl_insert_only_changelog_free(inserts);
+  if (rc == SL_OK && fold)
+    rc = sl_changelog_fold_finish(fold);
   if (rc != SL_OK && fold && sl_changelog_fold_error(fold))
     sl_error_set(err, rc, "%s", sl_changelog_fold_error(fold));
   uint64_t result_rows = fold ? sl_changelog_fold_rows(fold) : 0;

@@ -57,6 +57,8 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
 typedef struct sl_changelog_fold sl_changelog_fold;
 sl_changelog_fold *sl_changelog_fold_new(sl_result_sink *inner);
 sl_result_sink sl_changelog_fold_sink(sl_changelog_fold *f);
+/* After the query succeeded: print the final table. */
+int sl_changelog_fold_finish(sl_changelog_fold *f);
 uint64_t sl_changelog_fold_rows(const sl_changelog_fold *f);
 uint64_t sl_changelog_fold_changes(const sl_changelog_fold *f);
 /* Why the fold refused a row (a contradictory changelog), or NULL. */

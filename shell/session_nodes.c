@@ -4,6 +4,7 @@
  * the stages here), EXPLAIN's Nodes block, and a node's side of a query.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,15 +87,90 @@ static bool cluster_healthy(const sl_cluster *c) {
   return true;
 }
 
+/* Say something to the user, if there is a sink to say it to. */
+static void tell(sl_result_sink *sink, const char *text) {
+  if (sink && sink->notice)
+    (void)sink->notice(sink->ctx, text);
+}
+
+/* A joined cluster with broken nodes: each is joined again (its daemon
+ * serves a new connection in a fresh process) and brought up to date from
+ * the log; a daemon that cannot be reached is dropped and the query runs
+ * on the nodes left (every node's share is of the node count it is sent,
+ * so the results stay complete), and the user is told.  No node left: an
+ * error. */
+static int mend_joined(sl_session *s, sl_result_sink *sink, sl_error *err) {
+  sl_cluster *c = s->cluster;
+  bool changed = false;
+  for (int i = c->n - 1; i >= 0; i--) {
+    if (c->nodes[i].healthy)
+      continue;
+    changed = true;
+    char *address = strdup(c->nodes[i].address);
+    if (!address)
+      abort();
+    sl_error why = {0};
+    int rc = sl_cluster_rejoin(c, i, &s->secret, &why);
+    for (int k = 0; rc == SL_OK && k < s->nlog; k++)
+      rc = sl_cluster_exec_node(c, i, s->log[k], s->log_len[k], &why);
+    if (rc == SL_OK && !c->nodes[i].healthy)
+      rc = sl_error_set(&why, SL_EIO, "it broke again");
+    sl_strbuf m = SL_STRBUF_INIT;
+    if (rc == SL_OK) {
+      sl_strbuf_printf(&m,
+                       "[INFO] node %d (%s) broke during an earlier "
+                       "statement; it was joined again.",
+                       i, address);
+    } else {
+      sl_cluster_drop(c, i);
+      sl_strbuf_printf(&m,
+                       "[WARNING] node %d (%s) broke and cannot be joined "
+                       "again (%s): queries run on the %d node%s left; the "
+                       "cluster is degraded (.nodes).",
+                       i, address, why.message ? why.message : "failed", c->n,
+                       c->n == 1 ? "" : "s");
+    }
+    tell(sink, sl_strbuf_cstr(&m));
+    sl_strbuf_free(&m);
+    sl_error_clear(&why);
+    free(address);
+  }
+  if (!changed)
+    return SL_OK;
+  /* The leaves' clusters join the nodes left, afresh. */
+  free_leaf_clusters(s);
+  sl_strbuf list = SL_STRBUF_INIT;
+  sl_cluster_addresses(c, &list);
+  free(s->cluster_list);
+  s->cluster_list = sl_strbuf_detach(&list);
+  if (c->n == 0)
+    return sl_error_set(err, SL_EIO,
+                        "every node of the cluster is gone (%s): start them "
+                        "again and join them with a new shell",
+                        sl_strbuf_cstr(&c->gone));
+  return SL_OK;
+}
+
 /* The nodes for the next query: SET 'sluice.nodes' = 'N' (N > 1) starts N
  * on this host (again, when N changed or one broke) and replays the
- * session's statements on them; a cluster joined with --cluster stays. */
-static int ensure_cluster(sl_session *s, sl_error *err) {
-  if (s->is_node || (s->cluster && !s->cluster->spawned))
+ * session's statements on them; a cluster joined with --cluster is mended
+ * (mend_joined). */
+static int ensure_cluster(sl_session *s, sl_result_sink *sink, sl_error *err) {
+  if (s->is_node)
     return SL_OK;
+  if (s->cluster && !s->cluster->spawned)
+    return mend_joined(s, sink, err);
   int n = (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
   if (s->cluster && s->cluster->n == n && cluster_healthy(s->cluster))
     return SL_OK;
+  if (s->cluster && s->cluster->n == n) {
+    char m[160];
+    snprintf(m, sizeof m,
+             "[INFO] a node broke during an earlier statement; the %d "
+             "nodes are started again.",
+             n);
+    tell(sink, m);
+  }
   free_leaf_clusters(s);
   sl_cluster_free(s->cluster);
   s->cluster = NULL;
@@ -185,9 +261,17 @@ static int ensure_leaf_clusters(sl_session *s, int nleaves, sl_error *err) {
   return SL_OK;
 }
 
+static int notice_into(void *ctx, const char *text) {
+  sl_strbuf_printf(ctx, "%s\n", text);
+  return SL_OK;
+}
+
 void sl_session_describe_nodes(sl_session *s, sl_strbuf *out) {
   sl_error err = {0};
-  if (ensure_cluster(s, &err) != SL_OK) /* SET 'sluice.nodes' starts them */
+  /* What mending the cluster did goes first. */
+  sl_result_sink told = {.ctx = out, .notice = notice_into};
+  if (ensure_cluster(s, &told, &err) !=
+      SL_OK) /* SET 'sluice.nodes' starts them */
     sl_strbuf_printf(out, "nodes could not start: %s\n", err.message);
   sl_error_clear(&err);
   if (s->cluster) {
@@ -234,7 +318,7 @@ static void explain_channels(sl_session *s, int nodes, int channels,
   /* Forced verbs: the device is the nodes' to report, so start them now
    * (as the next query would). */
   if (!s->cluster && !strcmp(want, "verbs") &&
-      ensure_cluster(s, &err) != SL_OK) {
+      ensure_cluster(s, NULL, &err) != SL_OK) {
     sl_strbuf_printf(out,
                      "channels between nodes: nodes could not start: "
                      "%s\n",
@@ -665,7 +749,7 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
                       "on several nodes: their leaves run on this process "
                       "only (SET 'sluice.strategy' = 'repartition' runs them "
                       "on the nodes).");
-  const sl_staged_run run = {per_leaf, NULL, -1, NULL};
+  const sl_staged_run run = {per_leaf, NULL, {-1, NULL}, NULL};
   if (rc == SL_OK)
     rc = sl_execute_staged(plan, s->settings, &run, sink, st, err);
   for (int k = 0; k < sp->nleaves; k++)
@@ -684,7 +768,7 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
                     sl_result_sink *sink, sl_query_stats *st, sl_error *err) {
   if (plan->kind == SL_PLAN_CONSTANT) /* no source: nothing for nodes */
     return sl_execute(plan, s->settings, sink, st, err);
-  int rc = ensure_cluster(s, err);
+  int rc = ensure_cluster(s, sink, err);
   if (rc != SL_OK)
     return rc;
   if (plan->kind == SL_PLAN_STAGED)
@@ -884,7 +968,10 @@ static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
   const sl_exec_nodes **per = calloc((size_t)nleaves, sizeof *per);
   if (!per)
     abort();
-  sl_staged_run run = {per, nodes->feeds, nodes->coordinator_fd, nodes->cancel};
+  sl_staged_run run = {per,
+                       nodes->feeds,
+                       {nodes->coordinator_fd, nodes->coordinator_lock},
+                       nodes->cancel};
   if (rc == SL_OK)
     rc = sl_execute_staged(plan, s->settings, &run, NULL, stats, err);
   free(per);
@@ -958,7 +1045,9 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
       here.rows_to_sink = true;
       const sl_exec_nodes *per[2] = {NULL, NULL};
       per[leaf] = &here;
-      sl_staged_run run = {per, nodes->feeds, nodes->coordinator_fd,
+      sl_staged_run run = {per,
+                           nodes->feeds,
+                           {nodes->coordinator_fd, nodes->coordinator_lock},
                            nodes->cancel};
       if (rc == SL_OK)
         rc = plan->staged->nleaves == 2

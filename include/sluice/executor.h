@@ -127,10 +127,10 @@ typedef struct sl_staged_run {
   /* Per leaf: its rows come from this feed instead (NULL: not fed).
    * NULL: no leaf is fed. */
   sl_stage_feed *const *feeds;
-  /* >= 0: this is a node running the stages of a broadcast join: result
+  /* fd >= 0: this is a node running the stages of a broadcast join: result
    * rows go to the coordinator on this socket as ROWS frames (OFFSET and
    * LIMIT are the coordinator's), and the run stops when *cancel is set. */
-  int export_fd;
+  sl_frame_out export; /* fd -1: not such a node */
   atomic_bool *cancel;
 } sl_staged_run;
 

@@ -74,6 +74,7 @@
  *     READY   every worker's source is open (and pre-generated): the
  *             query's clock starts when every node is ready
  *     DONE    [sl_query_stats]: the query ended on this node
+ *     HEARTBEAT  every SL_HEARTBEAT_MS while a query runs (below)
  *
  * The coordinator plans once (statistics, strategy), ships the statement
  * text and the chosen strategy, and every node plans the same text against
@@ -95,6 +96,7 @@
 #ifndef SLUICE_NODE_H
 #define SLUICE_NODE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -122,16 +124,41 @@ typedef enum sl_frame_type {
   SL_FRAME_STAGE_ROWS = 16,  /* on a link: a join side's rows */
   SL_FRAME_STAGE_WM = 17,    /* on a link: and its watermark */
   SL_FRAME_STAGE_HELLO = 18, /* on a link, first: the leaf it carries */
+  SL_FRAME_HEARTBEAT = 19,   /* node: still here (during a query) */
 } sl_frame_type;
+
+/* During a query a node sends HEARTBEAT every SL_HEARTBEAT_MS; a
+ * coordinator waiting for a node's frames that hears nothing from it, not
+ * even a heartbeat, for SL_SILENCE_MS stops the query and names the node
+ * (its process hangs, or its host or the network to it is gone without
+ * the connection closing). */
+#define SL_HEARTBEAT_MS 250
+#define SL_SILENCE_MS 2000
+/* The error for a node silent that long (SL_EIO; the caller names it). */
+int sl_node_silent_error(sl_error *err);
 
 /* All n bytes to a stream socket (no SIGPIPE); SL_EIO when the
  * connection broke. */
 int sl_send_all(int fd, const void *p, size_t n, sl_error *err);
 
+/* No frame is larger: a window's partial state of a huge table is sent in
+ * pieces by nobody yet, so a larger length means a broken peer. */
+#define SL_FRAME_MAX ((uint32_t)1 << 30)
+
 /* Write one frame (payload = a then b, either may be empty).  SL_EIO with
  * a message when the peer is gone. */
 int sl_frame_send(int fd, uint32_t type, const void *a, size_t alen,
                   const void *b, size_t blen, sl_error *err);
+
+/* Where a node's frames to its coordinator go during a query: the control
+ * socket, and the lock that keeps whole the frames of the query's threads
+ * and of the heartbeat, which share it (NULL: one thread sends). */
+typedef struct sl_frame_out {
+  int fd; /* -1: none */
+  pthread_mutex_t *lock;
+} sl_frame_out;
+int sl_frame_out_send(const sl_frame_out *o, uint32_t type, const void *a,
+                      size_t alen, const void *b, size_t blen, sl_error *err);
 
 /* Read one frame into payload (reset first).  timeout_ms < 0: wait
  * forever; on timeout returns SL_CHANNEL_TIMEOUT-like 2 with nothing read.
@@ -172,6 +199,7 @@ typedef struct sl_exec_nodes {
    * to a sink), and a flag set when the coordinator cancels. */
   int node_index, node_count;
   int coordinator_fd;
+  pthread_mutex_t *coordinator_lock; /* sl_frame_out's lock, or NULL */
   atomic_bool *cancel;
   /* Repartitioning between the nodes' workers: each pair of workers on
    * different nodes gets a channel.  shm (nodes on this host): it meets
