@@ -372,25 +372,35 @@ int sl_agg_merge(const sl_agg_set *set, uint8_t *dst, const uint8_t *src,
     switch (d->op) {
     case SL_AGG_COUNT_STAR:
     case SL_AGG_COUNT:
-      *(int64_t *)a += *(const int64_t *)b;
+      /* (Counts of real rows cannot overflow; partial state from another
+       * process could say anything.) */
+      if (__builtin_add_overflow(*(int64_t *)a, *(const int64_t *)b,
+                                 (int64_t *)a))
+        return overflow(err, "COUNT");
       break;
     case SL_AGG_SUM:
     case SL_AGG_AVG: {
       sl_ptype t = d->in_ptype;
       uint32_t count_off = 8;
+      const char *what = d->op == SL_AGG_SUM ? "SUM" : "AVG";
       if (is_float(t)) {
         *(double *)a += *(const double *)b;
       } else if (t == SL_P_DEC64 || t == SL_P_DEC128) {
-        i128 x, y;
+        i128 x, y, z;
         memcpy(&x, a, sizeof x);
         memcpy(&y, b, sizeof y);
-        write_i128(a, x + y);
+        if (__builtin_add_overflow(x, y, &z))
+          return overflow(err, what);
+        write_i128(a, z);
         count_off = 16;
       } else if (__builtin_add_overflow(*(int64_t *)a, *(const int64_t *)b,
                                         (int64_t *)a)) {
-        return overflow(err, d->op == SL_AGG_SUM ? "SUM" : "AVG");
+        return overflow(err, what);
       }
-      *(int64_t *)(a + count_off) += *(const int64_t *)(b + count_off);
+      if (__builtin_add_overflow(*(int64_t *)(a + count_off),
+                                 *(const int64_t *)(b + count_off),
+                                 (int64_t *)(a + count_off)))
+        return overflow(err, what);
       break;
     }
     case SL_AGG_MIN:

@@ -47,19 +47,29 @@ static int ms_left(int64_t deadline_ns) {
   return ms > 1000000 ? 1000000 : (int)ms;
 }
 
-/* Wait for `events` on fd.  1 ready, 0 deadline passed, < 0 errno. */
-static int wait_fd(int fd, short events, int64_t deadline_ns) {
+/* Wait for `events` on fd.  1 ready, 0 deadline passed, < 0 errno
+ * (-ECANCELED: *cancel was set; it is looked at every 50 ms). */
+static int wait_fd_or_cancel(int fd, short events, int64_t deadline_ns,
+                             const atomic_bool *cancel) {
   for (;;) {
     struct pollfd p = {fd, events, 0};
     int ms = ms_left(deadline_ns);
     if (ms == 0)
       return 0;
+    if (cancel && atomic_load(cancel))
+      return -ECANCELED;
+    if (cancel && (ms < 0 || ms > 50))
+      ms = 50;
     int n = poll(&p, 1, ms);
     if (n > 0)
       return 1;
     if (n < 0 && errno != EINTR)
       return -errno;
   }
+}
+
+static int wait_fd(int fd, short events, int64_t deadline_ns) {
+  return wait_fd_or_cancel(fd, events, deadline_ns, NULL);
 }
 
 static int set_blocking(int fd, int blocking) {
@@ -213,10 +223,16 @@ void sl_channel_describe_peer(int fd, char *where, size_t n) {
 }
 
 /* Connect to address before the deadline, retrying while nobody listens
- * yet (the peer process may still be starting). */
+ * yet (the peer process may still be starting) when wait_listener. */
 static int connect_to(const char *transport, int family, const char *address,
-                      int64_t deadline_ns, int *out, sl_error *err) {
+                      int64_t deadline_ns, bool wait_listener,
+                      const atomic_bool *cancel, int *out, sl_error *err) {
   for (;;) {
+    if (cancel && atomic_load(cancel))
+      return sl_error_set(err, SL_ECANCELLED,
+                          "%s channel: the query stopped while connecting to "
+                          "%s",
+                          transport, address);
     int fd = -1, e = 0;
     if (family == AF_UNIX) {
       struct sockaddr_un sa;
@@ -250,7 +266,7 @@ static int connect_to(const char *transport, int family, const char *address,
         if (e == EINPROGRESS) {
           /* Bounded by the deadline, not the kernel's minutes-long SYN
            * retries. */
-          int w = wait_fd(fd, POLLOUT, deadline_ns);
+          int w = wait_fd_or_cancel(fd, POLLOUT, deadline_ns, cancel);
           socklen_t el = sizeof e;
           if (w <= 0)
             e = w == 0 ? ETIMEDOUT : -w;
@@ -268,7 +284,8 @@ static int connect_to(const char *transport, int family, const char *address,
     }
     if (fd >= 0)
       close(fd);
-    int retry = e == ECONNREFUSED || e == ENOENT || e == EAGAIN;
+    int retry =
+        wait_listener && (e == ECONNREFUSED || e == ENOENT || e == EAGAIN);
     if (!retry || (deadline_ns >= 0 && sl_clock_ns() + RETRY_NS > deadline_ns))
       return sl_error_set(err, SL_EIO, "%s channel: cannot connect to %s: %s%s",
                           transport, address, strerror(e),
@@ -284,7 +301,8 @@ int sl_channel_connect_stream(const char *address, int timeout_ms, int *fd,
                               sl_error *err) {
   *fd = -1;
   return connect_to("tcp", AF_INET, address,
-                    sl_clock_ns() + (int64_t)timeout_ms * 1000000, fd, err);
+                    sl_clock_ns() + (int64_t)timeout_ms * 1000000, false, NULL,
+                    fd, err);
 }
 
 /* The cluster secret's handshake (auth.h) on a fresh connection, when the
@@ -346,7 +364,12 @@ int sl_endpoint_connect(const sl_channel_endpoint *ep, int family,
     return SL_OK;
   }
   case SL_CHANNEL_VIA_ACCEPT: {
-    int w = wait_fd(ep->fd, POLLIN, deadline_ns);
+    int w = wait_fd_or_cancel(ep->fd, POLLIN, deadline_ns, ep->cancel);
+    if (w == -ECANCELED)
+      return sl_error_set(err, SL_ECANCELLED,
+                          "%s channel: the query stopped while waiting for "
+                          "the peer",
+                          t);
     if (w <= 0)
       return sl_error_set(err, SL_EIO,
                           "%s channel: no peer connected to the listening "
@@ -369,7 +392,8 @@ int sl_endpoint_connect(const sl_channel_endpoint *ep, int family,
     if (!ep->address)
       return sl_error_set(err, SL_EINVAL,
                           "%s channel endpoint: no address to connect to", t);
-    rc = connect_to(t, family, ep->address, deadline_ns, fd, err);
+    rc = connect_to(t, family, ep->address, deadline_ns, true, ep->cancel, fd,
+                    err);
     if (rc == SL_OK)
       snprintf(where, where_size, "%s", ep->address);
     return rc == SL_OK ? prove_secret(ep, false, fd, deadline_ns, where, err)

@@ -29,7 +29,8 @@ static void *accept_ends(void *arg) {
                               a->listen_fd[i],
                               NULL,
                               0,
-                              a->secret};
+                              a->secret,
+                              a->cancel};
     a->rc = sl_channel_open_end(&ep, &cfg, &a->ends[i], &a->err);
     if (a->rc != SL_OK)
       sl_channel_failed(&a->err, a->rc, a->width ? i / a->width : i,
@@ -103,6 +104,7 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
                     q->channels,
                     slot_size,
                     remote ? nodes->secret : NULL,
+                    remote ? nodes->cancel : NULL,
                     SL_OK,
                     {0},
                     0,
@@ -160,9 +162,14 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
                           "no address for the exchange channel %d -> %d", p, c);
         break;
       }
-      sl_channel_endpoint ep = {
-          a.transport, SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, to, 0,
-          a.secret};
+      sl_channel_endpoint ep = {a.transport,
+                                SL_CHANNEL_PRODUCER,
+                                SL_CHANNEL_VIA_CONNECT,
+                                -1,
+                                to,
+                                0,
+                                a.secret,
+                                a.cancel};
       rc = sl_channel_open_end(&ep, &cfg, &q->channels[p * n + c], err);
       if (rc != SL_OK)
         sl_channel_failed(err, rc, p, c, q->nworkers);

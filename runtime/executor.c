@@ -814,8 +814,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     q.epoch_rows = r > 0 ? (uint64_t)r : 0;
     if (!q.epoch_bytes)
       q.epoch_bytes = UINT64_MAX;
-    q.memory_limit = sl_exec_memory_limit(settings);
   }
+  q.memory_limit = sl_exec_memory_limit(settings);
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */
   q.slot_pool = sl_slot_pool_new((size_t)256 << 20);
   int rc = sl_exec_prepare(&q, err);

@@ -44,7 +44,7 @@ typedef struct exec_query {
    * after this long or this many input rows (0: not by that). */
   double epoch_seconds;
   uint64_t epoch_rows;
-  uint64_t memory_limit; /* sl_exec_memory_limit, for updating state */
+  uint64_t memory_limit; /* sl_exec_memory_limit: all state (per node) */
   const sl_row_layout *stream_layout; /* the leaves input 0 produces */
   int *stream_leaf;                   /* spec leaf_index for input 0 */
   sl_expr_prog *filter;               /* over stream_layout, or NULL */
@@ -305,6 +305,7 @@ typedef struct sl_accepting {
   sl_channel **ends;
   uint32_t slot_size;
   const struct sl_secret *secret; /* the endpoints' (channel.h) */
+  const atomic_bool *cancel;      /* the endpoints' (channel.h) */
   int rc;
   sl_error err;
   pthread_t thread;

@@ -319,6 +319,7 @@ int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
                     l->in,
                     slot_size,
                     nodes->secret,
+                    nodes->cancel,
                     SL_OK,
                     {0},
                     0,
@@ -364,9 +365,14 @@ int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
                         p);
       break;
     }
-    sl_channel_endpoint ep = {
-        a.transport, SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1, to, 0,
-        a.secret};
+    sl_channel_endpoint ep = {a.transport,
+                              SL_CHANNEL_PRODUCER,
+                              SL_CHANNEL_VIA_CONNECT,
+                              -1,
+                              to,
+                              0,
+                              a.secret,
+                              a.cancel};
     rc = sl_channel_open_end(&ep, &cfg, &l->out[p], err);
     if (rc != SL_OK)
       sl_channel_failed(err, rc, me, p, 0);

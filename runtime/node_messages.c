@@ -133,7 +133,8 @@ char **sl_xaddr_parse(const char *text, size_t len, int n, char kind,
   char *copy = malloc(len + 1);
   if (!addrs || !copy)
     abort();
-  memcpy(copy, text, len);
+  if (len) /* text may be NULL then (an empty payload) */
+    memcpy(copy, text, len);
   copy[len] = '\0';
   char *save = NULL;
   for (char *line = strtok_r(copy, "\n", &save); line;

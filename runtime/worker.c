@@ -305,6 +305,21 @@ static int hand_over_windows(worker_state *s) {
     bytes += sl_group_table_bytes(s->slices[i].table);
   if (bytes > w->state_bytes_peak)
     w->state_bytes_peak = bytes;
+  /* Every worker may hold its share of the memory limit (per node): more
+   * stops the query rather than the machine. */
+  uint64_t share = s->q->memory_limit / (uint64_t)s->q->nworkers;
+  if (bytes > share) {
+    char h[32], l[32], t[32];
+    return sl_error_set(
+        &w->err, SL_ENOMEM,
+        "the %s's state in worker %d (%d open window slice%s) holds %s, over "
+        "its share of the memory limit (%s of %s for %d workers); SET "
+        "'sluice.memory-limit' higher, or use shorter windows or fewer keys",
+        plan->windowed ? "windowed GROUP BY" : "GROUP BY", w->index, s->nslices,
+        s->nslices == 1 ? "" : "s", sl_exec_bytes_text(bytes, h, sizeof h),
+        sl_exec_bytes_text(share, l, sizeof l),
+        sl_exec_bytes_text(s->q->memory_limit, t, sizeof t), s->q->nworkers);
+  }
   if (plan->windowed && plan->window.kind == SL_WINDOW_SESSION)
     return hand_over_sessions(s);
   if (!plan->windowed) {

@@ -40,6 +40,20 @@ typedef struct watcher {
   sl_stage_feed *feeds[SL_NODE_MAX_FED];
 } watcher;
 
+/* One HEARTBEAT, unless a frame of the query is being sent (the lock is
+ * taken) or the socket has no room (the coordinator is not reading, so it
+ * is not counting the silence either): the watcher must never block here,
+ * or it would not read a CANCEL.  A failed send: the coordinator is gone,
+ * which reading says. */
+static void beat(const sl_frame_out *out) {
+  if (pthread_mutex_trylock(out->lock) != 0)
+    return;
+  struct pollfd p = {out->fd, POLLOUT, 0};
+  if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT))
+    sl_frame_send(out->fd, SL_FRAME_HEARTBEAT, NULL, 0, NULL, 0, NULL);
+  pthread_mutex_unlock(out->lock);
+}
+
 /* The watcher: reads the control connection while a query runs (CANCEL,
  * SYNC, its end), and says HEARTBEAT every SL_HEARTBEAT_MS so that the
  * coordinator can tell a busy node from a hung one (node.h). */
@@ -56,8 +70,7 @@ static void *watch(void *arg) {
   while (!atomic_load(&w->stop)) {
     double now = sl_clock_seconds();
     if (now >= next_beat) {
-      /* A failed send: the coordinator is gone; reading says so. */
-      sl_frame_out_send(&out, SL_FRAME_HEARTBEAT, NULL, 0, NULL, 0, NULL);
+      beat(&out);
       next_beat = now + SL_HEARTBEAT_MS / 1000.0;
     }
     if (!reading) {

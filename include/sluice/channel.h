@@ -288,6 +288,10 @@ typedef struct sl_channel_endpoint {
    * proves it knows (auth.h) before anything else crosses; NULL: none
    * (both ends must agree). */
   const struct sl_secret *secret;
+  /* VIA_ACCEPT and VIA_CONNECT (shm, tcp): the query's stop flag, or NULL;
+   * once set the rendezvous gives up (SL_ECANCELLED) instead of waiting
+   * out its timeout for a peer that died. */
+  const atomic_bool *cancel;
 } sl_channel_endpoint;
 
 /* Open this process's end of a channel.  Blocks until the peer's end has
@@ -313,9 +317,10 @@ int sl_channel_listen(const char *transport, const char *address, int *fd,
  * socket N" when it has none, into where[0..n). */
 void sl_channel_describe_peer(int fd, char *where, size_t n);
 
-/* A plain TCP connection to "host:port", retried while nobody listens
- * there yet, for up to timeout_ms (links between nodes that carry framed
- * messages rather than a channel's slots: node.h). */
+/* A plain TCP connection to "host:port" within timeout_ms (links between
+ * nodes that carry framed messages rather than a channel's slots: node.h).
+ * Not retried when refused: a link's listener is up before its address is
+ * handed out (XLISTEN), so a refusal means its node is gone. */
 int sl_channel_connect_stream(const char *address, int timeout_ms, int *fd,
                               sl_error *err);
 

@@ -17,6 +17,8 @@
 #
 #   test_kill_loop.sh SLUICE SOURCE_DIR [ROUNDS] [SEED]
 set -euo pipefail
+# Any command failing where none should: say where, never exit silently.
+trap '[[ $- == *e* ]] && echo "FAIL (seed ${SEED:-?}, round ${round:-0}): line $LINENO: $BASH_COMMAND failed"' ERR
 SLUICE=$1
 cd "$2"
 ROUNDS=${3:-12}
@@ -89,25 +91,37 @@ for round in $(seq 1 "$ROUNDS"); do
   else
     args=(--secret-file "$SECRET" --cluster "$(cluster)")
   fi
-  start=$(date +%s.%N)
   timeout 60 "$SLUICE" "${args[@]}" --no-bail -m csv "$tmp/round.sql" \
     >"$tmp/out" 2>"$tmp/err" &
   shell=$!
+  # The delay counts from when the shell's nodes are there (a loaded
+  # machine may take a while to start it): its node processes, or the
+  # processes the daemons forked for it.
+  sh_pid=""
+  for t in $(seq 1 200); do
+    sh_pid=$(pgrep -P "$shell" | head -1 || true)
+    if [ -n "$sh_pid" ]; then
+      if [ "$how" = 4 ]; then
+        [ "$(pgrep -P "$sh_pid" | wc -l || true)" -ge 3 ] && break
+      else
+        [ -n "$(pgrep -P "${dpid[$victim]}" || true)" ] && break
+      fi
+    fi
+    sleep 0.05
+  done
   sleep "$delay"
-  # The shell is the timeout's child; its node processes are the shell's.
-  sh_pid=$(pgrep -P "$shell" | head -1)
+  v=""
   case $how in
-    0|1) v=$(pgrep -P "${dpid[$victim]}" | head -1); what="daemon $victim's process (KILL)"
+    0|1) v=$(pgrep -P "${dpid[$victim]}" | head -1 || true); what="daemon $victim's process (KILL)"
          [ -n "$v" ] && kill -9 "$v"; kills=$((kills + 1)) ;;
-    2) v=$(pgrep -P "${dpid[$victim]}" | head -1); what="daemon $victim's process (STOP)"
+    2) v=$(pgrep -P "${dpid[$victim]}" | head -1 || true); what="daemon $victim's process (STOP)"
        [ -n "$v" ] && kill -STOP "$v"; hangs=$((hangs + 1)) ;;
-    3) v=$(pgrep -P "${dpid[$victim]}" | head -1); what="daemon $victim and its process"
+    3) v=$(pgrep -P "${dpid[$victim]}" | head -1 || true); what="daemon $victim and its process"
        kill -9 ${v:-} "${dpid[$victim]}"; hosts=$((hosts + 1)) ;;
-    4) v=$(pgrep -P "$sh_pid" | sed -n "$((victim + 1))p"); what="forked node $victim (KILL)"
+    4) v=$(pgrep -P "$sh_pid" | sed -n "$((victim + 1))p" || true); what="forked node $victim (KILL)"
        [ -n "$v" ] && kill -9 "$v"; forked=$((forked + 1)) ;;
   esac
-  killed=$(date +%s.%N)
-  [ -n "${v:-}" ] || fail "no node process to kill after ${delay} s"
+  [ -n "$v" ] || fail "no node process to kill after ${delay} s"
   set +e
   wait "$shell"
   rc=$?
@@ -121,7 +135,8 @@ for round in $(seq 1 "$ROUNDS"); do
   esac
   # How long the query ran after the kill (it started a few ms after the
   # shell): noticed within this, stopped and in step again.
-  ran=$(cat "$tmp/out" "$tmp/err" | grep -m1 -o 'Run Time: real [0-9.]*' | awk '{print $4}')
+  ran=$(cat "$tmp/out" "$tmp/err" | grep -m1 -o 'Run Time: real [0-9.]*' | awk '{print $4}' || true)
+  [ -n "$ran" ] || { cat "$tmp/out" "$tmp/err"; fail "$qname, $what: the long query did not run"; }
   took=$(echo "$ran - $delay" | bc)
   case $took in -*) took=0 ;; esac
   if [ "$(echo "$took > $max_took" | bc)" = 1 ]; then max_took=$took; fi
@@ -131,12 +146,12 @@ for round in $(seq 1 "$ROUNDS"); do
   # Nothing left behind: every process serving the shell ends with it.
   for i in 0 1 2; do
     for t in $(seq 1 50); do
-      [ -z "$(pgrep -P "${dpid[$i]}" 2>/dev/null)" ] && break
+      [ -z "$(pgrep -P "${dpid[$i]}" 2>/dev/null || true)" ] && break
       sleep 0.1
     done
-    [ -z "$(pgrep -P "${dpid[$i]}" 2>/dev/null)" ] || fail "$qname, $what: daemon $i still has a process serving the shell that ended"
+    [ -z "$(pgrep -P "${dpid[$i]}" 2>/dev/null || true)" ] || fail "$qname, $what: daemon $i still has a process serving the shell that ended"
   done
-  [ -z "$(pgrep -P "$sh_pid" 2>/dev/null)" ] || fail "$qname, $what: a forked node outlived its shell"
+  [ -z "$(pgrep -P "$sh_pid" 2>/dev/null || true)" ] || fail "$qname, $what: a forked node outlived its shell"
   notice=$(grep -o 'joined again\|cannot be joined again\|started again' "$tmp/err" | tail -1)
   echo "ok   round $round: $qname, $what at ${delay} s, stopped ${took} s later: '${err##*: line [0-9]: }'; next query complete (${notice:-no notice})"
   if [ "$how" = 3 ]; then start_daemon "$victim" "${dport[$victim]}"; fi

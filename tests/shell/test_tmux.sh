@@ -7,6 +7,7 @@
 # Covers: banner, multi-line statement with the continuation prompt, SHOW
 # TABLES listing a created table, a syntax error with its caret line,
 # .mode csv, Tab completion of a table name, Ctrl-C clearing the input,
+# Ctrl-C cancelling a query (in one process, and on two node processes),
 # Ctrl-D exiting with status 0, an updating result redrawn in place (and
 # its changelog mode), and history persisting (a multi-line statement
 # recalled with Up in a second session).
@@ -189,6 +190,26 @@ wait_for $S '^Error: query cancelled' "Ctrl-C to cancel the running query"
 wait_prompt $S 'sluice>'
 type_line $S "SHOW TABLES;"
 wait_for $S '^\| endless +\|$' "the shell to go on after a cancelled query"
+wait_prompt $S 'sluice>'
+
+# The same on two node processes: Ctrl-C cancels the query on every node
+# (CANCEL, then the SYNC round trip), and both nodes are healthy after.
+type_line $S "SET 'sluice.nodes' = '2';"
+wait_prompt $S 'sluice>'
+mark $S
+type_line $S "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE endless, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end HAVING COUNT(*) < 0;"
+wait_for $S 'events in [0-9.]+ s \([0-9]+ events/s\), watermark 2015-' "a progress line while the query runs on two nodes"
+tm send-keys -t $S C-c
+wait_for $S '^Error: query cancelled' "Ctrl-C to cancel the query on two nodes"
+wait_prompt $S 'sluice>'
+mark $S
+type_line $S ".nodes"
+wait_for $S '^channels between nodes' "the .nodes listing"
+wait_prompt $S 'sluice>'
+# (Lines wrap at the pane's 120 columns: count the health words.)
+healthy=$(since_mark $S | grep -c ' healthy$')
+[ "$healthy" -eq 2 ] || fail $S "both nodes healthy after Ctrl-C, not $healthy"
+type_line $S "SET 'sluice.nodes' = '1';"
 wait_prompt $S 'sluice>'
 
 # An updating result (GROUP BY without a window) in the default 'table'

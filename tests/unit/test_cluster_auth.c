@@ -322,13 +322,13 @@ static void test_tcp_channel_proves_the_secret(void **state) {
                                        sizeof bound, &err),
                      SL_OK);
     end_args con = {{"tcp", SL_CHANNEL_CONSUMER, SL_CHANNEL_VIA_ACCEPT, lfd,
-                     NULL, 5000000000LL, &a},
+                     NULL, 5000000000LL, &a, NULL},
                     {4, 4096},
                     NULL,
                     0,
                     {0}};
     end_args pro = {{"tcp", SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1,
-                     bound, 5000000000LL, wrong ? &b : &a},
+                     bound, 5000000000LL, wrong ? &b : &a, NULL},
                     {4, 4096},
                     NULL,
                     0,
