@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sluice/clock.h"
 #include "sluice/node.h"
 
 int sl_send_all(int fd, const void *p, size_t n, sl_error *err) {
@@ -67,7 +68,10 @@ int sl_frame_out_send(const sl_frame_out *o, uint32_t type, const void *a,
   return rc;
 }
 
-int sl_node_silent_error(sl_error *err) {
+int sl_node_check_silence(int fd, double heard, sl_error *err) {
+  if (sl_clock_seconds() - heard <= SL_SILENCE_MS / 1000.0)
+    return SL_OK;
+  shutdown(fd, SHUT_RDWR);
   return sl_error_set(err, SL_EIO,
                       "sent nothing for %d s, not even a heartbeat: its "
                       "process hangs, or its host or the network to it is "

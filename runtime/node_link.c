@@ -12,7 +12,6 @@
  * below, and result rows. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "executor_int.h"
 #include "sluice/clock.h"
@@ -144,14 +143,9 @@ void *sl_node_link_main(void *arg) {
     uint32_t type;
     int rc = sl_frame_recv(fd, &type, &p, 50, &err);
     if (rc == SL_FRAME_TIMEOUT) {
-      if (sl_clock_seconds() - heard < SL_SILENCE_MS / 1000.0)
+      if (sl_node_check_silence(fd, heard, &err) == SL_OK)
         continue;
-      sl_node_silent_error(&err);
       link_fail(w, SL_EIO, &err);
-      /* Cut it off: the round trip after the query then sees it gone at
-       * once rather than waiting for it again, and the node, should it
-       * wake, sees its coordinator gone and stops. */
-      shutdown(fd, SHUT_RDWR);
       break;
     }
     if (rc != SL_OK) {

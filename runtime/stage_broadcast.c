@@ -28,7 +28,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "executor_int.h"
 #include "sluice/clock.h"
@@ -442,14 +441,12 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
       pfd[i].revents = 0;
     }
     int ready = poll(pfd, (nfds_t)n, 50);
-    double now = sl_clock_seconds();
     for (int i = 0; i < n; i++)
-      if (!done[i] && now - heard[i] > SL_SILENCE_MS / 1000.0) {
-        sl_node_silent_error(&ferr);
+      if (!done[i] &&
+          sl_node_check_silence(stage_fds[i], heard[i], &ferr) != SL_OK) {
         if (rc == SL_OK)
           rc = sl_error_set(err, SL_EIO, "node %d: %s", i, ferr.message);
         sl_error_clear(&ferr);
-        shutdown(stage_fds[i], SHUT_RDWR); /* cut off: see node_link.c */
         done[i] = true;
         ndone++;
         stopping = true;

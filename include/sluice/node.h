@@ -134,8 +134,13 @@ typedef enum sl_frame_type {
  * the connection closing). */
 #define SL_HEARTBEAT_MS 250
 #define SL_SILENCE_MS 2000
-/* The error for a node silent that long (SL_EIO; the caller names it). */
-int sl_node_silent_error(sl_error *err);
+/* The silence rule, for a coordinator that last heard from the node on fd
+ * at `heard` (sl_clock_seconds): SL_OK while it is shorter; else SL_EIO
+ * with the error (the caller names the node), and the connection is shut
+ * down, so that the round trip after the query sees the node gone at once
+ * rather than waiting for it again, and the node, should it wake, sees its
+ * coordinator gone and stops. */
+int sl_node_check_silence(int fd, double heard, sl_error *err);
 
 /* All n bytes to a stream socket (no SIGPIPE); SL_EIO when the
  * connection broke. */
