@@ -120,6 +120,14 @@ int sl_bind_window_tvf(sl_binder *b, const sl_table_ref *t, sl_scope *outer,
     return sl_bind_error(b, slot[1]->span, SL_EBIND,
                          "the time argument of %s must be DESCRIPTOR(column)",
                          fn->name);
+  /* The rest (size, slide, gap, offset) are expressions, not TABLE or
+   * DESCRIPTOR arguments. */
+  for (int k = 2; k < 5; k++)
+    if (slot[k] && !slot[k]->expr)
+      return sl_bind_error(b, slot[k]->span, SL_EBIND,
+                           "the %s argument of %s must be an expression such "
+                           "as INTERVAL '10' SECOND (%s)",
+                           tvf_params[kind][k], fn->name, fn->signature);
 
   /* The input table. */
   sl_table_ref in = {0};
