@@ -82,9 +82,15 @@ static const known_setting KNOWN[] = {
      NULL},
     {{"sluice.late-records", "drop",
       "what happens to records later than the watermark: drop (counted; "
-      "EXPLAIN ANALYZE shows how many).  'side-output' is not built yet"},
+      "EXPLAIN ANALYZE shows how many) or side-output (written whole to "
+      "the table named by 'sluice.late-records.table')"},
      V_ENUM,
-     "drop"},
+     "drop|side-output"},
+    {{"sluice.late-records.table", "",
+      "with 'sluice.late-records' = 'side-output': the sink table late "
+      "records go to; its columns are the stream table's physical columns"},
+     V_ANY,
+     NULL},
     {{"sluice.memory-limit", "0",
       "bound on operator state per node (0: a fraction of RAM)"},
      V_SIZE,

@@ -407,10 +407,17 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
               "input): the coordinator merges them into the result and "
               "sends what changed"
             : "end of input (bounded source)";
+    const char *late = p->late_table
+                           ? sl_arena_printf(&a,
+                                             "written whole to table '%s' (SET "
+                                             "'sluice.late-records')",
+                                             p->late_table->name)
+                           : NULL;
     agg->detail = sl_arena_printf(
-        &a, "%s { strategy: %s, keys: %s, aggs: %s, trigger: %s }",
+        &a, "%s { strategy: %s, keys: %s, aggs: %s, trigger: %s%s%s }",
         p->windowed ? window_str(&a, &p->window) : "global", strategy, keys,
-        aggs_str(&a, p), trigger);
+        aggs_str(&a, p), trigger, late ? ", late records: " : "",
+        late ? late : "");
     sl_xnode_attr(&a, agg, "strategy", strategy);
     sl_xnode_attr(&a, agg, "state",
                   p->windowed && p->window.kind == SL_WINDOW_SESSION
@@ -426,10 +433,15 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                       : "per worker: partial states per (slice, key); the "
                         "coordinator merges them when the window fires");
     sl_xnode_attr(&a, agg, "trigger", trigger);
+    if (late)
+      sl_xnode_attr(&a, agg, "late records", late);
     if (st) {
       sl_xnode_actual(&a, agg, "rows in", count(&a, st->rows_state));
       sl_xnode_actual(&a, agg, "late records dropped",
                       count(&a, st->late_dropped));
+      if (p->late_table)
+        sl_xnode_actual(&a, agg, "late records written",
+                        count(&a, st->late_written));
       sl_xnode_actual(&a, agg, "windows fired", count(&a, st->windows_fired));
       sl_xnode_actual(&a, agg, "groups out", count(&a, st->groups_emitted));
       sl_xnode_actual(

@@ -65,6 +65,16 @@ static xnode *leaf_node(sl_arena *a, printer *pr, const sl_stage *st) {
       strategy);
   sl_xnode_attr(a, n, "leaf", sl_arena_printf(a, "%d", st->leaf + 1));
   sl_xnode_attr(a, n, "strategy", strategy);
+  if (lp->late_table && lp->kind != SL_PLAN_AGGREGATE) {
+    const char *late = sl_arena_printf(a,
+                                       "written whole to table '%s' (SET "
+                                       "'sluice.late-records')",
+                                       lp->late_table->name);
+    size_t len = strlen(n->detail);
+    n->detail = sl_arena_printf(a, "%.*s, late records: %s }", (int)(len - 2),
+                                n->detail, late);
+    sl_xnode_attr(a, n, "late records", late);
+  }
   return n;
 }
 
@@ -336,6 +346,9 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
                     sl_explain_count(a, st->stage_state_peak));
     sl_xnode_actual(a, stages, "leaf records dropped as late",
                     sl_explain_count(a, st->late_dropped));
+    if (st->late_written)
+      sl_xnode_actual(a, stages, "leaf late records written",
+                      sl_explain_count(a, st->late_written));
     /* Each leaf reads its own copy of its stream: the bytes of all. */
     if (st->input_bytes)
       sl_xnode_actual(a, stages, "leaf input bytes",

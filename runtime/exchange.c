@@ -115,36 +115,18 @@ static int out_slot(worker_state *s, int dest, sl_buffer **out) {
 
 /* Copy a tmp row into dest's slot, long strings included. */
 int sl_exchange_send(worker_state *s, int dest, const uint8_t *row) {
-  const sl_row_layout *tl = s->q->tmp_layout;
-  uint32_t heap = 0;
-  for (int f = 0; f < tl->nfields; f++)
-    if (tl->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
-      const sl_str *x = (const sl_str *)(row + tl->fields[f].offset);
-      if (x->len > SL_STR_INLINE)
-        heap += x->len;
-    }
   for (int attempt = 0; attempt < 2; attempt++) {
     sl_buffer *b = NULL;
     int rc = out_slot(s, dest, &b);
     if (rc != SL_OK)
       return rc;
-    if (!sl_buffer_has_room(b, heap)) {
-      if (b->nrows == 0)
-        break; /* the row alone does not fit a slot */
-      rc = sl_exchange_flush(s, dest, false);
-      if (rc != SL_OK)
-        return rc;
-      continue;
-    }
-    uint8_t *dst = sl_buffer_append(b);
-    memcpy(dst, row, tl->width);
-    for (int f = 0; f < tl->nfields; f++)
-      if (tl->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
-        sl_str *x = (sl_str *)(dst + tl->fields[f].offset);
-        if (x->len > SL_STR_INLINE)
-          sl_buffer_put_str(b, x, x->u.ptr, x->len);
-      }
-    return SL_OK;
+    if (sl_buffer_append_copy(b, row))
+      return SL_OK;
+    if (b->nrows == 0)
+      break; /* the row alone does not fit a slot */
+    rc = sl_exchange_flush(s, dest, false);
+    if (rc != SL_OK)
+      return rc;
   }
   return sl_error_set(&s->w->err, SL_EINVAL,
                       "a record is larger than an exchange slot (%u bytes); "

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "executor_int.h"
+#include "late_output.h"
 #include "node_leaders.h"
 #include "session_store.h"
 #include "sluice/clock.h"
@@ -868,6 +869,23 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     free_query(&q);
     return rc;
   }
+  /* Late records to their table: a staged plan's leaves share the stage
+   * runner's output, a plan on its own opens one. */
+  late_output late_own;
+  if (plan->late_table && plan->late_arg) {
+    q.late = plan->late_arg;
+  } else if (plan->late_table) {
+    rc = late_output_open(&late_own, plan, &q.arena, err);
+    if (rc != SL_OK) {
+      sl_error ignored = {0};
+      c.sc->close(c.sink, false, &ignored);
+      sl_error_clear(&ignored);
+      free_query(&q);
+      return rc;
+    }
+    q.late = &late_own;
+    q.late_owned = true;
+  }
   c.ctx = sl_expr_ctx_new();
   if (plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
       plan->window.kind == SL_WINDOW_SESSION) {
@@ -974,6 +992,9 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
       rc = sl_node_send_wm(&c.export, rows_wm, err);
       c.rows_wm = rows_wm; /* WM_MAX: the node's DONE says so */
     }
+    /* Late records written this round are committed with it. */
+    if (rc == SL_OK && q.late)
+      rc = late_output_commit(q.late, err);
     if (rc != SL_OK)
       break;
     /* A partition leader that has its LIMIT still reads on: its workers'
@@ -1125,6 +1146,15 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     rc = crc;
   }
   sl_error_clear(&close_err);
+  if (q.late_owned) {
+    stats->late_written = q.late->written;
+    crc = late_output_close(q.late, rc == SL_OK, &close_err);
+    if (rc == SL_OK && crc != SL_OK) {
+      sl_error_move(err, &close_err);
+      rc = crc;
+    }
+    sl_error_clear(&close_err);
+  }
 
   stats->workers = q.nworkers;
   /* From the moment every source was open (pre-generated input ready). */

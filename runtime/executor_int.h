@@ -90,6 +90,13 @@ typedef struct exec_query {
    * watermark (late) before they reach the stages; NULL otherwise. */
   sl_expr_prog *rowtime_prog;
   const sl_row_layout *rowtime_layout;
+  /* Late records to a table (sl_plan.late_table, late_output.h): where
+   * they go (owned: opened by this executor), and for an aggregate the
+   * event time of each input row, which decides before the pipeline which
+   * records are late (worker.c, route_late_records). */
+  struct late_output *late;
+  bool late_owned;
+  sl_expr_prog *late_time_prog;
   sl_expr_prog **tmp_progs; /* one per tmp field (NULL: not evaluated) */
   const sl_row_layout *key_layout;
   sl_agg_set aggs;                 /* over tmp_layout */

@@ -186,6 +186,17 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
     const sl_type *rt[1] = {plan->rowtime->type};
     q->rowtime_layout = layout_of(a, 1, NULL, rt);
   }
+  /* Late records to a table: an aggregate decides which records are late
+   * by their event time before the pipeline (a stream leaf by rowtime_prog
+   * above). */
+  if (q->wm_prog && plan->late_table && plan->kind == SL_PLAN_AGGREGATE) {
+    rc = compile(q, plan->window.time, q->stream_layout, map0,
+                 &q->late_time_prog, err);
+    if (rc != SL_OK)
+      return rc;
+    const sl_type *rt[1] = {plan->window.time->type};
+    q->rowtime_layout = layout_of(a, 1, NULL, rt);
+  }
   /* The output rows. */
   /* An updating result's rows carry the row kind first (changelog.h). */
   int shift = plan->changelog ? 1 : 0;

@@ -222,6 +222,22 @@ bool sl_buffer_put_str(sl_buffer *b, sl_str *dst, const char *p, uint32_t len) {
  * string lies inside the receiving buffer's heap, so a corrupt or hostile
  * buffer cannot make a reader wander outside it. */
 
+bool sl_buffer_append_copy(sl_buffer *b, const uint8_t *row) {
+  const sl_row_layout *l = b->layout;
+  size_t heap = sl_row_long_bytes(l, row);
+  if (heap > UINT32_MAX || !sl_buffer_has_room(b, (uint32_t)heap))
+    return false;
+  uint8_t *dst = sl_buffer_append(b);
+  memcpy(dst, row, l->width);
+  for (int f = 0; f < l->nfields; f++)
+    if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
+      sl_str *x = (sl_str *)(dst + l->fields[f].offset);
+      if (x->len > SL_STR_INLINE)
+        sl_buffer_put_str(b, x, x->u.ptr, x->len);
+    }
+  return true;
+}
+
 size_t sl_row_long_bytes(const sl_row_layout *l, const uint8_t *row) {
   size_t n = 0;
   for (int f = 0; f < l->nfields; f++) {

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "executor_int.h"
+#include "late_output.h"
 #include "sluice/changelog.h"
 #include "sluice/clock.h"
 #include "sluice/executor.h"
@@ -302,6 +303,7 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
   t->rows_filtered += s->rows_filtered;
   t->rows_state += s->rows_state;
   t->late_dropped += s->late_dropped;
+  t->late_written += s->late_written;
   t->windows_fired += s->windows_fired;
   t->groups_emitted += s->groups_emitted;
   t->source_seconds += s->source_seconds;
@@ -597,6 +599,19 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                          changelog};
     rc = o.sc->open(&spec, &o.sink, err);
   }
+  /* Late records: every leaf that routes them shares one output. */
+  late_output late;
+  bool late_open = false;
+  for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
+    sl_plan *lp = sp->leaves[i];
+    if (!lp->late_table)
+      continue;
+    if (!late_open) {
+      rc = late_output_open(&late, lp, &arena, err);
+      late_open = rc == SL_OK;
+    }
+    lp->late_arg = &late;
+  }
   int started = 0;
   for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
     leaf_thread *lt = &lts[i];
@@ -773,6 +788,16 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   if (o.sink) {
     sl_error close_err = {0};
     int crc = o.sc->close(o.sink, rc == SL_OK, &close_err);
+    if (rc == SL_OK && crc != SL_OK) {
+      sl_error_move(err, &close_err);
+      rc = crc;
+    }
+    sl_error_clear(&close_err);
+  }
+  if (late_open) {
+    sl_error close_err = {0};
+    stats->late_written = late.written;
+    int crc = late_output_close(&late, rc == SL_OK, &close_err);
     if (rc == SL_OK && crc != SL_OK) {
       sl_error_move(err, &close_err);
       rc = crc;

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "executor_int.h"
+#include "late_output.h"
 #include "session_store.h"
 #include "sluice/clock.h"
 #include "window_assign.h"
@@ -767,6 +768,101 @@ static int eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n) {
   return k < 0 ? k : SL_OK;
 }
 
+/* Late records to a table: append input row i of in to s->late_rows,
+ * writing them out first when it is full. */
+static int keep_late_record(worker_state *s, const sl_buffer *in, uint32_t i) {
+  const uint8_t *row = sl_buffer_row(in, i);
+  if (sl_buffer_append_copy(&s->late_rows, row))
+    return SL_OK;
+  if (s->late_rows.nrows > 0) {
+    int rc = late_output_write(s->q->late, &s->late_rows, &s->w->err);
+    sl_buffer_clear(&s->late_rows);
+    if (rc != SL_OK)
+      return rc;
+    if (sl_buffer_append_copy(&s->late_rows, row))
+      return SL_OK;
+  }
+  return sl_error_set(&s->w->err, SL_EINVAL,
+                      "a late record is larger than a buffer (%u bytes); "
+                      "raise SET 'sluice.buffer-size'",
+                      s->q->buffer_size);
+}
+
+/* The late candidates late_sel[0..*ncand) (input rows, ascending): those
+ * the filter keeps (a record the query would not have read is not its late
+ * record) go to the late table; *ncand becomes how many, late_sel them. */
+static int write_late_candidates(worker_state *s, const sl_buffer *in,
+                                 uint32_t *ncand) {
+  exec_query *q = s->q;
+  if (q->filter) {
+    int rc =
+        sl_expr_filter(q->filter, in, s->late_sel, ncand, s->ctx, &s->w->err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  for (uint32_t j = 0; j < *ncand; j++) {
+    int rc = keep_late_record(s, in, s->late_sel[j]);
+    if (rc != SL_OK)
+      return rc;
+  }
+  if (s->late_rows.nrows == 0)
+    return SL_OK;
+  int rc = late_output_write(q->late, &s->late_rows, &s->w->err);
+  sl_buffer_clear(&s->late_rows);
+  return rc;
+}
+
+/* SET 'sluice.late-records' = 'side-output', a windowed aggregate: before
+ * the pipeline, find the records all of whose windows have fired by this
+ * worker's watermark just before them (as sl_worker_fold_row judges them,
+ * and as the owner does under repartitioning, which judges by the reading
+ * worker's watermark), and take those the filter keeps out of the buffer
+ * into the late table: the pipeline never sees them.  The watermark of
+ * every row is evaluated here, where s->sel is still 0..n-1 (wm_values is
+ * indexed by input row). */
+static int route_late_records(worker_state *s, const sl_buffer *in,
+                              uint32_t *n) {
+  exec_query *q = s->q;
+  int rc = eval_watermark(s, in, *n);
+  sl_buffer_clear(&s->rowtimes);
+  int k = rc == SL_OK ? sl_exec_eval_rows(&q->late_time_prog, 1, in, s->sel, *n,
+                                          &s->rowtimes, s->ctx, &s->w->err)
+                      : rc;
+  if (k < 0)
+    return k;
+  s->wm_ready = true;
+  const sl_plan_window *pw = &s->plan->window;
+  const sl_row_layout *wl = s->wm_values.layout, *tl = s->rowtimes.layout;
+  int64_t wm = s->local_wm;
+  uint32_t ncand = 0;
+  for (uint32_t i = 0; i < *n; i++) {
+    const uint8_t *t = sl_buffer_row(&s->rowtimes, i);
+    if (!sl_row_is_null(t, 0)) {
+      int64_t v = SL_FIELD(t, tl, 0, int64_t);
+      if (last_end(pw, slice_of(pw, v)) - pw->unit_us <= wm)
+        s->late_sel[ncand++] = i;
+    }
+    const uint8_t *w = sl_buffer_row(&s->wm_values, i);
+    if (!sl_row_is_null(w, 0) && SL_FIELD(w, wl, 0, int64_t) > wm)
+      wm = SL_FIELD(w, wl, 0, int64_t);
+  }
+  if (ncand == 0)
+    return SL_OK;
+  rc = write_late_candidates(s, in, &ncand);
+  if (rc != SL_OK)
+    return rc;
+  /* Out of s->sel (both ascending). */
+  uint32_t kept = 0;
+  for (uint32_t i = 0, j = 0; i < *n; i++) {
+    if (j < ncand && s->late_sel[j] == s->sel[i])
+      j++;
+    else
+      s->sel[kept++] = s->sel[i];
+  }
+  *n = kept;
+  return SL_OK;
+}
+
 /* A stream feeding a staged plan's stages: drop the records whose event
  * time is at or before the watermark of the rows before them (late, decided
  * per record as for windows, so the stages never wait for them), and fold
@@ -787,7 +883,7 @@ static int drop_late_rows(worker_state *s, const sl_buffer *in, uint32_t *n) {
    * and only this worker knows the watermark that came before the row, so
    * it says where they begin (live_from). */
   const sl_plan_window *pw = s->plan->window_rows ? &s->plan->window : NULL;
-  uint32_t kept = 0;
+  uint32_t kept = 0, ncand = 0;
   s->partly_late = false;
   for (uint32_t i = 0; i < *n; i++) {
     const uint8_t *t = sl_buffer_row(&s->rowtimes, i);
@@ -798,7 +894,11 @@ static int drop_late_rows(worker_state *s, const sl_buffer *in, uint32_t *n) {
       v = last_end(pw, slice_of(pw, v)) - pw->unit_us;
     }
     if (!sl_row_is_null(t, 0) && v <= s->local_wm) {
-      s->w->late++;
+      if (s->q->late)
+        s->late_sel[ncand++] = i; /* to the late table, if the filter
+                                   * keeps it */
+      else
+        s->w->late++;
     } else {
       if (pw) {
         int64_t live = WM_MIN;
@@ -821,8 +921,13 @@ static int drop_late_rows(worker_state *s, const sl_buffer *in, uint32_t *n) {
    * rows kept) cannot raise it. */
   sl_buffer_clear(&s->wm_values);
   s->wm_next = 0;
+  if (ncand == 0) {
+    *n = kept;
+    return SL_OK;
+  }
+  /* Late records to the late table (s->sel lacks them already). */
   *n = kept;
-  return SL_OK;
+  return write_late_candidates(s, in, &ncand);
 }
 
 static int process_buffer(worker_state *s, const sl_buffer *in) {
@@ -837,10 +942,15 @@ static int process_buffer(worker_state *s, const sl_buffer *in) {
       return rc;
     return process_filtered(s, in, n);
   }
+  s->wm_ready = false;
   if (q->wm_prog) {
     s->wm_next = 0;
-    /* compiled: in the first kernel's loop (process_filtered) */
-    if (!q->jit) {
+    if (q->late_time_prog) { /* late records to their table, first */
+      rc = route_late_records(s, in, &n);
+      if (rc != SL_OK)
+        return rc;
+    } else if (!q->jit) {
+      /* compiled: in the first kernel's loop (process_filtered) */
       rc = eval_watermark(s, in, n);
       if (rc != SL_OK)
         return rc;
@@ -848,14 +958,18 @@ static int process_buffer(worker_state *s, const sl_buffer *in) {
   }
   rc = process_filtered(s, in, n);
   /* Rows after the last one aggregated count for the watermark too. */
-  sl_worker_advance_watermark(s, n);
+  sl_worker_advance_watermark(s, in->nrows);
   return rc;
 }
 
 static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
   exec_query *q = s->q;
   int rc;
-  sl_buffer *wm_out = q->wm_prog ? &s->wm_values : NULL;
+  /* The kernels compute the watermark unless it was (into scratch then:
+   * a kernel that computes it needs somewhere to put it). */
+  sl_buffer *wm_out = !q->wm_prog   ? NULL
+                      : s->wm_ready ? &s->wm_scratch
+                                    : &s->wm_values;
   /* A buffer with partly late window rows goes the interpreted way. */
   bool compiled = !s->partly_late;
   if (q->k_lookup && compiled) {
@@ -887,7 +1001,7 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
     }
   }
   /* Handed back (or not compiled): the interpreter, from the watermark on */
-  if (!pre && q->jit && q->wm_prog) {
+  if (!pre && q->jit && q->wm_prog && !s->wm_ready) {
     rc = eval_watermark(s, in, n);
     if (rc != SL_OK)
       return rc;
@@ -997,9 +1111,18 @@ void *sl_worker_main(void *arg) {
   if (q->wm_prog)
     sl_buffer_init(&s.wm_values, q->wm_layout,
                    max_rows * q->wm_layout->width + 64);
-  if (q->rowtime_prog)
+  if (q->rowtime_prog || q->late_time_prog)
     sl_buffer_init(&s.rowtimes, q->rowtime_layout,
                    max_rows * q->rowtime_layout->width + 64);
+  if (q->late) {
+    sl_buffer_init(&s.late_rows, q->stream_layout, q->buffer_size);
+    s.late_sel = malloc(sizeof(uint32_t) * max_rows);
+    if (!s.late_sel)
+      abort();
+    if (q->wm_prog)
+      sl_buffer_init(&s.wm_scratch, q->wm_layout,
+                     max_rows * q->wm_layout->width + 64);
+  }
   /* tmp holds one row per input row plus room for long strings. */
   const sl_row_layout *tl = q->tmp_layout ? q->tmp_layout : q->stream_layout;
   uint32_t tmp_rows = max_joined > max_rows ? max_joined : max_rows;
@@ -1170,8 +1293,14 @@ void *sl_worker_main(void *arg) {
   free(s.joined_origin);
   if (q->wm_prog)
     sl_buffer_free(&s.wm_values);
-  if (q->rowtime_prog)
+  if (q->rowtime_prog || q->late_time_prog)
     sl_buffer_free(&s.rowtimes);
+  if (q->late) {
+    sl_buffer_free(&s.late_rows);
+    free(s.late_sel);
+    if (q->wm_prog)
+      sl_buffer_free(&s.wm_scratch);
+  }
   sl_expr_ctx_free(s.ctx);
   pthread_mutex_lock(&w->lock);
   w->rc = rc;

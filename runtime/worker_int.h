@@ -32,7 +32,15 @@ typedef struct worker_state {
    * wm, and origin maps the rows given to aggregate() to input rows. */
   sl_buffer wm_values;
   uint32_t wm_next;
-  sl_buffer rowtimes;     /* q->rowtime_prog's values per input row */
+  sl_buffer rowtimes; /* q->rowtime_prog's values per input row */
+  /* Late records to a table (q->late): the buffer's late records waiting
+   * to be written (whole input rows), the candidates' input rows, and
+   * wm_ready: this buffer's watermark values were evaluated already (the
+   * pipeline then writes its own into wm_scratch, unread). */
+  sl_buffer late_rows;
+  uint32_t *late_sel;
+  bool wm_ready;
+  sl_buffer wm_scratch;
   const uint32_t *origin; /* NULL: rows are input rows */
   uint32_t *joined_origin;
   /* Late merge: wm is this worker's watermark over its own input.

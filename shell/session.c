@@ -344,8 +344,34 @@ static int choose_leaf_strategies(sl_session *s, sl_plan *plan, sl_arena *arena,
   return rc;
 }
 
+/* The table the plan (or a leaf of it) writes its late records to, or
+ * NULL. */
+static const sl_table_def *late_records_table(const sl_plan *plan) {
+  if (plan->kind != SL_PLAN_STAGED)
+    return plan->late_table;
+  for (int i = 0; i < plan->staged->nleaves; i++)
+    if (plan->staged->leaves[i]->late_table)
+      return plan->staged->leaves[i]->late_table;
+  return NULL;
+}
+
+/* Where late records go, then how each stateful part spreads. */
 static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
                            const char **why, sl_error *err) {
+  int rc =
+      sl_plan_route_late_records(arena, plan, s->catalog, s->settings, err);
+  if (rc != SL_OK)
+    return rc;
+  int nodes = s->cluster
+                  ? s->cluster->n
+                  : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  if (!s->is_node && nodes > 1 && late_records_table(plan))
+    return sl_error_set(err, SL_EUNSUPPORTED,
+                        "not supported yet: 'sluice.late-records' = "
+                        "'side-output' on %d nodes (late records are written "
+                        "by one process); SET 'sluice.nodes' = 1, or SET "
+                        "'sluice.late-records' = 'drop'",
+                        nodes);
   if (plan->kind == SL_PLAN_STAGED)
     return choose_leaf_strategies(s, plan, arena, why, err);
   return choose_plan_strategy(s, plan, false, arena, why, err);
@@ -559,10 +585,16 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
                      st.rows_out == 1 ? "" : "s");
   sl_strbuf_printf(&msg,
                    ", %llu events in %.2f s (%.0f events/s, %d "
-                   "worker%s), %llu late records dropped",
+                   "worker%s), ",
                    (unsigned long long)st.events, st.seconds, rate, st.workers,
-                   st.workers == 1 ? "" : "s",
-                   (unsigned long long)st.late_dropped);
+                   st.workers == 1 ? "" : "s");
+  const sl_table_def *late = late_records_table(plan);
+  if (late)
+    sl_strbuf_printf(&msg, "%llu late records written to '%s'",
+                     (unsigned long long)st.late_written, late->name);
+  else
+    sl_strbuf_printf(&msg, "%llu late records dropped",
+                     (unsigned long long)st.late_dropped);
   if (st.skipped_rows)
     sl_strbuf_printf(&msg, ", %llu malformed rows skipped",
                      (unsigned long long)st.skipped_rows);

@@ -152,6 +152,15 @@ typedef struct sl_plan {
   /* A leaf of updating stages: every row counts however late it is (the
    * watermark is still computed: it lets the stages drop state). */
   bool keep_late;
+  /* SET 'sluice.late-records' = 'side-output' (sl_plan_route_late_records):
+   * the records of input 0 later than the watermark are written whole, in
+   * leaf order, to late_table through late_sink instead of being dropped,
+   * so every leaf of input 0 is read.  NULL: dropped and counted. */
+  const sl_table_def *late_table;
+  const sl_sink_connector *late_sink;
+  /* The runtime's open late output shared by a staged plan's leaves (set
+   * by the stage runner), or NULL: the executor opens its own. */
+  void *late_arg;
 
   /* SL_PLAN_CONSTANT: nconst_rows rows of nout expressions without
    * columns, each kept when const_filter (the WHERE of a SELECT without
@@ -426,6 +435,8 @@ typedef struct sl_query_stats {
   uint64_t rows_state;    /* rows folded into aggregate state (not late) */
   uint64_t rows_out;      /* rows written to the sink */
   uint64_t late_dropped;  /* records dropped as late */
+  uint64_t late_written;  /* late records written to 'sluice.late-records.
+                           * table' instead (side-output) */
   uint64_t windows_fired;
   uint64_t groups_emitted;   /* aggregate rows finalized (before HAVING) */
   uint64_t skipped_rows;     /* malformed input rows skipped */
@@ -486,6 +497,16 @@ void sl_plan_push_into_sources(sl_arena *a, sl_plan *p);
 /* Append a line to the plan's rewrite log (printf-style). */
 void sl_plan_note(sl_arena *a, sl_plan *p, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* SET 'sluice.late-records' = 'side-output' (planner/late_records.c): set
+ * late_table and late_sink on the plan (a staged plan: on each leaf that
+ * drops late records) from 'sluice.late-records.table', after checking
+ * that it names a sink table whose columns are the stream table's leaves.
+ * Nothing when the setting is 'drop'.  SL_EINVAL / SL_EUNSUPPORTED with a
+ * message saying what to change. */
+int sl_plan_route_late_records(sl_arena *a, sl_plan *plan,
+                               const sl_catalog *catalog,
+                               const sl_settings *settings, sl_error *err);
 
 /* The input (0 or 1) a base-row column belongs to, or -1. */
 int sl_plan_input_of(const sl_plan *plan, int column);

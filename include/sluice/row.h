@@ -194,6 +194,10 @@ char *sl_buffer_heap_copy(sl_buffer *b, const char *p, uint32_t len);
 /* A string whose long bytes are copied into b's heap; false if no room. */
 bool sl_buffer_put_str(sl_buffer *b, sl_str *dst, const char *p, uint32_t len);
 
+/* Append a copy of row (of b's layout), its long strings into b's heap;
+ * false (b unchanged) when b has no room for it. */
+bool sl_buffer_append_copy(sl_buffer *b, const uint8_t *row);
+
 /* A row kept on its own (operator state): the bytes of its long strings
  * (those not inline), and a copy of it into dst with those strings into
  * heap (sl_row_long_bytes of room), returning the heap's end. */

@@ -42,9 +42,16 @@ static void test_validation(void **state) {
       sl_settings_set(s, "sluice.strategy", "late-merge", NULL, &err), SL_OK);
   /* A choice that is not built is refused, not accepted and ignored. */
   assert_int_equal(
-      sl_settings_set(s, "sluice.late-records", "side-output", NULL, &err),
+      sl_settings_set(s, "execution.runtime-mode", "batch", NULL, &err),
       SL_EINVAL);
-  assert_non_null(strstr(err.message, "expected one of drop"));
+  assert_non_null(strstr(err.message, "expected one of streaming"));
+  sl_error_clear(&err);
+  assert_int_equal(
+      sl_settings_set(s, "sluice.late-records", "side-output", NULL, &err),
+      SL_OK);
+  assert_int_equal(
+      sl_settings_set(s, "sluice.late-records", "keep", NULL, &err), SL_EINVAL);
+  assert_non_null(strstr(err.message, "side-output"));
   sl_error_clear(&err);
   assert_int_equal(sl_settings_set(s, "sluice.strategy", "fast", NULL, &err),
                    SL_EINVAL);

@@ -1,0 +1,73 @@
+/* late_output.c - writing late records to their table (late_output.h). */
+#include "late_output.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice/jit.h"
+
+/* "<doing> '<table>': <the sink's message>" */
+static int name_table(sl_error *err, int rc, const char *doing,
+                      const char *table) {
+  char *was = err->message;
+  err->message = NULL;
+  sl_error_set(err, rc, "%s '%s': %s", doing, table, was ? was : "failed");
+  free(was);
+  return rc;
+}
+
+int late_output_open(late_output *lo, const sl_plan *plan, sl_arena *a,
+                     sl_error *err) {
+  memset(lo, 0, sizeof *lo);
+  const sl_table_def *t = plan->late_table;
+  const sl_row_layout *layout = sl_plan_input_layout(a, plan, 0);
+  /* The sink names its columns after the late table. */
+  const char **names = SL_ANEW_N(a, const char *, layout->nfields + 1);
+  for (int c = 0, i = 0; c < t->ncolumns && i < layout->nfields; c++)
+    if (!t->columns[c].computed_sql)
+      names[i++] = t->columns[c].name;
+  sl_sink_spec spec = {t, layout, names, NULL, NULL, false};
+  lo->sc = plan->late_sink;
+  lo->table = t->name;
+  int rc = lo->sc->open(&spec, &lo->sink, err);
+  if (rc != SL_OK)
+    return name_table(err, rc, "opening the late records' table", lo->table);
+  pthread_mutex_init(&lo->lock, NULL);
+  return SL_OK;
+}
+
+int late_output_write(late_output *lo, const sl_buffer *rows, sl_error *err) {
+  pthread_mutex_lock(&lo->lock);
+  int rc = lo->sc->write(lo->sink, rows, err);
+  if (rc == SL_OK) {
+    lo->written += rows->nrows;
+    lo->uncommitted = true;
+  }
+  pthread_mutex_unlock(&lo->lock);
+  if (rc != SL_OK)
+    return name_table(err, rc, "writing late records to", lo->table);
+  return SL_OK;
+}
+
+int late_output_commit(late_output *lo, sl_error *err) {
+  pthread_mutex_lock(&lo->lock);
+  int rc = SL_OK;
+  if (lo->uncommitted && lo->sc->commit)
+    rc = lo->sc->commit(lo->sink, err);
+  lo->uncommitted = false;
+  pthread_mutex_unlock(&lo->lock);
+  return rc;
+}
+
+int late_output_close(late_output *lo, bool ok, sl_error *err) {
+  int rc = ok ? late_output_commit(lo, err) : SL_OK;
+  sl_error close_err = {0};
+  int crc = lo->sc->close(lo->sink, ok && rc == SL_OK, &close_err);
+  if (rc == SL_OK && crc != SL_OK) {
+    sl_error_move(err, &close_err);
+    rc = crc;
+  }
+  sl_error_clear(&close_err);
+  pthread_mutex_destroy(&lo->lock);
+  return rc;
+}

@@ -1,0 +1,40 @@
+/* late_output.h - the table late records go to (SET 'sluice.late-records'
+ * = 'side-output'; sl_plan.late_table): one sink shared by every worker of
+ * a query, and by every leaf of a staged plan, written under a lock (late
+ * records are rare, so the lock is not contended).  Internal to runtime/.
+ *
+ * Ownership: whoever calls late_output_open (the executor for a single
+ * plan, the stage runner for a staged one) closes it; the workers only
+ * write. */
+#ifndef SLUICE_LATE_OUTPUT_H
+#define SLUICE_LATE_OUTPUT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/connector.h"
+#include "sluice/plan.h"
+
+typedef struct late_output {
+  const sl_sink_connector *sc;
+  sl_sink *sink;
+  const char *table; /* its name, for messages */
+  pthread_mutex_t lock;
+  uint64_t written; /* rows written (under lock) */
+  bool uncommitted; /* rows written since the last commit (under lock) */
+} late_output;
+
+/* Open plan->late_table's sink for rows of the stream's leaves (input 0,
+ * every leaf, in leaf order); the layout is built in arena a. */
+int late_output_open(late_output *lo, const sl_plan *plan, sl_arena *a,
+                     sl_error *err);
+/* Write rows (from any thread); an error names the table. */
+int late_output_write(late_output *lo, const sl_buffer *rows, sl_error *err);
+/* Commit what was written since the last commit (a SQLite transaction),
+ * if anything was. */
+int late_output_commit(late_output *lo, sl_error *err);
+/* ok: commit and keep; else discard what is not committed. */
+int late_output_close(late_output *lo, bool ok, sl_error *err);
+
+#endif

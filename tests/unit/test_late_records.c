@@ -1,0 +1,240 @@
+/* test_late_records.c - SET 'sluice.late-records' = 'side-output' against
+ * 'drop', side by side over a stream with many late records split among
+ * workers (each judging lateness by its own watermark): the window results
+ * are the same, the late table holds exactly as many records as 'drop'
+ * counted, and they are exactly the records the windows left out (the
+ * values of the late table plus the windows' sums are the input's).  At 1
+ * and 4 workers, both strategies, the JIT on and off. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sluice/session.h"
+#include "sluice/strbuf.h"
+
+enum { NROWS = 30000 };
+
+typedef struct notices {
+  sl_strbuf last; /* the last notice (the query's summary) */
+} notices;
+
+static int on_notice(void *ctx, const char *text) {
+  notices *n = ctx;
+  sl_strbuf_free(&n->last);
+  sl_strbuf_append(&n->last, text);
+  return SL_OK;
+}
+
+static void exec_ok(sl_session *s, notices *n, const char *sql) {
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sink.notice = on_notice;
+  sink.ctx = n;
+  sl_error err = {0};
+  if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) != SL_OK)
+    fail_msg("%s: %s", sql, err.message);
+}
+
+/* The number before `what` in the summary, e.g. "12 late records
+ * dropped". */
+static long long summary_count(const notices *n, const char *what) {
+  const char *text = sl_strbuf_cstr(&n->last);
+  const char *at = strstr(text, what);
+  if (!at)
+    fail_msg("no '%s' in '%s'", what, text);
+  while (at > text && at[-1] == ' ')
+    at--;
+  while (at > text && at[-1] >= '0' && at[-1] <= '9')
+    at--;
+  return atoll(at);
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    fail_msg("cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)len + 1);
+  assert_non_null(buf);
+  assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+  buf[len] = 0;
+  fclose(f);
+  return buf;
+}
+
+static int compare_lines(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The file's lines, sorted, joined by newlines. */
+static char *sorted_lines(const char *path, int *count) {
+  char *text = read_file(path);
+  int n = 0, cap = 1024;
+  char **lines = malloc(sizeof(char *) * (size_t)cap);
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    if (n == cap)
+      lines = realloc(lines, sizeof(char *) * (size_t)(cap *= 2));
+    lines[n++] = line;
+  }
+  qsort(lines, (size_t)n, sizeof(char *), compare_lines);
+  sl_strbuf out = SL_STRBUF_INIT;
+  for (int i = 0; i < n; i++)
+    sl_strbuf_printf(&out, "%s\n", lines[i]);
+  free(lines);
+  free(text);
+  *count = n;
+  char *r = strdup(sl_strbuf_cstr(&out));
+  sl_strbuf_free(&out);
+  return r;
+}
+
+/* Sum of the integer in column col (0-based) of every CSV line. */
+static long long column_sum(const char *path, int col) {
+  char *text = read_file(path);
+  long long sum = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    const char *p = line;
+    for (int c = 0; c < col && p; c++) {
+      p = strchr(p, ',');
+      if (p)
+        p++;
+    }
+    if (p)
+      sum += atoll(p);
+  }
+  free(text);
+  return sum;
+}
+
+/* A stream of NROWS (k, v, ts) rows, one per ms, one in nine of them from
+ * up to 3 s earlier: with a watermark of ts - 1 s, many are late. */
+static long long write_stream(const char *path) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  uint64_t x = 88172645463325252ull;
+  long long total = 0;
+  for (int i = 0; i < NROWS; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    long long ms = 10000 + i;
+    if (x % 9 == 0)
+      ms -= (long long)(x >> 20) % 3000;
+    int v = (int)(x % 1000);
+    total += v;
+    fprintf(f, "%d,%d,2024-01-01 00:%02lld:%02lld.%03lld\n", (int)(x % 7), v,
+            ms / 60000, ms / 1000 % 60, ms % 1000);
+  }
+  fclose(f);
+  return total;
+}
+
+static void run_config(const char *dir, long long total, int workers,
+                       const char *strategy, const char *jit) {
+  sl_session *s = sl_session_new();
+  notices n = {SL_STRBUF_INIT};
+  char sql[2048];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE events (k INT, v INT, ts TIMESTAMP(3), WATERMARK "
+           "FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = "
+           "'filesystem', 'path' = '%s/events.csv', 'format' = 'csv', "
+           "'csv.split-min-bytes' = '1')",
+           dir);
+  exec_ok(s, &n, sql);
+  const char *outs[] = {"out_drop", "out_side", "late"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(sql, sizeof sql,
+             i < 2 ? "CREATE TABLE %s (k INT, ws TIMESTAMP(3), c BIGINT, sv "
+                     "INT) WITH ('connector' = 'filesystem', 'path' = "
+                     "'%s/%s.csv', 'format' = 'csv')"
+                   : "CREATE TABLE %s (k INT, v INT, ts TIMESTAMP(3)) WITH "
+                     "('connector' = 'filesystem', 'path' = '%s/%s.csv', "
+                     "'format' = 'csv')",
+             outs[i], dir, outs[i]);
+    exec_ok(s, &n, sql);
+  }
+  snprintf(sql, sizeof sql, "SET 'parallelism.default' = '%d'", workers);
+  exec_ok(s, &n, sql);
+  snprintf(sql, sizeof sql, "SET 'sluice.strategy' = '%s'", strategy);
+  exec_ok(s, &n, sql);
+  snprintf(sql, sizeof sql, "SET 'sluice.jit' = '%s'", jit);
+  exec_ok(s, &n, sql);
+  const char *query =
+      "SELECT k, window_start, COUNT(*), CAST(SUM(v) AS INT) FROM "
+      "TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
+      "GROUP BY k, window_start, window_end";
+
+  snprintf(sql, sizeof sql, "INSERT INTO out_drop %s", query);
+  exec_ok(s, &n, sql);
+  long long dropped = summary_count(&n, "late records dropped");
+
+  exec_ok(s, &n, "SET 'sluice.late-records' = 'side-output'");
+  exec_ok(s, &n, "SET 'sluice.late-records.table' = 'late'");
+  snprintf(sql, sizeof sql, "INSERT INTO out_side %s", query);
+  exec_ok(s, &n, sql);
+  long long written = summary_count(&n, "late records written");
+
+  /* Enough late records for the comparison to mean something. */
+  if (dropped < 500)
+    fail_msg("only %lld late records at %d workers", dropped, workers);
+  assert_int_equal(written, dropped);
+  char path[1024];
+  int nd, ns, nl;
+  snprintf(path, sizeof path, "%s/out_drop.csv", dir);
+  char *a = sorted_lines(path, &nd);
+  snprintf(path, sizeof path, "%s/out_side.csv", dir);
+  char *b = sorted_lines(path, &ns);
+  snprintf(path, sizeof path, "%s/late.csv", dir);
+  char *late = sorted_lines(path, &nl);
+  assert_int_equal(nd, ns);
+  assert_string_equal(a, b);
+  assert_int_equal(nl, written);
+  /* The late records are exactly what the windows left out. */
+  snprintf(path, sizeof path, "%s/out_side.csv", dir);
+  long long in_windows = column_sum(path, 3);
+  snprintf(path, sizeof path, "%s/late.csv", dir);
+  long long in_late = column_sum(path, 1);
+  assert_int_equal(in_windows + in_late, total);
+  free(a);
+  free(b);
+  free(late);
+  sl_strbuf_free(&n.last);
+  sl_session_free(s);
+}
+
+static void test_side_output_equals_drop(void **state) {
+  (void)state;
+  char dir[] = "/tmp/sluice-late-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[1024];
+  snprintf(path, sizeof path, "%s/events.csv", dir);
+  long long total = write_stream(path);
+  const char *strategies[] = {"late-merge", "repartition"};
+  const char *jits[] = {"on", "off"};
+  for (int w = 1; w <= 4; w *= 4)
+    for (int st = 0; st < 2; st++)
+      for (int j = 0; j < 2; j++)
+        run_config(dir, total, w, strategies[st], jits[j]);
+  const char *files[] = {"events", "out_drop", "out_side", "late"};
+  for (int i = 0; i < 4; i++) {
+    snprintf(path, sizeof path, "%s/%s.csv", dir, files[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_side_output_equals_drop),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
