@@ -15,7 +15,19 @@
  * acceptor refused our shape or role, and both ends fail saying so.
  *
  * ACCEPT: see accept_end for how a listener made by sl_channel_listen is
- * consumed through nothing but its descriptor. */
+ * consumed through nothing but its descriptor.
+ *
+ * THE CLUSTER SECRET (ep->secret): rdma_cm allows no round trip before the
+ * connection, so the proofs ride in the private data (verbs_req and
+ * verbs_rep).  The connector sends a fresh nonce and a tag over the
+ * listener's port, the nonce and its hello; the acceptor checks it before
+ * anything else and REJECTs a wrong one (its hello marked
+ * VERBS_REFUSED_SECRET, so the connector can say why), else answers with
+ * a tag over the nonce and its own hello, which the connector checks
+ * before it writes a byte.  A recorded REQ could only be replayed to a
+ * listener on the same port that has not accepted yet: each listener
+ * accepts one channel, and its port is handed out over a connection that
+ * proved the secret. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -28,6 +40,7 @@
 #include <unistd.h>
 
 #include "channel_verbs_int.h"
+#include "sluice/auth.h"
 #include "sluice/clock.h"
 
 #define RETRY_NS (10 * 1000 * 1000)
@@ -159,6 +172,39 @@ static int check_hello(const verbs_hello *peer, sl_channel_role role,
   return SL_OK;
 }
 
+/* --- the cluster secret in the private data --- */
+
+/* The connector's tag: over the listener's port (a recorded REQ is
+ * worthless at any other listener, and a listener accepts once), its
+ * nonce and its hello. */
+static void req_tag(const sl_secret *secret, uint16_t port,
+                    const unsigned char nonce[8], const verbs_hello *h,
+                    unsigned char out[16]) {
+  const void *parts[4] = {"SLCV-REQ", &port, nonce, h};
+  const size_t lens[4] = {8, sizeof port, 8, sizeof *h};
+  unsigned char mac[32];
+  sl_auth_mac(secret, 4, parts, lens, mac);
+  memcpy(out, mac, 16);
+}
+
+/* The acceptor's: over the connector's nonce (fresh) and its own hello. */
+static void rep_tag(const sl_secret *secret, const unsigned char nonce[8],
+                    const verbs_hello *h, unsigned char out[16]) {
+  const void *parts[3] = {"SLCV-REP", nonce, h};
+  const size_t lens[3] = {8, 8, sizeof *h};
+  unsigned char mac[32];
+  sl_auth_mac(secret, 3, parts, lens, mac);
+  memcpy(out, mac, 16);
+}
+
+static uint16_t port_of(const struct sockaddr *sa) {
+  if (sa && sa->sa_family == AF_INET)
+    return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+  if (sa && sa->sa_family == AF_INET6)
+    return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+  return 0;
+}
+
 /* --- the verbs objects of a connection --- */
 
 int sl_verbs_setup_qp(verbs_channel *v, sl_error *err) {
@@ -269,17 +315,24 @@ void sl_verbs_teardown_qp(verbs_channel *v) {
   v->sig_head = v->sig_count = 0;
 }
 
-static struct rdma_conn_param conn_param(const verbs_hello *me) {
+static struct rdma_conn_param conn_param(const void *data, uint8_t len) {
   struct rdma_conn_param p;
   memset(&p, 0, sizeof p);
-  p.private_data = me;
-  p.private_data_len = sizeof *me;
+  p.private_data = data;
+  p.private_data_len = len;
   /* WRITEs only: no RDMA READ or atomic resources. */
   p.responder_resources = 0;
   p.initiator_depth = 0;
   p.retry_count = RETRY_COUNT;
   p.rnr_retry_count = 7;
   return p;
+}
+
+/* Keep an event's private data (zero-padded) in v->pdata. */
+static void keep_pdata(verbs_channel *v, const void *data, uint8_t len) {
+  memset(v->pdata, 0, sizeof v->pdata);
+  if (data)
+    memcpy(v->pdata, data, len < sizeof v->pdata ? len : sizeof v->pdata);
 }
 
 /* The next event of v->id on v->ec before the deadline.  SL_OK with *type,
@@ -311,6 +364,9 @@ static int next_event(verbs_channel *v, int64_t deadline_ns,
     *status = ev->status;
     *has_hello = get_hello(ev->param.conn.private_data,
                            ev->param.conn.private_data_len, hello);
+    if (mine)
+      keep_pdata(v, ev->param.conn.private_data,
+                 ev->param.conn.private_data_len);
     rdma_ack_cm_event(ev);
     if (mine)
       return SL_OK;
@@ -353,8 +409,8 @@ static int expect_event(verbs_channel *v, enum rdma_cm_event_type want,
 /* One connection attempt.  *retry is set for failures worth retrying. */
 static int try_connect(verbs_channel *v, const struct sockaddr *dst,
                        sl_channel_role role, const sl_channel_config *shape,
-                       int64_t deadline_ns, verbs_hello *peer, int *retry,
-                       sl_error *err) {
+                       const sl_secret *secret, int64_t deadline_ns,
+                       verbs_hello *peer, int *retry, sl_error *err) {
   *retry = 0;
   int has = 0;
   if (rdma_create_id(v->ec, &v->id, v, RDMA_PS_TCP) != 0)
@@ -382,8 +438,15 @@ static int try_connect(verbs_channel *v, const struct sockaddr *dst,
     return rc;
   if ((rc = sl_verbs_setup_qp(v, err)) != SL_OK)
     return rc;
-  verbs_hello me = make_hello(v, role, shape);
-  struct rdma_conn_param p = conn_param(&me);
+  verbs_req req;
+  memset(&req, 0, sizeof req);
+  req.hello = make_hello(v, role, shape);
+  if (secret) {
+    sl_auth_random(req.nonce, sizeof req.nonce);
+    req_tag(secret, port_of(dst), req.nonce, &req.hello, req.tag);
+  }
+  struct rdma_conn_param p =
+      conn_param(&req, secret ? sizeof req : sizeof req.hello);
   if (rdma_connect(v->id, &p) != 0)
     return sl_error_set(err, SL_EIO,
                         "verbs channel: rdma_connect to %s failed: %s",
@@ -394,6 +457,12 @@ static int try_connect(verbs_channel *v, const struct sockaddr *dst,
     /* The acceptor's answer: accepted with its ring, or refused our shape
      * or role (a REJECT that explains itself is final). */
     *retry = 0;
+    if (rc != SL_OK && peer->reserved == VERBS_REFUSED_SECRET)
+      return sl_error_set(err, SL_EPERM,
+                          "verbs channel: %s (pid %d) refused this end: it "
+                          "did not prove the cluster secret (is it the "
+                          "same file on every node?)",
+                          v->where, (int)peer->pid);
     int crc = check_hello(peer, role, shape, v->where, err);
     if (crc != SL_OK)
       return crc;
@@ -401,6 +470,17 @@ static int try_connect(verbs_channel *v, const struct sockaddr *dst,
       return sl_error_set(err, SL_EIO,
                           "verbs channel: %s (pid %d) rejected the connection",
                           v->where, (int)peer->pid);
+    if (secret) {
+      const verbs_rep *rep = (const verbs_rep *)v->pdata;
+      unsigned char want[16];
+      rep_tag(secret, req.nonce, &rep->hello, want);
+      if (!sl_auth_equal(want, rep->tag, sizeof want))
+        return sl_error_set(err, SL_EPERM,
+                            "verbs channel: %s (pid %d) accepted without "
+                            "proving the cluster secret: not a peer of this "
+                            "cluster",
+                            v->where, (int)peer->pid);
+    }
   } else if (rc == SL_OK)
     return sl_error_set(err, SL_EIO,
                         "verbs channel: %s accepted without a Sluice hello: "
@@ -421,8 +501,8 @@ static int connect_end(verbs_channel *v, const sl_channel_endpoint *ep,
     return rc;
   for (;;) {
     int retry = 0;
-    rc = try_connect(v, (struct sockaddr *)&ss, ep->role, shape, deadline_ns,
-                     peer, &retry, err);
+    rc = try_connect(v, (struct sockaddr *)&ss, ep->role, shape, ep->secret,
+                     deadline_ns, peer, &retry, err);
     if (rc == SL_OK)
       return SL_OK;
     sl_verbs_teardown_qp(v);
@@ -502,6 +582,7 @@ static int accept_end(verbs_channel *v, const sl_channel_endpoint *ep,
   struct rdma_cm_id *id = ev->id, *listen_id = ev->listen_id;
   int has = get_hello(ev->param.conn.private_data,
                       ev->param.conn.private_data_len, peer);
+  keep_pdata(v, ev->param.conn.private_data, ev->param.conn.private_data_len);
   rdma_ack_cm_event(ev);
   v->id = id;
   id->context = v;
@@ -517,11 +598,28 @@ static int accept_end(verbs_channel *v, const sl_channel_endpoint *ep,
                         "from %s failed: %s",
                         v->where, strerror(e));
   verbs_hello me = make_hello(v, ep->role, shape);
-  int rc = has ? check_hello(peer, ep->role, shape, v->where, err)
+  int rc = has ? SL_OK
                : sl_error_set(err, SL_EIO,
                               "verbs channel: %s connected without a Sluice "
                               "hello: not a Sluice channel end",
                               v->where);
+  const verbs_req *req = (const verbs_req *)v->pdata;
+  if (rc == SL_OK && ep->secret) {
+    /* The proof first: nothing else is answered to a stranger. */
+    unsigned char want[16];
+    req_tag(ep->secret, port_of(rdma_get_local_addr(id)), req->nonce,
+            &req->hello, want);
+    if (!sl_auth_equal(want, req->tag, sizeof want)) {
+      me.reserved = VERBS_REFUSED_SECRET;
+      rdma_reject(id, &me, sizeof me);
+      return sl_error_set(err, SL_EPERM,
+                          "verbs channel: %s did not prove the cluster "
+                          "secret: refused",
+                          v->where);
+    }
+  }
+  if (rc == SL_OK)
+    rc = check_hello(peer, ep->role, shape, v->where, err);
   if (rc != SL_OK) {
     /* Our hello lets the connector say what is wrong, too. */
     rdma_reject(id, &me, sizeof me);
@@ -531,8 +629,13 @@ static int accept_end(verbs_channel *v, const sl_channel_endpoint *ep,
     rdma_reject(id, NULL, 0);
     return rc;
   }
-  me = make_hello(v, ep->role, shape);
-  struct rdma_conn_param p = conn_param(&me);
+  verbs_rep rep;
+  memset(&rep, 0, sizeof rep);
+  rep.hello = make_hello(v, ep->role, shape);
+  if (ep->secret)
+    rep_tag(ep->secret, req->nonce, &rep.hello, rep.tag);
+  struct rdma_conn_param p =
+      conn_param(&rep, ep->secret ? sizeof rep : sizeof rep.hello);
   if (rdma_accept(id, &p) != 0)
     return sl_error_set(err, SL_EIO,
                         "verbs channel: rdma_accept of %s failed: %s", v->where,

@@ -54,6 +54,29 @@ _Static_assert(sizeof(verbs_hello) == 32, "hello fits REQ private data");
 
 enum { VERBS_HELLO_VERSION = 1 };
 
+/* A hello's `reserved` in a REJECT: the connector did not prove the
+ * cluster secret (otherwise 0). */
+enum { VERBS_REFUSED_SECRET = 1 };
+
+/* With a cluster secret (sl_channel_endpoint.secret) the private data
+ * carries proofs that the ends know it (channel_verbs_connect.c): the REQ
+ * a fresh nonce and a tag over the listener's port, the nonce and the
+ * connector's hello; the REP a tag over the nonce and the acceptor's
+ * hello.  Tags are HMAC-SHA-256 cut to 16 bytes.  56 bytes is all a REQ
+ * of RDMA_PS_TCP can carry. */
+typedef struct verbs_req {
+  verbs_hello hello;
+  unsigned char nonce[8];
+  unsigned char tag[16];
+} verbs_req;
+typedef struct verbs_rep {
+  verbs_hello hello;
+  unsigned char tag[16];
+} verbs_rep;
+
+_Static_assert(sizeof(verbs_req) == 56, "a REQ's private data is 56 bytes");
+_Static_assert(sizeof(verbs_rep) == 48, "REP private data");
+
 typedef struct verbs_channel {
   sl_ring ring;
   unsigned char *mem; /* the registered region (header page + ring) */
@@ -92,6 +115,8 @@ typedef struct verbs_channel {
   int64_t next_check_ns; /* idle checks no more often than this */
   int64_t timeout_ns;    /* the endpoint's: bounds destroy's drain */
   char where[128];       /* the peer's "ip:port" */
+  /* The private data of the last rdma_cm event read (zero-padded). */
+  unsigned char pdata[sizeof(verbs_req)];
 } verbs_channel;
 
 /* --- channel_verbs_connect.c --- */

@@ -98,6 +98,27 @@ void sl_secret_wipe(sl_secret *s) {
   sodium_memzero(s, sizeof *s);
 }
 
+void sl_auth_mac(const sl_secret *secret, int n, const void *const *parts,
+                 const size_t *lens, unsigned char out[32]) {
+  crypto_auth_hmacsha256_state st;
+  crypto_auth_hmacsha256_init(&st, secret->key, sizeof secret->key);
+  for (int i = 0; i < n; i++)
+    crypto_auth_hmacsha256_update(&st, parts[i], lens[i]);
+  crypto_auth_hmacsha256_final(&st, out);
+  sodium_memzero(&st, sizeof st);
+}
+
+void sl_auth_random(void *buf, size_t n) {
+  sl_error err = {0};
+  if (sodium_ready(&err) != SL_OK)
+    abort(); /* no randomness: nothing safe to do */
+  randombytes_buf(buf, n);
+}
+
+bool sl_auth_equal(const void *a, const void *b, size_t n) {
+  return sodium_memcmp(a, b, n) == 0;
+}
+
 /* HMAC(key, label a b). */
 static void mac(const sl_secret *s, const char *label, const unsigned char *a,
                 const unsigned char *b, unsigned char out[MAC_LEN]) {

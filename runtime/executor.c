@@ -214,9 +214,37 @@ static int write_sorted(void *arg, sl_buffer *b) {
 
 /* Result rows: kept for sorting under ORDER BY, else written now. */
 static int emit_result(coordinator *c, sl_buffer *b) {
-  if (c->sorted)
-    return sorted_result_add(c->sorted, b, c->err);
-  return write_result(c, b);
+  if (!c->sorted)
+    return write_result(c, b);
+  int rc = sorted_result_add(c->sorted, b, c->err);
+  size_t held = sorted_result_bytes(c->sorted);
+  if (rc == SL_OK && held > c->q->memory_limit) {
+    char h[32], l[32];
+    rc = sl_error_set(c->err, SL_ENOMEM,
+                      "ORDER BY's rows (kept until the input ends, to be "
+                      "sorted) hold %s, over the memory limit of %s; SET "
+                      "'sluice.memory-limit' higher, or add a LIMIT",
+                      sl_exec_bytes_text(held, h, sizeof h),
+                      sl_exec_bytes_text(c->q->memory_limit, l, sizeof l));
+  }
+  return rc;
+}
+
+/* The coordinator merges the partial states of one window from every
+ * worker (or node): that table counts against the memory limit too. */
+static int check_merged_window(coordinator *c, const sl_group_table *merged) {
+  size_t held = sl_group_table_bytes(merged);
+  if (held <= c->q->memory_limit)
+    return SL_OK;
+  char h[32], l[32];
+  return sl_error_set(
+      c->err, SL_ENOMEM,
+      "the windowed GROUP BY's window being merged (%u groups, from every "
+      "worker%s) holds %s, over the memory limit of %s; SET "
+      "'sluice.memory-limit' higher, or use shorter windows or fewer keys",
+      merged->count, c->of_nodes ? " of every node" : "",
+      sl_exec_bytes_text(held, h, sizeof h),
+      sl_exec_bytes_text(c->q->memory_limit, l, sizeof l));
 }
 
 static int emit_changes(void *arg, sl_buffer *b) {
@@ -436,6 +464,8 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
       } else {
         if (rc == SL_OK)
           rc = sl_group_table_merge(merged, p->table, c->err);
+        if (rc == SL_OK)
+          rc = check_merged_window(c, merged);
         sl_group_table_free(p->table);
         free(p->table);
       }

@@ -26,9 +26,26 @@ int sl_send_all(int fd, const void *p, size_t n, sl_error *err) {
   return SL_OK;
 }
 
+/* Read n bytes.  Once a frame has begun, its sender sends the rest at
+ * once (sl_frame_send), so a sender that goes silent in the middle of one
+ * for SL_SILENCE_MS hangs (heartbeats only come between frames): the
+ * connection is shut down and the read fails, rather than waiting for
+ * ever. */
 static int read_all(int fd, void *p, size_t n, sl_error *err) {
   char *c = p;
   while (n > 0) {
+    struct pollfd pf = {fd, POLLIN, 0};
+    int ready = poll(&pf, 1, SL_SILENCE_MS);
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready == 0) {
+      shutdown(fd, SHUT_RDWR);
+      return sl_error_set(err, SL_EIO,
+                          "the other side stopped in the middle of a "
+                          "message and sent nothing for %d s: its process "
+                          "hangs, or its host or the network to it is gone",
+                          SL_SILENCE_MS / 1000);
+    }
     ssize_t k = recv(fd, c, n, 0);
     if (k < 0 && errno == EINTR)
       continue;
@@ -82,15 +99,15 @@ int sl_node_check_silence(int fd, double heard, sl_error *err) {
 int sl_frame_recv(int fd, uint32_t *type, sl_strbuf *payload, int timeout_ms,
                   sl_error *err) {
   sl_strbuf_reset(payload);
-  if (timeout_ms >= 0) {
-    struct pollfd p = {fd, POLLIN, 0};
-    int k;
-    do
-      k = poll(&p, 1, timeout_ms);
-    while (k < 0 && errno == EINTR);
-    if (k == 0)
-      return SL_FRAME_TIMEOUT;
-  }
+  /* Between frames a peer may be silent as long as the caller allows (-1:
+   * for ever); within one, read_all allows SL_SILENCE_MS. */
+  struct pollfd p = {fd, POLLIN, 0};
+  int k;
+  do
+    k = poll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms);
+  while (k < 0 && errno == EINTR);
+  if (k == 0)
+    return SL_FRAME_TIMEOUT;
   uint32_t head[2];
   int rc = read_all(fd, head, sizeof head, err);
   if (rc != SL_OK)

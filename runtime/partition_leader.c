@@ -4,6 +4,8 @@
  * fires. */
 #include "partition_leader.h"
 
+#include "executor_int.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,7 +98,10 @@ int sl_leader_store_merge(sl_leader_store *s, int64_t start, int64_t end,
   while (*at && (*at)->end < end)
     at = &(*at)->next;
   sl_leader_window *w = *at;
-  if (!w || w->end != end) {
+  size_t before = 0; /* the window's bytes already in s->held */
+  if (w && w->end == end) {
+    before = sl_group_table_bytes(w->table);
+  } else {
     w = malloc(sizeof *w);
     sl_group_table *t = malloc(sizeof *t);
     if (!w || !t)
@@ -111,6 +116,22 @@ int sl_leader_store_merge(sl_leader_store *s, int64_t start, int64_t end,
   rc = sl_group_table_decode_merge(w->table, wire, len, err);
   s->merges++;
   s->bytes += len;
+  s->held += sl_group_table_bytes(w->table) - before;
+  if (rc == SL_OK && s->limit && s->held > s->limit) {
+    int open = 0;
+    uint64_t groups = 0;
+    for (const sl_leader_window *o = s->windows; o; o = o->next, open++)
+      groups += o->table->count;
+    char h[32], l[32];
+    rc = sl_error_set(err, SL_ENOMEM,
+                      "the partition leader's merged windows (%d open "
+                      "window%s, %llu groups) hold %s, over the memory "
+                      "limit of %s; SET 'sluice.memory-limit' higher, or "
+                      "use shorter windows or fewer keys",
+                      open, open == 1 ? "" : "s", (unsigned long long)groups,
+                      sl_exec_bytes_text(s->held, h, sizeof h),
+                      sl_exec_bytes_text(s->limit, l, sizeof l));
+  }
 out:
   pthread_mutex_unlock(&s->lock);
   return rc;
@@ -145,6 +166,7 @@ sl_leader_window *sl_leader_store_take(sl_leader_store *s) {
     s->windows = w->next;
     w->next = NULL;
     s->fired_end = w->end;
+    s->held -= sl_group_table_bytes(w->table);
   }
   pthread_mutex_unlock(&s->lock);
   return w;

@@ -62,6 +62,9 @@ typedef struct sl_leader_store {
   sl_slot_pool *pool;
   int64_t fired_end;      /* the end of the last window taken */
   uint64_t merges, bytes; /* parts merged here, their wire bytes */
+  /* SET 'sluice.memory-limit': a merge that makes the windows held here
+   * (held: their tables' bytes) larger fails with SL_ENOMEM; 0: none. */
+  uint64_t limit, held;
 } sl_leader_store;
 
 void sl_leader_store_init(sl_leader_store *s, int n, int64_t unit_us,
@@ -71,7 +74,8 @@ void sl_leader_store_free(sl_leader_store *s);
 
 /* Merge a part (wire form) of window [start, end) into the store.  A part
  * of a window that has already fired is an error (the sender's watermark
- * promised it would not come): SL_EINTERNAL. */
+ * promised it would not come): SL_EINTERNAL; windows over the store's
+ * limit are SL_ENOMEM. */
 int sl_leader_store_merge(sl_leader_store *s, int64_t start, int64_t end,
                           const uint8_t *wire, size_t len, sl_error *err);
 

@@ -49,6 +49,7 @@ typedef struct stage_runner {
   int nleaves;
   uint32_t buffer_size;
   uint64_t peak_bytes;
+  uint64_t memory_limit; /* SET 'sluice.memory-limit': the leaves' rows */
 } stage_runner;
 
 typedef struct leaf_thread {
@@ -153,15 +154,44 @@ static const uint8_t *window_row(const leaf_store *ls, const uint8_t *row,
   return scratch;
 }
 
-/* Add one row to the store under key (k: the last key used, or NULL). */
+/* The leaves' rows held for the stages are over the memory limit: the
+ * error names the leaf holding most. */
+static int leaf_rows_over_limit(const stage_runner *run, uint64_t held,
+                                sl_error *err) {
+  uint64_t limit = run->memory_limit;
+  int most = 0;
+  for (int i = 1; i < run->nleaves; i++)
+    if (run->leaves[i].bytes > run->leaves[most].bytes)
+      most = i;
+  char h[32], l[32], m[32];
+  return sl_error_set(
+      err, SL_ENOMEM,
+      "the rows the join's stages hold until their windows close hold %s "
+      "(leaf %d: %s), over the memory limit of %s; SET "
+      "'sluice.memory-limit' higher, or use shorter windows",
+      sl_exec_bytes_text(held, h, sizeof h), most + 1,
+      sl_exec_bytes_text(run->leaves[most].bytes, m, sizeof m),
+      sl_exec_bytes_text(limit, l, sizeof l));
+}
+
+/* Add one row to the store under key (k: the last key used, or NULL);
+ * run->lock is held. */
 static int store_add(leaf_store *ls, keyed_rows **k, int64_t key,
                      const uint8_t *row, sl_error *err) {
   if (!*k || (*k)->key != key)
     *k = store_key(ls, key);
   size_t before = (*k)->rows.nbufs;
   int rc = sorted_result_add_row(&(*k)->rows, row, err);
-  if ((size_t)(*k)->rows.nbufs != before)
+  if ((size_t)(*k)->rows.nbufs != before) {
     ls->bytes += (*k)->rows.bufs[(*k)->rows.nbufs - 1].cap;
+    /* A new buffer: all the leaves' rows against the limit. */
+    const stage_runner *run = ls->run;
+    uint64_t held = 0;
+    for (int i = 0; i < run->nleaves; i++)
+      held += run->leaves[i].bytes;
+    if (rc == SL_OK && held > run->memory_limit)
+      rc = leaf_rows_over_limit(run, held, err);
+  }
   return rc;
 }
 
@@ -573,6 +603,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   update_output uo = {&o, changelog, {0}};
   update_stages *updates = NULL;
   uint64_t memory_limit = sl_exec_memory_limit(settings);
+  run.memory_limit = memory_limit;
   int64_t *leaf_wm = calloc((size_t)sp->nleaves + 1, sizeof *leaf_wm);
   if (!leaf_wm)
     abort();

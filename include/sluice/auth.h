@@ -60,4 +60,13 @@ int sl_auth_accept(int fd, const sl_secret *secret, int timeout_ms,
 int sl_auth_connect(int fd, const sl_secret *secret, int timeout_ms,
                     sl_error *err);
 
+/* For proofs carried inside another protocol's messages (the verbs
+ * channels' rdma_cm private data, which has no room for a round trip of
+ * its own): HMAC-SHA-256 with the secret's key over n parts, fresh random
+ * bytes, and a comparison in constant time. */
+void sl_auth_mac(const sl_secret *secret, int n, const void *const *parts,
+                 const size_t *lens, unsigned char out[32]);
+void sl_auth_random(void *buf, size_t n);
+bool sl_auth_equal(const void *a, const void *b, size_t n);
+
 #endif

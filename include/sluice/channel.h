@@ -284,9 +284,10 @@ typedef struct sl_channel_endpoint {
   int fd;              /* VIA_FD, VIA_ACCEPT */
   const char *address; /* VIA_CONNECT */
   int64_t timeout_ns;  /* bound on the rendezvous; 0 = 10 s, < 0 none */
-  /* shm and tcp, VIA_ACCEPT and VIA_CONNECT: the cluster secret each side
-   * proves it knows (auth.h) before anything else crosses; NULL: none
-   * (both ends must agree). */
+  /* VIA_ACCEPT and VIA_CONNECT: the cluster secret each side proves it
+   * knows before anything else crosses (shm and tcp: the handshake of
+   * auth.h on the connection; verbs: tags in the rdma_cm private data,
+   * channel_verbs_connect.c); NULL: none (both ends must agree). */
   const struct sl_secret *secret;
   /* VIA_ACCEPT and VIA_CONNECT (shm, tcp): the query's stop flag, or NULL;
    * once set the rendezvous gives up (SL_ECANCELLED) instead of waiting

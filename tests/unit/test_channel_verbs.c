@@ -3,7 +3,8 @@
  * over verbs too): the device probe (on a host without RDMA, CI: a fast,
  * clear failure, and verbs ends that fail the same way instead of
  * hanging), and the rdma_cm rendezvous failures (a shape or role mismatch
- * fails both ends saying so; a used listener accepts no second channel).
+ * fails both ends saying so; a used listener accepts no second channel;
+ * an end without the other's cluster secret is refused, both ways).
  * Without a device the rendezvous group reports SKIPPED, or fails when
  * SLUICE_REQUIRE_VERBS=1 (inside the RDMA VM). */
 /* cmocka.h needs these first. */
@@ -21,6 +22,7 @@
 #include <time.h>
 
 #include "channel_helpers.h"
+#include "sluice/auth.h"
 #include "sluice/channel.h"
 
 #define WATCHDOG_S 180
@@ -82,15 +84,17 @@ static void test_verbs_probe(void **state) {
 }
 
 /* Open one verbs end (n == 1); *msg gets the error. */
-static int verbs_open(sl_channel_role role, sl_channel_rendezvous via, int fd,
-                      const char *addr, sl_channel_config cfg, int64_t timeout,
-                      sl_channel **ch, char *msg, size_t n) {
+static int verbs_open_secret(sl_channel_role role, sl_channel_rendezvous via,
+                             int fd, const char *addr, sl_channel_config cfg,
+                             int64_t timeout, const sl_secret *secret,
+                             sl_channel **ch, char *msg, size_t n) {
   sl_channel_endpoint ep = {.transport = "verbs",
                             .role = role,
                             .via = via,
                             .fd = fd,
                             .address = addr,
-                            .timeout_ns = timeout};
+                            .timeout_ns = timeout,
+                            .secret = secret};
   sl_error err = {0};
   int rc = sl_channel_open_end(&ep, &cfg, ch, &err);
   snprintf(msg, n, "%s", err.message ? err.message : "");
@@ -98,9 +102,20 @@ static int verbs_open(sl_channel_role role, sl_channel_rendezvous via, int fd,
   return rc;
 }
 
+static int verbs_open(sl_channel_role role, sl_channel_rendezvous via, int fd,
+                      const char *addr, sl_channel_config cfg, int64_t timeout,
+                      sl_channel **ch, char *msg, size_t n) {
+  return verbs_open_secret(role, via, fd, addr, cfg, timeout, NULL, ch, msg, n);
+}
+
 /* The rendezvous failures, in a supervisor process (see run_isolated)
  * whose child connects while it accepts.  0 or the failing line. */
 static int verbs_rendezvous_cases(void) {
+  enum { GOOD_STEP = 6 };
+  /* Drawn before the fork: both processes know secret_a. */
+  sl_secret secret_a, other_secret;
+  sl_secret_random(&secret_a);
+  sl_secret_random(&other_secret);
   char where[ADDR_LEN], why[256], addr[ADDR_LEN], msg[512];
   CHECK(verbs_listen_address(where, sizeof where, why, sizeof why) == 0);
   int vp[2], back[2];
@@ -113,24 +128,40 @@ static int verbs_rendezvous_cases(void) {
     alarm(60);
     int bad = 0;
     sl_channel *ch = NULL;
-    /* 1: a different shape; 2: a second consumer; 3: a good one. */
-    for (int step = 1; step <= 3 && !bad; step++) {
+    /* 1: a different shape; 2: a second consumer; 3: another secret than
+     * the acceptor's; 4: none where the acceptor has one; 5: one where the
+     * acceptor has none; 6: a good one, with the acceptor's secret. */
+    for (int step = 1; step <= GOOD_STEP && !bad; step++) {
       if (read_exact(vp[0], addr, sizeof addr) != 0) {
         bad = __LINE__;
         break;
       }
-      int rc =
-          verbs_open(step == 2 ? SL_CHANNEL_CONSUMER : SL_CHANNEL_PRODUCER,
-                     SL_CHANNEL_VIA_CONNECT, -1, addr, step == 1 ? other : mine,
-                     GUARD_NS, &ch, msg, sizeof msg);
+      const sl_secret *secret = step == 3   ? &other_secret
+                                : step == 4 ? NULL
+                                : step >= 5 ? &secret_a
+                                            : NULL;
+      sl_channel *got = NULL;
+      int rc = verbs_open_secret(
+          step == 2 ? SL_CHANNEL_CONSUMER : SL_CHANNEL_PRODUCER,
+          SL_CHANNEL_VIA_CONNECT, -1, addr, step == 1 ? other : mine, GUARD_NS,
+          secret, &got, msg, sizeof msg);
       if (step == 1 && (rc != SL_EINVAL || !strstr(msg, "shape")))
         bad = __LINE__;
       if (step == 2 && (rc != SL_EINVAL || !strstr(msg, "both ends")))
         bad = __LINE__;
-      if (step == 3 && rc != SL_OK)
+      if ((step == 3 || step == 4) &&
+          (rc != SL_EPERM || !strstr(msg, "refused this end")))
+        bad = __LINE__;
+      if (step == 5 && (rc != SL_EPERM || !strstr(msg, "without proving")))
+        bad = __LINE__;
+      if (step == GOOD_STEP && rc != SL_OK)
         bad = __LINE__;
       if (bad)
         fprintf(stderr, "child step %d: rc %d: %s\n", step, rc, msg);
+      if (step == GOOD_STEP)
+        ch = got;
+      else
+        sl_channel_destroy(got);
     }
     /* 4: the listener is used up: connecting again fails within the
      * timeout, naming the address. */
@@ -154,23 +185,36 @@ static int verbs_rendezvous_cases(void) {
   }
   int bad = 0;
   sl_channel *ch = NULL;
-  for (int step = 1; step <= 3 && !bad; step++) {
+  for (int step = 1; step <= GOOD_STEP && !bad; step++) {
     int fd;
     sl_error err = {0};
     CHECK(sl_channel_listen("verbs", where, &fd, addr, sizeof addr, &err) ==
           SL_OK);
     CHECK(write(vp[1], addr, sizeof addr) == (ssize_t)sizeof addr);
-    int rc = verbs_open(SL_CHANNEL_CONSUMER, SL_CHANNEL_VIA_ACCEPT, fd, NULL,
-                        mine, GUARD_NS, &ch, msg, sizeof msg);
+    const sl_secret *secret =
+        step == 3 || step == 4 || step == GOOD_STEP ? &secret_a : NULL;
+    sl_channel *got = NULL;
+    int rc =
+        verbs_open_secret(SL_CHANNEL_CONSUMER, SL_CHANNEL_VIA_ACCEPT, fd, NULL,
+                          mine, GUARD_NS, secret, &got, msg, sizeof msg);
     if (step == 1 && (rc != SL_EINVAL || !strstr(msg, "shape")))
       bad = __LINE__;
     if (step == 2 && (rc != SL_EINVAL || !strstr(msg, "both ends")))
       bad = __LINE__;
-    if (step == 3 && rc != SL_OK)
+    if ((step == 3 || step == 4) &&
+        (rc != SL_EPERM || !strstr(msg, "did not prove the cluster secret")))
+      bad = __LINE__;
+    /* 5: this end has no secret to check: it accepts, and the connector
+     * leaves at once (a rejected proof of ours). */
+    if (step == GOOD_STEP && rc != SL_OK)
       bad = __LINE__;
     if (bad)
       fprintf(stderr, "parent step %d: rc %d: %s\n", step, rc, msg);
-    if (step == 3 && !bad) {
+    if (step == GOOD_STEP)
+      ch = got;
+    else
+      sl_channel_destroy(got);
+    if (step == GOOD_STEP && !bad) {
       /* 5: a second accept on the used listener times out, saying why. */
       sl_channel *again = NULL;
       rc = verbs_open(SL_CHANNEL_CONSUMER, SL_CHANNEL_VIA_ACCEPT, fd, NULL,

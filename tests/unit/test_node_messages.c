@@ -11,6 +11,8 @@
 #include <cmocka.h>
 
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "sluice/node.h"
 #include "sluice/node_messages.h"
@@ -273,6 +275,36 @@ static void test_rows_bounds(void **state) {
   sl_arena_free(&a);
 }
 
+/* A peer that stops in the middle of a frame: the read gives up after
+ * SL_SILENCE_MS of silence instead of waiting for ever, and says why; a
+ * whole frame after a long silence between frames is read as usual. */
+static void test_silence_within_a_frame(void **state) {
+  (void)state;
+  int sv[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  sl_error err = {0};
+  sl_strbuf p = SL_STRBUF_INIT;
+  uint32_t type = 0;
+  /* Nothing yet: the caller's timeout, not an error. */
+  assert_int_equal(sl_frame_recv(sv[1], &type, &p, 10, &err), SL_FRAME_TIMEOUT);
+  assert_int_equal(sl_frame_send(sv[0], 7, "hello", 5, NULL, 0, &err), SL_OK);
+  assert_int_equal(sl_frame_recv(sv[1], &type, &p, -1, &err), SL_OK);
+  assert_int_equal(type, 7);
+  assert_int_equal(p.len, 5);
+  /* A header announcing 100 bytes, then 10 of them, the sender still
+   * connected. */
+  uint32_t head[2] = {7, 100};
+  char some[10] = {0};
+  assert_int_equal(sl_send_all(sv[0], head, sizeof head, &err), SL_OK);
+  assert_int_equal(sl_send_all(sv[0], some, sizeof some, &err), SL_OK);
+  assert_int_equal(sl_frame_recv(sv[1], &type, &p, -1, &err), SL_EIO);
+  assert_non_null(strstr(err.message, "stopped in the middle of a message"));
+  sl_error_clear(&err);
+  sl_strbuf_free(&p);
+  close(sv[0]);
+  close(sv[1]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_query_round_trip),
@@ -281,6 +313,7 @@ int main(void) {
       cmocka_unit_test(test_xaddr_lines),
       cmocka_unit_test(test_small_messages),
       cmocka_unit_test(test_rows_bounds),
+      cmocka_unit_test(test_silence_within_a_frame),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

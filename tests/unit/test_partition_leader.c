@@ -342,6 +342,46 @@ static void test_global_window_waits_for_everyone(void **state) {
   sl_arena_free(&fx.a);
 }
 
+/* The windows a leader holds count against the memory limit: within it
+ * merges go on, past it the merge fails naming the state and its size;
+ * what a fired window held no longer counts. */
+static void test_memory_limit(void **state) {
+  (void)state;
+  fixture fx;
+  setup_fixture(&fx);
+  sl_leader_store s;
+  sl_leader_store_init(&s, 1, 1, fx.key, &fx.set, NULL);
+  ship(&fx, &s, 0, 10, 0, 100, 10);
+  uint64_t one = s.held;
+  assert_true(one > 0);
+  sl_leader_window *w = NULL;
+  sl_leader_store_advance(&s, 0, 9);
+  w = sl_leader_store_take(&s);
+  assert_non_null(w);
+  sl_leader_window_free(w);
+  assert_int_equal(s.held, 0);
+  /* Room for one such window, not for a second one beside it. */
+  s.limit = one + one / 2;
+  ship(&fx, &s, 10, 20, 0, 100, 10);
+  sl_group_table t;
+  sl_group_table_init(&t, fx.key, &fx.set, 4);
+  feed(&fx, &t, 0, 100, 10);
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_group_table_encode(&t, &b);
+  sl_error err = {0};
+  assert_int_equal(
+      sl_leader_store_merge(&s, 20, 30, (const uint8_t *)b.data, b.len, &err),
+      SL_ENOMEM);
+  assert_non_null(strstr(err.message, "the partition leader's merged "
+                                      "windows (2 open windows, 20 groups)"));
+  assert_non_null(strstr(err.message, "over the memory limit"));
+  sl_error_clear(&err);
+  sl_strbuf_free(&b);
+  sl_group_table_free(&t);
+  sl_leader_store_free(&s);
+  sl_arena_free(&fx.a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_partition_range_and_spread),
@@ -350,6 +390,7 @@ int main(void) {
       cmocka_unit_test(test_deltas_merge_to_the_whole),
       cmocka_unit_test(test_vector_clock_rule),
       cmocka_unit_test(test_global_window_waits_for_everyone),
+      cmocka_unit_test(test_memory_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
