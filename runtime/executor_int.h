@@ -97,6 +97,13 @@ typedef struct exec_query {
   struct late_output *late;
   bool late_owned;
   sl_expr_prog *late_time_prog;
+  /* The common case, event time a TIMESTAMP column and the watermark that
+   * column less a constant (or itself): a buffer is first scanned by
+   * reading the two fields, and only one with a late record evaluates
+   * both programs (late_fast; fields of stream_layout, shift in us). */
+  bool late_fast;
+  int late_time_field, late_wm_field;
+  int64_t late_wm_shift_us;
   sl_expr_prog **tmp_progs; /* one per tmp field (NULL: not evaluated) */
   const sl_row_layout *key_layout;
   sl_agg_set aggs;                 /* over tmp_layout */

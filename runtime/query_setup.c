@@ -20,6 +20,40 @@ static int compile(exec_query *q, const sl_bexpr *e, const sl_row_layout *l,
   return sl_expr_compile(&q->arena, e, l, map, out, err);
 }
 
+/* The stream field a bare TIMESTAMP column reads, or -1. */
+static int timestamp_field(const exec_query *q, const sl_bexpr *e,
+                           const int *map0) {
+  if (!e || e->kind != SL_BEXPR_COLUMN || e->depth != 0 || e->index < 0 ||
+      e->index >= q->plan->base_ncols)
+    return -1;
+  int f = map0[e->index];
+  const sl_row_layout *l = q->stream_layout;
+  return f >= 0 && f < l->nfields && l->fields[f].ptype == SL_P_TS ? f : -1;
+}
+
+/* Late records to a table: can a buffer be scanned for them by reading
+ * fields (q->late_fast)?  Event time a TIMESTAMP column, the watermark
+ * that column or that column less a day-time interval literal. */
+static void late_fast_path(exec_query *q, const int *map0) {
+  const sl_plan *plan = q->plan;
+  const sl_bexpr *w = plan->watermark;
+  int tf = timestamp_field(q, plan->window.time, map0);
+  int wf = timestamp_field(q, w, map0);
+  int64_t shift = 0;
+  if (wf < 0 && w && w->kind == SL_BEXPR_BINARY && w->op == SL_OP_SUB &&
+      w->args[1]->kind == SL_BEXPR_LITERAL &&
+      w->args[1]->type->kind == SL_TYPE_INTERVAL_DAY_TIME) {
+    wf = timestamp_field(q, w->args[0], map0);
+    shift = w->args[1]->lit.i64 * 1000; /* ms to us */
+  }
+  if (tf < 0 || wf < 0 || w->type->kind != SL_TYPE_TIMESTAMP)
+    return;
+  q->late_fast = true;
+  q->late_time_field = tf;
+  q->late_wm_field = wf;
+  q->late_wm_shift_us = shift;
+}
+
 /* ---- the lookup join's table -------------------------------------------- */
 
 static int load_table(exec_query *q, const int *table_leaf, int *table_map,
@@ -196,6 +230,7 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
       return rc;
     const sl_type *rt[1] = {plan->window.time->type};
     q->rowtime_layout = layout_of(a, 1, NULL, rt);
+    late_fast_path(q, map0);
   }
   /* The output rows. */
   /* An updating result's rows carry the row kind first (changelog.h). */

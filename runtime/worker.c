@@ -812,6 +812,32 @@ static int write_late_candidates(worker_state *s, const sl_buffer *in,
   return rc;
 }
 
+/* q->late_fast: might a row of the buffer be late?  The same rule as
+ * below, on the time and watermark columns read directly; most buffers
+ * have no late record and go on untouched. */
+static bool has_late_candidate(const worker_state *s, const sl_buffer *in,
+                               uint32_t n) {
+  const exec_query *q = s->q;
+  const sl_row_layout *l = in->layout;
+  const sl_plan_window *pw = &s->plan->window;
+  int tf = q->late_time_field, wf = q->late_wm_field;
+  int64_t wm = s->local_wm;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint8_t *row = sl_buffer_row(in, i);
+    if (!sl_row_is_null(row, tf)) {
+      int64_t v = SL_FIELD(row, l, tf, int64_t);
+      if (last_end(pw, slice_of(pw, v)) - pw->unit_us <= wm)
+        return true;
+    }
+    if (!sl_row_is_null(row, wf)) {
+      int64_t w = SL_FIELD(row, l, wf, int64_t) - q->late_wm_shift_us;
+      if (w > wm)
+        wm = w;
+    }
+  }
+  return false;
+}
+
 /* SET 'sluice.late-records' = 'side-output', a windowed aggregate: before
  * the pipeline, find the records all of whose windows have fired by this
  * worker's watermark just before them (as sl_worker_fold_row judges them,
@@ -823,6 +849,8 @@ static int write_late_candidates(worker_state *s, const sl_buffer *in,
 static int route_late_records(worker_state *s, const sl_buffer *in,
                               uint32_t *n) {
   exec_query *q = s->q;
+  if (q->late_fast && !has_late_candidate(s, in, *n))
+    return SL_OK; /* the pipeline computes the watermark as usual */
   int rc = eval_watermark(s, in, *n);
   sl_buffer_clear(&s->rowtimes);
   int k = rc == SL_OK ? sl_exec_eval_rows(&q->late_time_prog, 1, in, s->sel, *n,
