@@ -36,6 +36,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "auth_gate.h"
 #include "executor_int.h"
 #include "partition_leader.h"
 #include "sluice/auth.h"
@@ -356,7 +357,10 @@ static void *links_main(void *arg) {
   link_in *in = malloc(sizeof *in * (size_t)(n + 1));
   int *at = malloc(sizeof(int) * (size_t)(n + 1)); /* poll slot -> link */
   int64_t *pushed = malloc(sizeof(int64_t) * (size_t)l->nleaves);
-  struct pollfd *pfd = malloc(sizeof *pfd * (size_t)(n + 1));
+  struct pollfd *pfd = malloc(sizeof *pfd * (size_t)(n + 2));
+  /* Links prove the secret in threads of their own: a silent connection
+   * stalls only itself. */
+  auth_gate *gate = l->secret ? auth_gate_new(l->secret, "a link") : NULL;
   if (!in || !at || !pushed || !pfd)
     abort();
   for (int k = 0; k < l->nleaves; k++)
@@ -377,21 +381,28 @@ static void *links_main(void *arg) {
     pfd[np].fd = accepted < n ? l->listen_fd : -1;
     pfd[np].events = POLLIN;
     pfd[np].revents = 0;
-    if (poll(pfd, (nfds_t)(np + 1), 50) <= 0)
+    pfd[np + 1].fd = gate ? auth_gate_fd(gate) : -1;
+    pfd[np + 1].events = POLLIN;
+    pfd[np + 1].revents = 0;
+    if (poll(pfd, (nfds_t)(np + 2), 50) <= 0)
       continue;
     if (pfd[np].revents & POLLIN) {
       int fd = accept(l->listen_fd, NULL, NULL);
       /* A connection that cannot prove the cluster secret is not a link:
-       * closed, not counted, and the query goes on. */
-      if (fd >= 0 && l->secret &&
-          sl_auth_accept(fd, l->secret, 10000, &err) != SL_OK) {
-        fprintf(stderr, "sluice node: refused a link: %s\n", err.message);
-        sl_error_clear(&err);
-        close(fd);
-        fd = -1;
-      }
-      if (fd >= 0)
+       * closed (by the gate), not counted, and the query goes on. */
+      if (fd >= 0 && gate)
+        auth_gate_add(gate, fd);
+      else if (fd >= 0)
         in[accepted++] = (link_in){fd, -1, WM_MIN};
+    }
+    if (pfd[np + 1].revents & POLLIN) {
+      int fd;
+      while ((fd = auth_gate_take(gate)) >= 0) {
+        if (accepted < n)
+          in[accepted++] = (link_in){fd, -1, WM_MIN};
+        else
+          close(fd); /* every sender is here: not this query's */
+      }
     }
     for (int k = 0; k < np && !broken; k++) {
       link_in *li = &in[at[k]];
@@ -453,6 +464,7 @@ static void *links_main(void *arg) {
     for (int k = 0; k < l->nleaves; k++)
       if (l->feeds[k])
         sl_stage_feed_close(l->feeds[k]);
+  auth_gate_free(gate);
   for (int i = 0; i < accepted; i++)
     if (in[i].fd >= 0)
       close(in[i].fd);

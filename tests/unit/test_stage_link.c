@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../../runtime/partition_leader.h"
+#include "sluice/auth.h"
 #include "sluice/channel.h"
 #include "sluice/executor.h"
 
@@ -223,6 +224,55 @@ static void test_broken_link_closes_the_feed(void **state) {
   assert_int_equal(next(&r, l, &in, &wm), SL_FEED_WATERMARK);
   assert_int_equal(wm, 10);
   assert_int_equal(next(&r, l, &in, &wm), SL_FEED_CLOSED);
+  sl_buffer_free(&in);
+  stop_receiver(&r);
+  sl_arena_free(&a);
+}
+
+/* With the cluster secret: a connection that stays silent (proves
+ * nothing) does not hold up the link that proves it, and a connection
+ * with another secret is refused; the real sender's watermark arrives
+ * while the silent one is still connected. */
+static void test_silent_connection_stalls_nothing(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  sl_row_layout *l = layout(&a);
+  sl_secret secret, other;
+  sl_secret_random(&secret);
+  sl_secret_random(&other);
+  receiver r;
+  sl_error err = {0};
+  assert_int_equal(sl_channel_listen("tcp", "127.0.0.1:0", &r.listen_fd, r.addr,
+                                     sizeof r.addr, &err),
+                   SL_OK);
+  r.feeds[0] = sl_stage_feed_new();
+  r.feeds[1] = NULL;
+  int nsenders[2] = {1, 0};
+  assert_int_equal(sl_stage_links_start(r.listen_fd, 2, nsenders, r.feeds,
+                                        &secret, &r.links, &err),
+                   SL_OK);
+  int silent = -1;
+  assert_int_equal(sl_channel_connect_stream(r.addr, 5000, &silent, &err),
+                   SL_OK);
+  const char *addrs[1] = {r.addr};
+  sl_stage_link_spec wrong = {0,    1,  addrs, 0,     NULL, 4096,
+                              NULL, -1, -1,    false, 0,    &other};
+  sl_sink_spec ss = {NULL, l, NULL, NULL, &wrong, false};
+  sl_sink *bad = NULL;
+  assert_int_equal(sl_sink_to_stage_nodes.open(&ss, &bad, &err), SL_EPERM);
+  sl_error_clear(&err);
+  sl_stage_link_spec spec = {0,    1,  addrs, 0,     NULL, 4096,
+                             NULL, -1, -1,    false, 0,    &secret};
+  sl_sink *x = open_sender(&spec, l);
+  assert_int_equal(sl_sink_to_stage_nodes.watermark(x, 10, &err), SL_OK);
+  sl_buffer in;
+  memset(&in, 0, sizeof in);
+  int64_t wm = 0;
+  assert_int_equal(next(&r, l, &in, &wm), SL_FEED_WATERMARK);
+  assert_int_equal(wm, 10);
+  assert_int_equal(sl_sink_to_stage_nodes.close(x, true, &err), SL_OK);
+  close(silent);
   sl_buffer_free(&in);
   stop_receiver(&r);
   sl_arena_free(&a);
@@ -446,6 +496,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows_go_to_their_partition),
       cmocka_unit_test(test_watermark_is_the_minimum),
+      cmocka_unit_test(test_silent_connection_stalls_nothing),
       cmocka_unit_test(test_broken_link_closes_the_feed),
       cmocka_unit_test(test_two_leaves_at_one_node),
       cmocka_unit_test(test_link_of_another_leaf_is_refused),
