@@ -12,10 +12,10 @@
  *
  * Which plans drop late records: a windowed aggregate of event time, and a
  * staged plan's stream leaves that drop rows before the stages (window
- * rows, interval joins).  SESSION windows are refused: whether a record is
- * late there depends on the open sessions of its key, which only the
- * worker owning the key knows, after the record has left its source row
- * behind.
+ * rows, interval joins).  Under SESSION windows whether a record is late
+ * depends on the open sessions of its key: the fold decides, where only
+ * late merge still has the source row (the runtime refuses sessions under
+ * repartitioning).
  */
 #include <string.h>
 #include <strings.h>
@@ -90,12 +90,6 @@ static int check_columns(sl_arena *a, const sl_plan *p,
 /* Route p's late records (p drops late records). */
 static int route(sl_arena *a, sl_plan *p, const sl_table_def *late,
                  const sl_sink_connector *sink, sl_error *err) {
-  if (p->kind == SL_PLAN_AGGREGATE && p->window.kind == SL_WINDOW_SESSION)
-    return sl_error_set(err, SL_EUNSUPPORTED,
-                        "not supported yet: 'sluice.late-records' = "
-                        "'side-output' with SESSION windows (late records "
-                        "of sessions are dropped and counted); SET "
-                        "'sluice.late-records' = 'drop'");
   if (p->inputs[0].table == late)
     return sl_error_set(err, SL_EINVAL,
                         "late records of '%s' cannot go to '%s' itself; "

@@ -223,7 +223,8 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
   /* Late records to a table: an aggregate decides which records are late
    * by their event time before the pipeline (a stream leaf by rowtime_prog
    * above). */
-  if (q->wm_prog && plan->late_table && plan->kind == SL_PLAN_AGGREGATE) {
+  if (q->wm_prog && plan->late_table && plan->kind == SL_PLAN_AGGREGATE &&
+      plan->window.kind != SL_WINDOW_SESSION) {
     rc = compile(q, plan->window.time, q->stream_layout, map0,
                  &q->late_time_prog, err);
     if (rc != SL_OK)

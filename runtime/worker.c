@@ -34,6 +34,8 @@ int64_t sl_floor_div(int64_t a, int64_t b) {
 
 /* worker_state and slice: worker_int.h */
 
+static int keep_late_record(worker_state *s, const sl_buffer *in, uint32_t i);
+
 /* ---- slices ----------------------------------------------------------------
  */
 
@@ -533,6 +535,8 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
       if (end <= late_end &&
           !session_store_overlaps(s->sessions, hash, s->keyrow, ts, end,
                                   closed_end)) {
+        if (s->late_in) /* to the late table, whole */
+          return keep_late_record(s, s->late_in, s->late_input_row);
         s->w->late++;
         return SL_OK;
       }
@@ -593,6 +597,7 @@ int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel) {
       uint32_t at = sel[r];
       uint32_t input_row = s->origin ? s->origin[at] : at;
       sl_worker_advance_watermark(s, input_row); /* the rows before this one */
+      s->late_input_row = input_row;
       int rc;
       if (!exchange) {
         rc = sl_worker_fold_row(s, row, s->wm, proc_now);
@@ -971,6 +976,12 @@ static int process_buffer(worker_state *s, const sl_buffer *in) {
     return process_filtered(s, in, n);
   }
   s->wm_ready = false;
+  /* Session windows under late merge: late records found by the fold go
+   * to the late table (see late_in). */
+  bool sessions_late = q->late && s->plan->kind == SL_PLAN_AGGREGATE &&
+                       s->plan->window.kind == SL_WINDOW_SESSION &&
+                       !q->channels;
+  s->late_in = sessions_late ? in : NULL;
   if (q->wm_prog) {
     s->wm_next = 0;
     if (q->late_time_prog) { /* late records to their table, first */
@@ -987,6 +998,11 @@ static int process_buffer(worker_state *s, const sl_buffer *in) {
   rc = process_filtered(s, in, n);
   /* Rows after the last one aggregated count for the watermark too. */
   sl_worker_advance_watermark(s, in->nrows);
+  s->late_in = NULL;
+  if (rc == SL_OK && q->late && s->late_rows.nrows > 0) {
+    rc = late_output_write(q->late, &s->late_rows, &s->w->err);
+    sl_buffer_clear(&s->late_rows);
+  }
   return rc;
 }
 

@@ -39,6 +39,12 @@ typedef struct worker_state {
    * pipeline then writes its own into wm_scratch, unread). */
   sl_buffer late_rows;
   uint32_t *late_sel;
+  /* Session windows: the source buffer being processed and the input row
+   * of the record being folded, so that a record sl_worker_fold_row finds
+   * late can be written whole (late merge only: under repartitioning the
+   * owner has only the record's key and arguments). */
+  const sl_buffer *late_in;
+  uint32_t late_input_row;
   bool wm_ready;
   sl_buffer wm_scratch;
   const uint32_t *origin; /* NULL: rows are input rows */
