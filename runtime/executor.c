@@ -913,6 +913,11 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   late_output late_own;
   if (plan->late_table && plan->late_arg) {
     q.late = plan->late_arg;
+  } else if (plan->late_table && node) {
+    /* A node's late records go to the coordinator, which writes them. */
+    late_output_open_export(&late_own, &c.export, plan->late_table->name);
+    q.late = &late_own;
+    q.late_owned = true;
   } else if (plan->late_table) {
     rc = late_output_open(&late_own, plan, &q.arena, err);
     if (rc != SL_OK) {

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "executor_int.h"
 #include "sluice/jit.h"
+#include "sluice/strbuf.h"
 
 /* "<doing> '<table>': <the sink's message>" */
 static int name_table(sl_error *err, int rc, const char *doing,
@@ -36,9 +38,27 @@ int late_output_open(late_output *lo, const sl_plan *plan, sl_arena *a,
   return SL_OK;
 }
 
-int late_output_write(late_output *lo, const sl_buffer *rows, sl_error *err) {
+void late_output_open_export(late_output *lo, const sl_frame_out *o,
+                             const char *table) {
+  memset(lo, 0, sizeof *lo);
+  lo->export = o;
+  lo->table = table;
+  pthread_mutex_init(&lo->lock, NULL);
+}
+
+int late_output_write(late_output *lo, sl_buffer *rows, sl_error *err) {
   pthread_mutex_lock(&lo->lock);
-  int rc = lo->sc->write(lo->sink, rows, err);
+  int rc;
+  if (lo->export) {
+    sl_strbuf b = SL_STRBUF_INIT;
+    rc = sl_node_encode_rows(rows, &b, err);
+    if (rc == SL_OK)
+      rc = sl_frame_out_send(lo->export, SL_FRAME_LATE_ROWS, b.data, b.len,
+                             NULL, 0, err);
+    sl_strbuf_free(&b);
+  } else {
+    rc = lo->sc->write(lo->sink, rows, err);
+  }
   if (rc == SL_OK) {
     lo->written += rows->nrows;
     lo->uncommitted = true;
@@ -52,7 +72,7 @@ int late_output_write(late_output *lo, const sl_buffer *rows, sl_error *err) {
 int late_output_commit(late_output *lo, sl_error *err) {
   pthread_mutex_lock(&lo->lock);
   int rc = SL_OK;
-  if (lo->uncommitted && lo->sc->commit)
+  if (lo->uncommitted && lo->sc && lo->sc->commit)
     rc = lo->sc->commit(lo->sink, err);
   lo->uncommitted = false;
   pthread_mutex_unlock(&lo->lock);
@@ -62,7 +82,8 @@ int late_output_commit(late_output *lo, sl_error *err) {
 int late_output_close(late_output *lo, bool ok, sl_error *err) {
   int rc = ok ? late_output_commit(lo, err) : SL_OK;
   sl_error close_err = {0};
-  int crc = lo->sc->close(lo->sink, ok && rc == SL_OK, &close_err);
+  int crc =
+      lo->sc ? lo->sc->close(lo->sink, ok && rc == SL_OK, &close_err) : SL_OK;
   if (rc == SL_OK && crc != SL_OK) {
     sl_error_move(err, &close_err);
     rc = crc;

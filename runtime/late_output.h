@@ -3,6 +3,10 @@
  * a query, and by every leaf of a staged plan, written under a lock (late
  * records are rare, so the lock is not contended).  Internal to runtime/.
  *
+ * On a node of a cluster the late records go to the coordinator instead
+ * (late_output_open_export: LATE_ROWS frames on the control connection),
+ * whose late output writes them to the table.
+ *
  * Ownership: whoever calls late_output_open (the executor for a single
  * plan, the stage runner for a staged one) closes it; the workers only
  * write. */
@@ -14,12 +18,14 @@
 #include <stdint.h>
 
 #include "sluice/connector.h"
+#include "sluice/node.h"
 #include "sluice/plan.h"
 
 typedef struct late_output {
   const sl_sink_connector *sc;
   sl_sink *sink;
-  const char *table; /* its name, for messages */
+  const sl_frame_out *export; /* a node: to the coordinator (sc NULL) */
+  const char *table;          /* its name, for messages */
   pthread_mutex_t lock;
   uint64_t written; /* rows written (under lock) */
   bool uncommitted; /* rows written since the last commit (under lock) */
@@ -29,8 +35,12 @@ typedef struct late_output {
  * every leaf, in leaf order); the layout is built in arena a. */
 int late_output_open(late_output *lo, const sl_plan *plan, sl_arena *a,
                      sl_error *err);
-/* Write rows (from any thread); an error names the table. */
-int late_output_write(late_output *lo, const sl_buffer *rows, sl_error *err);
+/* A node's: LATE_ROWS frames to the coordinator on o. */
+void late_output_open_export(late_output *lo, const sl_frame_out *o,
+                             const char *table);
+/* Write rows (from any thread; a node's are swizzled on the way, so the
+ * caller clears them after); an error names the table. */
+int late_output_write(late_output *lo, sl_buffer *rows, sl_error *err);
 /* Commit what was written since the last commit (a SQLite transaction),
  * if anything was. */
 int late_output_commit(late_output *lo, sl_error *err);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "executor_int.h"
+#include "late_output.h"
 #include "sluice/clock.h"
 #include "sluice/node.h"
 #include "sluice/node_messages.h"
@@ -88,6 +89,22 @@ static int on_rows(worker *w, const sl_strbuf *p, sl_error *err) {
     sl_exec_return_batch(w, b);
   else
     sl_exec_publish_batch(w, b);
+  return rc;
+}
+
+/* A node's late records: to this process's late table. */
+static int on_late_rows(worker *w, const sl_strbuf *p, sl_error *err) {
+  exec_query *q = w->q;
+  if (!q->late)
+    return sl_error_set(err, SL_EIO,
+                        "a node sent late records, and this query writes "
+                        "none: the node is out of step");
+  sl_buffer b;
+  memset(&b, 0, sizeof b);
+  int rc = sl_rows_msg_decode(p->data, p->len, q->stream_layout, &b, err);
+  if (rc == SL_OK)
+    rc = late_output_write(q->late, &b, err);
+  sl_buffer_free(&b);
   return rc;
 }
 
@@ -181,6 +198,8 @@ void *sl_node_link_main(void *arg) {
         sl_exec_wait_drained(w);
         heard = sl_clock_seconds(); /* it could not be heard meanwhile */
       }
+    } else if (type == SL_FRAME_LATE_ROWS) {
+      rc = on_late_rows(w, &p, &err);
     } else if (type == SL_FRAME_DONE) {
       rc = on_done(w, &p, &err);
       if (rc == SL_OK)

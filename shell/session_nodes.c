@@ -1069,8 +1069,12 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
   if (rc == SL_OK && plan) {
     plan->strategy = (sl_strategy)strategy;
     session_set_jit(s, plan);
-    rc = sl_execute_ex(plan, s->settings, nodes, NULL, stats, err);
+    /* Late records to a table: this node sends them to the coordinator
+     * (the plan reads every column, as the coordinator's does). */
+    rc = sl_plan_route_late_records(&arena, plan, s->catalog, s->settings, err);
   }
+  if (rc == SL_OK && plan)
+    rc = sl_execute_ex(plan, s->settings, nodes, NULL, stats, err);
   if (b)
     sl_bound_stmt_release(b);
   sl_arena_free(&arena);

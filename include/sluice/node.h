@@ -125,6 +125,9 @@ typedef enum sl_frame_type {
   SL_FRAME_STAGE_WM = 17,    /* on a link: and its watermark */
   SL_FRAME_STAGE_HELLO = 18, /* on a link, first: the leaf it carries */
   SL_FRAME_HEARTBEAT = 19,   /* node: still here (during a query) */
+  SL_FRAME_LATE_ROWS = 20,   /* node: late records for the coordinator's
+                              * late table (ROWS' form, the stream's
+                              * leaves) */
 } sl_frame_type;
 
 /* During a query a node sends HEARTBEAT every SL_HEARTBEAT_MS; a
