@@ -184,12 +184,14 @@ static int store_add(leaf_store *ls, keyed_rows **k, int64_t key,
   int rc = sorted_result_add_row(&(*k)->rows, row, err);
   if ((size_t)(*k)->rows.nbufs != before) {
     ls->bytes += (*k)->rows.bufs[(*k)->rows.nbufs - 1].cap;
-    /* A new buffer: all the leaves' rows against the limit. */
+    /* A new buffer: all the leaves' rows against the limit (updating
+     * stages take their leaves' rows every round and check their own
+     * state: update_stages_check_limit). */
     const stage_runner *run = ls->run;
     uint64_t held = 0;
     for (int i = 0; i < run->nleaves; i++)
       held += run->leaves[i].bytes;
-    if (rc == SL_OK && held > run->memory_limit)
+    if (rc == SL_OK && !ls->arrival && held > run->memory_limit)
       rc = leaf_rows_over_limit(run, held, err);
   }
   return rc;
