@@ -471,10 +471,11 @@ static int try_connect(verbs_channel *v, const struct sockaddr *dst,
                           "verbs channel: %s (pid %d) rejected the connection",
                           v->where, (int)peer->pid);
     if (secret) {
-      const verbs_rep *rep = (const verbs_rep *)v->pdata;
+      verbs_rep rep; /* copied: pdata is bytes, not aligned for it */
+      memcpy(&rep, v->pdata, sizeof rep);
       unsigned char want[16];
-      rep_tag(secret, req.nonce, &rep->hello, want);
-      if (!sl_auth_equal(want, rep->tag, sizeof want))
+      rep_tag(secret, req.nonce, &rep.hello, want);
+      if (!sl_auth_equal(want, rep.tag, sizeof want))
         return sl_error_set(err, SL_EPERM,
                             "verbs channel: %s (pid %d) accepted without "
                             "proving the cluster secret: not a peer of this "
@@ -603,13 +604,14 @@ static int accept_end(verbs_channel *v, const sl_channel_endpoint *ep,
                               "verbs channel: %s connected without a Sluice "
                               "hello: not a Sluice channel end",
                               v->where);
-  const verbs_req *req = (const verbs_req *)v->pdata;
+  verbs_req req; /* copied: pdata is bytes, not aligned for it */
+  memcpy(&req, v->pdata, sizeof req);
   if (rc == SL_OK && ep->secret) {
     /* The proof first: nothing else is answered to a stranger. */
     unsigned char want[16];
-    req_tag(ep->secret, port_of(rdma_get_local_addr(id)), req->nonce,
-            &req->hello, want);
-    if (!sl_auth_equal(want, req->tag, sizeof want)) {
+    req_tag(ep->secret, port_of(rdma_get_local_addr(id)), req.nonce, &req.hello,
+            want);
+    if (!sl_auth_equal(want, req.tag, sizeof want)) {
       me.reserved = VERBS_REFUSED_SECRET;
       rdma_reject(id, &me, sizeof me);
       return sl_error_set(err, SL_EPERM,
@@ -633,7 +635,7 @@ static int accept_end(verbs_channel *v, const sl_channel_endpoint *ep,
   memset(&rep, 0, sizeof rep);
   rep.hello = make_hello(v, ep->role, shape);
   if (ep->secret)
-    rep_tag(ep->secret, req->nonce, &rep.hello, rep.tag);
+    rep_tag(ep->secret, req.nonce, &rep.hello, rep.tag);
   struct rdma_conn_param p =
       conn_param(&rep, ep->secret ? sizeof rep : sizeof rep.hello);
   if (rdma_accept(id, &p) != 0)

@@ -285,6 +285,7 @@ static void on_frame(uint32_t type, const sl_strbuf *p) {
   }
   case SL_FRAME_ROWS:
   case SL_FRAME_STAGE_ROWS:
+  case SL_FRAME_LATE_ROWS:
     on_rows(p);
     break;
   case SL_FRAME_PARTIAL:
