@@ -44,29 +44,16 @@ static sl_buffer *new_buffer(sorted_result *r, uint32_t need) {
 
 int sorted_result_add_row(sorted_result *r, const uint8_t *row, sl_error *err) {
   const sl_row_layout *l = r->layout;
-  uint32_t heap = 0;
-  for (int f = 0; f < l->nfields; f++)
-    if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(row, f)) {
-      const sl_str *s = (const sl_str *)(row + l->fields[f].offset);
-      if (s->len > SL_STR_INLINE)
-        heap += s->len;
-    }
   sl_buffer *b = r->nbufs ? &r->bufs[r->nbufs - 1] : NULL;
-  if (!b || !sl_buffer_has_room(b, heap))
+  if (!b || !sl_buffer_append_copy(b, row)) {
+    uint32_t heap = (uint32_t)sl_row_long_bytes(l, row);
     b = new_buffer(r, l->width + heap + 64);
-  if (!sl_buffer_has_room(b, heap))
-    return sl_error_set(err, SL_ENOMEM,
-                        "a result row of %u bytes does "
-                        "not fit a sort buffer",
-                        l->width + heap);
-  uint8_t *dst = sl_buffer_append(b);
-  memcpy(dst, row, l->width);
-  for (int f = 0; f < l->nfields; f++)
-    if (l->fields[f].ptype == SL_P_STR && !sl_row_is_null(dst, f)) {
-      sl_str *s = (sl_str *)(dst + l->fields[f].offset);
-      if (s->len > SL_STR_INLINE)
-        sl_buffer_put_str(b, s, s->u.ptr, s->len);
-    }
+    if (!sl_buffer_append_copy(b, row))
+      return sl_error_set(err, SL_ENOMEM,
+                          "a result row of %u bytes does "
+                          "not fit a sort buffer",
+                          l->width + heap);
+  }
   r->rows++;
   return SL_OK;
 }

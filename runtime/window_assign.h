@@ -6,6 +6,7 @@
 #ifndef SLUICE_RUNTIME_WINDOW_ASSIGN_H
 #define SLUICE_RUNTIME_WINDOW_ASSIGN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "executor_int.h" /* sl_floor_div */
@@ -59,6 +60,13 @@ static inline int64_t first_live_end(const sl_plan_window *pw, int64_t ts,
                                      int64_t live) {
   int64_t end = first_end(pw, slice_of(pw, ts));
   return live > end ? live : end;
+}
+
+/* A record at time t is late by watermark wm when every window it belongs
+ * to has fired: its last window's end - unit is at or before wm. */
+static inline bool all_windows_fired(const sl_plan_window *pw, int64_t t,
+                                     int64_t wm) {
+  return last_end(pw, slice_of(pw, t)) - pw->unit_us <= wm;
 }
 
 #endif

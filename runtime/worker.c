@@ -831,7 +831,7 @@ static bool has_late_candidate(const worker_state *s, const sl_buffer *in,
     const uint8_t *row = sl_buffer_row(in, i);
     if (!sl_row_is_null(row, tf)) {
       int64_t v = SL_FIELD(row, l, tf, int64_t);
-      if (last_end(pw, slice_of(pw, v)) - pw->unit_us <= wm)
+      if (all_windows_fired(pw, v, wm))
         return true;
     }
     if (!sl_row_is_null(row, wf)) {
@@ -872,7 +872,7 @@ static int route_late_records(worker_state *s, const sl_buffer *in,
     const uint8_t *t = sl_buffer_row(&s->rowtimes, i);
     if (!sl_row_is_null(t, 0)) {
       int64_t v = SL_FIELD(t, tl, 0, int64_t);
-      if (last_end(pw, slice_of(pw, v)) - pw->unit_us <= wm)
+      if (all_windows_fired(pw, v, wm))
         s->late_sel[ncand++] = i;
     }
     const uint8_t *w = sl_buffer_row(&s->wm_values, i);
