@@ -136,7 +136,12 @@ static int interval_value(const char *text, sl_interval_unit unit,
     double v = strtod(p, &end);
     if (errno == ERANGE || end == p)
       return -1;
-    total += (int64_t)(v * (double)unit_ms(u) + 0.5); /* v >= 0 */
+    /* v >= 0; a value past int64 (as milliseconds or months) is out of
+     * range, not a wrapped number (casting it would be undefined). */
+    double part = v * (double)unit_ms(u) + 0.5;
+    if (!(part < 9223372036854775808.0) || (int64_t)part > INT64_MAX - total)
+      return -2;
+    total += (int64_t)part;
     p = end;
     if (!*p)
       break;
@@ -201,7 +206,13 @@ static int bind_literal(sl_binder *b, const sl_expr *e, sl_bexpr **out) {
         b->a, ym ? SL_TYPE_INTERVAL_YEAR_MONTH : SL_TYPE_INTERVAL_DAY_TIME,
         true);
     int64_t v;
-    if (interval_value(text, u, e->u.lit.to_unit, &v) != 0)
+    int rc = interval_value(text, u, e->u.lit.to_unit, &v);
+    if (rc == -2)
+      return sl_bind_error(b, e->span, SL_EBIND,
+                           "interval literal '%s' is out of range: an "
+                           "interval holds at most 2^63-1 %s",
+                           text, ym ? "months" : "milliseconds");
+    if (rc != 0)
       return sl_bind_error(
           b, e->span, SL_EBIND, "invalid interval literal '%s' for %s%s%s",
           text, sl_interval_unit_name(u), e->u.lit.to_unit ? " TO " : "",

@@ -250,7 +250,10 @@ static void on_frame(uint32_t type, const sl_strbuf *p) {
     rc = sl_hello_msg_decode(p->data, p->len, &workers, version, sizeof version,
                              &rdma, device, sizeof device, &err);
     if (rc == SL_OK)
-      touch(device, strlen(device) + strlen(version));
+      {
+      touch(device, strlen(device));
+      touch(version, strlen(version));
+    }
     break;
   }
   case SL_FRAME_ERROR: {
