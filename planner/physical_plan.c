@@ -582,7 +582,8 @@ static int plan_aggregate(planner *p, const sl_bselect *s, const flat *f) {
     set_window(plan, s->group_window, f->cols[s->group_window->time_column]);
   } else if (f->has_window) {
     if (!saw_start || !saw_end)
-      return unsupported(p, s->groups ? s->groups[0]->span : f->window->span,
+      return unsupported(p,
+                         s->ngroups > 0 ? s->groups[0]->span : f->window->span,
                          "a window table function without both window_start "
                          "and window_end in GROUP BY");
     set_window(plan, f->window, f->window_time);
