@@ -142,6 +142,9 @@ typedef struct coordinator {
   bool limit_reached;
   uint64_t skipped;      /* rows dropped by OFFSET so far */
   sorted_result *sorted; /* ORDER BY: every result row, sorted at the end */
+  /* What the ORDER BY rows, the window being merged and the updating
+   * result last reported to the memory account (memory_account.h). */
+  uint64_t sorted_charged, merged_charged, updates_charged;
   /* An updating result (sl_plan.changelog) where this process finalizes:
    * every group's merged state; deltas merge into it as they come. */
   update_result *updates;
@@ -217,34 +220,41 @@ static int emit_result(coordinator *c, sl_buffer *b) {
   if (!c->sorted)
     return write_result(c, b);
   int rc = sorted_result_add(c->sorted, b, c->err);
-  size_t held = sorted_result_bytes(c->sorted);
-  if (rc == SL_OK && held > c->q->memory_limit) {
-    char h[32], l[32];
-    rc = sl_error_set(c->err, SL_ENOMEM,
-                      "ORDER BY's rows (kept until the input ends, to be "
-                      "sorted) hold %s, over the memory limit of %s; SET "
-                      "'sluice.memory-limit' higher, or add a LIMIT",
-                      sl_exec_bytes_text(held, h, sizeof h),
-                      sl_exec_bytes_text(c->q->memory_limit, l, sizeof l));
+  uint64_t held = sorted_result_bytes(c->sorted);
+  uint64_t total = sl_memory_charge(c->q->memory, &c->sorted_charged, held);
+  if (rc == SL_OK && total > c->q->memory->limit) {
+    char h[32], o[160];
+    rc = sl_error_set(
+        c->err, SL_ENOMEM,
+        "ORDER BY's rows (kept until the input ends, to be sorted) hold "
+        "%s%s; SET 'sluice.memory-limit' higher, or add a LIMIT",
+        sl_exec_bytes_text(held, h, sizeof h),
+        sl_memory_over_text(c->q->memory, held, total, o, sizeof o));
   }
   return rc;
 }
 
 /* The coordinator merges the partial states of one window from every
- * worker (or node): that table counts against the memory limit too. */
+ * worker (or node): that table counts against the memory limit too, until
+ * the window is emitted (release_merged_window). */
 static int check_merged_window(coordinator *c, const sl_group_table *merged) {
-  size_t held = sl_group_table_bytes(merged);
-  if (held <= c->q->memory_limit)
+  uint64_t held = sl_group_table_bytes(merged);
+  uint64_t total = sl_memory_charge(c->q->memory, &c->merged_charged, held);
+  if (total <= c->q->memory->limit)
     return SL_OK;
-  char h[32], l[32];
+  char h[32], o[160];
   return sl_error_set(
       c->err, SL_ENOMEM,
       "the windowed GROUP BY's window being merged (%u groups, from every "
-      "worker%s) holds %s, over the memory limit of %s; SET "
-      "'sluice.memory-limit' higher, or use shorter windows or fewer keys",
+      "worker%s) holds %s%s; SET 'sluice.memory-limit' higher, or use "
+      "shorter windows or fewer keys",
       merged->count, c->of_nodes ? " of every node" : "",
       sl_exec_bytes_text(held, h, sizeof h),
-      sl_exec_bytes_text(c->q->memory_limit, l, sizeof l));
+      sl_memory_over_text(c->q->memory, held, total, o, sizeof o));
+}
+
+static void release_merged_window(coordinator *c) {
+  sl_memory_charge(c->q->memory, &c->merged_charged, 0);
 }
 
 static int emit_changes(void *arg, sl_buffer *b) {
@@ -258,16 +268,17 @@ static int merge_changes(coordinator *c, const sl_group_table *delta) {
   int rc = update_result_merge(c->updates, delta, emit_changes, c, c->err);
   c->groups += c->updates->changes - before;
   uint64_t held = update_result_bytes(c->updates);
-  if (rc == SL_OK && held > c->q->memory_limit) {
-    char h[32], l[32];
+  uint64_t total = sl_memory_charge(c->q->memory, &c->updates_charged, held);
+  if (rc == SL_OK && total > c->q->memory->limit) {
+    char h[32], o[160];
     rc = sl_error_set(
         c->err, SL_ENOMEM,
         "the GROUP BY's state (every group's merged state, %llu groups) "
-        "holds %s, over the memory limit of %s; SET 'sluice.memory-limit' "
-        "higher, or add a window so that groups end",
+        "holds %s%s; SET 'sluice.memory-limit' higher, or add a window so "
+        "that groups end",
         (unsigned long long)c->updates->table.count,
         sl_exec_bytes_text(held, h, sizeof h),
-        sl_exec_bytes_text(c->q->memory_limit, l, sizeof l));
+        sl_memory_over_text(c->q->memory, held, total, o, sizeof o));
   }
   return rc;
 }
@@ -485,6 +496,7 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
     if (merged) {
       sl_group_table_free(merged);
       free(merged);
+      release_merged_window(c);
     }
     *progress = true;
     if (rc != SL_OK)
@@ -797,6 +809,13 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
 int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
                   const sl_exec_nodes *nodes, sl_result_sink *shell,
                   sl_query_stats *stats, sl_error *err) {
+  return sl_exec_run(plan, settings, nodes, shell, NULL, stats, err);
+}
+
+int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
+                const sl_exec_nodes *nodes, sl_result_sink *shell,
+                sl_memory_account *memory, sl_query_stats *stats,
+                sl_error *err) {
   if (plan->kind == SL_PLAN_CONSTANT)
     return sl_execute_constant(plan, shell, stats, err);
   bool coordinator_of_nodes = nodes && nodes->nnodes > 0;
@@ -855,7 +874,8 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
     if (!q.epoch_bytes)
       q.epoch_bytes = UINT64_MAX;
   }
-  q.memory_limit = sl_exec_memory_limit(settings);
+  sl_memory_account_init(&q.own_memory, sl_exec_memory_limit(settings));
+  q.memory = memory ? memory : &q.own_memory;
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */
   q.slot_pool = sl_slot_pool_new((size_t)256 << 20);
   int rc = sl_exec_prepare(&q, err);

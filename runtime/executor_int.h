@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "memory_account.h"
 #include "sluice/aggregate.h"
 #include "sluice/changelog.h"
 #include "sluice/channel.h"
@@ -44,7 +45,10 @@ typedef struct exec_query {
    * after this long or this many input rows (0: not by that). */
   double epoch_seconds;
   uint64_t epoch_rows;
-  uint64_t memory_limit; /* sl_exec_memory_limit: all state (per node) */
+  /* SET 'sluice.memory-limit': all of the query's state in this process
+   * (memory_account.h); own_memory unless a staged run shares its own. */
+  sl_memory_account *memory;
+  sl_memory_account own_memory;
   const sl_row_layout *stream_layout; /* the leaves input 0 produces */
   int *stream_leaf;                   /* spec leaf_index for input 0 */
   sl_expr_prog *filter;               /* over stream_layout, or NULL */
@@ -270,6 +274,12 @@ void sl_exec_signal(worker *w);
 /* SET 'sluice.memory-limit': the bytes of state one operator may hold
  * in a process (0 or unset: half the machine's memory). */
 uint64_t sl_exec_memory_limit(const sl_settings *settings);
+/* sl_execute_ex with the memory account its state is charged to (a staged
+ * run's, shared by all its leaves), or NULL: one of its own. */
+int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
+                const sl_exec_nodes *nodes, sl_result_sink *shell,
+                sl_memory_account *memory, sl_query_stats *stats,
+                sl_error *err);
 /* An updating result's row layout (changelog.h): the op column, then the
  * n columns; its names, op first, into *names_out (all in a). */
 const sl_row_layout *sl_exec_changelog_layout(sl_arena *a, int n,

@@ -300,7 +300,7 @@ int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
   sl_leader_store_init(&l->store, n,
                        q->plan->windowed ? q->plan->window.unit_us : 0,
                        q->key_layout, &q->aggs, q->slot_pool);
-  l->store.limit = q->memory_limit;
+  l->store.memory = q->memory;
   *out = l;
 
   /* tcp or verbs: at the addresses of the listeners XLISTEN opened. */

@@ -77,6 +77,8 @@ void sl_leader_store_free(sl_leader_store *s) {
     w = next;
   }
   s->windows = NULL;
+  if (s->memory)
+    sl_memory_charge(s->memory, &s->charged, 0);
   free(s->vc);
   s->vc = NULL;
   pthread_mutex_destroy(&s->lock);
@@ -117,20 +119,23 @@ int sl_leader_store_merge(sl_leader_store *s, int64_t start, int64_t end,
   s->merges++;
   s->bytes += len;
   s->held += sl_group_table_bytes(w->table) - before;
-  if (rc == SL_OK && s->limit && s->held > s->limit) {
+  uint64_t total =
+      s->memory ? sl_memory_charge(s->memory, &s->charged, s->held) : 0;
+  if (rc == SL_OK && s->memory && total > s->memory->limit) {
     int open = 0;
     uint64_t groups = 0;
     for (const sl_leader_window *o = s->windows; o; o = o->next, open++)
       groups += o->table->count;
-    char h[32], l[32];
-    rc = sl_error_set(err, SL_ENOMEM,
-                      "the partition leader's merged windows (%d open "
-                      "window%s, %llu groups) hold %s, over the memory "
-                      "limit of %s; SET 'sluice.memory-limit' higher, or "
-                      "use shorter windows or fewer keys",
-                      open, open == 1 ? "" : "s", (unsigned long long)groups,
-                      sl_exec_bytes_text(s->held, h, sizeof h),
-                      sl_exec_bytes_text(s->limit, l, sizeof l));
+    char h[32], o[160];
+    rc = sl_error_set(
+        err, SL_ENOMEM,
+        "the partition leader's merged windows (%d open "
+        "window%s, %llu groups) hold %s%s; SET "
+        "'sluice.memory-limit' higher, or use shorter windows "
+        "or fewer keys",
+        open, open == 1 ? "" : "s", (unsigned long long)groups,
+        sl_exec_bytes_text(s->held, h, sizeof h),
+        sl_memory_over_text(s->memory, s->held, total, o, sizeof o));
   }
 out:
   pthread_mutex_unlock(&s->lock);
@@ -167,6 +172,8 @@ sl_leader_window *sl_leader_store_take(sl_leader_store *s) {
     w->next = NULL;
     s->fired_end = w->end;
     s->held -= sl_group_table_bytes(w->table);
+    if (s->memory)
+      sl_memory_charge(s->memory, &s->charged, s->held);
   }
   pthread_mutex_unlock(&s->lock);
   return w;

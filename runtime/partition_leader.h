@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "memory_account.h"
 #include "sluice/aggregate.h"
 #include "sluice/error.h"
 #include "sluice/strbuf.h"
@@ -62,9 +63,12 @@ typedef struct sl_leader_store {
   sl_slot_pool *pool;
   int64_t fired_end;      /* the end of the last window taken */
   uint64_t merges, bytes; /* parts merged here, their wire bytes */
-  /* SET 'sluice.memory-limit': a merge that makes the windows held here
-   * (held: their tables' bytes) larger fails with SL_ENOMEM; 0: none. */
-  uint64_t limit, held;
+  /* SET 'sluice.memory-limit': the windows held here (held: their
+   * tables' bytes) count in this account (memory_account.h; NULL: none,
+   * charged: what was last reported); a merge that takes it over the
+   * limit fails with SL_ENOMEM. */
+  sl_memory_account *memory;
+  uint64_t held, charged;
 } sl_leader_store;
 
 void sl_leader_store_init(sl_leader_store *s, int n, int64_t unit_us,

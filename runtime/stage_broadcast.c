@@ -145,7 +145,10 @@ typedef struct results {
   update_output uo;
   sl_buffer from_rows; /* from's layout, strings borrowed from `rows` */
   uint8_t *ops;
-  uint64_t memory_limit;
+  /* SET 'sluice.memory-limit': the upper stages' state (what they last
+   * reported: charged). */
+  sl_memory_account *memory;
+  uint64_t charged;
 } results;
 
 /* A buffer of from's changes (op first) into the stages above it. */
@@ -175,8 +178,9 @@ static int push_upper(results *r, sl_error *err) {
   }
   int rc =
       update_stages_push_from(r->upper, r->from, &r->from_rows, r->ops, err);
-  return rc == SL_OK ? update_stages_check_limit(r->upper, r->memory_limit, err)
-                     : rc;
+  return rc == SL_OK
+             ? update_stages_check_limit(r->upper, r->memory, &r->charged, err)
+             : rc;
 }
 
 /* Updating stages: node i ended a round (it sends WM after each), whose
@@ -338,6 +342,8 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   if (rc == SL_OK && from)
     wire_layout = sl_exec_changelog_layout(&arena, from->ncols, from->names,
                                            from->types, &wire_names);
+  sl_memory_account memory;
+  sl_memory_account_init(&memory, sl_exec_memory_limit(settings));
   results r = {{plan->sink, NULL, plan->offset, plan->limit, 0, 0, false,
                 plan->order, plan->norder, NULL, NULL},
                wire_layout,
@@ -354,7 +360,8 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
                {&r.out, plan->changelog, {0}},
                {0},
                NULL,
-               sl_exec_memory_limit(settings)};
+               &memory,
+               0};
   if (!r.since || !r.wm)
     abort();
   if (rc == SL_OK && from) {

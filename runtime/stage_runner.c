@@ -49,7 +49,11 @@ typedef struct stage_runner {
   int nleaves;
   uint32_t buffer_size;
   uint64_t peak_bytes;
-  uint64_t memory_limit; /* SET 'sluice.memory-limit': the leaves' rows */
+  /* SET 'sluice.memory-limit': shared by the leaves' executors, the rows
+   * the leaves hold here (what they last reported: leaves_charged) and the
+   * updating stages' state (updates_charged). */
+  sl_memory_account memory;
+  uint64_t leaves_charged, updates_charged;
 } stage_runner;
 
 typedef struct leaf_thread {
@@ -157,21 +161,20 @@ static const uint8_t *window_row(const leaf_store *ls, const uint8_t *row,
 /* The leaves' rows held for the stages are over the memory limit: the
  * error names the leaf holding most. */
 static int leaf_rows_over_limit(const stage_runner *run, uint64_t held,
-                                sl_error *err) {
-  uint64_t limit = run->memory_limit;
+                                uint64_t total, sl_error *err) {
   int most = 0;
   for (int i = 1; i < run->nleaves; i++)
     if (run->leaves[i].bytes > run->leaves[most].bytes)
       most = i;
-  char h[32], l[32], m[32];
+  char h[32], m[32], o[160];
   return sl_error_set(
       err, SL_ENOMEM,
       "the rows the join's stages hold until their windows close hold %s "
-      "(leaf %d: %s), over the memory limit of %s; SET "
-      "'sluice.memory-limit' higher, or use shorter windows",
+      "(leaf %d: %s)%s; SET 'sluice.memory-limit' higher, or use shorter "
+      "windows",
       sl_exec_bytes_text(held, h, sizeof h), most + 1,
       sl_exec_bytes_text(run->leaves[most].bytes, m, sizeof m),
-      sl_exec_bytes_text(limit, l, sizeof l));
+      sl_memory_over_text(&run->memory, held, total, o, sizeof o));
 }
 
 /* Add one row to the store under key (k: the last key used, or NULL);
@@ -187,12 +190,13 @@ static int store_add(leaf_store *ls, keyed_rows **k, int64_t key,
     /* A new buffer: all the leaves' rows against the limit (updating
      * stages take their leaves' rows every round and check their own
      * state: update_stages_check_limit). */
-    const stage_runner *run = ls->run;
+    stage_runner *run = ls->run;
     uint64_t held = 0;
     for (int i = 0; i < run->nleaves; i++)
       held += run->leaves[i].bytes;
-    if (rc == SL_OK && !ls->arrival && held > run->memory_limit)
-      rc = leaf_rows_over_limit(run, held, err);
+    uint64_t total = sl_memory_charge(&run->memory, &run->leaves_charged, held);
+    if (rc == SL_OK && !ls->arrival && total > run->memory.limit)
+      rc = leaf_rows_over_limit(run, held, total, err);
   }
   return rc;
 }
@@ -396,8 +400,8 @@ static int feed_leaf(leaf_thread *lt) {
 static void *leaf_main(void *arg) {
   leaf_thread *lt = arg;
   lt->rc = lt->feed ? feed_leaf(lt)
-                    : sl_execute_ex(lt->plan, lt->settings, lt->nodes, NULL,
-                                    &lt->stats, &lt->err);
+                    : sl_exec_run(lt->plan, lt->settings, lt->nodes, NULL,
+                                  &lt->run->memory, &lt->stats, &lt->err);
   stage_runner *run = lt->run;
   pthread_mutex_lock(&run->lock);
   lt->finished = true;
@@ -604,8 +608,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   /* Updating stages: rows as they arrive, a changelog's with its kind. */
   update_output uo = {&o, changelog, {0}};
   update_stages *updates = NULL;
-  uint64_t memory_limit = sl_exec_memory_limit(settings);
-  run.memory_limit = memory_limit;
+  sl_memory_account_init(&run.memory, sl_exec_memory_limit(settings));
   int64_t *leaf_wm = calloc((size_t)sp->nleaves + 1, sizeof *leaf_wm);
   if (!leaf_wm)
     abort();
@@ -712,7 +715,8 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
       if (held > run.peak_bytes)
         run.peak_bytes = held;
       if (rc == SL_OK)
-        rc = update_stages_check_limit(updates, memory_limit, err);
+        rc = update_stages_check_limit(updates, &run.memory,
+                                       &run.updates_charged, err);
       if (rc == SL_OK && pushed)
         rc = stage_output_window_end(&o, err);
       /* A node: the changes sent since the last WM are one round's (the
@@ -767,6 +771,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
       }
       held += ls->bytes;
     }
+    sl_memory_charge(&run.memory, &run.leaves_charged, held);
     if (held > run.peak_bytes)
       run.peak_bytes = held;
     run.frontier = frontier;

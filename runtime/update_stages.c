@@ -1011,38 +1011,38 @@ uint64_t update_stages_bytes(const update_stages *u) {
   return n;
 }
 
-int update_stages_check_limit(const update_stages *u, uint64_t limit,
-                              sl_error *err) {
-  for (int i = 0; i < u->nall; i++) {
-    const ustage *s = u->all[i];
-    bool agg = s->rt->st->kind == SL_STAGE_AGGREGATE;
-    uint64_t held = stage_bytes(s);
-    if (held <= limit)
-      continue;
-    char h[32], l[32];
-    sl_exec_bytes_text(held, h, sizeof h);
-    sl_exec_bytes_text(limit, l, sizeof l);
-    if (agg)
-      return sl_error_set(err, SL_ENOMEM,
-                          "the GROUP BY's state (%u groups) over the join "
-                          "holds %s, over the memory limit of %s; SET "
-                          "'sluice.memory-limit' higher",
-                          s->groups.count, h, l);
-    if (s->rt->st->kind == SL_STAGE_JOIN)
-      return sl_error_set(
-          err, SL_ENOMEM,
-          "the regular join's state (%u rows of its left side, %u of its "
-          "right) holds %s, over the memory limit of %s; SET "
-          "'sluice.memory-limit' higher, or join within windows so that "
-          "rows can be dropped",
-          s->sides[0].count, s->sides[1].count, h, l);
+int update_stages_check_limit(const update_stages *u, sl_memory_account *memory,
+                              uint64_t *charged, sl_error *err) {
+  uint64_t all = update_stages_bytes(u);
+  uint64_t total = sl_memory_charge(memory, charged, all);
+  if (total <= memory->limit || u->nall == 0)
+    return SL_OK;
+  /* Named: the stage holding most. */
+  const ustage *s = u->all[0];
+  for (int i = 1; i < u->nall; i++)
+    if (stage_bytes(u->all[i]) > stage_bytes(s))
+      s = u->all[i];
+  uint64_t held = stage_bytes(s);
+  char h[32], o[160];
+  sl_exec_bytes_text(held, h, sizeof h);
+  sl_memory_over_text(memory, held, total, o, sizeof o);
+  if (s->rt->st->kind == SL_STAGE_AGGREGATE)
     return sl_error_set(err, SL_ENOMEM,
-                        "the Top-N's state (%u partitions, the first %lld "
-                        "rows of each) holds %s, over the memory limit of "
-                        "%s; SET 'sluice.memory-limit' higher",
-                        s->pcount, (long long)s->limit, h, l);
-  }
-  return SL_OK;
+                        "the GROUP BY's state (%u groups) over the join "
+                        "holds %s%s; SET 'sluice.memory-limit' higher",
+                        s->groups.count, h, o);
+  if (s->rt->st->kind == SL_STAGE_JOIN)
+    return sl_error_set(
+        err, SL_ENOMEM,
+        "the regular join's state (%u rows of its left side, %u of its "
+        "right) holds %s%s; SET 'sluice.memory-limit' higher, or join "
+        "within windows so that rows can be dropped",
+        s->sides[0].count, s->sides[1].count, h, o);
+  return sl_error_set(err, SL_ENOMEM,
+                      "the Top-N's state (%u partitions, the first %lld "
+                      "rows of each) holds %s%s; SET 'sluice.memory-limit' "
+                      "higher",
+                      s->pcount, (long long)s->limit, h, o);
 }
 
 void update_stages_free(update_stages *u) {

@@ -36,6 +36,7 @@
 #ifndef SLUICE_UPDATE_STAGES_H
 #define SLUICE_UPDATE_STAGES_H
 
+#include "memory_account.h"
 #include "stage_int.h"
 
 typedef struct update_stages update_stages;
@@ -79,9 +80,10 @@ uint64_t update_stages_evicted(const update_stages *u);
 /* Rows held in state now (every stage's), for the stats. */
 uint64_t update_stages_bytes(const update_stages *u);
 
-/* SL_ENOMEM naming the stage whose state holds more than limit bytes (the
- * first found), else SL_OK. */
-int update_stages_check_limit(const update_stages *u, uint64_t limit,
-                              sl_error *err);
+/* Report every stage's state to the memory account (*charged: what was
+ * last reported); SL_ENOMEM naming the stage holding most when that takes
+ * the account over its limit, else SL_OK. */
+int update_stages_check_limit(const update_stages *u, sl_memory_account *memory,
+                              uint64_t *charged, sl_error *err);
 
 #endif

@@ -308,20 +308,20 @@ static int hand_over_windows(worker_state *s) {
     bytes += sl_group_table_bytes(s->slices[i].table);
   if (bytes > w->state_bytes_peak)
     w->state_bytes_peak = bytes;
-  /* Every worker may hold its share of the memory limit (per node): more
-   * stops the query rather than the machine. */
-  uint64_t share = s->q->memory_limit / (uint64_t)s->q->nworkers;
-  if (bytes > share) {
-    char h[32], l[32], t[32];
+  /* Every worker's state counts against the memory limit with the rest of
+   * the query's in this process: more stops the query rather than the
+   * machine. */
+  uint64_t total = sl_memory_charge(s->q->memory, &s->memory_charged, bytes);
+  if (total > s->q->memory->limit) {
+    char h[32], o[160];
     return sl_error_set(
         &w->err, SL_ENOMEM,
-        "the %s's state in worker %d (%d open window slice%s) holds %s, over "
-        "its share of the memory limit (%s of %s for %d workers); SET "
-        "'sluice.memory-limit' higher, or use shorter windows or fewer keys",
+        "the %s's state in worker %d (%d open window slice%s) holds %s%s; "
+        "SET 'sluice.memory-limit' higher, or use shorter windows or fewer "
+        "keys",
         plan->windowed ? "windowed GROUP BY" : "GROUP BY", w->index, s->nslices,
         s->nslices == 1 ? "" : "s", sl_exec_bytes_text(bytes, h, sizeof h),
-        sl_exec_bytes_text(share, l, sizeof l),
-        sl_exec_bytes_text(s->q->memory_limit, t, sizeof t), s->q->nworkers);
+        sl_memory_over_text(s->q->memory, bytes, total, o, sizeof o));
   }
   if (plan->windowed && plan->window.kind == SL_WINDOW_SESSION)
     return hand_over_sessions(s);
@@ -1316,6 +1316,7 @@ void *sl_worker_main(void *arg) {
     free(s.slices[i].table);
   }
   free(s.slices);
+  sl_memory_charge(q->memory, &s.memory_charged, 0);
   w->sessions = s.sessions; /* its states may still be merged */
   free(s.sel);
   free(s.sel2);

@@ -81,9 +81,10 @@ typedef struct worker_state {
    * context switches. */
   bool news;
   int64_t signalled_wm;
-  uint64_t epoch_in;      /* input bytes since this worker's last epoch */
-  uint64_t epoch_rows_in; /* ... input rows */
-  double epoch_began;     /* ... when it began (sl_clock_seconds) */
+  uint64_t epoch_in;       /* input bytes since this worker's last epoch */
+  uint64_t epoch_rows_in;  /* ... input rows */
+  double epoch_began;      /* ... when it began (sl_clock_seconds) */
+  uint64_t memory_charged; /* the state last reported to q->memory */
 } worker_state;
 
 static inline int64_t sl_now_us(void) {

@@ -249,8 +249,7 @@ static void on_frame(uint32_t type, const sl_strbuf *p) {
     char version[64], device[160];
     rc = sl_hello_msg_decode(p->data, p->len, &workers, version, sizeof version,
                              &rdma, device, sizeof device, &err);
-    if (rc == SL_OK)
-      {
+    if (rc == SL_OK) {
       touch(device, strlen(device));
       touch(version, strlen(version));
     }

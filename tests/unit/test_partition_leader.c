@@ -342,6 +342,19 @@ static void test_global_window_waits_for_everyone(void **state) {
   sl_arena_free(&fx.a);
 }
 
+/* Merge a part (wire form) of window [20, 30) into a new store charged to
+ * acct, then free the store (taking its state out of acct again). */
+static int merge_into_new_store(fixture *fx, sl_memory_account *acct,
+                                const sl_strbuf *part, sl_error *err) {
+  sl_leader_store s;
+  sl_leader_store_init(&s, 1, 1, fx->key, &fx->set, NULL);
+  s.memory = acct;
+  int rc = sl_leader_store_merge(&s, 20, 30, (const uint8_t *)part->data,
+                                 part->len, err);
+  sl_leader_store_free(&s);
+  return rc;
+}
+
 /* The windows a leader holds count against the memory limit: within it
  * merges go on, past it the merge fails naming the state and its size;
  * what a fired window held no longer counts. */
@@ -361,8 +374,11 @@ static void test_memory_limit(void **state) {
   sl_leader_window_free(w);
   assert_int_equal(s.held, 0);
   /* Room for one such window, not for a second one beside it. */
-  s.limit = one + one / 2;
+  sl_memory_account acct;
+  sl_memory_account_init(&acct, one + one / 2);
+  s.memory = &acct;
   ship(&fx, &s, 10, 20, 0, 100, 10);
+  assert_int_equal(atomic_load(&acct.held), one);
   sl_group_table t;
   sl_group_table_init(&t, fx.key, &fx.set, 4);
   feed(&fx, &t, 0, 100, 10);
@@ -374,11 +390,27 @@ static void test_memory_limit(void **state) {
       SL_ENOMEM);
   assert_non_null(strstr(err.message, "the partition leader's merged "
                                       "windows (2 open windows, 20 groups)"));
-  assert_non_null(strstr(err.message, "over the memory limit"));
+  assert_non_null(strstr(err.message, ", over the memory limit"));
   sl_error_clear(&err);
+  /* Freeing the store takes what it held out of the account. */
+  sl_leader_store_free(&s);
+  assert_int_equal(atomic_load(&acct.held), 0);
+
+  /* The limit bounds the sum: with other state of the query holding one
+   * window's worth, a leader's first window is already too much. */
+  uint64_t other = 0;
+  sl_memory_charge(&acct, &other, one);
+  assert_int_equal(merge_into_new_store(&fx, &acct, &b, &err), SL_ENOMEM);
+  assert_non_null(strstr(err.message, "with the query's other state in this "
+                                      "process), over the memory limit"));
+  sl_error_clear(&err);
+  assert_int_equal(atomic_load(&acct.held), one);
+  /* Once the other state is gone, the same window fits. */
+  sl_memory_charge(&acct, &other, 0);
+  assert_int_equal(merge_into_new_store(&fx, &acct, &b, &err), SL_OK);
+  assert_int_equal(atomic_load(&acct.held), 0);
   sl_strbuf_free(&b);
   sl_group_table_free(&t);
-  sl_leader_store_free(&s);
   sl_arena_free(&fx.a);
 }
 

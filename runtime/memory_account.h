@@ -1,0 +1,42 @@
+/* memory_account.h - the state one query holds in this process, summed
+ * over every kind of it, against SET 'sluice.memory-limit'.
+ *
+ * Why one account: the limit bounds the process, and a query's state is
+ * spread over several holders at once (each worker's open windows, a
+ * partition leader's merges, the coordinator's merged window, ORDER BY's
+ * rows, a join's stored rows and its stages' state).  Checked one by one,
+ * each could sit just under the limit and their sum far over it.
+ *
+ * Each holder keeps what it last reported (a uint64_t it owns, starting at
+ * 0) and reports what it holds now wherever its state grows or shrinks;
+ * the account keeps the sum of the latest reports.  The holder whose
+ * report takes the sum over the limit stops the query, naming itself.
+ * Thread-safe: holders in different threads report at once.  The account
+ * is owned by whoever runs the query (sl_execute_ex, or a staged run for
+ * all its leaves); it allocates nothing. */
+#ifndef SLUICE_MEMORY_ACCOUNT_H
+#define SLUICE_MEMORY_ACCOUNT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sl_memory_account {
+  _Atomic uint64_t held; /* the sum of every holder's latest report */
+  uint64_t limit;        /* UINT64_MAX: none */
+} sl_memory_account;
+
+void sl_memory_account_init(sl_memory_account *a, uint64_t limit);
+
+/* A holder that last reported *charged now holds `now` bytes: the account
+ * is updated, *charged = now, and the account's total after is returned. */
+uint64_t sl_memory_charge(sl_memory_account *a, uint64_t *charged,
+                          uint64_t now);
+
+/* For an error message when total > a->limit, a holder holding `part`:
+ * " (T with the query's other state in this process), over the memory
+ * limit of L", or without the parenthesis when the holder is all of it. */
+const char *sl_memory_over_text(const sl_memory_account *a, uint64_t part,
+                                uint64_t total, char *buf, size_t n);
+
+#endif
