@@ -136,6 +136,11 @@ static const known_setting KNOWN[] = {
       "many input rows (0: only by time and 'sluice.epoch-size')"},
      V_SIZE,
      NULL},
+    {{"table.exec.source.idle-timeout", "0",
+      "a source worker that gets no record for this long is idle: its "
+      "watermark moves on with the clock, so windows fire (0: never)"},
+     V_DURATION,
+     NULL},
     {{"table.exec.state.ttl", "0",
       "idle state is dropped after this long (0: never)"},
      V_DURATION,

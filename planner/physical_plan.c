@@ -179,8 +179,8 @@ static bool table_is_bounded(const sl_table_def *t) {
   const char *c = sl_table_def_option(t, "connector");
   if (!c)
     c = sl_table_def_option(t, "connector.type");
-  if (c && strcasecmp(c, "filesystem") == 0)
-    return true;
+  if (c && strcasecmp(c, "filesystem") == 0) /* unless followed */
+    return !sl_table_def_option(t, "source.monitor-interval");
   if (sl_table_def_option(t, "events.num") ||
       sl_table_def_option(t, "number-of-rows"))
     return true;

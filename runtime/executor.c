@@ -876,6 +876,8 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
   }
   sl_memory_account_init(&q.own_memory, sl_exec_memory_limit(settings));
   q.memory = memory ? memory : &q.own_memory;
+  q.idle_timeout =
+      sl_settings_get_seconds(settings, "table.exec.source.idle-timeout", 0);
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */
   q.slot_pool = sl_slot_pool_new((size_t)256 << 20);
   int rc = sl_exec_prepare(&q, err);

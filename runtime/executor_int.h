@@ -49,6 +49,10 @@ typedef struct exec_query {
    * (memory_account.h); own_memory unless a staged run shares its own. */
   sl_memory_account *memory;
   sl_memory_account own_memory;
+  /* SET 'table.exec.source.idle-timeout' in seconds (0: none): a worker
+   * whose source gives no row for this long moves its watermark on with
+   * the clock (worker.c, advance_if_idle). */
+  double idle_timeout;
   const sl_row_layout *stream_layout; /* the leaves input 0 produces */
   int *stream_leaf;                   /* spec leaf_index for input 0 */
   sl_expr_prog *filter;               /* over stream_layout, or NULL */

@@ -36,6 +36,17 @@
  * worker computes the boundaries the same way, so the ranges partition the
  * records exactly.  Rows come out in file order per worker.
  *
+ * Following ('source.monitor-interval' = '1 s'): the source is unbounded.
+ * It reads the file as above, and then the instance that owns its end
+ * (worker 0 for a small file, else the last) checks every interval whether
+ * the file has grown and reads the records appended since; it never ends
+ * by itself (Ctrl-C, .timeout or a LIMIT ends the query).  A record is read
+ * once its line is complete (the file holds a line break after it), so a
+ * writer that appends whole lines is never read half-way.  A file that
+ * shrinks while followed is an error.  (Flink's option of this name
+ * watches a directory for new files; Sluice's 'path' is one file, and
+ * follows what is appended to it, as tail -f does.)
+ *
  * Errors name file:line:column where line is the physical line and column
  * the 1-based byte column of the offending field's first byte (both
  * counted only when an error is reported), so an editor jumps to it; the
@@ -58,9 +69,11 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io_connectors.h"
+#include "sluice/clock.h"
 #include "sluice/value_text.h"
 
 static const char *const csv_options[] = {
@@ -75,6 +88,7 @@ static const char *const csv_options[] = {
     "csv.null-literal",
     "csv.ignore-first-line",
     "csv.split-min-bytes",
+    "source.monitor-interval",
     /* A sink table's (sink_partitions.c): */
     "sink.partition-commit.trigger",
     "sink.partition-commit.delay",
@@ -100,7 +114,14 @@ struct sl_source {
   const sl_source_spec *spec;
   char *path; /* for messages: as the user wrote it */
   const char *data;
-  size_t size;
+  size_t size;     /* the bytes this instance may scan */
+  size_t map_size; /* the bytes mapped at data */
+  /* Following the file ('source.monitor-interval'): check for growth
+   * every monitor_ms, next at next_check (sl_clock_seconds); header_due:
+   * the header line ('csv.ignore-first-line') has not come yet. */
+  bool follow, header_due;
+  int64_t monitor_ms;
+  double next_check;
   size_t pos, end; /* the next record; the end of this worker's range */
   size_t begin;
   csv_format fmt;
@@ -142,6 +163,19 @@ static int one_char(const sl_table_def *t, const char *key, char fallback,
                         t->name, key, v);
   *out = (unsigned char)v[0];
   return SL_OK;
+}
+
+/* 'source.monitor-interval' in milliseconds: 0 when absent (the file is
+ * read once), more than 0 when given. */
+static int monitor_interval(const sl_table_def *t, int64_t *ms, sl_error *err) {
+  int rc = sl_option_duration_ms(t, "source.monitor-interval", 0, ms, err);
+  if (rc == SL_OK && sl_table_def_option(t, "source.monitor-interval") &&
+      *ms <= 0)
+    rc = sl_error_set(err, SL_EINVAL,
+                      "table '%s': 'source.monitor-interval' must be more "
+                      "than 0 (leave it out to read the file once)",
+                      t->name);
+  return rc;
 }
 
 int sl_csv_read_format(const sl_table_def *t, csv_format *f, sl_error *err) {
@@ -187,7 +221,8 @@ int sl_csv_read_format(const sl_table_def *t, csv_format *f, sl_error *err) {
   f->delim = (char)delim;
   f->quote = no_quote ? -1 : quote;
   f->null_literal = sl_table_def_option(t, "csv.null-literal");
-  return SL_OK;
+  int64_t ms;
+  return monitor_interval(t, &ms, err);
 }
 
 static int csv_validate(const sl_table_def *t, sl_error *err) {
@@ -396,11 +431,76 @@ static size_t record_start_from(const csv_format *f, const char *data,
 /* ---- open / next / close --------------------------------------------------
  */
 
+/* The end of the last complete line in data[from, size): just past its
+ * line break, or from when there is none. */
+static size_t complete_lines_end(const char *data, size_t from, size_t size) {
+  for (size_t i = size; i > from; i--)
+    if (data[i - 1] == '\n')
+      return i;
+  return from;
+}
+
+/* The header belongs to whoever owns byte 0; skipped once it is there. */
+static void skip_header(sl_source *s) {
+  if (!s->header_due || s->end == 0)
+    return;
+  int nf;
+  scan_error bad;
+  size_t p = 0;
+  while (p < s->end && scan_record(&s->fmt, s->data, s->size, &p, NULL, 0, &nf,
+                                   &bad) == SCAN_SKIP)
+    ;
+  s->pos = p;
+  s->header_due = false;
+}
+
+/* Following: when the file has grown, map it again and make the complete
+ * lines appended since this instance's.  Nothing new is not an error. */
+static int follow_growth(sl_source *s, sl_error *err) {
+  int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    int e = errno;
+    if (fd >= 0)
+      close(fd);
+    return sl_error_set(err, SL_EIO,
+                        "'%s' (followed for new records): cannot read it "
+                        "any more: %s",
+                        s->path, strerror(e));
+  }
+  size_t size = (size_t)st.st_size;
+  if (size < s->map_size) {
+    close(fd);
+    return sl_error_set(err, SL_EIO,
+                        "'%s' shrank from %zu to %zu bytes while it was "
+                        "followed for new records; a followed file may only "
+                        "grow (append to it rather than rewrite it)",
+                        s->path, s->map_size, size);
+  }
+  if (size == s->map_size) {
+    close(fd);
+    return SL_OK;
+  }
+  void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int e = errno;
+  close(fd);
+  if (m == MAP_FAILED)
+    return sl_error_set(err, SL_EIO, "cannot map '%s' again: %s", s->path,
+                        strerror(e));
+  if (s->data)
+    munmap((void *)s->data, s->map_size);
+  s->data = m;
+  s->size = s->map_size = size;
+  s->end = complete_lines_end(s->data, s->end, size);
+  skip_header(s);
+  return SL_OK;
+}
+
 static void csv_close(sl_source *s) {
   if (!s)
     return;
   if (s->data)
-    munmap((void *)s->data, s->size);
+    munmap((void *)s->data, s->map_size);
   free(s->scratch);
   free(s->path);
   sl_arena_free(&s->arena);
@@ -469,6 +569,7 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
     }
     madvise(m, s->size, MADV_SEQUENTIAL);
     s->data = m;
+    s->map_size = s->size;
   }
   close(fd);
 
@@ -492,16 +593,17 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
       (size_t)((unsigned __int128)s->size * (unsigned)(w + 1) / (unsigned)n);
   s->begin = s->pos = record_start_from(&s->fmt, s->data, s->size, x0);
   s->end = record_start_from(&s->fmt, s->data, s->size, x1);
-  if (s->pos == 0 && s->end > 0 && s->fmt.skip_first) {
-    /* The header belongs to whoever owns byte 0. */
-    int nf;
-    scan_error bad;
-    size_t p = 0;
-    while (p < s->size && scan_record(&s->fmt, s->data, s->size, &p, NULL, 0,
-                                      &nf, &bad) == SCAN_SKIP)
-      ;
-    s->pos = p;
+  rc = monitor_interval(t, &s->monitor_ms, err);
+  if (rc != SL_OK) {
+    csv_close(s);
+    return rc;
   }
+  /* The owner of the file's end follows it: only whole lines are its. */
+  s->follow = s->monitor_ms > 0 && w == n - 1;
+  if (s->follow)
+    s->end = complete_lines_end(s->data, s->begin, s->size);
+  s->header_due = s->fmt.skip_first && s->pos == 0;
+  skip_header(s);
   *out = s;
   return SL_OK;
 }
@@ -736,6 +838,33 @@ static size_t string_bytes(const sl_source *s, int *longest) {
   return heap;
 }
 
+static int csv_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err);
+
+/* Following, at the end of what is there: with rows in buf, hand them on;
+ * else wait for the next check of the file (at most 100 ms, so that the
+ * worker looks at its cancel flag and its idle time) and read what came. */
+static int follow_wait(sl_source *s, sl_buffer *buf, sl_error *err) {
+  if (buf->nrows > 0)
+    return SL_OK;
+  double now = sl_clock_seconds();
+  if (now < s->next_check) {
+    double wait = s->next_check - now;
+    if (wait > 0.1)
+      wait = 0.1;
+    struct timespec ts = {(time_t)wait,
+                          (long)((wait - (double)(time_t)wait) * 1e9)};
+    nanosleep(&ts, NULL);
+    if (sl_clock_seconds() < s->next_check)
+      return SL_OK;
+  }
+  s->next_check = sl_clock_seconds() + (double)s->monitor_ms / 1000.0;
+  int rc = follow_growth(s, err);
+  if (rc != SL_OK || s->pos >= s->end)
+    return rc;
+  bool done;
+  return csv_next(s, buf, &done, err);
+}
+
 static int csv_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
   *done = false;
   while (s->pos < s->end) {
@@ -784,6 +913,8 @@ static int csv_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
     s->stats.bytes = s->pos - s->begin;
   }
   s->stats.bytes = s->pos - s->begin;
+  if (s->follow)
+    return follow_wait(s, buf, err);
   *done = true;
   return SL_OK;
 }

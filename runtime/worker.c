@@ -1095,6 +1095,31 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
   return SL_OK;
 }
 
+/* SET 'table.exec.source.idle-timeout': a worker whose source gave no row
+ * for that long is idle, and its watermark moves on with the clock from
+ * where its last rows left it, as if event time kept pace with the wall
+ * clock; a row that comes later below it is late.  Without this a source
+ * that stops (a followed file nobody appends to) holds the windows after
+ * its last row back for ever.  A worker that never had a watermark has
+ * nothing to move on from. */
+static void advance_if_idle(worker_state *s, bool got_rows, double now) {
+  if (got_rows || s->rows_at == 0) {
+    s->rows_at = now;
+    s->wm_at_rows = s->local_wm;
+    return;
+  }
+  double quiet = now - s->rows_at;
+  if (quiet < s->q->idle_timeout || s->wm_at_rows == WM_MIN)
+    return;
+  double moved = (double)s->wm_at_rows + quiet * 1e6;
+  int64_t wm = moved >= 9.2e18 ? WM_MAX - 1 : (int64_t)moved;
+  if (wm > s->local_wm) {
+    s->local_wm = wm;
+    if (!s->input_wm)
+      s->wm = s->local_wm;
+  }
+}
+
 void *sl_worker_main(void *arg) {
   worker *w = arg;
   exec_query *q = w->q;
@@ -1221,6 +1246,8 @@ void *sl_worker_main(void *arg) {
     w->pipeline_seconds += sl_clock_seconds() - t1;
     if (rc != SL_OK)
       break;
+    if (q->idle_timeout > 0 && !done)
+      advance_if_idle(&s, buf->nrows > 0, t1);
     if (done) { /* the end of a bounded source fires every window */
       s.local_wm = WM_MAX;
       if (!q->channels)

@@ -85,6 +85,10 @@ typedef struct worker_state {
   uint64_t epoch_rows_in;  /* ... input rows */
   double epoch_began;      /* ... when it began (sl_clock_seconds) */
   uint64_t memory_charged; /* the state last reported to q->memory */
+  /* Idle sources (q->idle_timeout): when the source last gave rows, and
+   * the worker's own watermark then. */
+  double rows_at;
+  int64_t wm_at_rows;
 } worker_state;
 
 static inline int64_t sl_now_us(void) {
