@@ -188,7 +188,9 @@ static bool parse_double(const char *p, uint32_t len, double *out) {
       return false;
   char *end;
   *out = strtod(buf, &end);
-  return end == buf + len;
+  /* Too large for a DOUBLE is out of range, not an infinity nobody wrote
+   * (the spelled-out ones are above). */
+  return end == buf + len && !isinf(*out);
 }
 
 static bool parse_bool(const char *p, uint32_t len, int64_t *out) {
@@ -295,7 +297,8 @@ static int convert(sl_expr_ctx *c, const inode *n, int from, int to,
       o->v.i[i] = v;
       return 0;
     case K_FLT:
-      if (!parse_double(p, len, &d))
+      if (!parse_double(p, len, &d) ||
+          (n->type->kind == SL_TYPE_FLOAT && !isinf(d) && isinf((float)d)))
         return 1;
       o->v.f[i] = n->type->kind == SL_TYPE_FLOAT ? (float)d : d;
       return 0;

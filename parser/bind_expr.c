@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -189,6 +190,11 @@ static int bind_literal(sl_binder *b, const sl_expr *e, sl_bexpr **out) {
   case SL_LIT_DOUBLE:
     r->type = sl_tp(b->a, SL_TYPE_DOUBLE, true);
     r->lit.f64 = strtod(text, NULL);
+    if (isinf(r->lit.f64))
+      return sl_bind_error(b, e->span, SL_EBIND,
+                           "numeric literal %s is out of range for DOUBLE "
+                           "(at most about 1.8E308)",
+                           text);
     break;
   case SL_LIT_STRING: {
     int chars = 0; /* code points, as Flink counts CHAR(n) */

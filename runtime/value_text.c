@@ -319,6 +319,23 @@ static int expected(sl_error *err, const sl_type *t, const char *text,
                       text, len > 40 ? "..." : "");
 }
 
+/* A number that does not parse as an integer type: out of range when it
+ * is all digits (with a sign), else not a number at all. */
+static int not_an_int(sl_error *err, const sl_type *t, const char *orig,
+                      size_t orig_len, const char *text, size_t len, int64_t lo,
+                      int64_t hi) {
+  size_t i = len > 0 && (text[0] == '+' || text[0] == '-');
+  bool digits = i < len;
+  for (; i < len && digits; i++)
+    digits = text[i] >= '0' && text[i] <= '9';
+  if (!digits)
+    return expected(err, t, orig, orig_len, NULL);
+  char why[80];
+  snprintf(why, sizeof why, "(out of range: %lld to %lld)", (long long)lo,
+           (long long)hi);
+  return expected(err, t, orig, orig_len, why);
+}
+
 static void trim(const char **text, size_t *len) {
   const char *p = *text;
   size_t n = *len;
@@ -573,22 +590,25 @@ int sl_value_parse(const char *text, size_t len, const sl_row_layout *layout,
     return SL_OK;
   case SL_P_I8:
     if (!parse_int(text, len, INT8_MIN, INT8_MAX, &v))
-      return expected(err, t, orig, orig_len, NULL);
+      return not_an_int(err, t, orig, orig_len, text, len, INT8_MIN, INT8_MAX);
     *(int8_t *)dst = (int8_t)v;
     return SL_OK;
   case SL_P_I16:
     if (!parse_int(text, len, INT16_MIN, INT16_MAX, &v))
-      return expected(err, t, orig, orig_len, NULL);
+      return not_an_int(err, t, orig, orig_len, text, len, INT16_MIN,
+                        INT16_MAX);
     *(int16_t *)dst = (int16_t)v;
     return SL_OK;
   case SL_P_I32:
     if (!parse_int(text, len, INT32_MIN, INT32_MAX, &v))
-      return expected(err, t, orig, orig_len, NULL);
+      return not_an_int(err, t, orig, orig_len, text, len, INT32_MIN,
+                        INT32_MAX);
     *(int32_t *)dst = (int32_t)v;
     return SL_OK;
   case SL_P_I64:
     if (!parse_int(text, len, INT64_MIN, INT64_MAX, &v))
-      return expected(err, t, orig, orig_len, NULL);
+      return not_an_int(err, t, orig, orig_len, text, len, INT64_MIN,
+                        INT64_MAX);
     *(int64_t *)dst = v;
     return SL_OK;
   case SL_P_F32:
@@ -605,6 +625,13 @@ int sl_value_parse(const char *text, size_t len, const sl_row_layout *layout,
     double d = strtod(tmp, &end);
     if (end != tmp + len || strncasecmp(s, "0x", 2) == 0)
       return expected(err, t, orig, orig_len, NULL);
+    /* A number too large is out of range (as in PostgreSQL), not an
+     * infinity nobody wrote; 'Infinity' spelled out still is one. */
+    bool f32 = f->ptype == SL_P_F32;
+    if (!isinf(d) ? f32 && isinf((float)d) : errno == ERANGE)
+      return expected(err, t, orig, orig_len,
+                      f32 ? "(out of range: beyond +-3.4E38)"
+                          : "(out of range: beyond +-1.8E308)");
     if (f->ptype == SL_P_F32)
       *(float *)dst = (float)d;
     else

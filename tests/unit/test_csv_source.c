@@ -256,14 +256,17 @@ static void test_errors_name_file_line_column(void **state) {
       {"n1.csv", "a INT, b BIGINT", "1,2\n12x,3\n",
        "2:1: expected an INT, got '12x' (column 'a' of table 'n1';"},
       {"n2.csv", "a INT, b BIGINT", "99999999999,1\n",
-       "1:1: expected an INT, got '99999999999' (column 'a' of table 'n2';"},
+       "1:1: expected an INT (out of range: -2147483648 to 2147483647), got "
+       "'99999999999' (column 'a' of table 'n2';"},
       {"n3.csv", "a INT, b BIGINT", "2147483647,1\n2147483648,1\n",
-       "2:1: expected an INT, got '2147483648' (column 'a' of table 'n3';"},
+       "2:1: expected an INT (out of range: -2147483648 to 2147483647), got "
+       "'2147483648' (column 'a' of table 'n3';"},
       {"n4.csv", "a INT, b BIGINT", "1e999,1\n",
        "1:1: expected an INT, got '1e999' (column 'a' of table 'n4';"},
       {"n5.csv", "a INT, b BIGINT",
        "1,-9223372036854775808\n1,9223372036854775808\n",
-       "2:3: expected a BIGINT, got '9223372036854775808' (column 'b' of "
+       "2:3: expected a BIGINT (out of range: -9223372036854775808 to "
+       "9223372036854775807), got '9223372036854775808' (column 'b' of "
        "table 'n5';"},
       {"n6.csv", "a INT, d DECIMAL(10, 2)", "1,12.3.4\n",
        "1:3: expected a DECIMAL(10, 2), got '12.3.4' (column 'd' of table "

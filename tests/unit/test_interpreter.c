@@ -180,6 +180,9 @@ static void test_casts(void **state) {
   EXPECT_ERR("CAST('abc' AS INT)", 0, "cannot cast 'abc' to INT");
   EXPECT("TRY_CAST('abc' AS INT)", 0, "NULL");
   EXPECT_ERR("CAST('3000000000' AS INT)", 0, "cannot cast");
+  EXPECT_ERR("CAST('1e999' AS DOUBLE)", 0, "cannot cast '1e999' to DOUBLE");
+  EXPECT("TRY_CAST('1e999' AS DOUBLE)", 0, "NULL");
+  EXPECT("CAST('Infinity' AS DOUBLE)", 0, "inf"); /* as C prints it */
   EXPECT_ERR("CAST(b AS INT)", 2, "out of range");
   EXPECT("TRY_CAST(b AS INT)", 2, "NULL");
   EXPECT("CAST(b AS SMALLINT)", 0, "10");

@@ -150,19 +150,22 @@ static void test_integers(void **state) {
   RT(SL_TYPE_BIGINT, 0, 0, "-9223372036854775808", "-9223372036854775808");
   RT(SL_TYPE_BIGINT, 0, 0, "9223372036854775807", "9223372036854775807");
   RT(SL_TYPE_BIGINT, 0, 0, "9223372036854775808",
-     "ERR expected a BIGINT, got '9223372036854775808'");
+     "ERR expected a BIGINT (out of range: -9223372036854775808 to "
+     "9223372036854775807), got '9223372036854775808'");
   RT(SL_TYPE_BIGINT, 0, 0, "-9223372036854775809",
-     "ERR expected a BIGINT, got '-9223372036854775809'");
+     "ERR expected a BIGINT (out of range: -9223372036854775808 to "
+     "9223372036854775807), got '-9223372036854775809'");
   RT(SL_TYPE_BIGINT, 0, 0, "abc", "ERR expected a BIGINT, got 'abc'");
   RT(SL_TYPE_BIGINT, 0, 0, "", "ERR expected a BIGINT, got ''");
   RT(SL_TYPE_BIGINT, 0, 0, "-", "ERR expected a BIGINT, got '-'");
   RT(SL_TYPE_BIGINT, 0, 0, " +17 ", "17");
   RT(SL_TYPE_INT, 0, 0, "2147483648",
-     "ERR expected an INT, got "
+     "ERR expected an INT (out of range: -2147483648 to 2147483647), got "
      "'2147483648'");
   RT(SL_TYPE_INT, 0, 0, "-2147483648", "-2147483648");
   RT(SL_TYPE_TINYINT, 0, 0, "127", "127");
-  RT(SL_TYPE_TINYINT, 0, 0, "128", "ERR expected a TINYINT, got '128'");
+  RT(SL_TYPE_TINYINT, 0, 0, "128",
+     "ERR expected a TINYINT (out of range: -128 to 127), got '128'");
   RT(SL_TYPE_SMALLINT, 0, 0, "-32768", "-32768");
   RT(SL_TYPE_BOOLEAN, 0, 0, "TrUe", "TRUE");
   RT(SL_TYPE_BOOLEAN, 0, 0, "false", "FALSE");
@@ -173,6 +176,15 @@ static void test_integers(void **state) {
   RT(SL_TYPE_DOUBLE, 0, 0, "NaN", "NaN");
   RT(SL_TYPE_DOUBLE, 0, 0, "-Infinity", "-Infinity");
   RT(SL_TYPE_DOUBLE, 0, 0, "1.5x", "ERR expected a DOUBLE, got '1.5x'");
+  /* Too large is out of range, not an infinity; too small is 0. */
+  RT(SL_TYPE_DOUBLE, 0, 0, "1e999",
+     "ERR expected a DOUBLE (out of range: beyond +-1.8E308), got '1e999'");
+  RT(SL_TYPE_DOUBLE, 0, 0, "-1e999",
+     "ERR expected a DOUBLE (out of range: beyond +-1.8E308), got '-1e999'");
+  RT(SL_TYPE_DOUBLE, 0, 0, "1e-999", "0.0");
+  RT(SL_TYPE_FLOAT, 0, 0, "1e39",
+     "ERR expected a FLOAT (out of range: beyond +-3.4E38), got '1e39'");
+  RT(SL_TYPE_FLOAT, 0, 0, "Infinity", "Infinity");
   RT(SL_TYPE_FLOAT, 0, 0, "0.1", "0.1");
 }
 
