@@ -249,3 +249,15 @@ void sl_leaf_mark(const sl_leaf_columns *lc, bool *need, const char *name) {
         (strncmp(lc->names[i], name, n) == 0 && lc->names[i][n] == '.'))
       need[i] = true;
 }
+
+int sl_sink_close_after(const sl_sink_connector *sc, sl_sink *sink, int rc,
+                        sl_error *err) {
+  sl_error close_err = {0};
+  int crc = sc->close(sink, rc == SL_OK, &close_err);
+  if (rc == SL_OK && crc != SL_OK) {
+    sl_error_move(err, &close_err);
+    rc = crc;
+  }
+  sl_error_clear(&close_err);
+  return rc;
+}

@@ -115,15 +115,8 @@ int sl_execute_constant(const sl_plan *plan, sl_result_sink *shell,
     rc = plan->sink->write(sink, &out, err);
   if (rc == SL_OK && plan->sink->commit)
     rc = plan->sink->commit(sink, err);
-  if (sink) {
-    sl_error close_err = {0};
-    int crc = plan->sink->close(sink, rc == SL_OK, &close_err);
-    if (rc == SL_OK && crc != SL_OK) {
-      sl_error_move(err, &close_err);
-      rc = crc;
-    }
-    sl_error_clear(&close_err);
-  }
+  if (sink)
+    rc = sl_sink_close_after(plan->sink, sink, rc, err);
   stats->rows_out = last > first ? last - first : 0;
   stats->seconds = sl_clock_seconds() - t0;
   stats->workers = 1;

@@ -1205,21 +1205,10 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
   double t1 = sl_clock_seconds();
   if (rc == SL_OK && c.sc->commit)
     rc = c.sc->commit(c.sink, err);
-  sl_error close_err = {0};
-  int crc = c.sc->close(c.sink, rc == SL_OK, &close_err);
-  if (rc == SL_OK && crc != SL_OK) {
-    sl_error_move(err, &close_err);
-    rc = crc;
-  }
-  sl_error_clear(&close_err);
+  rc = sl_sink_close_after(c.sc, c.sink, rc, err);
   if (q.late_owned) {
     stats->late_written = q.late->written;
-    crc = late_output_close(q.late, rc == SL_OK, &close_err);
-    if (rc == SL_OK && crc != SL_OK) {
-      sl_error_move(err, &close_err);
-      rc = crc;
-    }
-    sl_error_clear(&close_err);
+    rc = late_output_close(q.late, rc, err);
   }
 
   stats->workers = q.nworkers;

@@ -79,16 +79,11 @@ int late_output_commit(late_output *lo, sl_error *err) {
   return rc;
 }
 
-int late_output_close(late_output *lo, bool ok, sl_error *err) {
-  int rc = ok ? late_output_commit(lo, err) : SL_OK;
-  sl_error close_err = {0};
-  int crc =
-      lo->sc ? lo->sc->close(lo->sink, ok && rc == SL_OK, &close_err) : SL_OK;
-  if (rc == SL_OK && crc != SL_OK) {
-    sl_error_move(err, &close_err);
-    rc = crc;
-  }
-  sl_error_clear(&close_err);
+int late_output_close(late_output *lo, int rc, sl_error *err) {
+  if (rc == SL_OK)
+    rc = late_output_commit(lo, err);
+  if (lo->sc)
+    rc = sl_sink_close_after(lo->sc, lo->sink, rc, err);
   pthread_mutex_destroy(&lo->lock);
   return rc;
 }

@@ -44,7 +44,9 @@ int late_output_write(late_output *lo, sl_buffer *rows, sl_error *err);
 /* Commit what was written since the last commit (a SQLite transaction),
  * if anything was. */
 int late_output_commit(late_output *lo, sl_error *err);
-/* ok: commit and keep; else discard what is not committed. */
-int late_output_close(late_output *lo, bool ok, sl_error *err);
+/* After a run that ended with rc: commit and keep when rc is SL_OK, else
+ * discard what is not committed.  Returns rc, or, when rc was SL_OK, the
+ * commit's or close's error (then in err). */
+int late_output_close(late_output *lo, int rc, sl_error *err);
 
 #endif

@@ -576,17 +576,11 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   stats->rows_out = r.out.written;
   stats->seconds = sl_clock_seconds() - t0;
   if (r.out.sink) {
-    sl_error close_err = {0};
     if (rc == SL_OK && r.out.sorted)
       rc = stage_output_finish(&r.out, err);
     else if (rc == SL_OK && r.out.sc->commit)
       rc = r.out.sc->commit(r.out.sink, err);
-    int crc = r.out.sc->close(r.out.sink, rc == SL_OK, &close_err);
-    if (rc == SL_OK && crc != SL_OK) {
-      sl_error_move(err, &close_err);
-      rc = crc;
-    }
-    sl_error_clear(&close_err);
+    rc = sl_sink_close_after(r.out.sc, r.out.sink, rc, err);
   }
   if (r.out.sorted)
     sorted_result_free(r.out.sorted);

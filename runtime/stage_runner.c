@@ -823,24 +823,11 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     sorted_result_free(o.sorted);
   stats->rows_out = o.written;
   stats->seconds = seconds;
-  if (o.sink) {
-    sl_error close_err = {0};
-    int crc = o.sc->close(o.sink, rc == SL_OK, &close_err);
-    if (rc == SL_OK && crc != SL_OK) {
-      sl_error_move(err, &close_err);
-      rc = crc;
-    }
-    sl_error_clear(&close_err);
-  }
+  if (o.sink)
+    rc = sl_sink_close_after(o.sc, o.sink, rc, err);
   if (late_open) {
-    sl_error close_err = {0};
     stats->late_written = late.written;
-    int crc = late_output_close(&late, rc == SL_OK, &close_err);
-    if (rc == SL_OK && crc != SL_OK) {
-      sl_error_move(err, &close_err);
-      rc = crc;
-    }
-    sl_error_clear(&close_err);
+    rc = late_output_close(&late, rc, err);
   }
   stage_eval_release(&ev);
   if (updates)

@@ -817,6 +817,18 @@ static int write_late_candidates(worker_state *s, const sl_buffer *in,
   return rc;
 }
 
+/* For the late-record scans below: the watermark (wm_values) and the
+ * event time (*time_prog into rowtimes) of each of the first n rows. */
+static int eval_times(worker_state *s, const sl_buffer *in, uint32_t n,
+                      sl_expr_prog **time_prog) {
+  int rc = eval_watermark(s, in, n);
+  sl_buffer_clear(&s->rowtimes);
+  int k = rc == SL_OK ? sl_exec_eval_rows(time_prog, 1, in, s->sel, n,
+                                          &s->rowtimes, s->ctx, &s->w->err)
+                      : rc;
+  return k < 0 ? k : SL_OK;
+}
+
 /* q->late_fast: might a row of the buffer be late?  The same rule as
  * below, on the time and watermark columns read directly; most buffers
  * have no late record and go on untouched. */
@@ -856,13 +868,9 @@ static int route_late_records(worker_state *s, const sl_buffer *in,
   exec_query *q = s->q;
   if (q->late_fast && !has_late_candidate(s, in, *n))
     return SL_OK; /* the pipeline computes the watermark as usual */
-  int rc = eval_watermark(s, in, *n);
-  sl_buffer_clear(&s->rowtimes);
-  int k = rc == SL_OK ? sl_exec_eval_rows(&q->late_time_prog, 1, in, s->sel, *n,
-                                          &s->rowtimes, s->ctx, &s->w->err)
-                      : rc;
-  if (k < 0)
-    return k;
+  int rc = eval_times(s, in, *n, &q->late_time_prog);
+  if (rc != SL_OK)
+    return rc;
   s->wm_ready = true;
   const sl_plan_window *pw = &s->plan->window;
   const sl_row_layout *wl = s->wm_values.layout, *tl = s->rowtimes.layout;
@@ -901,13 +909,9 @@ static int route_late_records(worker_state *s, const sl_buffer *in,
  * per record as for windows, so the stages never wait for them), and fold
  * every row into the watermark.  s->sel becomes the rows kept. */
 static int drop_late_rows(worker_state *s, const sl_buffer *in, uint32_t *n) {
-  int rc = eval_watermark(s, in, *n);
-  sl_buffer_clear(&s->rowtimes);
-  int k = rc == SL_OK ? sl_exec_eval_rows(&s->q->rowtime_prog, 1, in, s->sel,
-                                          *n, &s->rowtimes, s->ctx, &s->w->err)
-                      : rc;
-  if (k < 0)
-    return k;
+  int rc = eval_times(s, in, *n, &s->q->rowtime_prog);
+  if (rc != SL_OK)
+    return rc;
   const sl_row_layout *wl = s->wm_values.layout, *tl = s->rowtimes.layout;
   /* Window rows (window_rows) are late when their last window has
    * fired: its end - unit at or before the watermark.  Under HOP and

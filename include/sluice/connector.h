@@ -170,6 +170,12 @@ const sl_sink_connector *sl_shell_sink_connector(void);
 const char *sl_source_connector_names(void);
 const char *sl_sink_connector_names(void);
 
+/* Close a sink after a run that ended with rc: kept (committed) when rc is
+ * SL_OK, discarded otherwise.  Returns rc, or, when rc was SL_OK, the
+ * close's own error (then in err): the first error is the one reported. */
+int sl_sink_close_after(const sl_sink_connector *sc, sl_sink *sink, int rc,
+                        sl_error *err);
+
 /* Common option parsing for connectors: a missing option gives fallback;
  * a malformed one is SL_EINVAL naming table, option and value. */
 int sl_option_int(const sl_table_def *t, const char *key, int64_t fallback,
