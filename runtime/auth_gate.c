@@ -27,17 +27,20 @@ struct auth_gate {
   pthread_mutex_t lock;
   proof *pending[MAX_PENDING]; /* each its thread's own */
   int npending;
+  char last_refusal[256]; /* under lock */
 };
 
 static void *prove(void *arg) {
   proof *p = arg;
   sl_error err = {0};
   bool ok = sl_auth_accept(p->fd, p->g->secret, PROOF_MS, &err) == SL_OK;
+  const char *why = err.message ? err.message : "no proof of the secret";
   if (!ok)
-    fprintf(stderr, "sluice node: refused %s: %s\n", p->g->what,
-            err.message ? err.message : "no proof of the secret");
-  sl_error_clear(&err);
+    fprintf(stderr, "sluice node: refused %s: %s\n", p->g->what, why);
   pthread_mutex_lock(&p->g->lock);
+  if (!ok)
+    snprintf(p->g->last_refusal, sizeof p->g->last_refusal, "%s", why);
+  sl_error_clear(&err);
   p->ok = ok;
   p->done = true;
   pthread_mutex_unlock(&p->g->lock);
@@ -116,6 +119,12 @@ int auth_gate_take(auth_gate *g) {
   }
   pthread_mutex_unlock(&g->lock);
   return fd;
+}
+
+void auth_gate_last_refusal(auth_gate *g, char *buf, size_t n) {
+  pthread_mutex_lock(&g->lock);
+  snprintf(buf, n, "%s", g->last_refusal);
+  pthread_mutex_unlock(&g->lock);
 }
 
 void auth_gate_free(auth_gate *g) {

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth_gate.h"
 #include "channel_int.h"
 #include "sluice/auth.h"
 #include "sluice/clock.h"
@@ -329,6 +330,76 @@ static int prove_secret(const sl_channel_endpoint *ep, bool accepted, int *fd,
   return rc;
 }
 
+/* The accepting end with a secret: every connection to the listener proves
+ * it in a thread of its own (auth_gate.h), and the first that does is the
+ * channel's.  So a stray or hostile connection (silent, garbage, another
+ * secret) is refused and logged, and the real peer, which connects beside
+ * it, still gets through before the deadline. */
+static int accept_proven(const sl_channel_endpoint *ep, int64_t deadline_ns,
+                         int *fd, char *where, size_t where_size,
+                         sl_error *err) {
+  const char *t = ep->transport;
+  auth_gate *gate = auth_gate_new(ep->secret, "a channel connection");
+  int rc = SL_OK;
+  for (;;) {
+    int got = auth_gate_take(gate);
+    if (got >= 0) {
+      *fd = got;
+      set_blocking(*fd, 1);
+      describe_peer(*fd, *fd, where, where_size);
+      break;
+    }
+    if (ep->cancel && atomic_load(ep->cancel)) {
+      rc = sl_error_set(err, SL_ECANCELLED,
+                        "%s channel: the query stopped while waiting for "
+                        "the peer",
+                        t);
+      break;
+    }
+    int ms = ms_left(deadline_ns);
+    if (ms == 0) {
+      char why[256];
+      auth_gate_last_refusal(gate, why, sizeof why);
+      rc = why[0] ? sl_error_set(err, SL_EPERM,
+                                 "%s channel with a peer on socket %d: no "
+                                 "connection proved the cluster secret in "
+                                 "time; the last refused: %s",
+                                 t, ep->fd, why)
+                  : sl_error_set(err, SL_EIO,
+                                 "%s channel: no peer connected to the "
+                                 "listening socket %d before the rendezvous "
+                                 "timeout: is the peer running and given "
+                                 "our address?",
+                                 t, ep->fd);
+      break;
+    }
+    if (ms < 0 || ms > 50)
+      ms = 50; /* to look at the cancel flag */
+    struct pollfd p[2] = {{ep->fd, POLLIN, 0}, {auth_gate_fd(gate), POLLIN, 0}};
+    int n = poll(p, 2, ms);
+    if (n < 0 && errno != EINTR) {
+      rc = sl_error_set(err, SL_EIO, "%s channel: waiting for the peer: %s", t,
+                        strerror(errno));
+      break;
+    }
+    if (n > 0 && (p[0].revents & POLLIN)) {
+      int c = accept4(ep->fd, NULL, NULL, SOCK_CLOEXEC);
+      if (c >= 0) {
+        set_blocking(c, 1);
+        auth_gate_add(gate, c);
+      } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+        rc = sl_error_set(err, SL_EIO,
+                          "%s channel: accepting the peer on socket %d "
+                          "failed: %s",
+                          t, ep->fd, strerror(errno));
+        break;
+      }
+    }
+  }
+  auth_gate_free(gate); /* refuses whoever is still proving */
+  return rc;
+}
+
 int sl_endpoint_connect(const sl_channel_endpoint *ep, int family,
                         int64_t deadline_ns, int *fd, char *where,
                         size_t where_size, sl_error *err) {
@@ -364,6 +435,8 @@ int sl_endpoint_connect(const sl_channel_endpoint *ep, int family,
     return SL_OK;
   }
   case SL_CHANNEL_VIA_ACCEPT: {
+    if (ep->secret)
+      return accept_proven(ep, deadline_ns, fd, where, where_size, err);
     int w = wait_fd_or_cancel(ep->fd, POLLIN, deadline_ns, ep->cancel);
     if (w == -ECANCELED)
       return sl_error_set(err, SL_ECANCELLED,

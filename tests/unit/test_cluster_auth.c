@@ -2,6 +2,7 @@
  * the same secret passes both ways; a wrong secret, a replayed answer,
  * garbage, silence and a cut answer are refused; the secret file's rules.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -366,6 +368,86 @@ static void test_tcp_channel_proves_the_secret(void **state) {
   }
 }
 
+/* Connect to bound ("host:port") and return the socket. */
+static int connect_plain(const char *bound) {
+  int fd = -1;
+  sl_error err = {0};
+  assert_int_equal(sl_channel_connect_stream(bound, 5000, &fd, &err), SL_OK);
+  return fd;
+}
+
+/* Stray connections to a channel's listener (one silent, one sending
+ * garbage, one proving another secret) are refused one by one, and the
+ * real peer, connecting after them, still opens the channel. */
+static void test_tcp_channel_survives_stray_connections(void **state) {
+  (void)state;
+  sl_secret a, b;
+  secret_of("correct horse battery staple", &a);
+  secret_of("correct horse battery stapler", &b);
+  int lfd;
+  char bound[128];
+  sl_error err = {0};
+  assert_int_equal(
+      sl_channel_listen("tcp", "127.0.0.1:0", &lfd, bound, sizeof bound, &err),
+      SL_OK);
+  end_args con = {{"tcp", SL_CHANNEL_CONSUMER, SL_CHANNEL_VIA_ACCEPT, lfd, NULL,
+                   20000000000LL, &a, NULL},
+                  {4, 4096},
+                  NULL,
+                  0,
+                  {0}};
+  pthread_t tc;
+  assert_int_equal(pthread_create(&tc, NULL, open_end_main, &con), 0);
+  int silent = connect_plain(bound);
+  int garbage = connect_plain(bound);
+  static const char junk[64] = "GET / HTTP/1.0\r\n\r\n";
+  assert_int_equal(write(garbage, junk, sizeof junk), (ssize_t)sizeof junk);
+  end_args stranger = {{"tcp", SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1,
+                        bound, 5000000000LL, &b, NULL},
+                       {4, 4096},
+                       NULL,
+                       0,
+                       {0}};
+  open_end_main(&stranger);
+  assert_int_equal(stranger.rc, SL_EPERM);
+  sl_error_clear(&stranger.err);
+  end_args pro = {{"tcp", SL_CHANNEL_PRODUCER, SL_CHANNEL_VIA_CONNECT, -1,
+                   bound, 20000000000LL, &a, NULL},
+                  {4, 4096},
+                  NULL,
+                  0,
+                  {0}};
+  open_end_main(&pro);
+  pthread_join(tc, NULL);
+  close(lfd);
+  if (con.rc != SL_OK)
+    fail_msg("%s", con.err.message);
+  assert_int_equal(pro.rc, SL_OK);
+  void *slot = sl_channel_acquire(pro.ch);
+  assert_non_null(slot);
+  memcpy(slot, "through", 8);
+  assert_int_equal(sl_channel_publish(pro.ch, 8, NULL), SL_OK);
+  assert_int_equal(sl_channel_wait_slot(con.ch, 5000000000LL), SL_OK);
+  const sl_channel_slot *got = sl_channel_poll(con.ch);
+  assert_non_null(got);
+  assert_string_equal((const char *)got->payload, "through");
+  sl_channel_release(con.ch);
+  sl_channel_close(pro.ch);
+  sl_channel_destroy(pro.ch);
+  sl_channel_destroy(con.ch);
+  /* The silent one was shut down once the channel opened (after the
+   * challenge it was sent, its end of the stream comes). */
+  struct timeval tv = {20, 0};
+  setsockopt(silent, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[256];
+  ssize_t k;
+  while ((k = read(silent, buf, sizeof buf)) > 0)
+    ;
+  assert_true(k == 0 || errno != EAGAIN);
+  close(silent);
+  close(garbage);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_secret_passes),
@@ -377,6 +459,7 @@ int main(void) {
       cmocka_unit_test(test_secret_file_rules),
       cmocka_unit_test(test_node_drops_an_oversized_frame),
       cmocka_unit_test(test_tcp_channel_proves_the_secret),
+      cmocka_unit_test(test_tcp_channel_survives_stray_connections),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
