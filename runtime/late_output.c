@@ -31,6 +31,7 @@ int late_output_open(late_output *lo, const sl_plan *plan, sl_arena *a,
   sl_sink_spec spec = {t, layout, names, NULL, NULL, false};
   lo->sc = plan->late_sink;
   lo->table = t->name;
+  lo->layout = layout;
   int rc = lo->sc->open(&spec, &lo->sink, err);
   if (rc != SL_OK)
     return name_table(err, rc, "opening the late records' table", lo->table);

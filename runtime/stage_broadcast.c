@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "executor_int.h"
+#include "late_output.h"
 #include "sluice/clock.h"
 #include "sluice/interrupt.h"
 #include "sluice/node_messages.h"
@@ -387,6 +388,24 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
                          plan->changelog};
     rc = r.out.sc->open(&spec, &r.out.sink, err);
   }
+  /* Late records (SET 'sluice.late-records' = 'side-output'): one output
+   * here for the sides' nodes (through the sides' executors) and the stage
+   * nodes (LATE_ROWS frames below), committed as the nodes' watermarks
+   * come. */
+  late_output late;
+  bool late_open = false;
+  for (int k = 0; k < sp->nleaves && rc == SL_OK; k++) {
+    sl_plan *lp = sp->leaves[k];
+    if (!lp->late_table)
+      continue;
+    if (!late_open) {
+      rc = late_output_open(&late, lp, &arena, err);
+      late_open = rc == SL_OK;
+    }
+    lp->late_arg = &late;
+  }
+  sl_buffer late_rows;
+  memset(&late_rows, 0, sizeof late_rows);
   for (int j = 0; j < nsides && rc == SL_OK; j++) {
     sd[j].started = pthread_create(&sd[j].thread, NULL, side_main, &sd[j]) == 0;
     if (!sd[j].started)
@@ -487,8 +506,24 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
                        : sorted_result_add(&r.since[i], &r.rows, err);
         if (rc != SL_OK)
           stopping = true;
+      } else if (type == SL_FRAME_LATE_ROWS) {
+        if (rc != SL_OK)
+          continue;
+        if (!late_open)
+          rc = sl_error_set(err, SL_EIO,
+                            "node %d sent late records, and this query "
+                            "writes none: the node is out of step",
+                            i);
+        else
+          rc = sl_rows_msg_decode(p.data, p.len, late.layout, &late_rows, err);
+        if (rc == SL_OK)
+          rc = late_output_write(&late, &late_rows, err);
+        if (rc != SL_OK)
+          stopping = true;
       } else if (type == SL_FRAME_WM) {
         int64_t wm;
+        if (late_open && rc == SL_OK)
+          rc = late_output_commit(&late, err);
         if (sl_wm_msg_decode(p.data, p.len, &wm, &ferr) != SL_OK)
           rc = malformed(rc, i, &ferr, err);
         else if (rc == SL_OK && !r.out.limit_reached)
@@ -582,6 +617,12 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
       rc = r.out.sc->commit(r.out.sink, err);
     rc = sl_sink_close_after(r.out.sc, r.out.sink, rc, err);
   }
+  if (late_open) {
+    stats->late_written = late.written;
+    rc = late_output_close(&late, rc, err);
+  }
+  if (late_rows.data)
+    sl_buffer_free(&late_rows);
   if (r.out.sorted)
     sorted_result_free(r.out.sorted);
   sl_buffer_free(&r.rows);

@@ -642,7 +642,11 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     sl_plan *lp = sp->leaves[i];
     if (!lp->late_table)
       continue;
-    if (!late_open) {
+    if (!late_open && node) {
+      /* A node's go to the coordinator, which writes them. */
+      late_output_open_export(&late, &where->export, lp->late_table->name);
+      late_open = true;
+    } else if (!late_open) {
       rc = late_output_open(&late, lp, &arena, err);
       late_open = rc == SL_OK;
     }

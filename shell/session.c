@@ -362,21 +362,6 @@ static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
       sl_plan_route_late_records(arena, plan, s->catalog, s->settings, err);
   if (rc != SL_OK)
     return rc;
-  /* The nodes the query will run on: joined daemons, else the setting
-   * (a forked cluster of another size is replaced before it runs). */
-  int nodes = s->cluster && !s->cluster->spawned
-                  ? s->cluster->n
-                  : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
-  /* A single-stage plan's nodes send their late records to this process;
-   * a staged plan's leaves on nodes have no such path yet. */
-  if (!s->is_node && nodes > 1 && plan->kind == SL_PLAN_STAGED &&
-      late_records_table(plan))
-    return sl_error_set(err, SL_EUNSUPPORTED,
-                        "not supported yet: 'sluice.late-records' = "
-                        "'side-output' for a join or a multi-stage query on "
-                        "%d nodes; SET 'sluice.nodes' = 1, or SET "
-                        "'sluice.late-records' = 'drop'",
-                        nodes);
   if (plan->kind == SL_PLAN_STAGED)
     return choose_leaf_strategies(s, plan, arena, why, err);
   return choose_plan_strategy(s, plan, false, arena, why, err);

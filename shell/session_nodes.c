@@ -886,7 +886,9 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
   return sl_execute_ex(lp, s->settings, &here, NULL, stats, err);
 }
 
-/* The plan of a query's text, as the coordinator planned it. */
+/* The plan of a query's text, as the coordinator planned it: with late
+ * records to a table, every leaf reads every column and sends its late
+ * records to the coordinator, which writes them. */
 static int plan_text(sl_session *s, sl_arena *arena, const char *text,
                      size_t len, sl_bound_stmt **b, sl_plan **plan,
                      sl_error *err) {
@@ -900,6 +902,9 @@ static int plan_text(sl_session *s, sl_arena *arena, const char *text,
     rc = sl_bind(arena, s->catalog, stmt, stmt_text, 1, b, err);
   if (rc == SL_OK)
     rc = sl_plan_build(arena, *b, plan, err);
+  if (rc == SL_OK)
+    rc = sl_plan_route_late_records(arena, *plan, s->catalog, s->settings,
+                                    err);
   return rc;
 }
 
@@ -1069,9 +1074,6 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
   if (rc == SL_OK && plan) {
     plan->strategy = (sl_strategy)strategy;
     session_set_jit(s, plan);
-    /* Late records to a table: this node sends them to the coordinator
-     * (the plan reads every column, as the coordinator's does). */
-    rc = sl_plan_route_late_records(&arena, plan, s->catalog, s->settings, err);
   }
   if (rc == SL_OK && plan)
     rc = sl_execute_ex(plan, s->settings, nodes, NULL, stats, err);
