@@ -24,8 +24,8 @@
 typedef struct late_output {
   const sl_sink_connector *sc;
   sl_sink *sink;
-  const sl_frame_out *export; /* a node: to the coordinator (sc NULL) */
-  const char *table;          /* its name, for messages */
+  const sl_frame_out *export;  /* a node: to the coordinator (sc NULL) */
+  const char *table;           /* its name, for messages */
   const sl_row_layout *layout; /* the rows written (late_output_open) */
   pthread_mutex_t lock;
   uint64_t written; /* rows written (under lock) */

@@ -903,8 +903,7 @@ static int plan_text(sl_session *s, sl_arena *arena, const char *text,
   if (rc == SL_OK)
     rc = sl_plan_build(arena, *b, plan, err);
   if (rc == SL_OK)
-    rc = sl_plan_route_late_records(arena, *plan, s->catalog, s->settings,
-                                    err);
+    rc = sl_plan_route_late_records(arena, *plan, s->catalog, s->settings, err);
   return rc;
 }
 
