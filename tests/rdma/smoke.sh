@@ -36,8 +36,18 @@ cat "$tmp/client"
 wait "$server" || { cat "$tmp/server"; fail "ib_write_bw's server failed"; }
 
 # The result line: " 65536  <iterations>  <peak MB/s>  <average MB/s>  <Mpps>".
-mbs=$(awk -v s="$size" '$1 == s && NF >= 5 { print $4 }' "$tmp/client" | tail -1)
-[ -n "$mbs" ] || fail "no bandwidth line in ib_write_bw's output"
-awk -v m="$mbs" 'BEGIN { exit !(m > 0) }' || fail "ib_write_bw measured $mbs MB/s"
+# What is checked is that writes completed (iterations > 0).  The MB/s is
+# perftest's, from the CPU's cycle counter; under TCG emulation that clock
+# can fail its own calibration ("Correlation coefficient r^2 < 0.9") and
+# report 0.00, so then the figure is the iterations' bytes over the 2 s.
+line=$(awk -v s="$size" '$1 == s && NF >= 5' "$tmp/client" | tail -1)
+[ -n "$line" ] || fail "no bandwidth line in ib_write_bw's output"
+iters=$(echo "$line" | awk '{ print $2 }')
+mbs=$(echo "$line" | awk '{ print $4 }')
+awk -v i="$iters" 'BEGIN { exit !(i > 0) }' || fail "ib_write_bw completed no write ($line)"
+if ! awk -v m="$mbs" 'BEGIN { exit !(m > 0) }'; then
+  mbs=$(awk -v i="$iters" -v s="$size" 'BEGIN { printf "%.2f", i * s / 2 / 1048576 }')
+  echo "(perftest's clock reported 0 MB/s: $iters writes of $size B in 2 s)"
+fi
 echo "ib_write_bw $size B: $mbs MB/s"
 rm -rf "$tmp"
