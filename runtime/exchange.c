@@ -103,7 +103,10 @@ static int out_slot(worker_state *s, int dest, sl_buffer **out) {
     if (st < 0)
       return broken(s, ch, st, "to", dest);
     if (atomic_load(s->w->cancel))
-      return SL_ECANCELLED;
+      return sl_error_set(&s->w->err, SL_ECANCELLED,
+                          "stopped while waiting to send to worker %d: the "
+                          "query is stopping",
+                          dest);
     bool got = false;
     int rc = sl_exchange_drain(s, &got);
     if (rc != SL_OK)

@@ -221,8 +221,9 @@ static int emit_result(coordinator *c, sl_buffer *b) {
     return write_result(c, b);
   int rc = sorted_result_add(c->sorted, b, c->err);
   uint64_t held = sorted_result_bytes(c->sorted);
-  uint64_t total = sl_memory_charge(c->q->memory, &c->sorted_charged, held);
-  if (rc == SL_OK && total > c->q->memory->limit) {
+  uint64_t total;
+  if (sl_memory_grew_over(c->q->memory, &c->sorted_charged, held, &total) &&
+      rc == SL_OK) {
     char h[32], o[160];
     rc = sl_error_set(
         c->err, SL_ENOMEM,
@@ -239,8 +240,8 @@ static int emit_result(coordinator *c, sl_buffer *b) {
  * the window is emitted (release_merged_window). */
 static int check_merged_window(coordinator *c, const sl_group_table *merged) {
   uint64_t held = sl_group_table_bytes(merged);
-  uint64_t total = sl_memory_charge(c->q->memory, &c->merged_charged, held);
-  if (total <= c->q->memory->limit)
+  uint64_t total;
+  if (!sl_memory_grew_over(c->q->memory, &c->merged_charged, held, &total))
     return SL_OK;
   char h[32], o[160];
   return sl_error_set(
@@ -268,8 +269,9 @@ static int merge_changes(coordinator *c, const sl_group_table *delta) {
   int rc = update_result_merge(c->updates, delta, emit_changes, c, c->err);
   c->groups += c->updates->changes - before;
   uint64_t held = update_result_bytes(c->updates);
-  uint64_t total = sl_memory_charge(c->q->memory, &c->updates_charged, held);
-  if (rc == SL_OK && total > c->q->memory->limit) {
+  uint64_t total;
+  if (sl_memory_grew_over(c->q->memory, &c->updates_charged, held, &total) &&
+      rc == SL_OK) {
     char h[32], o[160];
     rc = sl_error_set(
         c->err, SL_ENOMEM,
@@ -1102,6 +1104,11 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
       sl_error_move(err, &ws[failed].err);
       rc = ws[failed].rc;
       pthread_mutex_unlock(&ws[failed].lock);
+      /* Every error says something, and keeps its code: a node's
+       * SL_ECANCELLED must reach the coordinator as a consequence. */
+      if (!err->message)
+        sl_error_set(err, rc, "%s %d stopped",
+                     coordinator_of_nodes ? "node" : "worker", failed);
     }
     if (rc != SL_OK)
       break;

@@ -20,6 +20,13 @@ uint64_t sl_memory_charge(sl_memory_account *a, uint64_t *charged,
   return total;
 }
 
+bool sl_memory_grew_over(sl_memory_account *a, uint64_t *charged, uint64_t now,
+                         uint64_t *total) {
+  bool grew = now > *charged;
+  *total = sl_memory_charge(a, charged, now);
+  return grew && *total > a->limit;
+}
+
 const char *sl_memory_over_text(const sl_memory_account *a, uint64_t part,
                                 uint64_t total, char *buf, size_t n) {
   char t[32], l[32];

@@ -18,6 +18,7 @@
 #define SLUICE_MEMORY_ACCOUNT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,14 @@ void sl_memory_account_init(sl_memory_account *a, uint64_t limit);
  * is updated, *charged = now, and the account's total after is returned. */
 uint64_t sl_memory_charge(sl_memory_account *a, uint64_t *charged,
                           uint64_t now);
+
+/* sl_memory_charge, and whether this report takes the account over its
+ * limit: the total after it is over the limit and the holder grew.  (A
+ * holder that shrank or stayed while others' state is over the limit is
+ * not the one to blame: the one that grew stops the query at its own
+ * report.)  *total: the account's total after. */
+bool sl_memory_grew_over(sl_memory_account *a, uint64_t *charged, uint64_t now,
+                         uint64_t *total);
 
 /* For an error message when total > a->limit, a holder holding `part`:
  * " (T with the query's other state in this process), over the memory

@@ -119,9 +119,10 @@ int sl_leader_store_merge(sl_leader_store *s, int64_t start, int64_t end,
   s->merges++;
   s->bytes += len;
   s->held += sl_group_table_bytes(w->table) - before;
-  uint64_t total =
-      s->memory ? sl_memory_charge(s->memory, &s->charged, s->held) : 0;
-  if (rc == SL_OK && s->memory && total > s->memory->limit) {
+  uint64_t total = 0;
+  if (s->memory &&
+      sl_memory_grew_over(s->memory, &s->charged, s->held, &total) &&
+      rc == SL_OK) {
     int open = 0;
     uint64_t groups = 0;
     for (const sl_leader_window *o = s->windows; o; o = o->next, open++)

@@ -194,8 +194,9 @@ static int store_add(leaf_store *ls, keyed_rows **k, int64_t key,
     uint64_t held = 0;
     for (int i = 0; i < run->nleaves; i++)
       held += run->leaves[i].bytes;
-    uint64_t total = sl_memory_charge(&run->memory, &run->leaves_charged, held);
-    if (rc == SL_OK && !ls->arrival && total > run->memory.limit)
+    uint64_t total;
+    if (sl_memory_grew_over(&run->memory, &run->leaves_charged, held, &total) &&
+        rc == SL_OK && !ls->arrival)
       rc = leaf_rows_over_limit(run, held, total, err);
   }
   return rc;

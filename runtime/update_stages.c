@@ -1014,8 +1014,8 @@ uint64_t update_stages_bytes(const update_stages *u) {
 int update_stages_check_limit(const update_stages *u, sl_memory_account *memory,
                               uint64_t *charged, sl_error *err) {
   uint64_t all = update_stages_bytes(u);
-  uint64_t total = sl_memory_charge(memory, charged, all);
-  if (total <= memory->limit || u->nall == 0)
+  uint64_t total;
+  if (!sl_memory_grew_over(memory, charged, all, &total) || u->nall == 0)
     return SL_OK;
   /* Named: the stage holding most. */
   const ustage *s = u->all[0];

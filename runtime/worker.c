@@ -311,8 +311,8 @@ static int hand_over_windows(worker_state *s) {
   /* Every worker's state counts against the memory limit with the rest of
    * the query's in this process: more stops the query rather than the
    * machine. */
-  uint64_t total = sl_memory_charge(s->q->memory, &s->memory_charged, bytes);
-  if (total > s->q->memory->limit) {
+  uint64_t total;
+  if (sl_memory_grew_over(s->q->memory, &s->memory_charged, bytes, &total)) {
     char h[32], o[160];
     return sl_error_set(
         &w->err, SL_ENOMEM,

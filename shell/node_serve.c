@@ -102,8 +102,11 @@ static void *watch(void *arg) {
  * between nodes (members^2 sockets' table, members = nodes x workers). */
 #define NODE_MAX_MEMBERS 4096
 
-static int send_error(int fd, const sl_error *e) {
-  int32_t code = e->code ? e->code : SL_EINTERNAL;
+/* The error of a statement that ended with `ended`: its code, or that when
+ * error has none (an SL_ECANCELLED must stay one: the coordinator takes it
+ * for a consequence of another node's failure and waits for the cause). */
+static int send_error(int fd, int ended, const sl_error *e) {
+  int32_t code = e->code ? e->code : ended < 0 ? ended : SL_EINTERNAL;
   const char *m = e->message ? e->message : "failed";
   sl_error err = {0};
   int rc =
@@ -261,7 +264,7 @@ static int xlisten(sl_session *s, int fd, const sl_strbuf *p,
         sl_frame_send(fd, SL_FRAME_XADDR, lines.data, lines.len, NULL, 0, &err);
   else {
     exchange_listen_close(x);
-    rc = send_error(fd, &err);
+    rc = send_error(fd, rc, &err);
   }
   sl_strbuf_free(&lines);
   sl_error_clear(&err);
@@ -273,7 +276,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   sl_error err = {0};
   sl_query_msg m;
   if (sl_query_msg_decode(p->data, p->len, &m, &err) != SL_OK) {
-    send_error(fd, &err);
+    send_error(fd, SL_EIO, &err);
     sl_error_clear(&err);
     exchange_listen_close(x);
     return SL_EIO;
@@ -356,7 +359,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   if (rc == SL_OK)
     src = sl_frame_send(fd, SL_FRAME_DONE, &st, sizeof st, NULL, 0, &err);
   else
-    src = send_error(fd, &err);
+    src = send_error(fd, rc, &err);
   if (src == SL_OK && atomic_load(&w.sync))
     src = sl_frame_send(fd, SL_FRAME_SYNC_ACK, NULL, 0, NULL, 0, &err);
   sl_error_clear(&err);
@@ -403,7 +406,7 @@ int sl_node_serve(int fd, const sl_secret *secret) {
       sl_error e = {0};
       int erc = sl_session_execute(s, p.data, p.len, 1, &quiet, &e);
       rc = erc == SL_OK ? sl_frame_send(fd, SL_FRAME_OK, NULL, 0, NULL, 0, &err)
-                        : send_error(fd, &e);
+                        : send_error(fd, erc, &e);
       sl_error_clear(&e);
     } else if (type == SL_FRAME_XLISTEN) {
       rc = xlisten(s, fd, &p, &x);

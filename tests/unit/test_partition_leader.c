@@ -414,6 +414,26 @@ static void test_memory_limit(void **state) {
   sl_arena_free(&fx.a);
 }
 
+/* The account blames the holder that grew over the limit, never one that
+ * shrank or stayed while another's state is over it. */
+static void test_memory_account_blames_growth(void **state) {
+  (void)state;
+  sl_memory_account acct;
+  sl_memory_account_init(&acct, 100);
+  uint64_t a = 0, b = 0, total;
+  assert_false(sl_memory_grew_over(&acct, &a, 60, &total));
+  assert_int_equal(total, 60);
+  assert_false(sl_memory_grew_over(&acct, &b, 30, &total));
+  assert_true(sl_memory_grew_over(&acct, &b, 50, &total)); /* b tips it */
+  assert_int_equal(total, 110);
+  assert_false(sl_memory_grew_over(&acct, &a, 60, &total)); /* stayed */
+  assert_false(sl_memory_grew_over(&acct, &a, 55, &total)); /* shrank */
+  assert_int_equal(total, 105);
+  assert_false(sl_memory_grew_over(&acct, &b, 0, &total));
+  assert_false(sl_memory_grew_over(&acct, &a, 0, &total));
+  assert_int_equal(atomic_load(&acct.held), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_partition_range_and_spread),
@@ -423,6 +443,7 @@ int main(void) {
       cmocka_unit_test(test_vector_clock_rule),
       cmocka_unit_test(test_global_window_waits_for_everyone),
       cmocka_unit_test(test_memory_limit),
+      cmocka_unit_test(test_memory_account_blames_growth),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
