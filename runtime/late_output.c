@@ -39,6 +39,27 @@ int late_output_open(late_output *lo, const sl_plan *plan, sl_arena *a,
   return SL_OK;
 }
 
+int late_output_open_leaves(late_output *lo, const sl_staged_plan *sp,
+                            const sl_frame_out *export, sl_arena *a,
+                            bool *opened, sl_error *err) {
+  *opened = false;
+  for (int i = 0; i < sp->nleaves; i++) {
+    sl_plan *lp = sp->leaves[i];
+    if (!lp->late_table)
+      continue;
+    if (!*opened && export) {
+      late_output_open_export(lo, export, lp->late_table->name);
+    } else if (!*opened) {
+      int rc = late_output_open(lo, lp, a, err);
+      if (rc != SL_OK)
+        return rc;
+    }
+    *opened = true;
+    lp->late_arg = lo;
+  }
+  return SL_OK;
+}
+
 void late_output_open_export(late_output *lo, const sl_frame_out *o,
                              const char *table) {
   memset(lo, 0, sizeof *lo);

@@ -36,6 +36,13 @@ typedef struct late_output {
  * every leaf, in leaf order); the layout is built in arena a. */
 int late_output_open(late_output *lo, const sl_plan *plan, sl_arena *a,
                      sl_error *err);
+/* A staged plan's: one output shared by every leaf that routes late
+ * records (each such leaf's late_arg points at lo), to the coordinator on
+ * export when that is not NULL (a node's), else the table's sink.
+ * *opened: whether there was such a leaf (then the caller closes lo). */
+int late_output_open_leaves(late_output *lo, const sl_staged_plan *sp,
+                            const sl_frame_out *export, sl_arena *a,
+                            bool *opened, sl_error *err);
 /* A node's: LATE_ROWS frames to the coordinator on o. */
 void late_output_open_export(late_output *lo, const sl_frame_out *o,
                              const char *table);

@@ -454,20 +454,27 @@ static void skip_header(sl_source *s) {
   s->header_due = false;
 }
 
+/* Open path for reading and stat it: the descriptor, or -errno. */
+static int open_stat(const char *path, struct stat *st) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0 && fstat(fd, st) != 0) {
+    int e = errno;
+    close(fd);
+    return -e;
+  }
+  return fd >= 0 ? fd : -errno;
+}
+
 /* Following: when the file has grown, map it again and make the complete
  * lines appended since this instance's.  Nothing new is not an error. */
 static int follow_growth(sl_source *s, sl_error *err) {
-  int fd = open(s->path, O_RDONLY | O_CLOEXEC);
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    int e = errno;
-    if (fd >= 0)
-      close(fd);
+  int fd = open_stat(s->path, &st);
+  if (fd < 0)
     return sl_error_set(err, SL_EIO,
                         "'%s' (followed for new records): cannot read it "
                         "any more: %s",
-                        s->path, strerror(e));
-  }
+                        s->path, strerror(-fd));
   size_t size = (size_t)st.st_size;
   if (size < s->map_size) {
     close(fd);
@@ -534,16 +541,13 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
     }
 
   s->path = strdup(strip_scheme(sl_table_def_option(t, "path")));
-  int fd = open(s->path, O_RDONLY | O_CLOEXEC);
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    int e = errno;
-    if (fd >= 0)
-      close(fd);
+  int fd = open_stat(s->path, &st);
+  if (fd < 0) {
     rc = sl_error_set(err, SL_EIO,
                       "table '%s': cannot open '%s' for reading: %s; check "
                       "the table's 'path' option",
-                      t->name, s->path, strerror(e));
+                      t->name, s->path, strerror(-fd));
     csv_close(s);
     return rc;
   }

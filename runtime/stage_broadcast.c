@@ -394,16 +394,8 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
    * come. */
   late_output late;
   bool late_open = false;
-  for (int k = 0; k < sp->nleaves && rc == SL_OK; k++) {
-    sl_plan *lp = sp->leaves[k];
-    if (!lp->late_table)
-      continue;
-    if (!late_open) {
-      rc = late_output_open(&late, lp, &arena, err);
-      late_open = rc == SL_OK;
-    }
-    lp->late_arg = &late;
-  }
+  if (rc == SL_OK)
+    rc = late_output_open_leaves(&late, sp, NULL, &arena, &late_open, err);
   sl_buffer late_rows;
   memset(&late_rows, 0, sizeof late_rows);
   for (int j = 0; j < nsides && rc == SL_OK; j++) {

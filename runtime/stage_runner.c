@@ -637,22 +637,12 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     rc = o.sc->open(&spec, &o.sink, err);
   }
   /* Late records: every leaf that routes them shares one output. */
+  /* (A node's go to the coordinator, which writes them.) */
   late_output late;
   bool late_open = false;
-  for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
-    sl_plan *lp = sp->leaves[i];
-    if (!lp->late_table)
-      continue;
-    if (!late_open && node) {
-      /* A node's go to the coordinator, which writes them. */
-      late_output_open_export(&late, &where->export, lp->late_table->name);
-      late_open = true;
-    } else if (!late_open) {
-      rc = late_output_open(&late, lp, &arena, err);
-      late_open = rc == SL_OK;
-    }
-    lp->late_arg = &late;
-  }
+  if (rc == SL_OK)
+    rc = late_output_open_leaves(&late, sp, node ? &where->export : NULL,
+                                 &arena, &late_open, err);
   int started = 0;
   for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
     leaf_thread *lt = &lts[i];
