@@ -826,15 +826,6 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
     return sl_error_set(err, SL_EUNSUPPORTED,
                         "not supported yet: session windows on several "
                         "nodes (SET 'sluice.nodes' = '1')");
-  if (plan->late_table && plan->kind == SL_PLAN_AGGREGATE &&
-      plan->window.kind == SL_WINDOW_SESSION &&
-      plan->strategy == SL_STRATEGY_REPARTITION)
-    return sl_error_set(err, SL_EUNSUPPORTED,
-                        "not supported yet: 'sluice.late-records' = "
-                        "'side-output' with SESSION windows under "
-                        "repartitioning (the worker owning a key finds the "
-                        "late record, without the record itself); SET "
-                        "'sluice.strategy' = 'late-merge'");
   memset(stats, 0, sizeof *stats);
   exec_query q;
   memset(&q, 0, sizeof q);

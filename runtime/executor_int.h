@@ -89,6 +89,11 @@ typedef struct exec_query {
    * record: [time][watermark][keys...][agg args...][agg filters...]. */
   const sl_row_layout *tmp_layout;
   int tmp_time, tmp_wm_tag, tmp_keys, tmp_args, tmp_filters;
+  /* Side-output of SESSION windows under repartitioning: the owner of a
+   * key decides whether a record is late, so the tmp row carries the whole
+   * record (stream_layout's fields from here on, copied by the reading
+   * worker, not evaluated); -1 otherwise. */
+  int tmp_record;
   /* The table's WATERMARK expression, over every input row (before the
    * filter), into a one-field buffer; NULL when windows do not need it. */
   sl_expr_prog *wm_prog;

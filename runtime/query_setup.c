@@ -156,6 +156,7 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
   sl_arena *a = &q->arena;
   int rc;
 
+  q->tmp_record = -1;
   q->stream_layout = sl_plan_input_layout(a, plan, 0);
   q->stream_leaf = plan->inputs[0].used_leaf;
   const sl_row_layout *ins[2] = {q->stream_layout, NULL};
@@ -255,8 +256,15 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
 
   /* Aggregate: the tmp row per record. */
   int nf = 2 + plan->nkeys + 2 * plan->naggs;
-  const sl_type **tt = SL_ANEW_N(a, const sl_type *, nf);
-  const sl_bexpr **te = SL_ANEW_N(a, const sl_bexpr *, nf);
+  int nrecord = 0;
+  if (plan->late_table && plan->windowed &&
+      plan->window.kind == SL_WINDOW_SESSION &&
+      plan->strategy == SL_STRATEGY_REPARTITION) {
+    q->tmp_record = nf;
+    nrecord = q->stream_layout->nfields;
+  }
+  const sl_type **tt = SL_ANEW_N(a, const sl_type *, nf + nrecord);
+  const sl_bexpr **te = SL_ANEW_N(a, const sl_bexpr *, nf + nrecord);
   sl_type *ts = sl_type_timestamp(a, 3);
   sl_type *boolean = sl_type_new(a, SL_TYPE_BOOLEAN);
   q->tmp_time = 0;
@@ -289,6 +297,11 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
     descs[i].filter_field = pa->filter ? ff : -1;
     descs[i].out_type = pa->type;
   }
+  for (int f = 0; f < nrecord; f++) { /* copied, not evaluated */
+    tt[nf + f] = q->stream_layout->fields[f].type;
+    te[nf + f] = NULL;
+  }
+  nf += nrecord;
   q->tmp_layout = layout_of(a, nf, NULL, tt);
   q->tmp_progs = SL_ANEW_N(a, sl_expr_prog *, nf);
   for (int f = 0; f < nf; f++) {

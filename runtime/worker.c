@@ -35,6 +35,9 @@ int64_t sl_floor_div(int64_t a, int64_t b) {
 /* worker_state and slice: worker_int.h */
 
 static int keep_late_record(worker_state *s, const sl_buffer *in, uint32_t i);
+static int keep_late_tmp_record(worker_state *s, const uint8_t *tmp);
+static void copy_record_into_tmp(worker_state *s, const uint8_t *record,
+                                 uint8_t *tmp);
 
 /* ---- slices ----------------------------------------------------------------
  */
@@ -535,7 +538,11 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
       if (end <= late_end &&
           !session_store_overlaps(s->sessions, hash, s->keyrow, ts, end,
                                   closed_end)) {
-        if (s->late_in) /* to the late table, whole */
+        /* to the late table, whole: from the tmp row under repartitioning
+         * (the reading worker copied it there), else from the input */
+        if (q->tmp_record >= 0 && q->channels)
+          return keep_late_tmp_record(s, row);
+        if (s->late_in)
           return keep_late_record(s, s->late_in, s->late_input_row);
         s->w->late++;
         return SL_OK;
@@ -605,6 +612,8 @@ int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel) {
         /* The owner of the key folds it, judging lateness by its own
          * watermark; the record carries ours. */
         SL_FIELD(row, tl, q->tmp_wm_tag, int64_t) = s->local_wm;
+        if (q->tmp_record >= 0)
+          copy_record_into_tmp(s, sl_buffer_row(s->late_in, input_row), row);
         int dest;
         if (routed) {
           dest = (int)s->dest[r];
@@ -773,10 +782,31 @@ static int eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n) {
   return k < 0 ? k : SL_OK;
 }
 
-/* Late records to a table: append input row i of in to s->late_rows,
+/* Field f of the stream's layout sl in row src, into field to of dst
+ * (layout dl, the same type); a long string keeps pointing at src's
+ * bytes (the exchange and the late buffer copy them). */
+static void copy_field(const sl_row_layout *sl, const uint8_t *src, int f,
+                       const sl_row_layout *dl, uint8_t *dst, int to) {
+  bool null = sl_row_is_null(src, f);
+  sl_row_set_null(dst, to, null);
+  if (!null)
+    memcpy(dst + dl->fields[to].offset, src + sl->fields[f].offset,
+           sl->fields[f].size);
+}
+
+/* Side-output of session windows under repartitioning: the record read
+ * (a row of stream_layout) rides in its tmp row to the key's owner. */
+static void copy_record_into_tmp(worker_state *s, const uint8_t *record,
+                                 uint8_t *tmp) {
+  const exec_query *q = s->q;
+  const sl_row_layout *sl = q->stream_layout;
+  for (int f = 0; f < sl->nfields; f++)
+    copy_field(sl, record, f, q->tmp_layout, tmp, q->tmp_record + f);
+}
+
+/* Late records to a table: append row (of stream_layout) to s->late_rows,
  * writing them out first when it is full. */
-static int keep_late_record(worker_state *s, const sl_buffer *in, uint32_t i) {
-  const uint8_t *row = sl_buffer_row(in, i);
+static int keep_late_row(worker_state *s, const uint8_t *row) {
   if (sl_buffer_append_copy(&s->late_rows, row))
     return SL_OK;
   if (s->late_rows.nrows > 0) {
@@ -791,6 +821,29 @@ static int keep_late_record(worker_state *s, const sl_buffer *in, uint32_t i) {
                       "a late record is larger than a buffer (%u bytes); "
                       "raise SET 'sluice.buffer-size'",
                       s->q->buffer_size);
+}
+
+/* Write out the late records kept so far (keep_late_row). */
+static int write_late_rows(worker_state *s) {
+  if (!s->q->late || s->late_rows.nrows == 0)
+    return SL_OK;
+  int rc = late_output_write(s->q->late, &s->late_rows, &s->w->err);
+  sl_buffer_clear(&s->late_rows);
+  return rc;
+}
+
+/* Input row i of in, late, to the late table. */
+static int keep_late_record(worker_state *s, const sl_buffer *in, uint32_t i) {
+  return keep_late_row(s, sl_buffer_row(in, i));
+}
+
+/* The record a tmp row carries (q->tmp_record), late, to the late table. */
+static int keep_late_tmp_record(worker_state *s, const uint8_t *tmp) {
+  const exec_query *q = s->q;
+  const sl_row_layout *sl = q->stream_layout;
+  for (int f = 0; f < sl->nfields; f++)
+    copy_field(q->tmp_layout, tmp, q->tmp_record + f, sl, s->late_record, f);
+  return keep_late_row(s, s->late_record);
 }
 
 /* The late candidates late_sel[0..*ncand) (input rows, ascending): those
@@ -810,11 +863,7 @@ static int write_late_candidates(worker_state *s, const sl_buffer *in,
     if (rc != SL_OK)
       return rc;
   }
-  if (s->late_rows.nrows == 0)
-    return SL_OK;
-  int rc = late_output_write(q->late, &s->late_rows, &s->w->err);
-  sl_buffer_clear(&s->late_rows);
-  return rc;
+  return write_late_rows(s);
 }
 
 /* For the late-record scans below: the watermark (wm_values) and the
@@ -983,8 +1032,7 @@ static int process_buffer(worker_state *s, const sl_buffer *in) {
   /* Session windows under late merge: late records found by the fold go
    * to the late table (see late_in). */
   bool sessions_late = q->late && s->plan->kind == SL_PLAN_AGGREGATE &&
-                       s->plan->window.kind == SL_WINDOW_SESSION &&
-                       !q->channels;
+                       s->plan->window.kind == SL_WINDOW_SESSION;
   s->late_in = sessions_late ? in : NULL;
   if (q->wm_prog) {
     s->wm_next = 0;
@@ -1003,11 +1051,7 @@ static int process_buffer(worker_state *s, const sl_buffer *in) {
   /* Rows after the last one aggregated count for the watermark too. */
   sl_worker_advance_watermark(s, in->nrows);
   s->late_in = NULL;
-  if (rc == SL_OK && q->late && s->late_rows.nrows > 0) {
-    rc = late_output_write(q->late, &s->late_rows, &s->w->err);
-    sl_buffer_clear(&s->late_rows);
-  }
-  return rc;
+  return rc == SL_OK ? write_late_rows(s) : rc;
 }
 
 static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
@@ -1192,6 +1236,11 @@ void *sl_worker_main(void *arg) {
     s.late_sel = malloc(sizeof(uint32_t) * max_rows);
     if (!s.late_sel)
       abort();
+    if (q->tmp_record >= 0) {
+      s.late_record = calloc(1, q->stream_layout->width);
+      if (!s.late_record)
+        abort();
+    }
     if (q->wm_prog)
       sl_buffer_init(&s.wm_scratch, q->wm_layout,
                      max_rows * q->wm_layout->width + 64);
@@ -1267,6 +1316,8 @@ void *sl_worker_main(void *arg) {
       bool got = false;
       if (rc == SL_OK)
         rc = sl_exchange_drain(&s, &got);
+      if (rc == SL_OK) /* late records the owner found among them */
+        rc = write_late_rows(&s);
       if (rc != SL_OK)
         break;
     }
@@ -1311,6 +1362,8 @@ void *sl_worker_main(void *arg) {
     while (rc == SL_OK && !atomic_load(w->cancel)) {
       bool got = false;
       rc = sl_exchange_drain(&s, &got);
+      if (rc == SL_OK)
+        rc = write_late_rows(&s);
       if (rc != SL_OK)
         break;
       rc = hand_over_windows(&s);
@@ -1374,6 +1427,7 @@ void *sl_worker_main(void *arg) {
   if (q->late) {
     sl_buffer_free(&s.late_rows);
     free(s.late_sel);
+    free(s.late_record);
     if (q->wm_prog)
       sl_buffer_free(&s.wm_scratch);
   }

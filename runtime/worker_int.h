@@ -41,10 +41,11 @@ typedef struct worker_state {
   uint32_t *late_sel;
   /* Session windows: the source buffer being processed and the input row
    * of the record being folded, so that a record sl_worker_fold_row finds
-   * late can be written whole (late merge only: under repartitioning the
-   * owner has only the record's key and arguments). */
+   * late can be written whole (under repartitioning the owner finds it in
+   * the tmp row, exec_query.tmp_record, where the reader copied it). */
   const sl_buffer *late_in;
   uint32_t late_input_row;
+  uint8_t *late_record; /* a row of stream_layout (keep_late_tmp_record) */
   bool wm_ready;
   sl_buffer wm_scratch;
   const uint32_t *origin; /* NULL: rows are input rows */

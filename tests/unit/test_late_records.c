@@ -4,10 +4,12 @@
  * are the same, the late table holds exactly as many records as 'drop'
  * counted, and they are exactly the records the windows left out (the
  * values of the late table plus the windows' sums are the input's).  At 1
- * and 4 workers, both strategies, the JIT on and off; TUMBLE windows, and
- * SESSION windows under late merge. */
+ * and 4 workers, both strategies, the JIT on and off; TUMBLE and SESSION
+ * windows (under repartitioning the worker owning a key decides whether a
+ * session's record is late, and the record rides to it). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -98,6 +100,19 @@ static char *sorted_lines(const char *path, int *count) {
   return r;
 }
 
+/* Every line of a late table: k,v,note,ts with note saying v. */
+static void notes_match_values(const char *path) {
+  char *text = read_file(path);
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    int k, v, said;
+    if (sscanf(line, "%d,%d,value %d in a string too long to be inline,", &k,
+               &v, &said) != 3 ||
+        said != v)
+      fail_msg("late record '%s' lost its note", line);
+  }
+  free(text);
+}
+
 /* Sum of the integer in column col (0-based) of every CSV line. */
 static long long column_sum(const char *path, int col) {
   char *text = read_file(path);
@@ -116,8 +131,10 @@ static long long column_sum(const char *path, int col) {
   return sum;
 }
 
-/* A stream of NROWS (k, v, ts) rows, one per ms, one in nine of them from
- * up to 3 s earlier: with a watermark of ts - 1 s, many are late. */
+/* A stream of NROWS (k, v, note, ts) rows, one per ms, one in nine of them
+ * from up to 3 s earlier: with a watermark of ts - 1 s, many are late.
+ * note repeats v in a string long enough to live outside the row, so that
+ * a late record written whole shows that its strings came along. */
 static long long write_stream(const char *path) {
   FILE *f = fopen(path, "w");
   assert_non_null(f);
@@ -132,8 +149,10 @@ static long long write_stream(const char *path) {
       ms -= (long long)(x >> 20) % 3000;
     int v = (int)(x % 1000);
     total += v;
-    fprintf(f, "%d,%d,2024-01-01 00:%02lld:%02lld.%03lld\n", (int)(x % 7), v,
-            ms / 60000, ms / 1000 % 60, ms % 1000);
+    fprintf(f,
+            "%d,%d,value %d in a string too long to be inline,"
+            "2024-01-01 00:%02lld:%02lld.%03lld\n",
+            (int)(x % 7), v, v, ms / 60000, ms / 1000 % 60, ms % 1000);
   }
   fclose(f);
   return total;
@@ -148,8 +167,8 @@ static void run_config(const char *dir, long long total, int nodes, int workers,
   snprintf(sql, sizeof sql, "SET 'sluice.nodes' = '%d'", nodes);
   exec_ok(s, &n, sql);
   snprintf(sql, sizeof sql,
-           "CREATE TABLE events (k INT, v INT, ts TIMESTAMP(3), WATERMARK "
-           "FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = "
+           "CREATE TABLE events (k INT, v INT, note STRING, ts TIMESTAMP(3), "
+           "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = "
            "'filesystem', 'path' = '%s/events.csv', 'format' = 'csv', "
            "'csv.split-min-bytes' = '1')",
            dir);
@@ -160,7 +179,8 @@ static void run_config(const char *dir, long long total, int nodes, int workers,
              i < 2 ? "CREATE TABLE %s (k INT, ws TIMESTAMP(3), c BIGINT, sv "
                      "INT) WITH ('connector' = 'filesystem', 'path' = "
                      "'%s/%s.csv', 'format' = 'csv')"
-                   : "CREATE TABLE %s (k INT, v INT, ts TIMESTAMP(3)) WITH "
+                   : "CREATE TABLE %s (k INT, v INT, note STRING, ts "
+                     "TIMESTAMP(3)) WITH "
                      "('connector' = 'filesystem', 'path' = '%s/%s.csv', "
                      "'format' = 'csv')",
              outs[i], dir, outs[i]);
@@ -191,7 +211,16 @@ static void run_config(const char *dir, long long total, int nodes, int workers,
   /* Enough late records for the comparison to mean something. */
   if (dropped < 500)
     fail_msg("only %lld late records at %d workers", dropped, workers);
-  assert_int_equal(written, dropped);
+  /* Under repartitioning whether a session's record is late depends on
+   * which of its key's records reached the owner before it, from the other
+   * readers (arrival order, as in Flink): two runs may differ by a few,
+   * so only the run's own late table and windows are compared. */
+  bool same_as_drop =
+      strcmp(strategy, "repartition") != 0 || strncmp(window, "SESSION", 7);
+  if (same_as_drop && written != dropped)
+    fail_msg("%lld late records written, %lld dropped (%d nodes, %d workers, "
+             "%s, jit %s, %s)",
+             written, dropped, nodes, workers, strategy, jit, window);
   char path[1024];
   int nd, ns, nl;
   snprintf(path, sizeof path, "%s/out_drop.csv", dir);
@@ -200,8 +229,10 @@ static void run_config(const char *dir, long long total, int nodes, int workers,
   char *b = sorted_lines(path, &ns);
   snprintf(path, sizeof path, "%s/late.csv", dir);
   char *late = sorted_lines(path, &nl);
-  assert_int_equal(nd, ns);
-  assert_string_equal(a, b);
+  if (same_as_drop) {
+    assert_int_equal(nd, ns);
+    assert_string_equal(a, b);
+  }
   assert_int_equal(nl, written);
   /* The late records are exactly what the windows left out. */
   snprintf(path, sizeof path, "%s/out_side.csv", dir);
@@ -209,6 +240,8 @@ static void run_config(const char *dir, long long total, int nodes, int workers,
   snprintf(path, sizeof path, "%s/late.csv", dir);
   long long in_late = column_sum(path, 1);
   assert_int_equal(in_windows + in_late, total);
+  snprintf(path, sizeof path, "%s/late.csv", dir);
+  notes_match_values(path);
   free(a);
   free(b);
   free(late);
@@ -235,8 +268,7 @@ static void test_side_output_equals_drop(void **state) {
     for (int st = 0; st < 2; st++)
       for (int j = 0; j < 2; j++) {
         run_config(dir, total, 1, w, strategies[st], jits[j], tumble);
-        if (st == 0) /* repartitioned sessions refuse side-output */
-          run_config(dir, total, 1, w, strategies[st], jits[j], session);
+        run_config(dir, total, 1, w, strategies[st], jits[j], session);
       }
   /* Two nodes of two workers: each node sends its late records to the
    * coordinator, which writes them. */
