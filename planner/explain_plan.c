@@ -136,7 +136,10 @@ static const char *secs(sl_arena *a, double s) {
   return sl_arena_printf(a, "%.3f s", s);
 }
 
-static xnode *source_node(sl_arena *a, const sl_plan_input *in) {
+/* in: one of the plan's inputs; idle_us: the plan's idle timeout for
+ * input 0 (sl_plan.idle_timeout_us), 0 for the others. */
+static xnode *source_node(sl_arena *a, const sl_plan_input *in,
+                          int64_t idle_us) {
   xnode *n = sl_xnode(a, "Source");
   sl_strbuf b = SL_STRBUF_INIT;
   sl_strbuf_printf(&b, "%s [connector=%s, %s, reads=[", in->table->name,
@@ -147,12 +150,25 @@ static xnode *source_node(sl_arena *a, const sl_plan_input *in) {
   sl_strbuf_printf(&b, "] of %d leaves", in->leaves.n);
   for (int k = 0; k < in->nfilters; k++)
     sl_strbuf_printf(&b, "%s%s", k ? " AND " : ", filter=", in->filter_sql[k]);
+  const char *idle =
+      idle_us > 0
+          ? sl_arena_printf(a,
+                            "after %.3g s without a row a worker is idle: its "
+                            "watermark moves up to the other workers' and on "
+                            "with the clock (SET "
+                            "'table.exec.source.idle-timeout')",
+                            (double)idle_us / 1e6)
+          : NULL;
+  if (idle)
+    sl_strbuf_printf(&b, ", idle: %s", idle);
   sl_strbuf_append(&b, "]");
   n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
   sl_strbuf_free(&b);
   sl_xnode_attr(a, n, "table", in->table->name);
   sl_xnode_attr(a, n, "connector", in->connector->name);
   sl_xnode_attr(a, n, "bounded", in->bounded ? "true" : "false");
+  if (idle)
+    sl_xnode_attr(a, n, "idle", idle);
   return n;
 }
 
@@ -225,7 +241,7 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
       sl_xnode_actual(a, j, "table rows", count(a, st->table_rows));
     }
     sl_xnode_kid(a, cur, j);
-    sl_xnode_kid(a, j, source_node(a, &p->inputs[1]));
+    sl_xnode_kid(a, j, source_node(a, &p->inputs[1], 0));
     cur = j;
   }
   if (p->filter) {
@@ -236,7 +252,7 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
     sl_xnode_kid(a, cur, f);
     cur = f;
   }
-  xnode *src = source_node(a, &p->inputs[0]);
+  xnode *src = source_node(a, &p->inputs[0], p->idle_timeout_us);
   if (st) {
     sl_xnode_actual(a, src, "rows", count(a, st->events));
     if (st->input_bytes)

@@ -814,9 +814,14 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
   return sl_exec_run(plan, settings, nodes, shell, NULL, stats, err);
 }
 
+void sl_query_shared_init(query_shared *sh, const sl_settings *settings) {
+  sl_memory_account_init(&sh->memory, sl_exec_memory_limit(settings));
+  atomic_init(&sh->wm_max, WM_MIN);
+}
+
 int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
                 const sl_exec_nodes *nodes, sl_result_sink *shell,
-                sl_memory_account *memory, sl_query_stats *stats,
+                query_shared *with_others, sl_query_stats *stats,
                 sl_error *err) {
   if (plan->kind == SL_PLAN_CONSTANT)
     return sl_execute_constant(plan, shell, stats, err);
@@ -867,10 +872,10 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
     if (!q.epoch_bytes)
       q.epoch_bytes = UINT64_MAX;
   }
-  sl_memory_account_init(&q.own_memory, sl_exec_memory_limit(settings));
-  q.memory = memory ? memory : &q.own_memory;
-  q.idle_timeout =
-      sl_settings_get_seconds(settings, "table.exec.source.idle-timeout", 0);
+  sl_query_shared_init(&q.own_shared, settings);
+  q.shared = with_others ? with_others : &q.own_shared;
+  q.memory = &q.shared->memory;
+  q.idle_timeout = (double)plan->idle_timeout_us / 1e6;
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */
   q.slot_pool = sl_slot_pool_new((size_t)256 << 20);
   int rc = sl_exec_prepare(&q, err);

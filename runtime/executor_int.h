@@ -21,6 +21,17 @@
 #define WM_MIN INT64_MIN
 #define WM_MAX INT64_MAX
 
+/* What the executors of one query in this process share (a staged run's
+ * leaves run one each; otherwise an executor has its own): the account of
+ * its state, and for idle sources the largest watermark any of its
+ * workers still reading has reached (worker.c, advance_if_idle). */
+typedef struct query_shared {
+  sl_memory_account memory; /* SET 'sluice.memory-limit' */
+  _Atomic int64_t wm_max;   /* WM_MIN until a worker has a watermark */
+} query_shared;
+
+void sl_query_shared_init(query_shared *sh, const sl_settings *settings);
+
 /* The compiled, read-only parts of a query, shared by all threads. */
 typedef struct exec_query {
   const sl_plan *plan;
@@ -45,13 +56,16 @@ typedef struct exec_query {
    * after this long or this many input rows (0: not by that). */
   double epoch_seconds;
   uint64_t epoch_rows;
-  /* SET 'sluice.memory-limit': all of the query's state in this process
-   * (memory_account.h); own_memory unless a staged run shares its own. */
+  /* What this query's executors in this process share: own_shared unless
+   * a staged run shares its own; memory is &shared->memory (all of the
+   * query's state in this process, memory_account.h). */
+  query_shared *shared;
+  query_shared own_shared;
   sl_memory_account *memory;
-  sl_memory_account own_memory;
-  /* SET 'table.exec.source.idle-timeout' in seconds (0: none): a worker
-   * whose source gives no row for this long moves its watermark on with
-   * the clock (worker.c, advance_if_idle). */
+  /* SET 'table.exec.source.idle-timeout' in seconds (sl_plan.idle_timeout_us;
+   * 0: none): a worker whose source gives no row for this long is idle, and
+   * its watermark moves on with the clock and up to the largest of the
+   * query's other workers' (worker.c, advance_if_idle). */
   double idle_timeout;
   const sl_row_layout *stream_layout; /* the leaves input 0 produces */
   int *stream_leaf;                   /* spec leaf_index for input 0 */
@@ -283,11 +297,11 @@ void sl_exec_signal(worker *w);
 /* SET 'sluice.memory-limit': the bytes of state one operator may hold
  * in a process (0 or unset: half the machine's memory). */
 uint64_t sl_exec_memory_limit(const sl_settings *settings);
-/* sl_execute_ex with the memory account its state is charged to (a staged
- * run's, shared by all its leaves), or NULL: one of its own. */
+/* sl_execute_ex with what it shares with the query's other executors in
+ * this process (a staged run's, for all its leaves), or NULL: its own. */
 int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
                 const sl_exec_nodes *nodes, sl_result_sink *shell,
-                sl_memory_account *memory, sl_query_stats *stats,
+                query_shared *with_others, sl_query_stats *stats,
                 sl_error *err);
 /* An updating result's row layout (changelog.h): the op column, then the
  * n columns; its names, op first, into *names_out (all in a). */

@@ -49,10 +49,12 @@ typedef struct stage_runner {
   int nleaves;
   uint32_t buffer_size;
   uint64_t peak_bytes;
-  /* SET 'sluice.memory-limit': shared by the leaves' executors, the rows
-   * the leaves hold here (what they last reported: leaves_charged) and the
-   * updating stages' state (updates_charged). */
-  sl_memory_account memory;
+  /* Shared by the leaves' executors (query_shared): SET
+   * 'sluice.memory-limit' (shared.memory) counts their state, the rows the
+   * leaves hold here (what they last reported: leaves_charged) and the
+   * updating stages' state (updates_charged); an idle leaf's watermark
+   * moves up to the busy one's (shared.wm_max). */
+  query_shared shared;
   uint64_t leaves_charged, updates_charged;
 } stage_runner;
 
@@ -174,7 +176,7 @@ static int leaf_rows_over_limit(const stage_runner *run, uint64_t held,
       "windows",
       sl_exec_bytes_text(held, h, sizeof h), most + 1,
       sl_exec_bytes_text(run->leaves[most].bytes, m, sizeof m),
-      sl_memory_over_text(&run->memory, held, total, o, sizeof o));
+      sl_memory_over_text(&run->shared.memory, held, total, o, sizeof o));
 }
 
 /* Add one row to the store under key (k: the last key used, or NULL);
@@ -195,7 +197,8 @@ static int store_add(leaf_store *ls, keyed_rows **k, int64_t key,
     for (int i = 0; i < run->nleaves; i++)
       held += run->leaves[i].bytes;
     uint64_t total;
-    if (sl_memory_grew_over(&run->memory, &run->leaves_charged, held, &total) &&
+    if (sl_memory_grew_over(&run->shared.memory, &run->leaves_charged, held,
+                            &total) &&
         rc == SL_OK && !ls->arrival)
       rc = leaf_rows_over_limit(run, held, total, err);
   }
@@ -402,7 +405,7 @@ static void *leaf_main(void *arg) {
   leaf_thread *lt = arg;
   lt->rc = lt->feed ? feed_leaf(lt)
                     : sl_exec_run(lt->plan, lt->settings, lt->nodes, NULL,
-                                  &lt->run->memory, &lt->stats, &lt->err);
+                                  &lt->run->shared, &lt->stats, &lt->err);
   stage_runner *run = lt->run;
   pthread_mutex_lock(&run->lock);
   lt->finished = true;
@@ -609,7 +612,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   /* Updating stages: rows as they arrive, a changelog's with its kind. */
   update_output uo = {&o, changelog, {0}};
   update_stages *updates = NULL;
-  sl_memory_account_init(&run.memory, sl_exec_memory_limit(settings));
+  sl_query_shared_init(&run.shared, settings);
   int64_t *leaf_wm = calloc((size_t)sp->nleaves + 1, sizeof *leaf_wm);
   if (!leaf_wm)
     abort();
@@ -710,7 +713,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
       if (held > run.peak_bytes)
         run.peak_bytes = held;
       if (rc == SL_OK)
-        rc = update_stages_check_limit(updates, &run.memory,
+        rc = update_stages_check_limit(updates, &run.shared.memory,
                                        &run.updates_charged, err);
       if (rc == SL_OK && pushed)
         rc = stage_output_window_end(&o, err);
@@ -766,7 +769,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
       }
       held += ls->bytes;
     }
-    sl_memory_charge(&run.memory, &run.leaves_charged, held);
+    sl_memory_charge(&run.shared.memory, &run.leaves_charged, held);
     if (held > run.peak_bytes)
       run.peak_bytes = held;
     run.frontier = frontier;

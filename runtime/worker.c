@@ -1143,25 +1143,48 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
   return SL_OK;
 }
 
+/* Raise *max to v (the query's largest watermark, query_shared.wm_max). */
+static void atomic_raise(_Atomic int64_t *max, int64_t v) {
+  int64_t was = atomic_load_explicit(max, memory_order_relaxed);
+  while (v > was &&
+         !atomic_compare_exchange_weak_explicit(
+             max, &was, v, memory_order_relaxed, memory_order_relaxed))
+    ;
+}
+
 /* SET 'table.exec.source.idle-timeout': a worker whose source gave no row
- * for that long is idle, and its watermark moves on with the clock from
- * where its last rows left it, as if event time kept pace with the wall
- * clock; a row that comes later below it is late.  Without this a source
- * that stops (a followed file nobody appends to) holds the windows after
- * its last row back for ever.  A worker that never had a watermark has
- * nothing to move on from. */
+ * for that long is idle.  An idle worker must not hold the others back
+ * (Flink's meaning: it leaves the minimum), so its watermark moves up to
+ * the largest that the query's other workers still reading have reached,
+ * in this process (query_shared.wm_max: every leaf of a join) and, under
+ * repartitioning, among the exchange's members on every node.  And when
+ * every source is quiet (a followed file nobody appends to), it moves on
+ * with the clock from where its last rows left it, as if event time kept
+ * pace with the wall clock, so the windows after the last row fire.  A row
+ * that comes later below it is late. */
 static void advance_if_idle(worker_state *s, bool got_rows, double now) {
+  exec_query *q = s->q;
   if (got_rows || s->rows_at == 0) {
     s->rows_at = now;
     s->wm_at_rows = s->local_wm;
-    return;
   }
+  if (s->local_wm != WM_MIN && s->local_wm != WM_MAX)
+    atomic_raise(&q->shared->wm_max, s->local_wm);
   double quiet = now - s->rows_at;
-  if (quiet < s->q->idle_timeout || s->wm_at_rows == WM_MIN)
+  if (got_rows || quiet < q->idle_timeout)
     return;
-  double moved = (double)s->wm_at_rows + quiet * 1e6;
-  int64_t wm = moved >= 9.2e18 ? WM_MAX - 1 : (int64_t)moved;
-  if (wm > s->local_wm) {
+  int64_t wm = atomic_load_explicit(&q->shared->wm_max, memory_order_relaxed);
+  if (s->input_wm) /* the exchange's members, on every node */
+    for (int p = 0; p < q->xn; p++)
+      if (!s->input_done[p] && s->input_wm[p] > wm && s->input_wm[p] != WM_MAX)
+        wm = s->input_wm[p];
+  if (s->wm_at_rows != WM_MIN) {
+    double moved = (double)s->wm_at_rows + quiet * 1e6;
+    int64_t by_clock = moved >= 9.2e18 ? WM_MAX - 1 : (int64_t)moved;
+    if (by_clock > wm)
+      wm = by_clock;
+  }
+  if (wm != WM_MIN && wm > s->local_wm) {
     s->local_wm = wm;
     if (!s->input_wm)
       s->wm = s->local_wm;

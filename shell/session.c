@@ -330,9 +330,7 @@ static int choose_leaf_strategies(sl_session *s, sl_plan *plan, sl_arena *arena,
                        w ? sl_arena_printf(arena, ": %s", w) : "");
   }
   /* How the join meets on several nodes. */
-  int nodes = s->cluster
-                  ? s->cluster->n
-                  : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  int nodes = session_node_count(s);
   sl_strategy_inputs in = {s->settings, s->stats, &s->costs, &s->costs_fresh,
                            false};
   if (rc == SL_OK && !s->is_node)
@@ -362,6 +360,7 @@ static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
       sl_plan_route_late_records(arena, plan, s->catalog, s->settings, err);
   if (rc != SL_OK)
     return rc;
+  sl_plan_set_idle_timeout(plan, s->settings);
   if (plan->kind == SL_PLAN_STAGED)
     return choose_leaf_strategies(s, plan, arena, why, err);
   return choose_plan_strategy(s, plan, false, arena, why, err);
@@ -376,9 +375,7 @@ static int choose_plan_strategy(sl_session *s, sl_plan *plan, bool leaf,
   /* Session windows on several nodes: sessions of one key must meet on one
    * node, and only repartitioning brings them together (the nodes do not
    * merge session fragments between them). */
-  int nodes = s->cluster
-                  ? s->cluster->n
-                  : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  int nodes = session_node_count(s);
   const char *want = sl_settings_get(s->settings, "sluice.strategy");
   if (rc == SL_OK && !s->is_node && nodes > 1 &&
       plan->kind == SL_PLAN_AGGREGATE && plan->windowed &&
@@ -462,9 +459,7 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   }
   int workers = (int)sl_settings_get_int(s->settings, "parallelism.default", 1);
   /* On several nodes every node runs that many (the Nodes block says so). */
-  int nodes = s->cluster
-                  ? s->cluster->n
-                  : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  int nodes = session_node_count(s);
   if (!s->is_node && nodes > 1)
     workers *= nodes;
   sl_plan *plan = NULL;

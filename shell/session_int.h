@@ -48,6 +48,10 @@ void session_free_clusters(sl_session *s);
 int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
                     sl_result_sink *sink, sl_query_stats *st, sl_error *err);
 /* EXPLAIN's "== Nodes ==" block (nothing on one node). */
+/* How many nodes the next query runs on: a cluster joined with --cluster
+ * has its own count; nodes forked on this host follow SET 'sluice.nodes'
+ * (forked again at the next query when it changed). */
+int session_node_count(const sl_session *s);
 void session_explain_nodes(sl_session *s, const sl_plan *plan,
                            const sl_query_stats *st, sl_strbuf *out);
 /* An updating result shown as a table (changelog_fold.c): a sink that

@@ -450,15 +450,21 @@ static void explain_plan_on_nodes(sl_session *s, const sl_plan *plan, int n,
                           "nodes' control connections\n");
 }
 
+int session_node_count(const sl_session *s) {
+  if (s->cluster && !s->cluster->spawned)
+    return s->cluster->n;
+  return (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+}
+
 /* EXPLAIN's "== Nodes ==" block: where the plan runs when there are
  * several nodes, and how their results meet. */
 void session_explain_nodes(sl_session *s, const sl_plan *plan,
                            const sl_query_stats *st, sl_strbuf *out) {
-  int n = s->cluster ? s->cluster->n
-                     : (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
+  int n = session_node_count(s);
   if (s->is_node || n <= 1 || plan->kind == SL_PLAN_CONSTANT)
     return;
-  const char *where = !s->cluster ? "forked on this host at the next query"
+  const char *where = !s->cluster || s->cluster->n != n
+                          ? "forked on this host at the next query"
                       : s->cluster->spawned ? "forked on this host"
                                             : "daemons joined with --cluster";
   if (plan->kind != SL_PLAN_STAGED) {
@@ -904,6 +910,8 @@ static int plan_text(sl_session *s, sl_arena *arena, const char *text,
     rc = sl_plan_build(arena, *b, plan, err);
   if (rc == SL_OK)
     rc = sl_plan_route_late_records(arena, *plan, s->catalog, s->settings, err);
+  if (rc == SL_OK)
+    sl_plan_set_idle_timeout(*plan, s->settings);
   return rc;
 }
 

@@ -161,6 +161,11 @@ typedef struct sl_plan {
   /* The runtime's open late output shared by a staged plan's leaves (set
    * by the stage runner), or NULL: the executor opens its own. */
   void *late_arg;
+  /* SET 'table.exec.source.idle-timeout' (sl_plan_set_idle_timeout), in
+   * microseconds, 0: none.  A worker whose share of input 0 gives no row
+   * for this long is idle: its watermark moves on with the clock and up to
+   * the largest of the query's other workers in its process. */
+  int64_t idle_timeout_us;
 
   /* SL_PLAN_CONSTANT: nconst_rows rows of nout expressions without
    * columns, each kept when const_filter (the WHERE of a SELECT without
@@ -507,6 +512,10 @@ void sl_plan_note(sl_arena *a, sl_plan *p, const char *fmt, ...)
 int sl_plan_route_late_records(sl_arena *a, sl_plan *plan,
                                const sl_catalog *catalog,
                                const sl_settings *settings, sl_error *err);
+
+/* SET 'table.exec.source.idle-timeout' into plan (and a staged plan's
+ * leaves): idle_timeout_us. */
+void sl_plan_set_idle_timeout(sl_plan *plan, const sl_settings *settings);
 
 /* The input (0 or 1) a base-row column belongs to, or -1. */
 int sl_plan_input_of(const sl_plan *plan, int column);

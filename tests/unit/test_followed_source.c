@@ -12,6 +12,9 @@
  *     complete (half a line written first is not a malformed record);
  *   - without the idle timeout nothing can fire such a window: the same
  *     query is stopped by Ctrl-C with no row;
+ *   - in a join of two followed files, the one gone quiet far behind in
+ *     event time does not hold the other back: its watermark moves up to
+ *     the busy one's;
  *   - a file that shrinks while followed stops the query saying so. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -224,6 +227,60 @@ static void test_without_idle_timeout_nothing_fires(void **state) {
   free(path);
 }
 
+/* A window join of two followed files, one of them quiet far behind in
+ * event time (its watermark an hour behind its records): an idle source
+ * must not hold the other back (Flink's meaning), so once the busy side
+ * has moved on, the quiet side's watermark moves up to it and [0, 5)
+ * fires.  Moved by the clock alone it would take an hour. */
+static void idle_join(const char *workers) {
+  char *busy = temp_file("a,2024-01-01 00:00:01.000\n");
+  char *quiet = temp_file("a,2024-01-01 00:00:02.000\n");
+  sl_session *s = sl_session_new();
+  char sql[1024];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE busy (k STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS "
+           "ts) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = "
+           "'csv', 'source.monitor-interval' = '20 ms')",
+           busy);
+  exec_ok(s, sql);
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE quiet (k STRING, ts TIMESTAMP(3), WATERMARK FOR ts "
+           "AS ts - INTERVAL '1' HOUR) WITH ('connector' = 'filesystem', "
+           "'path' = '%s', 'format' = 'csv', 'source.monitor-interval' = "
+           "'20 ms')",
+           quiet);
+  exec_ok(s, sql);
+  exec_ok(s, "SET 'table.exec.source.idle-timeout' = '100 ms'");
+  exec_ok(s, workers);
+  running r;
+  start(&r, s,
+        "SELECT b.k, b.window_start FROM (SELECT k, window_start, "
+        "window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE busy, "
+        "DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY k, window_start, "
+        "window_end) b JOIN (SELECT k, window_start, window_end, COUNT(*) AS "
+        "n FROM TABLE(TUMBLE(TABLE quiet, DESCRIPTOR(ts), INTERVAL '5' "
+        "SECOND)) GROUP BY k, window_start, window_end) q ON b.k = q.k AND "
+        "b.window_start = q.window_start AND b.window_end = q.window_end "
+        "LIMIT 1");
+  append(busy, "a,2024-01-01 00:16:40.000\n");
+  wait_finished(&r);
+  if (r.rc != SL_OK)
+    fail_msg("%s", r.err.message);
+  assert_string_equal(sl_strbuf_cstr(&r.rows), "a|2024-01-01 00:00:00.000\n");
+  finish(&r);
+  sl_session_free(s);
+  unlink(busy);
+  unlink(quiet);
+  free(busy);
+  free(quiet);
+}
+
+static void test_idle_source_does_not_hold_the_other_back(void **state) {
+  (void)state;
+  idle_join("SET 'parallelism.default' = '1'");
+  idle_join("SET 'parallelism.default' = '2'");
+}
+
 static void test_shrinking_file_stops_the_query(void **state) {
   (void)state;
   char *path = temp_file("a,2024-01-01 00:00:01.000\n"
@@ -246,6 +303,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_idle_window_fires_and_growth_is_read),
       cmocka_unit_test(test_without_idle_timeout_nothing_fires),
+      cmocka_unit_test(test_idle_source_does_not_hold_the_other_back),
       cmocka_unit_test(test_shrinking_file_stops_the_query),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
