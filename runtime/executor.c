@@ -223,15 +223,10 @@ static int emit_result(coordinator *c, sl_buffer *b) {
   uint64_t held = sorted_result_bytes(c->sorted);
   uint64_t total;
   if (sl_memory_grew_over(c->q->memory, &c->sorted_charged, held, &total) &&
-      rc == SL_OK) {
-    char h[32], o[160];
-    rc = sl_error_set(
-        c->err, SL_ENOMEM,
-        "ORDER BY's rows (kept until the input ends, to be sorted) hold "
-        "%s%s; SET 'sluice.memory-limit' higher, or add a LIMIT",
-        sl_exec_bytes_text(held, h, sizeof h),
-        sl_memory_over_text(c->q->memory, held, total, o, sizeof o));
-  }
+      rc == SL_OK)
+    rc = sl_memory_over_error(
+        c->err, c->q->memory, held, total, "add a LIMIT",
+        "ORDER BY's rows (kept until the input ends, to be sorted) hold");
   return rc;
 }
 
@@ -243,15 +238,11 @@ static int check_merged_window(coordinator *c, const sl_group_table *merged) {
   uint64_t total;
   if (!sl_memory_grew_over(c->q->memory, &c->merged_charged, held, &total))
     return SL_OK;
-  char h[32], o[160];
-  return sl_error_set(
-      c->err, SL_ENOMEM,
+  return sl_memory_over_error(
+      c->err, c->q->memory, held, total, "use shorter windows or fewer keys",
       "the windowed GROUP BY's window being merged (%u groups, from every "
-      "worker%s) holds %s%s; SET 'sluice.memory-limit' higher, or use "
-      "shorter windows or fewer keys",
-      merged->count, c->of_nodes ? " of every node" : "",
-      sl_exec_bytes_text(held, h, sizeof h),
-      sl_memory_over_text(c->q->memory, held, total, o, sizeof o));
+      "worker%s) holds",
+      merged->count, c->of_nodes ? " of every node" : "");
 }
 
 static void release_merged_window(coordinator *c) {
@@ -271,17 +262,11 @@ static int merge_changes(coordinator *c, const sl_group_table *delta) {
   uint64_t held = update_result_bytes(c->updates);
   uint64_t total;
   if (sl_memory_grew_over(c->q->memory, &c->updates_charged, held, &total) &&
-      rc == SL_OK) {
-    char h[32], o[160];
-    rc = sl_error_set(
-        c->err, SL_ENOMEM,
-        "the GROUP BY's state (every group's merged state, %llu groups) "
-        "holds %s%s; SET 'sluice.memory-limit' higher, or add a window so "
-        "that groups end",
-        (unsigned long long)c->updates->table.count,
-        sl_exec_bytes_text(held, h, sizeof h),
-        sl_memory_over_text(c->q->memory, held, total, o, sizeof o));
-  }
+      rc == SL_OK)
+    rc = sl_memory_over_error(
+        c->err, c->q->memory, held, total, "add a window so that groups end",
+        "the GROUP BY's state (every group's merged state, %llu groups) holds",
+        (unsigned long long)c->updates->table.count);
   return rc;
 }
 
@@ -800,6 +785,8 @@ static void free_query(exec_query *q) {
   for (int i = 0; i < q->ntable_buffers; i++)
     sl_buffer_free(&q->table_buffers[i]);
   free(q->table_buffers);
+  if (q->memory)
+    sl_memory_charge(q->memory, &q->table_charged, 0);
   sl_arena_free(&q->arena);
 }
 

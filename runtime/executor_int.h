@@ -86,6 +86,7 @@ typedef struct exec_query {
   uint8_t **table_keys; /* key row per table row */
   sl_buffer *table_buffers;
   int ntable_buffers;
+  uint64_t table_charged;         /* the table's bytes reported to memory */
   sl_expr_prog *post_join_filter; /* over joined_layout, or NULL */
 
   const sl_row_layout *row_layout; /* the layout the rest runs over */

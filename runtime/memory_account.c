@@ -2,6 +2,7 @@
  * the memory limit (memory_account.h). */
 #include "memory_account.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "executor_int.h"
@@ -27,16 +28,23 @@ bool sl_memory_grew_over(sl_memory_account *a, uint64_t *charged, uint64_t now,
   return grew && *total > a->limit;
 }
 
-const char *sl_memory_over_text(const sl_memory_account *a, uint64_t part,
-                                uint64_t total, char *buf, size_t n) {
-  char t[32], l[32];
-  sl_exec_bytes_text(a->limit, l, sizeof l);
+int sl_memory_over_error(sl_error *err, const sl_memory_account *a,
+                         uint64_t part, uint64_t total, const char *advice,
+                         const char *what, ...) {
+  char holder[256], p[32], t[32], l[32], others[96] = "";
+  va_list ap;
+  va_start(ap, what);
+  vsnprintf(holder, sizeof holder, what, ap);
+  va_end(ap);
   if (total > part)
-    snprintf(buf, n,
-             " (%s with the query's other state in this process), over the "
-             "memory limit of %s",
-             sl_exec_bytes_text(total, t, sizeof t), l);
-  else
-    snprintf(buf, n, ", over the memory limit of %s", l);
-  return buf;
+    snprintf(others, sizeof others,
+             " (%s with the query's other state in this process)",
+             sl_exec_bytes_text(total, t, sizeof t));
+  return sl_error_set(
+      err, SL_ENOMEM,
+      "%s %s%s, over the memory limit of %s; SET 'sluice.memory-limit' "
+      "higher%s%s",
+      holder, sl_exec_bytes_text(part, p, sizeof p), others,
+      sl_exec_bytes_text(a->limit, l, sizeof l), advice ? ", or " : "",
+      advice ? advice : "");
 }

@@ -42,10 +42,16 @@ uint64_t sl_memory_charge(sl_memory_account *a, uint64_t *charged,
 bool sl_memory_grew_over(sl_memory_account *a, uint64_t *charged, uint64_t now,
                          uint64_t *total);
 
-/* For an error message when total > a->limit, a holder holding `part`:
- * " (T with the query's other state in this process), over the memory
- * limit of L", or without the parenthesis when the holder is all of it. */
-const char *sl_memory_over_text(const sl_memory_account *a, uint64_t part,
-                                uint64_t total, char *buf, size_t n);
+/* The error of a holder whose report (sl_memory_grew_over) took the
+ * account over its limit: SL_ENOMEM with "<what> <part>[ (<total> with the
+ * query's other state in this process)], over the memory limit of <L>;
+ * SET 'sluice.memory-limit' higher[, or <advice>]".  what is a printf
+ * format (its arguments follow) naming the holder and ending in its verb:
+ * "the Top-N's state (%u partitions) holds".  advice may be NULL. */
+struct sl_error;
+int sl_memory_over_error(struct sl_error *err, const sl_memory_account *a,
+                         uint64_t part, uint64_t total, const char *advice,
+                         const char *what, ...)
+    __attribute__((format(printf, 6, 7)));
 
 #endif

@@ -127,16 +127,11 @@ int sl_leader_store_merge(sl_leader_store *s, int64_t start, int64_t end,
     uint64_t groups = 0;
     for (const sl_leader_window *o = s->windows; o; o = o->next, open++)
       groups += o->table->count;
-    char h[32], o[160];
-    rc = sl_error_set(
-        err, SL_ENOMEM,
-        "the partition leader's merged windows (%d open "
-        "window%s, %llu groups) hold %s%s; SET "
-        "'sluice.memory-limit' higher, or use shorter windows "
-        "or fewer keys",
-        open, open == 1 ? "" : "s", (unsigned long long)groups,
-        sl_exec_bytes_text(s->held, h, sizeof h),
-        sl_memory_over_text(s->memory, s->held, total, o, sizeof o));
+    rc = sl_memory_over_error(
+        err, s->memory, s->held, total, "use shorter windows or fewer keys",
+        "the partition leader's merged windows (%d open window%s, %llu "
+        "groups) hold",
+        open, open == 1 ? "" : "s", (unsigned long long)groups);
   }
 out:
   pthread_mutex_unlock(&s->lock);

@@ -56,6 +56,21 @@ static void late_fast_path(exec_query *q, const int *map0) {
 
 /* ---- the lookup join's table -------------------------------------------- */
 
+/* The table is loaded whole into each process that runs the query: its
+ * rows, their key rows and the hash index count against the memory limit
+ * with the query's state, as they grow. */
+static int charge_table(exec_query *q, uint64_t bytes, uint32_t nrows,
+                        sl_error *err) {
+  uint64_t total;
+  if (!sl_memory_grew_over(q->memory, &q->table_charged, bytes, &total))
+    return SL_OK;
+  return sl_memory_over_error(
+      err, q->memory, bytes, total,
+      "filter the table in a view, or look up in a smaller one",
+      "the lookup join's table '%s' (%u rows so far, loaded whole) holds",
+      q->plan->inputs[1].table->name, nrows);
+}
+
 static int load_table(exec_query *q, const int *table_leaf, int *table_map,
                       sl_error *err) {
   const sl_plan *plan = q->plan;
@@ -74,6 +89,7 @@ static int load_table(exec_query *q, const int *table_leaf, int *table_map,
   sl_expr_ctx *ctx = sl_expr_ctx_new();
   bool done = false;
   uint32_t nrows = 0;
+  uint64_t held = 0; /* bytes of table_buffers */
   while (rc == SL_OK && !done) {
     if (q->ntable_buffers + 2 > 2 * cap_bufs) {
       cap_bufs *= 2;
@@ -105,6 +121,9 @@ static int load_table(exec_query *q, const int *table_leaf, int *table_map,
     else if ((uint32_t)k != b->nrows)
       rc = sl_error_set(err, SL_EINTERNAL, "join keys did not fit");
     nrows += b->nrows;
+    held += b->cap + kb->cap;
+    if (rc == SL_OK)
+      rc = charge_table(q, held, nrows, err);
   }
   in->connector->close(src);
   sl_expr_ctx_free(ctx);
@@ -124,6 +143,11 @@ static int load_table(exec_query *q, const int *table_leaf, int *table_map,
   while (cap < 2 * nrows)
     cap *= 2;
   q->table_cap = cap;
+  held += (uint64_t)(nrows + 1) * 2 * sizeof(uint8_t *) +
+          (uint64_t)cap * (sizeof(uint64_t) + sizeof(uint32_t));
+  int rc2 = charge_table(q, held, nrows, err);
+  if (rc2 != SL_OK)
+    return rc2;
   q->table_hash = SL_ANEW_N(&q->arena, uint64_t, cap);
   q->table_slot_row = SL_ANEW_N(&q->arena, uint32_t, cap);
   for (r = 0; r < nrows; r++) {

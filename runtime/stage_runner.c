@@ -168,15 +168,12 @@ static int leaf_rows_over_limit(const stage_runner *run, uint64_t held,
   for (int i = 1; i < run->nleaves; i++)
     if (run->leaves[i].bytes > run->leaves[most].bytes)
       most = i;
-  char h[32], m[32], o[160];
-  return sl_error_set(
-      err, SL_ENOMEM,
-      "the rows the join's stages hold until their windows close hold %s "
-      "(leaf %d: %s)%s; SET 'sluice.memory-limit' higher, or use shorter "
-      "windows",
-      sl_exec_bytes_text(held, h, sizeof h), most + 1,
-      sl_exec_bytes_text(run->leaves[most].bytes, m, sizeof m),
-      sl_memory_over_text(&run->shared.memory, held, total, o, sizeof o));
+  char m[32];
+  return sl_memory_over_error(
+      err, &run->shared.memory, held, total, "use shorter windows",
+      "the rows the join's stages hold until their windows close (the most, "
+      "%s, of leaf %d) hold",
+      sl_exec_bytes_text(run->leaves[most].bytes, m, sizeof m), most + 1);
 }
 
 /* Add one row to the store under key (k: the last key used, or NULL);

@@ -1023,26 +1023,22 @@ int update_stages_check_limit(const update_stages *u, sl_memory_account *memory,
     if (stage_bytes(u->all[i]) > stage_bytes(s))
       s = u->all[i];
   uint64_t held = stage_bytes(s);
-  char h[32], o[160];
-  sl_exec_bytes_text(held, h, sizeof h);
-  sl_memory_over_text(memory, held, total, o, sizeof o);
   if (s->rt->st->kind == SL_STAGE_AGGREGATE)
-    return sl_error_set(err, SL_ENOMEM,
-                        "the GROUP BY's state (%u groups) over the join "
-                        "holds %s%s; SET 'sluice.memory-limit' higher",
-                        s->groups.count, h, o);
+    return sl_memory_over_error(
+        err, memory, held, total, NULL,
+        "the GROUP BY's state (%u groups) over the join holds",
+        s->groups.count);
   if (s->rt->st->kind == SL_STAGE_JOIN)
-    return sl_error_set(
-        err, SL_ENOMEM,
+    return sl_memory_over_error(
+        err, memory, held, total,
+        "join within windows so that rows can be dropped",
         "the regular join's state (%u rows of its left side, %u of its "
-        "right) holds %s%s; SET 'sluice.memory-limit' higher, or join "
-        "within windows so that rows can be dropped",
-        s->sides[0].count, s->sides[1].count, h, o);
-  return sl_error_set(err, SL_ENOMEM,
-                      "the Top-N's state (%u partitions, the first %lld "
-                      "rows of each) holds %s%s; SET 'sluice.memory-limit' "
-                      "higher",
-                      s->pcount, (long long)s->limit, h, o);
+        "right) holds",
+        s->sides[0].count, s->sides[1].count);
+  return sl_memory_over_error(
+      err, memory, held, total, NULL,
+      "the Top-N's state (%u partitions, the first %lld rows of each) holds",
+      s->pcount, (long long)s->limit);
 }
 
 void update_stages_free(update_stages *u) {

@@ -315,17 +315,13 @@ static int hand_over_windows(worker_state *s) {
    * the query's in this process: more stops the query rather than the
    * machine. */
   uint64_t total;
-  if (sl_memory_grew_over(s->q->memory, &s->memory_charged, bytes, &total)) {
-    char h[32], o[160];
-    return sl_error_set(
-        &w->err, SL_ENOMEM,
-        "the %s's state in worker %d (%d open window slice%s) holds %s%s; "
-        "SET 'sluice.memory-limit' higher, or use shorter windows or fewer "
-        "keys",
+  if (sl_memory_grew_over(s->q->memory, &s->memory_charged, bytes, &total))
+    return sl_memory_over_error(
+        &w->err, s->q->memory, bytes, total,
+        "use shorter windows or fewer keys",
+        "the %s's state in worker %d (%d open window slice%s) holds",
         plan->windowed ? "windowed GROUP BY" : "GROUP BY", w->index, s->nslices,
-        s->nslices == 1 ? "" : "s", sl_exec_bytes_text(bytes, h, sizeof h),
-        sl_memory_over_text(s->q->memory, bytes, total, o, sizeof o));
-  }
+        s->nslices == 1 ? "" : "s");
   if (plan->windowed && plan->window.kind == SL_WINDOW_SESSION)
     return hand_over_sessions(s);
   if (!plan->windowed) {
