@@ -158,36 +158,108 @@ static long long write_stream(const char *path) {
   return total;
 }
 
-static void run_config(const char *dir, long long total, int nodes, int workers,
-                       const char *strategy, const char *jit,
-                       const char *window) {
+/* The two runs' results in dir: out_drop.csv and out_side.csv the same
+ * rows (when same_as_drop), late.csv `written` records, each whole.  The
+ * number of result rows into *nrows. */
+static void check_side_output(const char *dir, long long written,
+                              bool same_as_drop, int *nrows) {
+  char path[1024];
+  int nd, ns, nl;
+  snprintf(path, sizeof path, "%s/out_drop.csv", dir);
+  char *a = sorted_lines(path, &nd);
+  snprintf(path, sizeof path, "%s/out_side.csv", dir);
+  char *b = sorted_lines(path, &ns);
+  snprintf(path, sizeof path, "%s/late.csv", dir);
+  char *late = sorted_lines(path, &nl);
+  if (same_as_drop) {
+    assert_int_equal(nd, ns);
+    assert_string_equal(a, b);
+  }
+  assert_int_equal(nl, written);
+  notes_match_values(path);
+  *nrows = ns;
+  free(a);
+  free(b);
+  free(late);
+}
+
+/* A new directory at dir (a mkdtemp template) with events.csv in it;
+ * the sum of its values. */
+static long long make_dir(char *dir) {
+  assert_non_null(mkdtemp(dir));
+  char path[1024];
+  snprintf(path, sizeof path, "%s/events.csv", dir);
+  return write_stream(path);
+}
+
+/* The files the tests write into dir, and dir. */
+static void remove_dir(const char *dir) {
+  const char *files[] = {"events", "out_drop", "out_side", "late"};
+  char path[1024];
+  for (int i = 0; i < 4; i++) {
+    snprintf(path, sizeof path, "%s/%s.csv", dir, files[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
+/* A session on `nodes` nodes of `workers` workers each, with table
+ * events over dir/events.csv, the late table `late` (its columns), and the
+ * result tables out_drop and out_side of columns out_columns. */
+static sl_session *session_on(const char *dir, notices *n, int nodes,
+                              int workers, const char *out_columns) {
   sl_session *s = sl_session_new();
-  notices n = {SL_STRBUF_INIT};
-  char sql[2048];
+  char sql[1024];
   snprintf(sql, sizeof sql, "SET 'sluice.nodes' = '%d'", nodes);
-  exec_ok(s, &n, sql);
+  exec_ok(s, n, sql);
+  snprintf(sql, sizeof sql, "SET 'parallelism.default' = '%d'", workers);
+  exec_ok(s, n, sql);
   snprintf(sql, sizeof sql,
            "CREATE TABLE events (k INT, v INT, note STRING, ts TIMESTAMP(3), "
            "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = "
            "'filesystem', 'path' = '%s/events.csv', 'format' = 'csv', "
            "'csv.split-min-bytes' = '1')",
            dir);
-  exec_ok(s, &n, sql);
-  const char *outs[] = {"out_drop", "out_side", "late"};
-  for (int i = 0; i < 3; i++) {
+  exec_ok(s, n, sql);
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE late (k INT, v INT, note STRING, ts TIMESTAMP(3)) "
+           "WITH ('connector' = 'filesystem', 'path' = '%s/late.csv', "
+           "'format' = 'csv')",
+           dir);
+  exec_ok(s, n, sql);
+  const char *outs[] = {"out_drop", "out_side"};
+  for (int i = 0; i < 2; i++) {
     snprintf(sql, sizeof sql,
-             i < 2 ? "CREATE TABLE %s (k INT, ws TIMESTAMP(3), c BIGINT, sv "
-                     "INT) WITH ('connector' = 'filesystem', 'path' = "
-                     "'%s/%s.csv', 'format' = 'csv')"
-                   : "CREATE TABLE %s (k INT, v INT, note STRING, ts "
-                     "TIMESTAMP(3)) WITH "
-                     "('connector' = 'filesystem', 'path' = '%s/%s.csv', "
-                     "'format' = 'csv')",
-             outs[i], dir, outs[i]);
-    exec_ok(s, &n, sql);
+             "CREATE TABLE %s (%s) WITH ('connector' = 'filesystem', 'path' = "
+             "'%s/%s.csv', 'format' = 'csv')",
+             outs[i], out_columns, dir, outs[i]);
+    exec_ok(s, n, sql);
   }
-  snprintf(sql, sizeof sql, "SET 'parallelism.default' = '%d'", workers);
-  exec_ok(s, &n, sql);
+  return s;
+}
+
+/* Run query into out_drop with late records dropped, then into out_side
+ * with them written to late; how many were dropped and written. */
+static void run_both_ways(sl_session *s, notices *n, const char *query,
+                          long long *dropped, long long *written) {
+  char sql[2048];
+  snprintf(sql, sizeof sql, "INSERT INTO out_drop %s", query);
+  exec_ok(s, n, sql);
+  *dropped = summary_count(n, "late records dropped");
+  exec_ok(s, n, "SET 'sluice.late-records' = 'side-output'");
+  exec_ok(s, n, "SET 'sluice.late-records.table' = 'late'");
+  snprintf(sql, sizeof sql, "INSERT INTO out_side %s", query);
+  exec_ok(s, n, sql);
+  *written = summary_count(n, "late records written");
+}
+
+static void run_config(const char *dir, long long total, int nodes, int workers,
+                       const char *strategy, const char *jit,
+                       const char *window) {
+  notices n = {SL_STRBUF_INIT};
+  sl_session *s = session_on(dir, &n, nodes, workers,
+                             "k INT, ws TIMESTAMP(3), c BIGINT, sv INT");
+  char sql[2048];
   snprintf(sql, sizeof sql, "SET 'sluice.strategy' = '%s'", strategy);
   exec_ok(s, &n, sql);
   snprintf(sql, sizeof sql, "SET 'sluice.jit' = '%s'", jit);
@@ -197,16 +269,8 @@ static void run_config(const char *dir, long long total, int nodes, int workers,
            "SELECT k, window_start, COUNT(*), CAST(SUM(v) AS INT) FROM "
            "TABLE(%s) GROUP BY k, window_start, window_end",
            window);
-
-  snprintf(sql, sizeof sql, "INSERT INTO out_drop %s", query);
-  exec_ok(s, &n, sql);
-  long long dropped = summary_count(&n, "late records dropped");
-
-  exec_ok(s, &n, "SET 'sluice.late-records' = 'side-output'");
-  exec_ok(s, &n, "SET 'sluice.late-records.table' = 'late'");
-  snprintf(sql, sizeof sql, "INSERT INTO out_side %s", query);
-  exec_ok(s, &n, sql);
-  long long written = summary_count(&n, "late records written");
+  long long dropped, written;
+  run_both_ways(s, &n, query, &dropped, &written);
 
   /* Enough late records for the comparison to mean something. */
   if (dropped < 500)
@@ -221,30 +285,15 @@ static void run_config(const char *dir, long long total, int nodes, int workers,
     fail_msg("%lld late records written, %lld dropped (%d nodes, %d workers, "
              "%s, jit %s, %s)",
              written, dropped, nodes, workers, strategy, jit, window);
-  char path[1024];
-  int nd, ns, nl;
-  snprintf(path, sizeof path, "%s/out_drop.csv", dir);
-  char *a = sorted_lines(path, &nd);
-  snprintf(path, sizeof path, "%s/out_side.csv", dir);
-  char *b = sorted_lines(path, &ns);
-  snprintf(path, sizeof path, "%s/late.csv", dir);
-  char *late = sorted_lines(path, &nl);
-  if (same_as_drop) {
-    assert_int_equal(nd, ns);
-    assert_string_equal(a, b);
-  }
-  assert_int_equal(nl, written);
+  int nrows;
+  check_side_output(dir, written, same_as_drop, &nrows);
   /* The late records are exactly what the windows left out. */
+  char path[1024];
   snprintf(path, sizeof path, "%s/out_side.csv", dir);
   long long in_windows = column_sum(path, 3);
   snprintf(path, sizeof path, "%s/late.csv", dir);
   long long in_late = column_sum(path, 1);
   assert_int_equal(in_windows + in_late, total);
-  snprintf(path, sizeof path, "%s/late.csv", dir);
-  notes_match_values(path);
-  free(a);
-  free(b);
-  free(late);
   sl_strbuf_free(&n.last);
   sl_session_free(s);
 }
@@ -252,10 +301,7 @@ static void run_config(const char *dir, long long total, int nodes, int workers,
 static void test_side_output_equals_drop(void **state) {
   (void)state;
   char dir[] = "/tmp/sluice-late-XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  char path[1024];
-  snprintf(path, sizeof path, "%s/events.csv", dir);
-  long long total = write_stream(path);
+  long long total = make_dir(dir);
   const char *strategies[] = {"late-merge", "repartition"};
   const char *jits[] = {"on", "off"};
   const char *tumble =
@@ -274,12 +320,7 @@ static void test_side_output_equals_drop(void **state) {
    * coordinator, which writes them. */
   for (int st = 0; st < 2; st++)
     run_config(dir, total, 2, 2, strategies[st], "on", tumble);
-  const char *files[] = {"events", "out_drop", "out_side", "late"};
-  for (int i = 0; i < 4; i++) {
-    snprintf(path, sizeof path, "%s/%s.csv", dir, files[i]);
-    unlink(path);
-  }
-  rmdir(dir);
+  remove_dir(dir);
 }
 
 /* An interval join whose stream rows meet only windows ending 50 to 300
@@ -291,36 +332,11 @@ static void test_side_output_equals_drop(void **state) {
  * drops included, at 4 workers and on 2 and 3 nodes. */
 static void run_interval_join(const char *dir, int nodes, int workers,
                               const char *join_strategy) {
-  sl_session *s = sl_session_new();
   notices n = {SL_STRBUF_INIT};
+  sl_session *s = session_on(dir, &n, nodes, workers,
+                             "k INT, v INT, ts TIMESTAMP(3), rt TIMESTAMP(3)");
   char sql[2048];
-  snprintf(sql, sizeof sql, "SET 'sluice.nodes' = '%d'", nodes);
-  exec_ok(s, &n, sql);
-  snprintf(sql, sizeof sql, "SET 'parallelism.default' = '%d'", workers);
-  exec_ok(s, &n, sql);
   snprintf(sql, sizeof sql, "SET 'sluice.join-strategy' = '%s'", join_strategy);
-  exec_ok(s, &n, sql);
-  snprintf(sql, sizeof sql,
-           "CREATE TABLE events (k INT, v INT, note STRING, ts TIMESTAMP(3), "
-           "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = "
-           "'filesystem', 'path' = '%s/events.csv', 'format' = 'csv', "
-           "'csv.split-min-bytes' = '1')",
-           dir);
-  exec_ok(s, &n, sql);
-  const char *outs[] = {"out_drop", "out_side"};
-  for (int i = 0; i < 2; i++) {
-    snprintf(sql, sizeof sql,
-             "CREATE TABLE %s (k INT, v INT, ts TIMESTAMP(3), rt "
-             "TIMESTAMP(3)) WITH ('connector' = 'filesystem', 'path' = "
-             "'%s/%s.csv', 'format' = 'csv')",
-             outs[i], dir, outs[i]);
-    exec_ok(s, &n, sql);
-  }
-  snprintf(sql, sizeof sql,
-           "CREATE TABLE late (k INT, v INT, note STRING, ts TIMESTAMP(3)) "
-           "WITH ('connector' = 'filesystem', 'path' = '%s/late.csv', "
-           "'format' = 'csv')",
-           dir);
   exec_ok(s, &n, sql);
   const char *query =
       "SELECT B.k, B.v, B.ts, M.rt FROM events B JOIN (SELECT k, MAX(v) AS "
@@ -328,36 +344,17 @@ static void run_interval_join(const char *dir, int nodes, int workers,
       "GROUP BY k, TUMBLE(ts, INTERVAL '0.1' SECOND)) M ON B.k = M.k WHERE "
       "B.ts BETWEEN M.rt + INTERVAL '0.05' SECOND AND M.rt + INTERVAL "
       "'0.3' SECOND";
-  snprintf(sql, sizeof sql, "INSERT INTO out_drop %s", query);
-  exec_ok(s, &n, sql);
-  long long dropped = summary_count(&n, "late records dropped");
-  exec_ok(s, &n, "SET 'sluice.late-records' = 'side-output'");
-  exec_ok(s, &n, "SET 'sluice.late-records.table' = 'late'");
-  snprintf(sql, sizeof sql, "INSERT INTO out_side %s", query);
-  exec_ok(s, &n, sql);
-  long long written = summary_count(&n, "late records written");
+  long long dropped, written;
+  run_both_ways(s, &n, query, &dropped, &written);
   if (strstr(sl_strbuf_cstr(&n.last), "dropped by the stages"))
     fail_msg("%s", sl_strbuf_cstr(&n.last));
   if (dropped < 1000 || written != dropped)
     fail_msg("%lld late records written, %lld dropped (%d nodes, %d "
              "workers, %s)",
              written, dropped, nodes, workers, join_strategy);
-  char path[1024];
-  int nd, ns, nl;
-  snprintf(path, sizeof path, "%s/out_drop.csv", dir);
-  char *a = sorted_lines(path, &nd);
-  snprintf(path, sizeof path, "%s/out_side.csv", dir);
-  char *b = sorted_lines(path, &ns);
-  snprintf(path, sizeof path, "%s/late.csv", dir);
-  char *late = sorted_lines(path, &nl);
-  assert_true(nd > 10000);
-  assert_int_equal(nd, ns);
-  assert_string_equal(a, b);
-  assert_int_equal(nl, written);
-  notes_match_values(path);
-  free(a);
-  free(b);
-  free(late);
+  int nrows;
+  check_side_output(dir, written, true, &nrows);
+  assert_true(nrows > 10000);
   sl_strbuf_free(&n.last);
   sl_session_free(s);
 }
@@ -365,19 +362,11 @@ static void run_interval_join(const char *dir, int nodes, int workers,
 static void test_interval_join_late_records(void **state) {
   (void)state;
   char dir[] = "/tmp/sluice-late-join-XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  char path[1024];
-  snprintf(path, sizeof path, "%s/events.csv", dir);
-  write_stream(path);
+  make_dir(dir);
   run_interval_join(dir, 1, 4, "auto");
   run_interval_join(dir, 2, 2, "broadcast");
   run_interval_join(dir, 3, 1, "repartition");
-  const char *files[] = {"events", "out_drop", "out_side", "late"};
-  for (int i = 0; i < 4; i++) {
-    snprintf(path, sizeof path, "%s/%s.csv", dir, files[i]);
-    unlink(path);
-  }
-  rmdir(dir);
+  remove_dir(dir);
 }
 
 int main(void) {
