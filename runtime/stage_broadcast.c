@@ -175,7 +175,7 @@ static int push_upper(results *r, sl_error *err) {
       return sl_error_set(err, SL_EIO, "a node sent a change without its kind");
     r->ops[i] = (uint8_t)op;
     for (int f = 1; f < wl->nfields; f++)
-      stage_copy_field(wl, src, f, fl, dst, f - 1);
+      sl_row_copy_field(wl, src, f, fl, dst, f - 1);
   }
   int rc =
       update_stages_push_from(r->upper, r->from, &r->from_rows, r->ops, err);

@@ -356,9 +356,9 @@ static void join_row(stage_eval *ev, const stage_rt *s, rel *r,
   sl_buffer *o = rel_room(ev, r, 0);
   uint8_t *dst = sl_buffer_append(o);
   for (int f = 0; f < nl; f++)
-    stage_copy_field(ll, lrow, f, s->layout, dst, f);
+    sl_row_copy_field(ll, lrow, f, s->layout, dst, f);
   for (int f = 0; f < nr; f++)
-    stage_copy_field(rl, rrow, f, s->layout, dst, nl + f);
+    sl_row_copy_field(rl, rrow, f, s->layout, dst, nl + f);
 }
 
 /* A chained hash table over the build side's key rows (without keys:
@@ -583,7 +583,7 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
       const uint8_t *row = sl_buffer_row(b, j);
       memset(key, 0, s->group_layout->width);
       for (int g = 0; g < st->ngroups; g++)
-        stage_copy_field(s->tmp_layout, row, g, s->group_layout, key, g);
+        sl_row_copy_field(s->tmp_layout, row, g, s->group_layout, key, g);
       uint8_t *state =
           sl_group_table_upsert(t, sl_key_hash(s->group_layout, key), key);
       rc = sl_agg_update(&s->aggs, state, row, &t->arena, ev->err);
@@ -599,7 +599,7 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
       sl_buffer *o = rel_room(ev, r, 0);
       uint8_t *dst = sl_buffer_append(o);
       for (int g = 0; g < st->ngroups; g++)
-        stage_copy_field(s->group_layout, k, g, s->layout, dst, g);
+        sl_row_copy_field(s->group_layout, k, g, s->layout, dst, g);
       int frc = SL_OK;
       for (int a = 0; a < st->naggs && frc == SL_OK; a++)
         frc = sl_agg_finalize(&s->aggs, a, sl_group_table_states(t, i), o, dst,
@@ -653,7 +653,7 @@ static int eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
     const uint8_t *row = rows[SL_FIELD(sorts[i], kl, s->nsort, int64_t)];
     uint8_t *dst = sl_buffer_append(rel_room(ev, r, 0));
     for (int f = 0; f < ncols; f++)
-      stage_copy_field(il, row, f, s->layout, dst, f);
+      sl_row_copy_field(il, row, f, s->layout, dst, f);
     sl_int_store(dst + s->layout->fields[ncols].offset,
                  s->layout->fields[ncols].ptype, number);
   }

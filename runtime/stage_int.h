@@ -62,18 +62,6 @@ typedef struct leaf_store {
   struct stage_runner *run;
 } leaf_store;
 
-/* Copy field `from` of row src (layout sl) into field `to` of dst (dl);
- * a long string keeps pointing at src's bytes. */
-static inline void stage_copy_field(const sl_row_layout *sl, const uint8_t *src,
-                                    int from, const sl_row_layout *dl,
-                                    uint8_t *dst, int to) {
-  bool null = sl_row_is_null(src, from);
-  sl_row_set_null(dst, to, null);
-  if (!null)
-    memcpy(dst + dl->fields[to].offset, src + sl->fields[from].offset,
-           dl->fields[to].size);
-}
-
 /* The runtime form of one stage: layouts and compiled expressions. */
 typedef struct stage_rt stage_rt;
 struct stage_rt {

@@ -314,7 +314,7 @@ int stage_write_updates(void *arg, const sl_buffer *in, const uint8_t *ops,
     const uint8_t *src = sl_buffer_row(in, r);
     sl_exec_set_op(ol, dst, (sl_changelog_op)ops[r]);
     for (int f = 0; f < il->nfields; f++)
-      stage_copy_field(il, src, f, ol, dst, f + 1);
+      sl_row_copy_field(il, src, f, ol, dst, f + 1);
   }
   if (rc == SL_OK && uo->rows.nrows)
     rc = stage_output_write(uo->o, &uo->rows, err);

@@ -431,9 +431,9 @@ static int push_join(update_stages *u, ustage *s, int side, const sl_buffer *in,
         }
         const uint8_t *lrow = side ? m->row : row, *rrow = side ? row : m->row;
         for (int f = 0; f < nl; f++)
-          stage_copy_field(ll, lrow, f, ol, dst, f);
+          sl_row_copy_field(ll, lrow, f, ol, dst, f);
         for (int f = 0; f < nr; f++)
-          stage_copy_field(rl, rrow, f, ol, dst, nl + f);
+          sl_row_copy_field(rl, rrow, f, ol, dst, nl + f);
         s->ops[s->out.nrows - 1] = adds ? SL_OP_INSERT : SL_OP_DELETE;
       }
     }
@@ -542,7 +542,7 @@ static int topn_out(update_stages *u, ustage *s, const tentry *e, int place,
     dst = sl_buffer_append(&s->out);
   }
   for (int f = 0; f < il->nfields; f++)
-    stage_copy_field(il, e->row, f, ol, dst, f);
+    sl_row_copy_field(il, e->row, f, ol, dst, f);
   sl_int_store(dst + ol->fields[il->nfields].offset,
                ol->fields[il->nfields].ptype, place + 1);
   s->ops[s->out.nrows - 1] = (uint8_t)op;
@@ -765,7 +765,7 @@ static int agg_row(ustage *s, const uint8_t *states, uint64_t hash,
     return 1;
   const uint8_t *key = states - gl->width;
   for (int g = 0; g < ng; g++)
-    stage_copy_field(gl, key, g, ol, dst, g);
+    sl_row_copy_field(gl, key, g, ol, dst, g);
   for (int i = 0; i < rt->aggs.n; i++) {
     int rc =
         agg_multisets_has(s->multi, i)
@@ -804,7 +804,7 @@ static int push_aggregate(update_stages *u, ustage *s, const sl_buffer *in,
       bool adds =
           sl_changelog_op_adds((sl_changelog_op)ops[done + (uint32_t)j]);
       for (int g = 0; g < ng; g++)
-        stage_copy_field(tl, t, g, gl, s->keyrow, g);
+        sl_row_copy_field(tl, t, g, gl, s->keyrow, g);
       /* Room for the group's two rows, with half the heap to spare. */
       const sl_buffer *o = &s->out;
       if ((size_t)(o->nrows + 2) * o->layout->width + o->heap_used +

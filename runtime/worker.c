@@ -778,18 +778,6 @@ static int eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n) {
   return k < 0 ? k : SL_OK;
 }
 
-/* Field f of the stream's layout sl in row src, into field to of dst
- * (layout dl, the same type); a long string keeps pointing at src's
- * bytes (the exchange and the late buffer copy them). */
-static void copy_field(const sl_row_layout *sl, const uint8_t *src, int f,
-                       const sl_row_layout *dl, uint8_t *dst, int to) {
-  bool null = sl_row_is_null(src, f);
-  sl_row_set_null(dst, to, null);
-  if (!null)
-    memcpy(dst + dl->fields[to].offset, src + sl->fields[f].offset,
-           sl->fields[f].size);
-}
-
 /* Side-output of session windows under repartitioning: the record read
  * (a row of stream_layout) rides in its tmp row to the key's owner. */
 static void copy_record_into_tmp(worker_state *s, const uint8_t *record,
@@ -797,7 +785,7 @@ static void copy_record_into_tmp(worker_state *s, const uint8_t *record,
   const exec_query *q = s->q;
   const sl_row_layout *sl = q->stream_layout;
   for (int f = 0; f < sl->nfields; f++)
-    copy_field(sl, record, f, q->tmp_layout, tmp, q->tmp_record + f);
+    sl_row_copy_field(sl, record, f, q->tmp_layout, tmp, q->tmp_record + f);
 }
 
 /* Late records to a table: append row (of stream_layout) to s->late_rows,
@@ -838,7 +826,8 @@ static int keep_late_tmp_record(worker_state *s, const uint8_t *tmp) {
   const exec_query *q = s->q;
   const sl_row_layout *sl = q->stream_layout;
   for (int f = 0; f < sl->nfields; f++)
-    copy_field(q->tmp_layout, tmp, q->tmp_record + f, sl, s->late_record, f);
+    sl_row_copy_field(q->tmp_layout, tmp, q->tmp_record + f, sl, s->late_record,
+                      f);
   return keep_late_row(s, s->late_record);
 }
 

@@ -152,6 +152,20 @@ static inline void sl_row_set_null(uint8_t *row, int i, bool null) {
     row[i >> 3] &= (uint8_t) ~(1u << (i & 7));
 }
 
+/* Copy field `from` of row src (layout sl) into field `to` of dst (layout
+ * dl, a field of the same type); a long string keeps pointing at src's
+ * bytes (copy the row with sl_buffer_append_copy to keep it). */
+static inline void sl_row_copy_field(const sl_row_layout *sl,
+                                     const uint8_t *src, int from,
+                                     const sl_row_layout *dl, uint8_t *dst,
+                                     int to) {
+  bool null = sl_row_is_null(src, from);
+  sl_row_set_null(dst, to, null);
+  if (!null)
+    memcpy(dst + dl->fields[to].offset, src + sl->fields[from].offset,
+           dl->fields[to].size);
+}
+
 /* A buffer of rows of one layout. */
 typedef struct sl_buffer {
   uint8_t *data;
