@@ -42,10 +42,20 @@
  * the file has grown and reads the records appended since; it never ends
  * by itself (Ctrl-C, .timeout or a LIMIT ends the query).  A record is read
  * once its line is complete (the file holds a line break after it), so a
- * writer that appends whole lines is never read half-way.  A file that
- * shrinks while followed is an error.  (Flink's option of this name
- * watches a directory for new files; Sluice's 'path' is one file, and
- * follows what is appended to it, as tail -f does.)
+ * writer that appends whole lines is never read half-way.  A followed
+ * file that shrinks, is removed, or whose path comes to name another file
+ * is an error.  (Flink's option of this name watches a directory for new
+ * files; Sluice's 'path' is one file, and follows what is appended to it,
+ * as tail -f does.)
+ *
+ * A file that shrinks while it is read (followed or not) is an error
+ * naming it, never a SIGBUS: the mapping is read inside a guard
+ * (mapped_guard.h) that turns a fault in it into that error, and the file
+ * is measured again at the end of the read and at a malformed record (a
+ * shrink within the reader's page reads zeros, not a fault).  A file
+ * removed while it is read once is read whole: the open descriptor keeps
+ * its bytes.  A UTF-8 byte order mark at the start of the file is
+ * skipped.
  *
  * Errors name file:line:column where line is the physical line and column
  * the 1-based byte column of the offending field's first byte (both
@@ -73,6 +83,7 @@
 #include <unistd.h>
 
 #include "io_connectors.h"
+#include "mapped_guard.h"
 #include "sluice/clock.h"
 #include "sluice/value_text.h"
 
@@ -116,6 +127,13 @@ struct sl_source {
   const char *data;
   size_t size;     /* the bytes this instance may scan */
   size_t map_size; /* the bytes mapped at data */
+  /* The file, open while it is read: its size now says whether it shrank
+   * under the mapping, and a followed file grows through it (the path
+   * may name another file by then). */
+  int fd;
+  dev_t dev;
+  ino_t ino;
+  sl_mapped_guard guard; /* a SIGBUS in data: the file shrank */
   /* Following the file ('source.monitor-interval'): check for growth
    * every monitor_ms, next at next_check (sl_clock_seconds); header_due:
    * the header line ('csv.ignore-first-line') has not come yet. */
@@ -440,13 +458,19 @@ static size_t complete_lines_end(const char *data, size_t from, size_t size) {
   return from;
 }
 
-/* The header belongs to whoever owns byte 0; skipped once it is there. */
-static void skip_header(sl_source *s) {
+/* What comes before the first record belongs to whoever owns byte 0, and
+ * is skipped once it is there: a UTF-8 byte order mark (which some
+ * programs write at the start of a CSV file; it is no part of the first
+ * field, as in DuckDB and Python's utf-8-sig), then the header line
+ * ('csv.ignore-first-line'). */
+static void skip_preamble(sl_source *s) {
+  if (s->pos == 0 && s->end >= 3 && memcmp(s->data, "\xEF\xBB\xBF", 3) == 0)
+    s->pos = 3;
   if (!s->header_due || s->end == 0)
     return;
   int nf;
   scan_error bad;
-  size_t p = 0;
+  size_t p = s->pos;
   while (p < s->end && scan_record(&s->fmt, s->data, s->size, &p, NULL, 0, &nf,
                                    &bad) == SCAN_SKIP)
     ;
@@ -465,32 +489,78 @@ static int open_stat(const char *path, struct stat *st) {
   return fd >= 0 ? fd : -errno;
 }
 
-/* Following: when the file has grown, map it again and make the complete
- * lines appended since this instance's.  Nothing new is not an error. */
-static int follow_growth(sl_source *s, sl_error *err) {
+/* The file shrank from the mapped size to `size` bytes. */
+static int shrank_error(const sl_source *s, size_t size, sl_error *err) {
+  return sl_error_set(err, SL_EIO,
+                      "table '%s': the file '%s' shrank from %zu to %zu bytes "
+                      "while it was %s; %s",
+                      s->spec->table->name, s->path, s->map_size, size,
+                      s->follow ? "followed for new records" : "read",
+                      s->follow ? "a followed file may only grow (append to "
+                                  "it rather than rewrite it)"
+                                : "rewrite a file only when no query reads it "
+                                  "(write a new file and rename it over the "
+                                  "old one)");
+}
+
+/* SL_OK when the file still holds every mapped byte, else the error
+ * saying it shrank. */
+static int check_not_shrunk(const sl_source *s, sl_error *err) {
   struct stat st;
-  int fd = open_stat(s->path, &st);
-  if (fd < 0)
-    return sl_error_set(err, SL_EIO,
-                        "'%s' (followed for new records): cannot read it "
-                        "any more: %s",
-                        s->path, strerror(-fd));
-  size_t size = (size_t)st.st_size;
-  if (size < s->map_size) {
-    close(fd);
-    return sl_error_set(err, SL_EIO,
-                        "'%s' shrank from %zu to %zu bytes while it was "
-                        "followed for new records; a followed file may only "
-                        "grow (append to it rather than rewrite it)",
-                        s->path, s->map_size, size);
-  }
-  if (size == s->map_size) {
-    close(fd);
+  if (s->fd < 0 || fstat(s->fd, &st) != 0 || (size_t)st.st_size >= s->map_size)
     return SL_OK;
+  return shrank_error(s, (size_t)st.st_size, err);
+}
+
+/* A SIGBUS in the mapping (the guard jumped here): the file shrank under
+ * the reader, or the system could not read that part of it. */
+static int mapping_fault(const sl_source *s, sl_error *err) {
+  int rc = check_not_shrunk(s, err);
+  if (rc != SL_OK)
+    return rc;
+  return sl_error_set(err, SL_EIO,
+                      "table '%s': reading '%s' failed at byte %zu of %zu: "
+                      "the system could not read that part of the file (an "
+                      "I/O error, or the file changed while it was read)",
+                      s->spec->table->name, s->path, s->guard.fault_offset,
+                      s->map_size);
+}
+
+/* Following: when the file has grown, map it again and make the complete
+ * lines appended since this instance's.  Nothing new is not an error; a
+ * file that shrank, or that its path no longer names, is: no more records
+ * can come. */
+static int follow_growth(sl_source *s, sl_error *err) {
+  struct stat st, at_path;
+  if (stat(s->path, &at_path) != 0) {
+    int e = errno;
+    if (e == ENOENT)
+      return sl_error_set(err, SL_EIO,
+                          "table '%s': the file '%s' was removed while it was "
+                          "followed for new records",
+                          s->spec->table->name, s->path);
+    return sl_error_set(err, SL_EIO,
+                        "table '%s': the file '%s' (followed for new records) "
+                        "cannot be read any more: %s",
+                        s->spec->table->name, s->path, strerror(e));
   }
-  void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (at_path.st_dev != s->dev || at_path.st_ino != s->ino)
+    return sl_error_set(err, SL_EIO,
+                        "table '%s': the file '%s' was replaced by another "
+                        "file while it was followed for new records; a "
+                        "followed file may only grow (append to it rather "
+                        "than rewrite it)",
+                        s->spec->table->name, s->path);
+  if (fstat(s->fd, &st) != 0)
+    return sl_error_set(err, SL_EIO, "table '%s': cannot stat '%s': %s",
+                        s->spec->table->name, s->path, strerror(errno));
+  size_t size = (size_t)st.st_size;
+  if (size < s->map_size)
+    return shrank_error(s, size, err);
+  if (size == s->map_size)
+    return SL_OK;
+  void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, s->fd, 0);
   int e = errno;
-  close(fd);
   if (m == MAP_FAILED)
     return sl_error_set(err, SL_EIO, "cannot map '%s' again: %s", s->path,
                         strerror(e));
@@ -499,7 +569,27 @@ static int follow_growth(sl_source *s, sl_error *err) {
   s->data = m;
   s->size = s->map_size = size;
   s->end = complete_lines_end(s->data, s->end, size);
-  skip_header(s);
+  skip_preamble(s);
+  return SL_OK;
+}
+
+/* Worker w of n: the records it owns (see the comment at the top), past
+ * what precedes the first record when they start the file.  This reads
+ * the mapping: the file may have shrunk since it was measured. */
+static int find_range(sl_source *s, int w, int n, sl_error *err) {
+  if (sigsetjmp(s->guard.env, 0) != 0)
+    return mapping_fault(s, err);
+  sl_mapped_guard_enter(&s->guard, &s->data, &s->map_size);
+  size_t x0 = (size_t)((unsigned __int128)s->size * (unsigned)w / (unsigned)n);
+  size_t x1 =
+      (size_t)((unsigned __int128)s->size * (unsigned)(w + 1) / (unsigned)n);
+  s->begin = s->pos = record_start_from(&s->fmt, s->data, s->size, x0);
+  s->end = record_start_from(&s->fmt, s->data, s->size, x1);
+  if (s->follow)
+    s->end = complete_lines_end(s->data, s->begin, s->size);
+  s->header_due = s->fmt.skip_first && s->pos == 0;
+  skip_preamble(s);
+  sl_mapped_guard_leave(&s->guard);
   return SL_OK;
 }
 
@@ -508,6 +598,8 @@ static void csv_close(sl_source *s) {
     return;
   if (s->data)
     munmap((void *)s->data, s->map_size);
+  if (s->fd >= 0)
+    close(s->fd);
   free(s->scratch);
   free(s->path);
   sl_arena_free(&s->arena);
@@ -522,8 +614,11 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
   if (!s)
     return sl_error_set(err, SL_ENOMEM, "out of memory opening a CSV source");
   s->spec = spec;
+  s->fd = -1;
   sl_arena_init(&s->arena, 0);
   int rc = sl_csv_read_format(t, &s->fmt, err);
+  if (rc == SL_OK)
+    rc = sl_mapped_guard_install(err);
   if (rc) {
     csv_close(s);
     return rc;
@@ -551,8 +646,10 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
     csv_close(s);
     return rc;
   }
+  s->fd = fd;
+  s->dev = st.st_dev;
+  s->ino = st.st_ino;
   if (!S_ISREG(st.st_mode)) {
-    close(fd);
     rc = sl_error_set(err, SL_EIO,
                       "table '%s': '%s' is not a regular file; 'path' must "
                       "name a CSV file",
@@ -565,7 +662,6 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
     void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) {
       int e = errno;
-      close(fd);
       rc = sl_error_set(err, SL_EIO, "table '%s': cannot map '%s': %s", t->name,
                         s->path, strerror(e));
       csv_close(s);
@@ -575,7 +671,6 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
     s->data = m;
     s->map_size = s->size;
   }
-  close(fd);
 
   int w = spec->worker, n = spec->nworkers > 0 ? spec->nworkers : 1;
   /* A small file is read whole by worker 0: splitting it buys nothing,
@@ -592,11 +687,6 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
     if (w > 0)
       s->size = 0; /* the other workers read nothing */
   }
-  size_t x0 = (size_t)((unsigned __int128)s->size * (unsigned)w / (unsigned)n);
-  size_t x1 =
-      (size_t)((unsigned __int128)s->size * (unsigned)(w + 1) / (unsigned)n);
-  s->begin = s->pos = record_start_from(&s->fmt, s->data, s->size, x0);
-  s->end = record_start_from(&s->fmt, s->data, s->size, x1);
   rc = monitor_interval(t, &s->monitor_ms, err);
   if (rc != SL_OK) {
     csv_close(s);
@@ -604,10 +694,11 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
   }
   /* The owner of the file's end follows it: only whole lines are its. */
   s->follow = s->monitor_ms > 0 && w == n - 1;
-  if (s->follow)
-    s->end = complete_lines_end(s->data, s->begin, s->size);
-  s->header_due = s->fmt.skip_first && s->pos == 0;
-  skip_header(s);
+  rc = find_range(s, w, n, err);
+  if (rc != SL_OK) {
+    csv_close(s);
+    return rc;
+  }
   *out = s;
   return SL_OK;
 }
@@ -634,6 +725,10 @@ static int bad_record(sl_source *s, size_t offset, int col, const char *what,
     s->stats.skipped_rows++;
     return SL_OK;
   }
+  /* Zeros where a shrunk file's last page ends are no malformed record. */
+  int rc = check_not_shrunk(s, err);
+  if (rc != SL_OK)
+    return rc;
   const char *colname =
       col >= 0 && col < s->ncols ? s->leaves.names[col] : NULL;
   char where[160] = "";
@@ -842,7 +937,8 @@ static size_t string_bytes(const sl_source *s, int *longest) {
   return heap;
 }
 
-static int csv_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err);
+static int read_records(sl_source *s, sl_buffer *buf, bool *done,
+                        sl_error *err);
 
 /* Following, at the end of what is there: with rows in buf, hand them on;
  * else wait for the next check of the file (at most 100 ms, so that the
@@ -866,10 +962,12 @@ static int follow_wait(sl_source *s, sl_buffer *buf, sl_error *err) {
   if (rc != SL_OK || s->pos >= s->end)
     return rc;
   bool done;
-  return csv_next(s, buf, &done, err);
+  return read_records(s, buf, &done, err);
 }
 
-static int csv_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
+/* Records into buf, reading the mapping: csv_next guards it. */
+static int read_records(sl_source *s, sl_buffer *buf, bool *done,
+                        sl_error *err) {
   *done = false;
   while (s->pos < s->end) {
     size_t next = s->pos;
@@ -921,6 +1019,28 @@ static int csv_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
     return follow_wait(s, buf, err);
   *done = true;
   return SL_OK;
+}
+
+/* The next records into buf.  A file that shrinks under the mapping is an
+ * error naming it, never a SIGBUS: the guard brings a fault in the
+ * mapping back here, and the rows of this call are dropped (the last may
+ * be half made; the query stops with the error anyway).  A shrink that
+ * leaves the reader in the file's last page reads zeros instead of
+ * faulting: the check at the end (and at a malformed record) catches it. */
+static int csv_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
+  *done = false;
+  const uint32_t nrows = buf->nrows, heap_used = buf->heap_used;
+  if (sigsetjmp(s->guard.env, 0) != 0) {
+    buf->nrows = nrows;
+    buf->heap_used = heap_used;
+    return mapping_fault(s, err);
+  }
+  sl_mapped_guard_enter(&s->guard, &s->data, &s->map_size);
+  int rc = read_records(s, buf, done, err);
+  sl_mapped_guard_leave(&s->guard);
+  if (rc == SL_OK && *done)
+    rc = check_not_shrunk(s, err);
+  return rc;
 }
 
 static void csv_stats(const sl_source *s, sl_source_stats *out) {
