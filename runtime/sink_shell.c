@@ -9,6 +9,7 @@
  * NULs), so a row costs no allocation once the buffer has grown.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "io_connectors.h"
 #include "sluice/value_text.h"
@@ -60,6 +61,27 @@ static int shell_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   return SL_OK;
 }
 
+/* The NULs of text from `from` on become SL_CELL_NUL (session.h), so the
+ * cells handed on are C strings: one byte more per NUL, moved from the
+ * end backwards in place. */
+static void nul_to_cell_nul(sl_strbuf *text, size_t from) {
+  size_t old = text->len, nuls = 0;
+  for (size_t k = from; k < old; k++)
+    nuls += text->data[k] == '\0';
+  for (size_t k = 0; k < nuls; k++)
+    sl_strbuf_appendc(text, ' ');
+  char *d = text->data;
+  for (size_t r = old, w = text->len; r > from;) {
+    char c = d[--r];
+    if (c == '\0') {
+      d[--w] = SL_CELL_NUL[1];
+      d[--w] = SL_CELL_NUL[0];
+    } else {
+      d[--w] = c;
+    }
+  }
+}
+
 static int shell_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   const sl_row_layout *l = s->layout;
   for (uint32_t r = 0; r < rows->nrows; r++) {
@@ -67,8 +89,12 @@ static int shell_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
     sl_strbuf_reset(&s->text);
     for (int i = 0; i < l->nfields; i++) {
       s->offsets[i] = s->text.len;
-      if (!sl_row_is_null(row, i))
+      if (!sl_row_is_null(row, i)) {
         sl_value_append(&s->text, l, row, i);
+        if (memchr(s->text.data + s->offsets[i], '\0',
+                   s->text.len - s->offsets[i]))
+          nul_to_cell_nul(&s->text, s->offsets[i]);
+      }
       sl_strbuf_appendc(&s->text, '\0');
     }
     /* Pointers only now: appending may have moved the text. */

@@ -61,6 +61,15 @@ void sl_out_putc(sl_output *o, char c) {
   sl_out_write(o, &c, 1);
 }
 
+void sl_out_cell(sl_output *o, const char *s) {
+  for (const char *nul; (nul = strstr(s, SL_CELL_NUL)) != NULL;
+       s = nul + strlen(SL_CELL_NUL)) {
+    sl_out_write(o, s, (size_t)(nul - s));
+    sl_out_putc(o, '\0');
+  }
+  sl_out_puts(o, s);
+}
+
 void sl_out_spaces(sl_output *o, int n) {
   static const char blanks[] = "                                ";
   while (n > 0) {

@@ -5,7 +5,8 @@
  * cell of each column (in terminal columns, so CJK text and emoji line up).
  * Numbers are right-aligned, everything else left-aligned, headers
  * centered.  Control characters inside a cell would break the grid, so
- * they are shown escaped (\n, \t, \r, \xNN); NULL is shown as NULL.
+ * they are shown escaped (\n, \t, \r, \xNN; a NUL character \x00, as
+ * DuckDB shows one escaped); NULL is shown as NULL.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,9 @@ static void render_cell(sl_strbuf *b, const char *cell, bool markdown) {
       sl_strbuf_append(b, "\\r");
     else if (c == '\t')
       sl_strbuf_append(b, "\\t");
+    else if (c == (unsigned char)SL_CELL_NUL[0] && p[1] == SL_CELL_NUL[1] &&
+             ++p)
+      sl_strbuf_append(b, "\\x00"); /* a NUL character (session.h) */
     else if (c < 0x20 || c == 0x7F)
       sl_strbuf_printf(b, "\\x%02X", c);
     else if (c == '|' && markdown)

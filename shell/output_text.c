@@ -9,6 +9,10 @@
  *         sqlite3 and duckdb print it); numbers and booleans unquoted, NULL
  *         as null.
  *   line  `column = value`, names right-aligned, a blank line between rows.
+ * A NUL character inside a value (SL_CELL_NUL in the cell) is written as
+ * the NUL byte in csv and line, which write a value's bytes as they are
+ * (so a CSV of the output reads back the same value), and as \u0000 in
+ * json, which spells every control character so.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -23,14 +27,17 @@ static void csv_field(sl_output *o, const char *s) {
   if (!s)
     return;
   if (*s != '\0' && strpbrk(s, ",\"\r\n") == NULL) {
-    sl_out_puts(o, s);
+    sl_out_cell(o, s);
     return;
   }
   sl_out_putc(o, '"');
   for (const char *p = s; *p; p++) {
     if (*p == '"')
       sl_out_putc(o, '"');
-    sl_out_putc(o, *p);
+    if (strncmp(p, SL_CELL_NUL, 2) == 0)
+      sl_out_putc(o, *++p == SL_CELL_NUL[1] ? '\0' : *p);
+    else
+      sl_out_putc(o, *p);
   }
   sl_out_putc(o, '"');
 }
@@ -73,7 +80,11 @@ static void json_string(sl_output *o, const char *s) {
       sl_out_puts(o, "\\f");
       break;
     default:
-      if (*p < 0x20 || *p == 0x7F) {
+      if (p[0] == (unsigned char)SL_CELL_NUL[0] &&
+          p[1] == (unsigned char)SL_CELL_NUL[1]) {
+        sl_out_puts(o, "\\u0000");
+        p++;
+      } else if (*p < 0x20 || *p == 0x7F) {
         snprintf(buf, sizeof buf, "\\u%04x", *p);
         sl_out_puts(o, buf);
       } else {
@@ -159,7 +170,7 @@ void sl_out_line_row(sl_output *o, const char *const *cells) {
     sl_out_spaces(o, width - sl_text_width(o->names[i], strlen(o->names[i])));
     sl_out_puts(o, o->names[i]);
     sl_out_puts(o, " = ");
-    sl_out_puts(o, cells[i] ? cells[i] : "NULL");
+    sl_out_cell(o, cells[i] ? cells[i] : "NULL");
     sl_out_putc(o, '\n');
   }
 }

@@ -31,7 +31,10 @@ typedef struct sl_result_sink {
   /* A result set with ncols columns begins. */
   int (*begin)(void *ctx, int ncols, const char *const *names,
                const sl_type *const *types);
-  /* One row; cells[i] is the text of column i, or NULL for SQL NULL. */
+  /* One row; cells[i] is the text of column i, or NULL for SQL NULL.  A
+   * cell is a C string, so a NUL character inside a value (a STRING may
+   * hold one, as Flink's does) comes as SL_CELL_NUL; each output mode
+   * shows it its own way (shell/output*.c). */
   int (*row)(void *ctx, const char *const *cells);
   /* The rows so far form a complete group (e.g. a fired window): a buffering
    * output mode may print them now.  Optional (may be NULL). */
@@ -55,6 +58,11 @@ typedef struct sl_result_sink {
    * and it fits on the screen).  Optional (NULL: cannot). */
   int (*replace)(void *ctx, bool erase);
 } sl_result_sink;
+
+/* U+0000 inside a cell: the two bytes Java's "modified UTF-8" (JNI,
+ * DataOutput.writeUTF) spells it with, which valid UTF-8 never holds (an
+ * overlong form), so a cell stays a C string and no text is ambiguous. */
+#define SL_CELL_NUL "\xC0\x80"
 
 /* A sink that drops results (benchmarks, tests, EXPLAIN ANALYZE), counting
  * rows into *rows when rows is not NULL; no notices or progress. */

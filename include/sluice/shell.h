@@ -87,6 +87,9 @@ int sl_text_width(const char *s, size_t n);
 void sl_out_write(sl_output *o, const char *s, size_t n);
 void sl_out_puts(sl_output *o, const char *s);
 void sl_out_putc(sl_output *o, char c);
+/* A cell's bytes as they are, SL_CELL_NUL (session.h) as the NUL byte it
+ * stands for (csv and line modes). */
+void sl_out_cell(sl_output *o, const char *s);
 void sl_out_spaces(sl_output *o, int n);
 void sl_out_print_boxed(sl_output *o, bool final); /* table, box, markdown */
 void sl_out_csv_row(sl_output *o, const char *const *cells);

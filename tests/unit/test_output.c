@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "io_helpers.h"
 #include "sluice/shell.h"
 
 /* ---- Helpers ---- */
@@ -73,6 +74,90 @@ static void expect_sample(sl_output_mode mode, bool headers,
   char *got = print_sample(mode, headers);
   assert_string_equal(got, expected);
   free(got);
+}
+
+/* ---- NUL characters ----
+ * A STRING may hold U+0000 (as a Java String, so Flink's STRING, may).  A
+ * CSV file's NUL is kept by the source; the shell shows it whole: raw in
+ * csv and line (a value's bytes as they are), \u0000 in json, \x00 in the
+ * boxed modes (escaped as their other control characters).  Before issue
+ * 27 every mode cut the value at the NUL. */
+
+/* Run sql through a session into an output of the mode; the bytes printed
+ * (their length in *len; the caller frees). */
+static char *run_in_mode(sl_session *s, const char *sql, sl_output_mode mode,
+                         size_t *len) {
+  capture c;
+  capture_open(&c, mode, false);
+  sl_error err = {0};
+  if (sl_session_execute(s, sql, strlen(sql), 1, &c.sink, &err) != SL_OK)
+    fail_msg("%s: %s", sql, err.message);
+  char *out = capture_close(&c);
+  *len = c.len;
+  return out;
+}
+
+static void expect_bytes(const char *got, size_t len, const char *want,
+                         size_t want_len) {
+  if (len != want_len || memcmp(got, want, len) != 0)
+    fail_msg("got %zu bytes '%.*s', want %zu bytes '%.*s'", len, (int)len, got,
+             want_len, (int)want_len, want);
+}
+
+static void test_nul_in_strings(void **state) {
+  (void)state;
+  char *dir = make_tmpdir(), in[512], out[512], sql[1200];
+  snprintf(in, sizeof in, "%s/in.csv", dir);
+  snprintf(out, sizeof out, "%s/out.csv", dir);
+  static const char data[] = "a\0b,1\n\"q\0,\",2\n";
+  FILE *f = fopen(in, "wb");
+  fwrite(data, 1, sizeof data - 1, f);
+  fclose(f);
+  sl_session *s = sl_session_new();
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE n (s STRING, k INT) WITH ('connector' = "
+           "'filesystem', 'path' = '%s', 'format' = 'csv')",
+           in);
+  run_sql(s, sql);
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE o (s STRING, k INT) WITH ('connector' = "
+           "'filesystem', 'path' = '%s', 'format' = 'csv')",
+           out);
+  run_sql(s, sql);
+  const char *q = "SELECT s, CHAR_LENGTH(s) FROM n";
+  size_t len;
+  char *got = run_in_mode(s, q, SL_MODE_CSV, &len);
+  static const char csv[] = "a\0b,3\n\"q\0,\",3\n";
+  expect_bytes(got, len, csv, sizeof csv - 1);
+  free(got);
+  got = run_in_mode(s, q, SL_MODE_JSON, &len);
+  static const char json[] = "[{\"s\":\"a\\u0000b\",\"EXPR$1\":3},\n"
+                             "{\"s\":\"q\\u0000,\",\"EXPR$1\":3}]\n";
+  expect_bytes(got, len, json, sizeof json - 1);
+  free(got);
+  got = run_in_mode(s, q, SL_MODE_LINE, &len);
+  static const char line[] = "     s = a\0b\nEXPR$1 = 3\n\n"
+                             "     s = q\0,\nEXPR$1 = 3\n";
+  expect_bytes(got, len, line, sizeof line - 1);
+  free(got);
+  got = run_in_mode(s, q, SL_MODE_TABLE, &len);
+  static const char table[] = "+--------+---+\n"
+                              "| a\\x00b | 3 |\n"
+                              "| q\\x00, | 3 |\n"
+                              "+--------+---+\n";
+  expect_bytes(got, len, table, sizeof table - 1);
+  free(got);
+  /* A CSV sink writes the values back whole. */
+  got = run_in_mode(s, "INSERT INTO o SELECT s, k FROM n", SL_MODE_CSV, &len);
+  free(got);
+  f = fopen(out, "rb");
+  assert_non_null(f);
+  char back[64];
+  size_t n = fread(back, 1, sizeof back, f);
+  fclose(f);
+  expect_bytes(back, n, data, sizeof data - 1);
+  sl_session_free(s);
+  rm_tree(dir);
 }
 
 /* ---- Every mode ---- */
@@ -351,6 +436,7 @@ int main(void) {
       cmocka_unit_test(test_mode_names),
       cmocka_unit_test(test_text_width),
       cmocka_unit_test(test_write_error),
+      cmocka_unit_test(test_nul_in_strings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
