@@ -159,7 +159,12 @@ int ix_format_date(int64_t days, char *buf) {
   int64_t y;
   unsigned m, d;
   ix_civil_from_days(days, &y, &m, &d);
-  return sprintf(buf, "%04lld-%02u-%02u", (long long)y, m, d);
+  /* ISO 8601 outside Flink's 0000..9999 (as value_text.h's
+   * sl_format_date): year -1 is -0001, not -001. */
+  if (y < 0)
+    return sprintf(buf, "-%04lld-%02u-%02u", -(long long)y, m, d);
+  return sprintf(buf, y > 9999 ? "+%lld-%02u-%02u" : "%04lld-%02u-%02u",
+                 (long long)y, m, d);
 }
 
 static int format_fraction(int64_t us_of_sec, int prec, char *buf) {

@@ -121,10 +121,9 @@ static void java_value(sl_strbuf *b, const sl_row_layout *l, const uint8_t *row,
   case SL_P_TS: {
     int64_t us = *(const int64_t *)p, day = 86400LL * 1000000;
     int64_t days = us / day - (us % day < 0);
-    int64_t y;
-    int m, d;
-    sl_civil_from_days(days, &y, &m, &d);
-    sl_strbuf_printf(b, "%04lld-%02d-%02dT", (long long)y, m, d);
+    char date[32];
+    sl_format_date(date, days);
+    sl_strbuf_printf(b, "%sT", date);
     java_time(b, us - days * day);
     return;
   }

@@ -60,11 +60,23 @@ static int64_t floor_div(int64_t a, int64_t b) {
 
 /* ---- formatting --------------------------------------------------------- */
 
-static int fmt_date(char *out, int64_t days) {
+/* A year outside 0000..9999 cannot arise from text (parse_date reads four
+ * digits), only from arithmetic (TIMESTAMP '0000-01-01 00:00:00' -
+ * INTERVAL '1' DAY).  It is printed rather than refused (the check would
+ * belong in every operation that makes a date), and printed as ISO 8601
+ * says: "%04lld" alone made year -1 "-001" (the sign took a digit). */
+int sl_format_date(char *out, int64_t days) {
   int64_t y;
   int m, d;
   sl_civil_from_days(days, &y, &m, &d);
-  return sprintf(out, "%04lld-%02d-%02d", (long long)y, m, d);
+  if (y < 0)
+    return sprintf(out, "-%04lld-%02d-%02d", -(long long)y, m, d);
+  return sprintf(out, y > 9999 ? "+%lld-%02d-%02d" : "%04lld-%02d-%02d",
+                 (long long)y, m, d);
+}
+
+static int fmt_date(char *out, int64_t days) {
+  return sl_format_date(out, days);
 }
 
 /* Append frac digits of a value given in micros (0..999999), at precision

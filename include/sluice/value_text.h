@@ -73,5 +73,11 @@ bool sl_value_parse_timestamp(const char *text, size_t len, int64_t *us);
 /* Calendar helpers, shared with the generators and the executor. */
 int64_t sl_days_from_civil(int64_t year, int month, int day);
 void sl_civil_from_days(int64_t days, int64_t *year, int *month, int *day);
+/* The text of the date `days` after 1970-01-01: yyyy-MM-dd for the years
+ * 0000..9999 (Flink's range for DATE and TIMESTAMP), ISO 8601's expanded
+ * form outside it (a sign and at least four digits: -0001-12-31,
+ * +10000-01-01, as Java's LocalDate prints them); returns the length
+ * (out: at least 32 bytes). */
+int sl_format_date(char *out, int64_t days);
 
 #endif
