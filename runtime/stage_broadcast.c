@@ -591,11 +591,17 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   sl_error_clear(&ferr);
   sl_strbuf_free(&p);
 
-  /* The sides' work, and the whole run's.  Each leaf reads its own copy
-   * of the stream: events are the larger count (the stream's size). */
+  /* The sides' work, and the whole run's.  The stage nodes' events are
+   * their local leaf's (each node its share), each side's its leaf's. */
+  uint64_t *leaf_events = calloc((size_t)sp->nleaves, sizeof *leaf_events);
+  if (!leaf_events)
+    abort();
+  leaf_events[sp->local_leaf] = stats->events;
+  for (int j = 0; j < nsides; j++)
+    leaf_events[side_leaf[j]] = sd[j].stats.events;
+  stats->events = stage_events_of_leaves(sp, leaf_events);
+  free(leaf_events);
   for (int j = 0; j < nsides; j++) {
-    if (sd[j].stats.events > stats->events)
-      stats->events = sd[j].stats.events;
     stage_stats_add_work(stats, &sd[j].stats);
     sl_error_clear(&sd[j].err);
   }

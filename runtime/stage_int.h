@@ -158,4 +158,12 @@ int stage_output_finish(stage_output *o, sl_error *err);
  * stream; nodes read disjoint shares). */
 void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s);
 
+/* The events a staged query read, from events[k], leaf k's: every source's
+ * events count (a join of two tables read 6 and 8: 14), but leaves that
+ * read the same table (a self-join; NEXMark's queries, whose leaves all
+ * filter one generator's stream) each read a copy of one stream, whose
+ * events count once (the largest leaf's count). */
+uint64_t stage_events_of_leaves(const sl_staged_plan *sp,
+                                const uint64_t *events);
+
 #endif

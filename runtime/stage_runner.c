@@ -357,6 +357,36 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
     memcpy(t->jit_status, s->jit_status, sizeof t->jit_status);
 }
 
+/* The table leaf k reads its stream from, or NULL. */
+static const sl_table_def *leaf_table(const sl_staged_plan *sp, int k) {
+  const sl_plan *lp = sp->leaves[k];
+  return lp && lp->ninputs > 0 ? lp->inputs[0].table : NULL;
+}
+
+static bool same_table(const sl_table_def *a, const sl_table_def *b) {
+  return a && b && (a == b || strcmp(a->name, b->name) == 0);
+}
+
+uint64_t stage_events_of_leaves(const sl_staged_plan *sp,
+                                const uint64_t *events) {
+  uint64_t total = 0;
+  for (int k = 0; k < sp->nleaves; k++) {
+    const sl_table_def *t = leaf_table(sp, k);
+    bool first = true; /* the first leaf over its table counts for all */
+    uint64_t most = events[k];
+    for (int j = 0; j < sp->nleaves; j++) {
+      if (j == k || !same_table(t, leaf_table(sp, j)))
+        continue;
+      first &= j > k;
+      if (events[j] > most)
+        most = events[j];
+    }
+    if (first)
+      total += most;
+  }
+  return total;
+}
+
 /* ---- leaves ----------------------------------------------------------------
  */
 
@@ -795,16 +825,18 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     pthread_join(lts[i].thread, NULL);
   double seconds = sl_clock_seconds() - t0;
 
+  uint64_t *leaf_events = calloc((size_t)sp->nleaves, sizeof *leaf_events);
+  if (!leaf_events)
+    abort();
   for (int i = 0; i < started; i++) {
     const sl_query_stats *ls = &lts[i].stats;
-    /* Each leaf reads its own copy of the stream: events are the largest
-     * leaf's (the stream's size), work is summed. */
-    if (ls->events > stats->events)
-      stats->events = ls->events;
+    leaf_events[i] = ls->events;
     stage_stats_add_work(stats, ls);
     stats->workers += ls->workers;
     sl_error_clear(&lts[i].err);
   }
+  stats->events = stage_events_of_leaves(sp, leaf_events);
+  free(leaf_events);
   for (int i = 0; i < sp->nleaves; i++) {
     stats->stage_late += run.leaves[i].late;
     for (int k = 0; k < run.leaves[i].nkeys; k++)
