@@ -741,16 +741,21 @@ static int drain_batches(coordinator *c, worker *ws, int n, bool *progress) {
 }
 
 /* The progress line: events so far and their rate, the watermark every
- * worker has passed, windows fired. */
+ * worker has passed, windows fired.  On the coordinator of nodes the
+ * workers are the node links, whose events and windows are what the nodes
+ * last said (PROGRESS); nodes that fire their windows themselves each fire
+ * every window (for their keys): the most any node fired. */
 static void report_progress(sl_result_sink *shell, worker *ws, int n,
                             const coordinator *c, double start) {
-  uint64_t events = 0;
+  uint64_t events = 0, windows = c->windows;
   int64_t wm = WM_MAX;
   for (int i = 0; i < n; i++) {
     events += atomic_load_explicit(&ws[i].events, memory_order_relaxed);
     pthread_mutex_lock(&ws[i].lock);
     if (!ws[i].done && ws[i].published_wm < wm)
       wm = ws[i].published_wm;
+    if (c->of_nodes && ws[i].windows_fired > windows)
+      windows = ws[i].windows_fired;
     pthread_mutex_unlock(&ws[i].lock);
   }
   double secs = sl_clock_seconds() - start;
@@ -767,8 +772,19 @@ static void report_progress(sl_result_sink *shell, worker *ws, int n,
            "windows fired, %llu rows (Ctrl-C cancels)",
            (unsigned long long)events, secs,
            secs > 0 ? (double)events / secs : 0.0, when,
-           (unsigned long long)c->windows, (unsigned long long)c->rows_out);
+           (unsigned long long)windows, (unsigned long long)c->rows_out);
   shell->progress(shell->ctx, line);
+}
+
+/* A node: its events and windows fired so far, for the coordinator's
+ * progress line (node.h, PROGRESS). */
+static int send_progress(const coordinator *c, worker *ws, int n,
+                         sl_error *err) {
+  uint64_t p[2] = {0, c->windows};
+  for (int i = 0; i < n; i++)
+    p[0] += atomic_load_explicit(&ws[i].events, memory_order_relaxed);
+  return sl_frame_out_send(&c->export, SL_FRAME_PROGRESS, p, sizeof p, NULL, 0,
+                           err);
 }
 
 /* Repartition: one channel from every worker to every other one. */
@@ -1015,6 +1031,11 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
 
   /* Coordinate until every worker is done and everything is written. */
   double start_clock = sl_clock_seconds(), next_progress = start_clock + 0.5;
+  /* Rows from nodes that fire their windows: committed once every node's
+   * watermark passed (the windows they fired are whole), as fire_windows
+   * commits each window here (a table shows it then). */
+  int64_t committed_wm = WM_MIN;
+  uint64_t committed_rows = 0;
   bool ready_sent = false;
   double cause_deadline = 0; /* a node failed as a consequence: see below */
   while (rc == SL_OK) {
@@ -1029,9 +1050,18 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
         !node || partials ? WM_MIN
         : c.leaders ? sl_leader_store_clock(sl_node_leaders_store(c.leaders))
                     : workers_watermark(ws, started);
+    int64_t nodes_wm = rows_from_nodes ? workers_watermark(ws, started) : 0;
     rc = c.leaders ? leaders_round(&c, ws, started, &progress)
          : fires   ? fire_windows(&c, ws, started, &progress)
                    : drain_batches(&c, ws, started, &progress);
+    if (rc == SL_OK && rows_from_nodes && nodes_wm > committed_wm &&
+        c.rows_out > committed_rows && c.sc->commit) {
+      rc = flush_out(&c);
+      if (rc == SL_OK)
+        rc = c.sc->commit(c.sink, err);
+      committed_wm = nodes_wm;
+      committed_rows = c.rows_out;
+    }
     if (c.sessions) {
       round_wm = round_wm < c.session_cap ? round_wm : c.session_cap;
       rows_wm = rows_wm < c.session_cap ? rows_wm : c.session_cap;
@@ -1128,6 +1158,11 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
     if (shell && shell->progress && sl_clock_seconds() >= next_progress) {
       report_progress(shell, ws, started, &c, start_clock);
       next_progress = sl_clock_seconds() + 0.25;
+    } else if (node && !c.rows_here && sl_clock_seconds() >= next_progress) {
+      rc = send_progress(&c, ws, started, err);
+      next_progress = sl_clock_seconds() + 0.25;
+      if (rc != SL_OK)
+        break;
     }
     if (sl_interrupt_pending() ||
         (node && nodes->cancel && atomic_load(nodes->cancel))) {

@@ -198,6 +198,21 @@ void *sl_node_link_main(void *arg) {
         sl_exec_wait_drained(w);
         heard = sl_clock_seconds(); /* it could not be heard meanwhile */
       }
+    } else if (type == SL_FRAME_PROGRESS) {
+      /* The node's counts so far (DONE brings the final ones). */
+      uint64_t counts[2];
+      if (p.len != sizeof counts) {
+        rc = sl_error_set(&err, SL_EIO,
+                          "a PROGRESS message of %zu bytes, "
+                          "not 16",
+                          p.len);
+      } else {
+        memcpy(counts, p.data, sizeof counts);
+        atomic_store_explicit(&w->events, counts[0], memory_order_relaxed);
+        pthread_mutex_lock(&w->lock);
+        w->windows_fired = counts[1];
+        pthread_mutex_unlock(&w->lock);
+      }
     } else if (type == SL_FRAME_LATE_ROWS) {
       rc = on_late_rows(w, &p, &err);
     } else if (type == SL_FRAME_DONE) {

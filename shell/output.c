@@ -361,7 +361,14 @@ static int on_progress(void *ctx, const char *line) {
     return SL_OK;
   }
   fputs("\r\033[K", o->notices);
-  fputs(line, o->notices);
+  /* Cut to the terminal's width: a line that wraps leaves its first part
+   * behind at every redraw (the erase reaches back one line only). */
+  size_t n = strlen(line);
+  struct winsize ws;
+  if (ioctl(fileno(o->notices), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 &&
+      n >= ws.ws_col)
+    n = ws.ws_col - 1u; /* the line is ASCII (executor.c) */
+  fwrite(line, 1, n, o->notices);
   fflush(o->notices);
   o->progress_shown = true;
   return SL_OK;

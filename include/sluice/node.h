@@ -128,6 +128,8 @@ typedef enum sl_frame_type {
   SL_FRAME_LATE_ROWS = 20,   /* node: late records for the coordinator's
                               * late table (ROWS' form, the stream's
                               * leaves) */
+  SL_FRAME_PROGRESS = 21,    /* node: events read and windows fired so far
+                              * (two uint64), every 250 ms of a query */
 } sl_frame_type;
 
 /* During a query a node sends HEARTBEAT every SL_HEARTBEAT_MS; a

@@ -7,7 +7,9 @@
 # Covers: banner, multi-line statement with the continuation prompt, SHOW
 # TABLES listing a created table, a syntax error with its caret line,
 # .mode csv, Tab completion of a table name, Ctrl-C clearing the input,
-# Ctrl-C cancelling a query (in one process, and on two node processes),
+# Ctrl-C cancelling a query (in one process, and on two node processes,
+# whose progress line counts the nodes' events and windows and whose
+# table output shows each fired window's rows before Ctrl-C),
 # Ctrl-D exiting with status 0, an updating result redrawn in place (and
 # its changelog mode), and history persisting (a multi-line statement
 # recalled with Up in a second session).
@@ -198,9 +200,18 @@ type_line $S "SET 'sluice.nodes' = '2';"
 wait_prompt $S 'sluice>'
 mark $S
 type_line $S "SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE endless, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end HAVING COUNT(*) < 0;"
-wait_for $S 'events in [0-9.]+ s \([0-9]+ events/s\), watermark 2015-' "a progress line while the query runs on two nodes"
+# (The nodes' events and windows: it said 0 of each before issue 27.)
+wait_for $S '^[1-9][0-9]* events in [0-9.]+ s \([0-9]+ events/s\), watermark 2015-[^,]*, [1-9][0-9]* windows fired' "a progress line with the nodes' events and windows while the query runs on two nodes"
 tm send-keys -t $S C-c
 wait_for $S '^Error: query cancelled' "Ctrl-C to cancel the query on two nodes"
+wait_prompt $S 'sluice>'
+# Table mode on two nodes prints each fired window's rows as they come, as
+# on one process (it showed none until Ctrl-C before issue 27).
+mark $S
+type_line $S "SELECT key, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE endless, DESCRIPTOR(ts), INTERVAL '1' SECOND)) WHERE key = 7 GROUP BY key, window_start, window_end;"
+wait_for $S '^\| +7 \| +[0-9]+ \|$' "a fired window's row on two nodes before Ctrl-C"
+tm send-keys -t $S C-c
+wait_for $S '^Error: query cancelled' "Ctrl-C to cancel the windowed query on two nodes"
 wait_prompt $S 'sluice>'
 mark $S
 type_line $S ".nodes"
