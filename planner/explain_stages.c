@@ -2,6 +2,7 @@
  * plans"): the stages evaluated per window, and under them each leaf's own
  * pipeline as explain_plan.c prints a single-stage plan (its strategy
  * chosen on its own). */
+#include <stdio.h>
 #include <string.h>
 
 #include "explain_tree.h"
@@ -31,6 +32,52 @@ typedef struct printer {
   int workers;
   bool *shown;
 } printer;
+
+/* "a.b + 10 s": column col of a side's rows plus an offset, as EXPLAIN
+ * shows a bound. */
+static const char *plus_offset(sl_arena *a, const char *col, int64_t us) {
+  if (us == 0)
+    return col;
+  uint64_t m = us < 0 ? (uint64_t)0 - (uint64_t)us : (uint64_t)us;
+  char frac[16] = "";
+  if (m % 1000000) {
+    snprintf(frac, sizeof frac, ".%06llu", (unsigned long long)(m % 1000000));
+    for (size_t k = strlen(frac); frac[k - 1] == '0'; k--)
+      frac[k - 1] = '\0';
+  }
+  return sl_arena_printf(a, "%s %c %llu%s s", col, us < 0 ? '-' : '+',
+                         (unsigned long long)(m / 1000000), frac);
+}
+
+/* How long a regular join keeps the rows of side `side` (0 left, 1 right):
+ * until the other side's watermark passes a bound (stage_plan.c's
+ * add_bound), or for as long as the query runs, and why. */
+static const char *join_side_state(sl_arena *a, const sl_stage *st, int side) {
+  const char *me = side ? "right" : "left", *other = side ? "left" : "right";
+  const sl_stage *mine = side ? st->right : st->left;
+  sl_strbuf b = SL_STRBUF_INIT;
+  for (int k = 0; k < st->nbounds; k++) {
+    if (st->bounds[k].side == side)
+      continue; /* a bound by this side's watermark drops the other's */
+    sl_strbuf_printf(&b, "%s%s", b.len ? " or its " : "",
+                     plus_offset(a, mine->names[st->bounds[k].col],
+                                 st->bounds[k].offset_us));
+  }
+  const char *r =
+      b.len ? sl_arena_printf(a,
+                              "a %s row is dropped once the %s side's "
+                              "watermark passes its %s (the %s side's late "
+                              "rows are dropped)",
+                              me, other, sl_strbuf_cstr(&b), other)
+            : sl_arena_printf(a,
+                              "a %s row is kept for as long as the query "
+                              "runs: no condition bounds the %s side's event "
+                              "time from above by a TIMESTAMP column of the "
+                              "%s row (plus or minus an interval)",
+                              me, other, me);
+  sl_strbuf_free(&b);
+  return r;
+}
 
 static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st);
 static xnode *stage_node_of(sl_arena *a, printer *pr, const sl_stage *st);
@@ -128,13 +175,16 @@ static xnode *stage_node_of(sl_arena *a, printer *pr, const sl_stage *st) {
       n->detail = sl_arena_printf(
           a,
           "%s { regular join: every row of either side is kept under its "
-          "join key and probes the other side's rows (state for both sides "
-          "for as long as the query runs), %s%s%sjoined rows inserted%s; "
-          "strategy: %s }",
+          "join key and probes the other side's rows%s, %s%s%sjoined rows "
+          "inserted%s; strategy: %s }",
           st->nkeys > 0 ? sl_arena_printf(a, "[hash on %s = %s]",
                                           list(a, st->nkeys, st->lkeys),
                                           list(a, st->nkeys, st->rkeys))
                         : "[nested loop]",
+          st->nbounds ? ""
+                      : " (state for both sides for as long as the query "
+                        "runs: no condition bounds either side's event time "
+                        "from above by a column of the other side's rows)",
           st->residual ? "condition: " : "",
           st->residual ? sl_explain_expr(a, st->residual) : "",
           st->residual ? ", " : "",
@@ -157,18 +207,10 @@ static xnode *stage_node_of(sl_arena *a, printer *pr, const sl_stage *st) {
                     pr->p->staged->local_leaf + 1,
                     pr->p->staged->bcast_leaf + 1,
                     pr->p->staged->local_leaf + 1));
-      for (int k = 0; k < st->nbounds; k++) {
-        const sl_stage *a_side = st->bounds[k].side ? st->right : st->left;
-        const sl_stage *b_side = st->bounds[k].side ? st->left : st->right;
-        n->detail = sl_arena_printf(
-            a,
-            "%s (state: a %s row is dropped once the %s side's watermark "
-            "passes its %s; that side's late rows are dropped)",
-            n->detail, st->bounds[k].side ? "left" : "right",
-            st->bounds[k].side ? "right" : "left",
-            b_side->names[st->bounds[k].col]);
-        (void)a_side;
-      }
+      if (st->nbounds)
+        n->detail = sl_arena_printf(a, "%s (state: %s; %s)", n->detail,
+                                    join_side_state(a, st, 0),
+                                    join_side_state(a, st, 1));
       sl_xnode_attr(a, n, "strategy", shuffled ? "repartition" : "single");
       sl_xnode_kid(a, n, stage_node(a, pr, st->left));
       sl_xnode_kid(a, n, stage_node(a, pr, st->right));
@@ -353,9 +395,12 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
     if (st->input_bytes)
       sl_xnode_actual(a, stages, "leaf input bytes",
                       sl_explain_count(a, st->input_bytes));
-    if (p->staged->updating)
+    if (p->staged->updating) {
       sl_xnode_actual(a, stages, "join rows dropped by time bounds",
                       sl_explain_count(a, st->state_evicted));
+      sl_xnode_actual(a, stages, "join rows held at the end",
+                      sl_explain_count(a, st->state_rows_end));
+    }
   }
   sl_xnode_kid(a, above, stages);
   printer pr = {

@@ -395,12 +395,48 @@ static int stage_query(stager *g, const sl_bquery *q, sl_stage **out);
 static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
                       sl_stage **out);
 
-/* Record u <= v, two columns of a regular join's row, as a bound when u
- * is one side's event time and v a TIMESTAMP of the other side (see
- * sl_stage.bounds). */
+/* e without the day-time intervals added to or taken from it: the
+ * column it reads (NULL when it is not a column plus or minus constant
+ * intervals), their sum in *off (microseconds). */
+static const sl_bexpr *column_plus(const sl_bexpr *e, int64_t *off) {
+  *off = 0;
+  while (e->kind == SL_BEXPR_BINARY &&
+         (e->op == SL_OP_ADD || e->op == SL_OP_SUB)) {
+    int64_t iv;
+    if (interval_us(e->args[1], &iv)) {
+      *off += e->op == SL_OP_SUB ? -iv : iv;
+      e = e->args[0];
+    } else if (e->op == SL_OP_ADD && interval_us(e->args[0], &iv)) {
+      *off += iv;
+      e = e->args[1];
+    } else {
+      return NULL;
+    }
+  }
+  return e->kind == SL_BEXPR_COLUMN && e->depth == 0 ? e : NULL;
+}
+
+/* Record u <= v (or u < v), two expressions over a regular join's row, as
+ * a bound (sl_stage.bounds) when u is side Y's event time plus a constant
+ * cu and v a TIMESTAMP column of the other side X plus a constant cv.
+ *
+ * The rule.  Y's leaves drop their late rows: a row of Y that reaches the
+ * join after Y's watermark W has event time t > W (a row at or before the
+ * watermark is late).  Such a row meets a stored row x of X only if
+ * t + cu <= x.v + cv, i.e. t <= x.v + (cv - cu).  Once
+ * x.v + (cv - cu) <= W, every later t is > W >= x.v + (cv - cu): no later
+ * row of Y can meet x, and x leaves the state.  The same holds for u < v
+ * (a strict bound only fails sooner; dropping 1 microsecond later than it
+ * could is kept for the one rule), and for u = v (it implies u <= v).
+ * A NULL x.v meets no row (the comparison is unknown) and is dropped at
+ * the first sweep.  Of two bounds by the same column the earlier one
+ * decides. */
 static void add_bound(stager *g, sl_stage *j, const sl_bexpr *u,
                       const sl_bexpr *v) {
-  if (u->kind != SL_BEXPR_COLUMN || v->kind != SL_BEXPR_COLUMN)
+  int64_t cu, cv;
+  u = column_plus(u, &cu);
+  v = column_plus(v, &cv);
+  if (!u || !v)
     return;
   int nl = j->left->ncols;
   int us = u->index < nl ? 0 : 1, vs = v->index < nl ? 0 : 1;
@@ -410,21 +446,29 @@ static void add_bound(stager *g, sl_stage *j, const sl_bexpr *u,
       (v->type->kind != SL_TYPE_TIMESTAMP &&
        v->type->kind != SL_TYPE_TIMESTAMP_LTZ))
     return;
+  int64_t off;
+  if (__builtin_sub_overflow(cv, cu, &off))
+    return;
   for (int k = 0; k < j->nbounds; k++)
-    if (j->bounds[k].side == us && j->bounds[k].col == vcol)
+    if (j->bounds[k].side == us && j->bounds[k].col == vcol) {
+      if (off < j->bounds[k].offset_us)
+        j->bounds[k].offset_us = off;
       return;
+    }
   struct sl_stage_bound *b =
       SL_ANEW_N(g->a, struct sl_stage_bound, j->nbounds + 1);
   if (j->nbounds)
     memcpy(b, j->bounds, sizeof *b * (size_t)j->nbounds);
   b[j->nbounds].side = us;
   b[j->nbounds].col = vcol;
+  b[j->nbounds].offset_us = off;
   j->bounds = b;
   j->nbounds++;
 }
 
-/* The bounds of a regular join's conditions: x BETWEEN a AND b is a <= x
- * and x <= b; x < y and x <= y, and the same turned around. */
+/* The bounds of a regular join's conditions (add_bound): x BETWEEN a AND
+ * b is a <= x and x <= b; x < y and x <= y, the same turned around, and
+ * x = y both ways.  Each is tried with either side's event time left. */
 static void join_bounds(stager *g, sl_stage *j, sl_bexpr *const *parts, int n) {
   for (int i = 0; i < n; i++) {
     const sl_bexpr *c = parts[i];
@@ -436,6 +480,9 @@ static void join_bounds(stager *g, sl_stage *j, sl_bexpr *const *parts, int n) {
       add_bound(g, j, c->args[0], c->args[1]);
     } else if (c->kind == SL_BEXPR_BINARY &&
                (c->op == SL_OP_GE || c->op == SL_OP_GT)) {
+      add_bound(g, j, c->args[1], c->args[0]);
+    } else if (c->kind == SL_BEXPR_BINARY && c->op == SL_OP_EQ) {
+      add_bound(g, j, c->args[0], c->args[1]);
       add_bound(g, j, c->args[1], c->args[0]);
     }
   }

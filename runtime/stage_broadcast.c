@@ -268,6 +268,7 @@ static int add_node_stats(sl_query_stats *t, const sl_strbuf *p,
   stage_stats_add_work(t, &st);
   t->stage_late += st.stage_late;
   t->state_evicted += st.state_evicted;
+  t->state_rows_end += st.state_rows_end;
   if (st.stage_windows > t->stage_windows) /* every node sees each window */
     t->stage_windows = st.stage_windows;
   if (st.stage_state_peak > t->stage_state_peak)

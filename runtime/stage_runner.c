@@ -857,8 +857,15 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     rc = late_output_close(&late, rc, err);
   }
   stage_eval_release(&ev);
-  if (updates)
+  if (updates) {
+    /* The leaves' last watermarks (an ended leaf's is the end of time):
+     * what the joins still hold after them is what no bound ever drops. */
+    for (int i = 0; i < sp->nleaves; i++)
+      leaf_wm[i] = run.leaves[i].wm;
+    update_stages_sweep_now(updates, leaf_wm);
     stats->state_evicted = update_stages_evicted(updates);
+    stats->state_rows_end = update_stages_join_rows(updates);
+  }
   update_stages_free(updates);
   free(leaf_wm);
   if (uo.rows.data)

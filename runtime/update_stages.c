@@ -462,18 +462,25 @@ static uint64_t side_remove_if(jside *t, bool (*gone)(const jrow *, void *),
   return n;
 }
 
-/* A row whose column at byte offset `off` (field `col`) is at or before
- * the watermark. */
+/* A row whose column at byte offset `off` (field `col`) plus `plus` is at
+ * or before the watermark, or NULL (it meets no row: the condition is
+ * unknown).  A sum past the int64 range is past every watermark when the
+ * offset is positive, before every one when it is negative. */
 typedef struct bound_test {
   int col;
   uint32_t off;
+  int64_t plus;
   int64_t wm;
 } bound_test;
 
 static bool passed_bound(const jrow *r, void *arg) {
   const bound_test *b = arg;
-  return !sl_row_is_null(r->row, b->col) &&
-         *(const int64_t *)(r->row + b->off) <= b->wm;
+  if (sl_row_is_null(r->row, b->col))
+    return true;
+  int64_t t;
+  if (__builtin_add_overflow(*(const int64_t *)(r->row + b->off), b->plus, &t))
+    return b->plus < 0;
+  return t <= b->wm;
 }
 
 static bool born_before(const jrow *r, void *arg) {
@@ -482,7 +489,8 @@ static bool born_before(const jrow *r, void *arg) {
 
 /* Drop from a join's state the rows no later row can meet: for each bound
  * (plan.h, sl_stage.bounds), the other side's rows whose bounding column
- * is at or before this side's watermark. */
+ * plus the bound's offset is at or before this side's watermark (the rule
+ * is stage_plan.c's add_bound). */
 static void join_sweep(ustage *s, const int64_t *leaf_wm) {
   const sl_stage *st = s->rt->st;
   for (int k = 0; k < st->nbounds; k++) {
@@ -496,7 +504,7 @@ static void join_sweep(ustage *s, const int64_t *leaf_wm) {
     s->swept[k] = wm;
     const sl_row_layout *l = a ? s->rt->left->layout : s->rt->right->layout;
     int col = st->bounds[k].col;
-    bound_test bt = {col, l->fields[col].offset, wm};
+    bound_test bt = {col, l->fields[col].offset, st->bounds[k].offset_us, wm};
     s->evicted += side_remove_if(&s->sides[1 - a], passed_bound, &bt);
   }
 }
@@ -1002,6 +1010,19 @@ static uint64_t stage_bytes(const ustage *s) {
          (s->rt->st->kind == SL_STAGE_AGGREGATE
               ? sl_group_table_bytes(&s->groups) + agg_multisets_bytes(s->multi)
               : 0);
+}
+
+void update_stages_sweep_now(update_stages *u, const int64_t *leaf_wm) {
+  u->last_sweep = 0;
+  update_stages_sweep(u, leaf_wm);
+}
+
+uint64_t update_stages_join_rows(const update_stages *u) {
+  uint64_t n = 0;
+  for (int i = 0; i < u->nall; i++)
+    if (u->all[i]->rt->st->kind == SL_STAGE_JOIN)
+      n += u->all[i]->sides[0].count + u->all[i]->sides[1].count;
+  return n;
 }
 
 uint64_t update_stages_bytes(const update_stages *u) {

@@ -74,8 +74,13 @@ const sl_row_layout *update_stages_layout(const update_stages *u,
 /* The leaves' watermarks (leaf_wm[i], INT64_MIN: none yet) moved: joins
  * with bounds drop the rows no later row can meet (sl_stage.bounds). */
 void update_stages_sweep(update_stages *u, const int64_t *leaf_wm);
+/* The same at once, not at most every 250 ms (the last sweep, when the
+ * input has ended). */
+void update_stages_sweep_now(update_stages *u, const int64_t *leaf_wm);
 /* Rows dropped so far that way. */
 uint64_t update_stages_evicted(const update_stages *u);
+/* Rows the joins hold now (both sides of each). */
+uint64_t update_stages_join_rows(const update_stages *u);
 
 /* Rows held in state now (every stage's), for the stats. */
 uint64_t update_stages_bytes(const update_stages *u);

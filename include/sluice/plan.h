@@ -307,15 +307,18 @@ struct sl_stage {
    * value with its count. */
   bool retracting;
   /* A regular join of two streams whose condition bounds one side's event
-   * time by a column of the other (q9's B.dateTime BETWEEN A.dateTime AND
-   * A.expires): bound k says that a row of side 1 - side whose column col
-   * (of that side's row) is at or before side `side`'s watermark meets no
-   * later row of `side`, and is dropped from the join's state.  The leaves
-   * under `side` then drop their late rows (as an interval join does). */
+   * time from above by a column of the other (q9's B.dateTime BETWEEN
+   * A.dateTime AND A.expires bounds B's by A.expires and A's by
+   * B.dateTime): bound k says that a row of side 1 - side whose column
+   * col plus offset_us is at or before side `side`'s watermark meets no
+   * later row of `side`, and is dropped from the join's state (stage_plan.c
+   * derives the rule).  The leaves under `side` then drop their late rows
+   * (as an interval join does). */
   int nbounds;
   struct sl_stage_bound {
-    int side; /* 0 left, 1 right: whose watermark */
-    int col;  /* a TIMESTAMP column of the other side's rows */
+    int side;          /* 0 left, 1 right: whose watermark */
+    int col;           /* a TIMESTAMP column of the other side's rows */
+    int64_t offset_us; /* added to col (an interval in the condition) */
   } * bounds;
 };
 
@@ -461,6 +464,8 @@ typedef struct sl_query_stats {
   uint64_t stage_state_peak; /* ... largest bytes of leaf rows held */
   uint64_t state_evicted;    /* updating stages: rows a bounded join
                               * dropped from its state (watermark) */
+  uint64_t state_rows_end;   /* ... rows the joins held at the end, after
+                              * a last sweep by the leaves' watermarks */
   double source_seconds;     /* workers' time in the source */
   double pipeline_seconds;   /* workers' time in filter, join, state updates */
   double merge_seconds;      /* coordinator: merging partial states */
