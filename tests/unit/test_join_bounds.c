@@ -71,7 +71,8 @@ static void run(sl_session *s, const char *sql, result *r) {
   sl_error err = {0};
   if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) != SL_OK)
     fail_msg("%s: %s", sql, err.message);
-  qsort(r->rows, (size_t)r->nrows, sizeof *r->rows, cmp_str);
+  if (r->nrows > 1)
+    qsort(r->rows, (size_t)r->nrows, sizeof *r->rows, cmp_str);
 }
 
 static void result_free(result *r) {
