@@ -2,11 +2,12 @@
  * (runtime/host_memory.c): cgroup v2 and v1 files under a fake root, the
  * smallest limit over the ancestors, a container's own cgroup mounted at
  * the top, "max" and v1's "no limit", and the real files of this machine. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,13 +3,14 @@
  * nodes) that joins the shell's counter adds to the sum the shell's limit
  * bounds, the error names that process, a process that dies holding bytes
  * is taken out of the sum, and the segment goes with the shell. */
-#include <cmocka.h>
-#include <fcntl.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
