@@ -92,7 +92,8 @@ static const known_setting KNOWN[] = {
      V_ANY,
      NULL},
     {{"sluice.memory-limit", "0",
-      "bound on operator state per node (0: a fraction of RAM)"},
+      "bound on the memory a query uses on each host, summed over its "
+      "processes there (0: half the cgroup's memory limit, or of the RAM)"},
      V_SIZE,
      NULL},
     {{"sluice.late-merge", "leaders",

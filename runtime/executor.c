@@ -118,6 +118,16 @@ void sl_exec_signal(worker *w) {
   pthread_mutex_unlock(&w->shared->lock);
 }
 
+uint64_t sl_exec_partials_bytes(worker *w, uint32_t *n) {
+  uint64_t bytes = 0;
+  *n = 0;
+  pthread_mutex_lock(&w->lock);
+  for (const window_partial *p = w->partials; p; p = p->next, ++*n)
+    bytes += sl_group_table_bytes(p->table) + sizeof *p + sizeof *p->table;
+  pthread_mutex_unlock(&w->lock);
+  return bytes;
+}
+
 /* ---- the coordinator -------------------------------------------------------
  */
 
@@ -233,11 +243,21 @@ static int emit_result(coordinator *c, sl_buffer *b) {
 /* The coordinator merges the partial states of one window from every
  * worker (or node): that table counts against the memory limit too, until
  * the window is emitted (release_merged_window). */
-static int check_merged_window(coordinator *c, const sl_group_table *merged) {
-  uint64_t held = sl_group_table_bytes(merged);
+static int check_merged_window(coordinator *c, const sl_group_table *merged,
+                               const sl_group_table *next) {
+  /* With the partial about to be merged into it: taken from its worker,
+   * it no longer counts there. */
+  uint64_t held =
+      sl_group_table_bytes(merged) + (next ? sl_group_table_bytes(next) : 0);
   uint64_t total;
   if (!sl_memory_grew_over(c->q->memory, &c->merged_charged, held, &total))
     return SL_OK;
+  if (c->updates || c->q->plan->changelog)
+    return sl_memory_over_error(
+        c->err, c->q->memory, held, total, "add a window so that groups end",
+        "the GROUP BY's state being merged (the changes of %u groups, from "
+        "every worker%s) holds",
+        merged->count, c->of_nodes ? " of every node" : "");
   return sl_memory_over_error(
       c->err, c->q->memory, held, total, "use shorter windows or fewer keys",
       "the windowed GROUP BY's window being merged (%u groups, from every "
@@ -459,11 +479,15 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
         free(p->table);
       } else if (!merged) {
         merged = p->table;
+        if (rc == SL_OK)
+          rc = check_merged_window(c, merged, NULL);
       } else {
+        if (rc == SL_OK)
+          rc = check_merged_window(c, merged, p->table);
         if (rc == SL_OK)
           rc = sl_group_table_merge(merged, p->table, c->err);
         if (rc == SL_OK)
-          rc = check_merged_window(c, merged);
+          rc = check_merged_window(c, merged, NULL);
         sl_group_table_free(p->table);
         free(p->table);
       }
@@ -471,6 +495,10 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
     }
     double t1 = sl_clock_seconds();
     c->merge_seconds += t1 - t0;
+    /* A node sends the merged partial in its wire form, a copy no larger
+     * than the table: counted as a second table while it is made. */
+    if (merged && rc == SL_OK && c->export_partials)
+      rc = check_merged_window(c, merged, merged);
     if (merged && rc == SL_OK && c->export_partials)
       rc = sl_node_send_partial(&c->export, start, next, merged, c->err);
     else if (merged && rc == SL_OK && c->updates)
@@ -803,6 +831,7 @@ static void free_query(exec_query *q) {
   free(q->table_buffers);
   if (q->memory)
     sl_memory_charge(q->memory, &q->table_charged, 0);
+  sl_memory_account_close(&q->own_shared.memory);
   sl_arena_free(&q->arena);
 }
 
@@ -881,6 +910,7 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
   q.idle_timeout = (double)plan->idle_timeout_us / 1e6;
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */
   q.slot_pool = sl_slot_pool_new((size_t)256 << 20);
+  sl_slot_pool_set_budget(q.slot_pool, q.memory);
   int rc = sl_exec_prepare(&q, err);
   if (rc == SL_OK && plan->kind == SL_PLAN_AGGREGATE &&
       plan->strategy == SL_STRATEGY_REPARTITION && q.xn > 1 &&

@@ -220,8 +220,11 @@ typedef struct worker {
   int nbatches;            /* in batches: published, not yet taken */
   pthread_cond_t drained;  /* the coordinator took the batches */
   out_batch *free_batches; /* returned by the coordinator for reuse */
-  int64_t published_wm;    /* every window ending at or before it is in
-                            * partials */
+  /* A node's link: what its partials not merged yet last reported to the
+   * memory account (node_link.c; the link thread's own). */
+  uint64_t partials_charged;
+  int64_t published_wm; /* every window ending at or before it is in
+                         * partials */
   session_fragment *fragments, *fragments_tail;
   int64_t min_open_start; /* no open session of this worker starts
                            * earlier (session windows) */
@@ -246,6 +249,11 @@ typedef struct worker {
   uint64_t epochs_sent, state_moved;
   double source_seconds, pipeline_seconds;
 } worker;
+
+/* The bytes of the partials w published that the coordinator has not
+ * taken yet (their tables; a taken one is the coordinator's to count),
+ * and in *n how many.  Takes w->lock. */
+uint64_t sl_exec_partials_bytes(worker *w, uint32_t *n);
 
 /* Wait, as a stream leaf's worker or node link, until the coordinator has
  * taken enough of w's batches (or the query stops). */
@@ -295,8 +303,9 @@ extern const sl_sink_connector sl_sink_to_coordinator;
 /* Set by executor.c so workers can wake the coordinator. */
 void sl_exec_signal(worker *w);
 
-/* SET 'sluice.memory-limit': the bytes of state one operator may hold
- * in a process (0 or unset: half the machine's memory). */
+/* SET 'sluice.memory-limit': the bytes a query may hold on this host,
+ * summed over its processes here (0 or unset: half the cgroup's memory
+ * limit or of the RAM, host_memory.h). */
 uint64_t sl_exec_memory_limit(const sl_settings *settings);
 /* sl_execute_ex with what it shares with the query's other executors in
  * this process (a staged run's, for all its leaves), or NULL: its own. */

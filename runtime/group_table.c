@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memory_account.h"
 #include "sluice/aggregate.h"
 
 /* One non-NULL field into the running hash. */
@@ -80,6 +81,8 @@ static bool keys_equal(const sl_group_table *t, const uint8_t *a,
 struct sl_slot_pool {
   pthread_mutex_t lock;
   size_t max_bytes, held;
+  sl_memory_account *budget; /* held counts there (charged) */
+  uint64_t charged;
   int n;
   size_t size[POOL_MAX_ARRAYS];
   uint8_t *array[POOL_MAX_ARRAYS];
@@ -94,9 +97,15 @@ sl_slot_pool *sl_slot_pool_new(size_t max_bytes) {
   return p;
 }
 
+void sl_slot_pool_set_budget(sl_slot_pool *p, sl_memory_account *a) {
+  p->budget = a;
+}
+
 void sl_slot_pool_free(sl_slot_pool *p) {
   if (!p)
     return;
+  if (p->budget)
+    sl_memory_charge(p->budget, &p->charged, 0);
   for (int i = 0; i < p->n; i++)
     free(p->array[i]);
   pthread_mutex_destroy(&p->lock);
@@ -116,6 +125,8 @@ static uint8_t *pool_take(sl_slot_pool *p, size_t bytes) {
       p->size[i] = p->size[p->n];
       break;
     }
+  if (a && p->budget) /* the table that takes it counts it now */
+    sl_memory_charge(p->budget, &p->charged, p->held);
   pthread_mutex_unlock(&p->lock);
   if (a)
     memset(a, 0, bytes);
@@ -125,16 +136,34 @@ static uint8_t *pool_take(sl_slot_pool *p, size_t bytes) {
 /* Keep `a` for reuse if the budget allows; else free it. */
 static void pool_give(sl_slot_pool *p, uint8_t *a, size_t bytes) {
   pthread_mutex_lock(&p->lock);
-  bool kept = p->n < POOL_MAX_ARRAYS && p->held + bytes <= p->max_bytes;
+  /* An array kept is memory held: only while the account has room for
+   * it (its table's holder stops counting it when the table is freed). */
+  bool kept = p->n < POOL_MAX_ARRAYS && p->held + bytes <= p->max_bytes &&
+              (!p->budget || (p->held + bytes <= p->budget->limit / 8 &&
+                              sl_memory_room_for(p->budget, bytes)));
   if (kept) {
     p->array[p->n] = a;
     p->size[p->n] = bytes;
     p->n++;
     p->held += bytes;
+    if (p->budget)
+      sl_memory_charge(p->budget, &p->charged, p->held);
   }
   pthread_mutex_unlock(&p->lock);
   if (!kept)
     free(a);
+}
+
+/* Free every kept array: memory a table needs comes before reuse. */
+static void pool_drain(sl_slot_pool *p) {
+  pthread_mutex_lock(&p->lock);
+  for (int i = 0; i < p->n; i++)
+    free(p->array[i]);
+  p->n = 0;
+  p->held = 0;
+  if (p->budget)
+    sl_memory_charge(p->budget, &p->charged, 0);
+  pthread_mutex_unlock(&p->lock);
 }
 
 /* ---- the table ------------------------------------------------------------
@@ -185,6 +214,7 @@ void sl_group_table_init_pooled(sl_group_table *t,
     cap *= 2;
   t->cap = cap;
   t->pool = pool;
+  t->budget = pool ? pool->budget : NULL;
   t->slots = alloc_slots(t, cap);
   sl_arena_init(&t->arena, 16 * 1024);
 }
@@ -215,6 +245,21 @@ static void grow(sl_group_table *t) {
   free_slots(t, old, old_cap);
 }
 
+/* Past 3/4 full: should the table wait before doubling?  Yes while the
+ * memory account has no room for the doubled slots and the table is not
+ * yet 15/16 full (its holder then stops the query at its next report:
+ * sl_group_table_bytes counts the slots it needs). */
+static bool hold_growth(sl_group_table *t) {
+  t->growth_held = false;
+  if (!t->budget || (uint64_t)(t->count + 1) * 16 > (uint64_t)t->cap * 15)
+    return false;
+  uint64_t need = (uint64_t)t->cap * 2 * t->entry_width;
+  if (!sl_memory_room_for(t->budget, need) && t->pool)
+    pool_drain(t->pool);
+  t->growth_held = !sl_memory_room_for(t->budget, need);
+  return t->growth_held;
+}
+
 uint8_t *sl_group_table_upsert(sl_group_table *t, uint64_t hash,
                                const uint8_t *key) {
   bool created;
@@ -224,7 +269,7 @@ uint8_t *sl_group_table_upsert(sl_group_table *t, uint64_t hash,
 uint8_t *sl_group_table_upsert_ex(sl_group_table *t, uint64_t hash,
                                   const uint8_t *key, bool *created) {
   *created = false;
-  if ((t->count + 1) * 4 > t->cap * 3)
+  if ((t->count + 1) * 4 > t->cap * 3 && !hold_growth(t))
     grow(t);
   uint32_t mask = t->cap - 1;
   const uint32_t kw = t->key_layout->width;
@@ -289,6 +334,7 @@ void sl_group_table_keep_since(
     return;
   sl_group_table fresh;
   sl_group_table_init(&fresh, t->key_layout, t->aggs, keep ? keep : 1);
+  fresh.budget = t->budget;
   sl_error e = {0};
   for (uint32_t i = 0; i < t->cap; i++) {
     if (!sl_group_table_slot_used(t, i))
@@ -312,7 +358,8 @@ void sl_group_table_keep_since(
 }
 
 size_t sl_group_table_bytes(const sl_group_table *t) {
-  return (size_t)t->cap * t->entry_width + t->arena.total;
+  size_t slots = (size_t)t->cap * t->entry_width;
+  return slots + t->arena.total + (t->growth_held ? 2 * slots : 0);
 }
 
 /* ---- the wire form of a table

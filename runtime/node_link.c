@@ -70,6 +70,18 @@ static int on_partial(worker *w, const sl_strbuf *p, sl_error *err) {
     w->partials = wp;
   w->partials_tail = wp;
   pthread_mutex_unlock(&w->lock);
+  /* What this node's partials hold until the coordinator merges them
+   * counts against the memory limit (they pile up when merging is slower
+   * than the node sends). */
+  uint32_t n;
+  uint64_t held = sl_exec_partials_bytes(w, &n) + p->cap, total;
+  if (sl_memory_grew_over(q->memory, &w->partials_charged, held, &total))
+    return sl_memory_over_error(
+        err, q->memory, held, total, "use shorter windows or fewer keys",
+        "the %s's state from node %d not merged yet (%u partial%s, and the "
+        "buffer they arrive in) holds",
+        q->plan->windowed ? "windowed GROUP BY" : "GROUP BY", w->index, n,
+        n == 1 ? "" : "s");
   return SL_OK;
 }
 
@@ -253,6 +265,7 @@ void *sl_node_link_main(void *arg) {
   }
   sl_strbuf_free(&p);
   sl_error_clear(&err);
+  sl_memory_charge(w->q->memory, &w->partials_charged, 0);
   return NULL;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "executor_int.h"
+#include "host_memory.h"
 #include "sluice/changelog.h"
 #include "sluice/clock.h"
 
@@ -467,10 +468,7 @@ uint64_t sl_exec_memory_limit(const sl_settings *settings) {
   int64_t v = sl_settings_get_int(settings, "sluice.memory-limit", 0);
   if (v > 0)
     return (uint64_t)v;
-  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || size <= 0)
-    return UINT64_MAX;
-  return (uint64_t)pages * (uint64_t)size / 2;
+  return sl_host_default_memory_limit(); /* half the cgroup's or the RAM */
 }
 
 const char *sl_exec_bytes_text(uint64_t bytes, char *buf, size_t n) {

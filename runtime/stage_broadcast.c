@@ -642,6 +642,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   free(cancel_sent);
   free(heard);
   free(pfd);
+  sl_memory_account_close(&memory);
   sl_arena_free(&arena);
   return rc;
 }

@@ -879,6 +879,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   free(hi);
   pthread_mutex_destroy(&run.lock);
   pthread_cond_destroy(&run.cond);
+  sl_memory_account_close(&run.shared.memory);
   sl_arena_free(&arena);
   return rc;
 }

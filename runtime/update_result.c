@@ -28,6 +28,7 @@ void update_result_init(update_result *u, const exec_query *q,
     abort(); /* q->aggs was accepted; the prefix lays out alike */
   u->touched_off = u->set.aggs[q->aggs.n].state_offset;
   sl_group_table_init(&u->table, q->key_layout, &u->set, 1024);
+  u->table.budget = q->memory; /* asked before it doubles */
   sl_buffer_init(&u->rows, q->agg_layout, buffer_size);
   sl_buffer_init(&u->out, q->out_layout, buffer_size);
   size_t n = buffer_size / q->agg_layout->width + 2;

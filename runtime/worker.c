@@ -147,6 +147,7 @@ static void publish_partial(worker_state *s, int64_t start, int64_t end,
   p->end = end;
   p->table = t;
   p->next = NULL;
+  t->growth_held = false; /* handed over: it grows no more */
   pthread_mutex_lock(&w->lock);
   if (w->partials_tail)
     w->partials_tail->next = p;
@@ -255,7 +256,13 @@ static int hand_over_epoch(worker_state *s) {
     sl_group_table *fresh = malloc(sizeof *fresh);
     if (!fresh)
       abort();
-    sl_group_table_init_pooled(fresh, s->q->key_layout, &s->q->aggs, old->count,
+    /* Sized for as many groups as the last epoch had, when the memory
+     * limit has room for that at once; else grown as groups come (each
+     * doubling asks the limit first). */
+    uint32_t cap = old->count;
+    if (!sl_memory_room_for(s->q->memory, (uint64_t)cap * 2 * old->entry_width))
+      cap = 1024;
+    sl_group_table_init_pooled(fresh, s->q->key_layout, &s->q->aggs, cap,
                                s->q->slot_pool);
     s->slices[i].table = fresh;
     int64_t start = s->slices[i].start;
@@ -311,17 +318,23 @@ static int hand_over_windows(worker_state *s) {
     bytes += sl_group_table_bytes(s->slices[i].table);
   if (bytes > w->state_bytes_peak)
     w->state_bytes_peak = bytes;
+  /* With what it handed over that the coordinator has not taken yet (the
+   * epochs' deltas of an updating GROUP BY pile up there when merging is
+   * slower than the workers). */
+  uint32_t queued = 0;
+  bytes += sl_exec_partials_bytes(w, &queued);
   /* Every worker's state counts against the memory limit with the rest of
-   * the query's in this process: more stops the query rather than the
+   * the query's on this host: more stops the query rather than the
    * machine. */
   uint64_t total;
   if (sl_memory_grew_over(s->q->memory, &s->memory_charged, bytes, &total))
     return sl_memory_over_error(
         &w->err, s->q->memory, bytes, total,
         "use shorter windows or fewer keys",
-        "the %s's state in worker %d (%d open window slice%s) holds",
+        "the %s's state in worker %d (%d open window slice%s, %u handed "
+        "over and not merged yet) holds",
         plan->windowed ? "windowed GROUP BY" : "GROUP BY", w->index, s->nslices,
-        s->nslices == 1 ? "" : "s");
+        s->nslices == 1 ? "" : "s", queued);
   if (plan->windowed && plan->window.kind == SL_WINDOW_SESSION)
     return hand_over_sessions(s);
   if (!plan->windowed) {

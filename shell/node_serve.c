@@ -340,6 +340,16 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
     rc = sl_stage_links_start(x->link_fd, SL_NODE_MAX_FED, senders, w.feeds,
                               secret, &links, &err);
   }
+  if (rc == SL_OK) {
+    /* The query's memory on this host is summed with its shell's and its
+     * other nodes' here (the shell's pid is the query id's top half). */
+    char who[40];
+    if (leaf > 0)
+      snprintf(who, sizeof who, "node %d of leaf %d", m.node_index, leaf + 1);
+    else
+      snprintf(who, sizeof who, "node %d", m.node_index);
+    sl_memory_host_join(m.query_id >> 32, who);
+  }
   if (rc == SL_OK)
     rc = sl_session_run_on_node(s, m.sql, m.sql_len, leaf, fed, join,
                                 m.strategy, &nodes, &st, &err);

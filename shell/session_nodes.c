@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "session_int.h"
 #include "sluice/binder.h"
@@ -777,6 +778,10 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   int rc = ensure_cluster(s, sink, err);
   if (rc != SL_OK)
     return rc;
+  /* The memory limit bounds the sum over this process and its nodes on
+   * this host (they join with this pid, QUERY's query id >> 32). */
+  if (s->cluster)
+    sl_memory_host_join((uint64_t)getpid(), "the shell");
   if (plan->kind == SL_PLAN_STAGED)
     return s->cluster
                ? execute_staged_on_nodes(s, plan, text, len, sink, st, err)

@@ -131,6 +131,13 @@ typedef struct sl_slot_pool sl_slot_pool;
 sl_slot_pool *sl_slot_pool_new(size_t max_bytes);
 void sl_slot_pool_free(sl_slot_pool *p);
 
+/* The query's memory account (runtime/memory_account.h) that the pool's
+ * kept arrays count in (a kept array is memory the process holds) and
+ * that its tables ask before doubling (sl_group_table.budget).  The pool
+ * keeps an array only while the account has room for it. */
+struct sl_memory_account;
+void sl_slot_pool_set_budget(sl_slot_pool *p, struct sl_memory_account *a);
+
 /* Open addressing (linear probing) over entries laid out as
  * [hash:8][key row][states], all inline in one array, so a lookup touches
  * one cache line for small keys.  One table per (worker, slice). */
@@ -144,6 +151,14 @@ typedef struct sl_group_table {
   uint8_t *slots;
   sl_slot_pool *pool; /* where slots come from and go back to, or NULL */
   sl_arena arena;     /* long key strings, state strings, DISTINCT sets */
+  /* The memory account asked before the slots double (NULL: none; a
+   * pooled table takes its pool's).  Doubling allocates the new array
+   * while the old one is alive; when the account has no room for it the
+   * table keeps filling past 3/4 (linear probing works up to 15/16) and
+   * counts the array it needs in sl_group_table_bytes, so that its
+   * holder's next report stops the query before it is allocated. */
+  struct sl_memory_account *budget;
+  bool growth_held; /* doubling was refused for want of room */
 } sl_group_table;
 
 void sl_group_table_init(sl_group_table *t, const sl_row_layout *key_layout,
@@ -221,7 +236,8 @@ void sl_group_table_keep_since(
     sl_group_table *t, uint32_t touched_off, int64_t oldest,
     void (*dropped)(void *arg, uint64_t hash, const uint8_t *key), void *arg);
 
-/* Bytes held (slots + arena), for EXPLAIN ANALYZE and memory limits. */
+/* Bytes held (slots + arena, and the doubled slots the table needs when
+ * its budget refused them), for EXPLAIN ANALYZE and memory limits. */
 size_t sl_group_table_bytes(const sl_group_table *t);
 
 #endif

@@ -37,6 +37,14 @@
 int sl_execute(const sl_plan *plan, const sl_settings *settings,
                sl_result_sink *shell, sl_query_stats *stats, sl_error *err);
 
+/* SET 'sluice.memory-limit' bounds a query's memory summed over its
+ * processes on this host: the shell that runs queries on nodes and each
+ * node process serving it call this before a query with the shell's pid
+ * (on a node: QUERY's query id >> 32) and the name the memory-limit error
+ * gives this process ("the shell", "node 1"); the queries it runs after
+ * count on that shell's counter on this host (runtime/memory_account.h). */
+void sl_memory_host_join(uint64_t shell_pid, const char *who);
+
 /* The same in a cluster (node.h): nodes == NULL is sl_execute; with
  * nnodes > 0 this process coordinates nodes that were sent the query; with
  * node_count > 0 this process is node node_index and sends its partials and
