@@ -70,7 +70,12 @@ for attempt in 1 2 3 4 5 6 7 8; do
   port=$((20000 + RANDOM % 30000))
   "$SLUICE" node --secret-file "$SECRET" --listen "$port" 2> "$tmp/node.log" &
   pid=$!
-  sleep 0.3
+  # listening, or gone (the port was taken); a loaded host takes a while
+  for _ in $(seq 100); do
+    grep -q "listening" "$tmp/node.log" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
   if kill -0 "$pid" 2>/dev/null; then pids+=("$pid"); break; fi
 done
 kill -0 "$pid" 2>/dev/null || fail "could not start a daemon"
