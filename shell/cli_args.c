@@ -79,7 +79,7 @@ void sl_cli_print_node_help(FILE *fp, const char *prog) {
       "Options:\n"
       "      --secret-file FILE  accept only peers that prove they know the\n"
       "                      secret in FILE (readable by its owner only;\n"
-      "                      at least 16 bytes that look random: 64 bits\n"
+      "                      at least 16 bytes that look random: 48 bits\n"
       "                      by their byte frequencies; make one with\n"
       "                      head -c 32 /dev/urandom | base64 > FILE;\n"
       "                      chmod 600 FILE)\n"

@@ -251,6 +251,22 @@ static void test_secret_file_rules(void **state) {
   assert_int_equal(sl_secret_load(path, &a, &err), SL_EINVAL);
   assert_non_null(strstr(err.message, "holds 5 bytes"));
   sl_error_clear(&err);
+  /* Long enough, and easy to guess (auth.h: 48 bits by the frequencies of
+   * its bytes): 16 bytes of one letter (0 bits), a word twice (44 bits),
+   * 'abab...' (32 bits); a 16-letter alphabet (64 bits) passes. */
+  const char *weak[] = {"aaaaaaaaaaaaaaaa\n", "passwordpassword\n",
+                        "abababababababababababababababab\n"};
+  for (int i = 0; i < 3; i++) {
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, weak[i], strlen(weak[i])),
+                     (ssize_t)strlen(weak[i]));
+    close(fd);
+    assert_int_equal(sl_secret_load(path, &a, &err), SL_EINVAL);
+    assert_non_null(strstr(err.message, "too easy to guess"));
+    assert_non_null(strstr(err.message, "head -c 32 /dev/urandom | base64"));
+    sl_error_clear(&err);
+  }
   unlink(path);
   /* Missing. */
   assert_int_equal(sl_secret_load(path, &a, &err), SL_EINVAL);
