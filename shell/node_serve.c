@@ -391,7 +391,10 @@ int sl_node_serve(int fd, const sl_secret *secret) {
     uint32_t type;
     rc = sl_frame_recv(fd, &type, &p, -1, &err);
     if (rc == SL_EINVAL) { /* a frame no Sluice peer sends: drop it */
-      fprintf(stderr, "sluice node: dropped the connection: %s\n", err.message);
+      char who[128];
+      sl_channel_describe_peer(fd, who, sizeof who);
+      fprintf(stderr, "sluice node: dropped the connection from %s: %s\n", who,
+              err.message);
       break;
     }
     if (rc != SL_OK) {

@@ -392,11 +392,34 @@ static int connect_plain(const char *bound) {
   return fd;
 }
 
+/* stderr into a temporary file (the log a daemon writes), and back. */
+static int log_to_file(FILE **file) {
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  *file = tmpfile();
+  assert_non_null(*file);
+  assert_int_equal(dup2(fileno(*file), STDERR_FILENO), STDERR_FILENO);
+  return saved;
+}
+
+static void log_back(int saved, FILE *file, char *buf, size_t n) {
+  fflush(stderr);
+  assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+  close(saved);
+  rewind(file);
+  size_t k = fread(buf, 1, n - 1, file);
+  buf[k] = '\0';
+  fclose(file);
+}
+
 /* Stray connections to a channel's listener (one silent, one sending
- * garbage, one proving another secret) are refused one by one, and the
- * real peer, connecting after them, still opens the channel. */
+ * garbage, one proving another secret) are refused one by one, each
+ * logged with its address, and the real peer, connecting after them,
+ * still opens the channel. */
 static void test_tcp_channel_survives_stray_connections(void **state) {
   (void)state;
+  FILE *log;
+  int saved = log_to_file(&log);
   sl_secret a, b;
   secret_of("correct horse battery staple", &a);
   secret_of("correct horse battery stapler", &b);
@@ -436,8 +459,14 @@ static void test_tcp_channel_survives_stray_connections(void **state) {
   open_end_main(&pro);
   pthread_join(tc, NULL);
   close(lfd);
+  char said[4096];
+  log_back(saved, log, said, sizeof said);
   if (con.rc != SL_OK)
     fail_msg("%s", con.err.message);
+  /* the garbage and the stranger, by address */
+  const char *at = strstr(said, "refused a channel connection from 127.0.0.1:");
+  if (!at || !strstr(at + 1, "refused a channel connection from 127.0.0.1:"))
+    fail_msg("the refusals do not name their peers:\n%s", said);
   assert_int_equal(pro.rc, SL_OK);
   void *slot = sl_channel_acquire(pro.ch);
   assert_non_null(slot);
