@@ -22,6 +22,7 @@ typedef struct sl_cluster_node {
   char *address; /* "local pid 1234" or "host:port" */
   int workers;   /* its parallelism.default when it said HELLO */
   bool healthy;  /* false once its connection broke */
+  bool reaped;   /* forked, and its process was waited for */
   /* Its RDMA device from HELLO ("rxe0 10.0.2.15 1 Ethernet"), or why it
    * has none ("no RDMA device"). */
   bool rdma;
@@ -70,6 +71,16 @@ int sl_cluster_exec_node(sl_cluster *c, int i, const char *text, size_t len,
  * catalog. */
 int sl_cluster_rejoin(sl_cluster *c, int i, const sl_secret *secret,
                       sl_error *err);
+/* Before a statement: a node whose connection has ended while the shell
+ * was idle (its process died, its daemon restarted) or that sends out of
+ * turn is marked broken, so that it is joined or started again first. */
+void sl_cluster_check_idle(sl_cluster *c);
+/* Daemons dropped earlier (c->gone) that answer again: each is joined
+ * afresh (proving the secret) and appended to the nodes with an empty
+ * catalog; their addresses are appended to said ("a, b").  How many came
+ * back (the last ones of c->nodes). */
+int sl_cluster_rejoin_gone(sl_cluster *c, const sl_secret *secret,
+                           sl_strbuf *said);
 /* Remove node i (the later ones move down one index); its address is
  * kept in c->gone for `.nodes`. */
 void sl_cluster_drop(sl_cluster *c, int i);
