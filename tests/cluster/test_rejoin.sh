@@ -53,10 +53,15 @@ start_daemon() {
   done
   fail "could not start daemon $i"
 }
-stop_daemon() { # I: the daemon and the processes serving shells
-  pkill -9 -P "${dpid[$1]}" 2>/dev/null || true
-  kill -9 "${dpid[$1]}" 2>/dev/null || true
+stop_daemon() { # I: the daemon and the processes serving shells, gone
+  local serving
+  serving=$(pgrep -P "${dpid[$1]}" || true)
+  kill -9 "${dpid[$1]}" $serving 2>/dev/null || true
   wait "${dpid[$1]}" 2>/dev/null || true
+  # (a killed process's connections close as it exits, a moment later)
+  for p in $serving; do
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+  done
 }
 
 # The shell reads statements from a pipe, one at a time: say SQL, then
