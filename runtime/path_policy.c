@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,8 @@ static struct {
   int dirfd;   /* DIR, O_PATH, while confined */
   char *dir;   /* DIR, canonical (realpath) */
   char *given; /* DIR as given, made absolute and normalized */
-  bool no_openat2;
+  /* Set by whichever thread first finds openat2 missing. */
+  atomic_bool no_openat2;
 } policy = {PATHS_ANY, -1, NULL, NULL, false};
 
 /* p without empty and "." components ("/a//./b/" -> "/a/b", "./x" ->
@@ -119,7 +121,7 @@ const char *sl_path_policy_dir(void) {
 }
 
 void sl_path_policy_force_fallback(bool on) {
-  policy.no_openat2 = on;
+  atomic_store(&policy.no_openat2, on);
 }
 
 /* Where openat2 is missing: rel walked from the directory one component
@@ -162,7 +164,7 @@ static int walk_nofollow(const char *rel, int flags, mode_t mode) {
 /* rel opened beneath the directory: by the kernel (openat2), or by
  * walk_nofollow.  The descriptor, or -errno (-EXDEV: it leads out). */
 static int open_beneath(const char *rel, int flags, mode_t mode) {
-  if (!policy.no_openat2) {
+  if (!atomic_load(&policy.no_openat2)) {
     struct open_how how;
     memset(&how, 0, sizeof how);
     how.flags = (uint64_t)(flags | O_CLOEXEC);
@@ -176,7 +178,7 @@ static int open_beneath(const char *rel, int flags, mode_t mode) {
      * the stricter walk, from now on. */
     if (errno != ENOSYS && errno != EPERM)
       return -errno;
-    policy.no_openat2 = true;
+    atomic_store(&policy.no_openat2, true);
   }
   return walk_nofollow(rel, flags, mode);
 }
@@ -246,7 +248,7 @@ int sl_path_resolve(const char *path, char **out, sl_error *err) {
     if (e != 0)
       rc = sl_error_set(
           err, SL_EPERM,
-          e == -EXDEV || !policy.no_openat2
+          e == -EXDEV || !atomic_load(&policy.no_openat2)
               ? "'%s' leads out of this node's data directory %s "
                 "(--data-dir) through a symbolic link: paths stay inside it"
               : "'%s' passes through a symbolic link under this node's "
