@@ -415,10 +415,12 @@ void sl_cluster_check_idle(sl_cluster *c) {
 }
 
 int sl_cluster_rejoin_gone(sl_cluster *c, const sl_secret *secret,
-                           sl_strbuf *said) {
+                           const char *const *log, const size_t *log_len,
+                           int nlog, sl_strbuf *said) {
   if (!c->gone.len || c->spawned)
     return 0;
   char *list = sl_strbuf_detach(&c->gone);
+  sl_strbuf who = SL_STRBUF_INIT;
   int back = 0;
   char *save = NULL;
   for (char *a = strtok_r(list, ", ", &save); a;
@@ -446,10 +448,23 @@ int sl_cluster_rejoin_gone(sl_cluster *c, const sl_secret *secret,
     if (!nd.address)
       abort();
     c->nodes[c->n++] = nd;
+    /* Its catalog and settings, as the others' (a statement it refuses
+     * now would have failed on it before: it is marked broken). */
+    for (int k = 0; k < nlog && c->nodes[c->n - 1].healthy; k++)
+      if (sl_cluster_exec_node(c, c->n - 1, log[k], log_len[k], &why) != SL_OK)
+        broken(c, c->n - 1);
+    sl_error_clear(&why);
     back++;
-    sl_strbuf_printf(said, "%s%s", said->len ? ", " : "", a);
+    sl_strbuf_printf(&who, "%s%s", who.len ? ", " : "", a);
   }
   free(list);
+  if (back > 0)
+    sl_strbuf_printf(said,
+                     "[INFO] the node daemon%s at %s answer%s again: joined "
+                     "again; queries run on %d nodes.",
+                     back > 1 ? "s" : "", sl_strbuf_cstr(&who),
+                     back > 1 ? "" : "s", c->n);
+  sl_strbuf_free(&who);
   return back;
 }
 

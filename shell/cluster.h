@@ -76,11 +76,12 @@ int sl_cluster_rejoin(sl_cluster *c, int i, const sl_secret *secret,
  * turn is marked broken, so that it is joined or started again first. */
 void sl_cluster_check_idle(sl_cluster *c);
 /* Daemons dropped earlier (c->gone) that answer again: each is joined
- * afresh (proving the secret) and appended to the nodes with an empty
- * catalog; their addresses are appended to said ("a, b").  How many came
- * back (the last ones of c->nodes). */
+ * afresh (proving the secret), brought up to date with the session's
+ * statements log[0..nlog) and appended to the nodes; what to tell the
+ * user goes to said.  How many came back (the last ones of c->nodes). */
 int sl_cluster_rejoin_gone(sl_cluster *c, const sl_secret *secret,
-                           sl_strbuf *said);
+                           const char *const *log, const size_t *log_len,
+                           int nlog, sl_strbuf *said);
 /* Remove node i (the later ones move down one index); its address is
  * kept in c->gone for `.nodes`. */
 void sl_cluster_drop(sl_cluster *c, int i);

@@ -136,25 +136,11 @@ static int mend_joined(sl_session *s, sl_result_sink *sink, sl_error *err) {
     sl_error_clear(&why);
     free(address);
   }
-  /* Daemons dropped earlier that answer again (restarted): joined afresh
-   * and brought up to date (cluster.h). */
+  /* Daemons dropped earlier that answer again (restarted). */
   sl_strbuf back = SL_STRBUF_INIT;
-  int nback = sl_cluster_rejoin_gone(c, &s->secret, &back);
-  for (int i = c->n - nback; i < c->n; i++)
-    for (int k = 0; k < s->nlog && c->nodes[i].healthy; k++) {
-      sl_error why = {0};
-      sl_cluster_exec_node(c, i, s->log[k], s->log_len[k], &why);
-      sl_error_clear(&why);
-    }
-  if (nback > 0) {
-    sl_strbuf m = SL_STRBUF_INIT;
-    sl_strbuf_printf(&m,
-                     "[INFO] the node daemon%s at %s answer%s again: joined "
-                     "again; queries run on %d nodes.",
-                     nback > 1 ? "s" : "", sl_strbuf_cstr(&back),
-                     nback > 1 ? "" : "s", c->n);
-    tell(sink, sl_strbuf_cstr(&m));
-    sl_strbuf_free(&m);
+  if (sl_cluster_rejoin_gone(c, &s->secret, (const char *const *)s->log,
+                             s->log_len, s->nlog, &back) > 0) {
+    tell(sink, sl_strbuf_cstr(&back));
     changed = true;
   }
   sl_strbuf_free(&back);
