@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sluice/channel.h"
+
 enum { MAX_PENDING = 16, PROOF_MS = 10000 };
 
 typedef struct proof {
@@ -35,8 +37,12 @@ static void *prove(void *arg) {
   sl_error err = {0};
   bool ok = sl_auth_accept(p->fd, p->g->secret, PROOF_MS, &err) == SL_OK;
   const char *why = err.message ? err.message : "no proof of the secret";
-  if (!ok)
-    fprintf(stderr, "sluice node: refused %s: %s\n", p->g->what, why);
+  if (!ok) { /* who it was, for whoever reads the log */
+    char who[128];
+    sl_channel_describe_peer(p->fd, who, sizeof who);
+    fprintf(stderr, "sluice node: refused %s from %s: %s\n", p->g->what, who,
+            why);
+  }
   pthread_mutex_lock(&p->g->lock);
   if (!ok)
     snprintf(p->g->last_refusal, sizeof p->g->last_refusal, "%s", why);
@@ -72,10 +78,12 @@ void auth_gate_add(auth_gate *g, int fd) {
   pthread_mutex_lock(&g->lock);
   if (g->npending == MAX_PENDING) {
     pthread_mutex_unlock(&g->lock);
+    char who[128];
+    sl_channel_describe_peer(fd, who, sizeof who);
     fprintf(stderr,
-            "sluice node: refused %s: %d connections are proving the secret "
-            "already\n",
-            g->what, MAX_PENDING);
+            "sluice node: refused %s from %s: %d connections are proving the "
+            "secret already\n",
+            g->what, who, MAX_PENDING);
     close(fd);
     return;
   }

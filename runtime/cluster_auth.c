@@ -3,6 +3,7 @@
  * the HMAC and the constant-time compare. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <sodium.h>
 #include <stdlib.h>
@@ -21,6 +22,23 @@
 #define MAC_LEN crypto_auth_hmacsha256_BYTES
 #define MIN_SECRET 16
 #define MAX_SECRET 65536
+#define MIN_SECRET_BITS 48
+
+/* The bits a secret carries by the frequencies of its bytes: its length
+ * times the Shannon entropy of their distribution (auth.h).  An estimate
+ * from above for text with structure, but it sees what matters here:
+ * 'aaaa...' carries 0 bits, 'passwordpassword' 44, 16 random bytes 55 or
+ * more, 32 random bytes in base64 (the README's recipe) about 225. */
+static double secret_bits(const unsigned char *buf, size_t len) {
+  size_t count[256] = {0};
+  for (size_t i = 0; i < len; i++)
+    count[buf[i]]++;
+  double bits = 0;
+  for (int b = 0; b < 256; b++)
+    if (count[b])
+      bits -= (double)count[b] * log2((double)count[b] / (double)len);
+  return bits;
+}
 
 static int sodium_ready(sl_error *err) {
   if (sodium_init() < 0)
@@ -79,6 +97,16 @@ int sl_secret_load(const char *path, sl_secret *out, sl_error *err) {
                         "at least %d (make one with: head -c 32 /dev/urandom "
                         "| base64 > '%s')",
                         path, len, MIN_SECRET, path);
+  }
+  double bits = secret_bits(buf, len);
+  if (bits < MIN_SECRET_BITS) {
+    sodium_memzero(buf, sizeof buf);
+    return sl_error_set(err, SL_EINVAL,
+                        "the secret in '%s' is too easy to guess: its %zu "
+                        "bytes carry %.0f bits by their frequencies, and a "
+                        "secret needs %d (make a random one with: head -c 32 "
+                        "/dev/urandom | base64 > '%s')",
+                        path, len, bits, MIN_SECRET_BITS, path);
   }
   crypto_generichash(out->key, sizeof out->key, buf, len, NULL, 0);
   sodium_memzero(buf, sizeof buf);

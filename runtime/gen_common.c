@@ -510,14 +510,17 @@ int gen_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
     replay(g, buf);
     *done = g->chunk_at >= g->nchunks;
   } else if (g->rate > 0) {
-    /* Pacing: the k-th event of this instance is due k / rate seconds
-     * after the first call.  When nothing is due, sleep (at most 50 ms,
-     * so a cancelled query is noticed) and return what is ready. */
+    /* Pacing: the k-th event of this instance (k = 1, 2, ...) is due
+     * (k - 1) / rate seconds after the first call, so floor(due) events
+     * are due by now.  When the next one is not due yet, sleep (at most
+     * 50 ms, so a cancelled query is noticed) and return what is ready:
+     * a fraction of an event due is nothing to return, and returning
+     * nothing without sleeping made the worker spin. */
     uint64_t t = (uint64_t)sl_clock_ns();
     if (g->start_ns == 0)
       g->start_ns = t;
     double due = (double)(t - g->start_ns) * 1e-9 * g->rate + 1.0;
-    if ((double)g->emitted >= due) {
+    if ((double)g->emitted + 1.0 > due) {
       double wait_s = ((double)g->emitted + 1.0 - due) / g->rate;
       if (wait_s > 0.05)
         wait_s = 0.05;

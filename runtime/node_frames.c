@@ -88,6 +88,17 @@ int sl_frame_out_send(const sl_frame_out *o, uint32_t type, const void *a,
 int sl_node_check_silence(int fd, double heard, sl_error *err) {
   if (sl_clock_seconds() - heard <= SL_SILENCE_MS / 1000.0)
     return SL_OK;
+  /* Silence counts only while this side listens: frames waiting unread
+   * (the caller was busy with another node's frames, descheduled, or held
+   * back this node's rows) say the node is there.  The caller reads them
+   * next, which sets `heard` again. */
+  struct pollfd p = {fd, POLLIN, 0};
+  int k;
+  do
+    k = poll(&p, 1, 0);
+  while (k < 0 && errno == EINTR);
+  if (k == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR)))
+    return SL_OK;
   shutdown(fd, SHUT_RDWR);
   return sl_error_set(err, SL_EIO,
                       "sent nothing for %d s, not even a heartbeat: its "

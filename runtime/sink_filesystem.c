@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "io_connectors.h"
+#include "sluice/path_policy.h"
 #include "sluice/value_text.h"
 
 struct sl_sink {
@@ -37,6 +38,7 @@ struct sl_sink {
   uint64_t rows;
   fs_partitions *parts; /* PARTITIONED BY: the partitions' files */
   char *root;           /* ... under this directory */
+  char *where;          /* 'path', inside a node's --data-dir */
 };
 
 static int fs_validate(const sl_table_def *t, sl_error *err) {
@@ -52,6 +54,7 @@ static void fs_free(sl_sink *s) {
   free(s->path);
   free(s->tmp);
   free(s->root);
+  free(s->where);
   sl_strbuf_free(&s->line);
   free(s);
 }
@@ -74,6 +77,12 @@ static int fs_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
     path += 7;
   else if (strncmp(path, "file:", 5) == 0)
     path += 5;
+  /* On a node daemon: inside its --data-dir (path_policy.h). */
+  if ((rc = sl_path_resolve(path, &s->where, err)) != SL_OK) {
+    fs_free(s);
+    return rc;
+  }
+  path = s->where;
   if (t->npartitioned_by > 0) { /* a directory of partitions */
     s->root = strdup(path);
     if (!s->root)

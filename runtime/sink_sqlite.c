@@ -34,6 +34,7 @@
 
 #include "io_connectors.h"
 #include "sluice/changelog.h"
+#include "sluice/path_policy.h"
 #include "sluice/value_text.h"
 
 static const char *const sqlite_options[] = {"connector", "path", "table-name",
@@ -171,7 +172,11 @@ static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   const char *name = sl_table_def_option(t, "table-name");
   s->target = strdup(name ? name : t->name);
   s->text = calloc((size_t)l->nfields + 1, sizeof *s->text);
-  const char *path = db_path(t);
+  char *path = NULL; /* on a node daemon: inside its --data-dir */
+  if ((rc = sl_path_resolve(db_path(t), &path, err)) != SL_OK) {
+    sqlite_free(s);
+    return rc;
+  }
   if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                       NULL) != SQLITE_OK) {
     rc = sl_error_set(err, SL_EIO,
@@ -179,9 +184,11 @@ static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
                       "check the table's 'path' option",
                       t->name, path,
                       s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    free(path);
     sqlite_free(s);
     return rc;
   }
+  free(path);
   sqlite3_busy_timeout(s->db, 5000);
 
   sl_strbuf sql = SL_STRBUF_INIT;

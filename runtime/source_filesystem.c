@@ -85,6 +85,7 @@
 #include "io_connectors.h"
 #include "mapped_guard.h"
 #include "sluice/clock.h"
+#include "sluice/path_policy.h"
 #include "sluice/value_text.h"
 
 static const char *const csv_options[] = {
@@ -480,13 +481,13 @@ static void skip_preamble(sl_source *s) {
 
 /* Open path for reading and stat it: the descriptor, or -errno. */
 static int open_stat(const char *path, struct stat *st) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = sl_path_open(path, O_RDONLY | O_CLOEXEC, 0); /* path_policy.h */
   if (fd >= 0 && fstat(fd, st) != 0) {
     int e = errno;
     close(fd);
     return -e;
   }
-  return fd >= 0 ? fd : -errno;
+  return fd;
 }
 
 /* The file shrank from the mapped size to `size` bytes. */
@@ -635,7 +636,13 @@ static int csv_open(const sl_source_spec *spec, sl_source **out,
                           t->name, i, spec->leaf_index[i], s->ncols);
     }
 
-  s->path = strdup(strip_scheme(sl_table_def_option(t, "path")));
+  /* On a node daemon: inside its --data-dir (path_policy.h). */
+  rc = sl_path_resolve(strip_scheme(sl_table_def_option(t, "path")), &s->path,
+                       err);
+  if (rc != SL_OK) {
+    csv_close(s);
+    return rc;
+  }
   struct stat st;
   int fd = open_stat(s->path, &st);
   if (fd < 0) {

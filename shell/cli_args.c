@@ -61,14 +61,46 @@ void sl_cli_print_help(FILE *fp, const char *prog) {
           "Exit status: 0 on success, 1 if any statement or command failed,\n"
           "2 on a command-line error.\n"
           "\n"
-          "  %s node [--listen [HOST:]PORT] --secret-file FILE\n"
-          "runs a node daemon that serves coordinators (shells started with\n"
-          "--cluster) and other nodes, each connection in a process of its\n"
-          "own, until it is killed.  It listens on 127.0.0.1:7433 unless\n"
-          "told otherwise, and accepts only peers that prove they know the\n"
-          "secret in FILE (at least 16 bytes, readable by its owner only:\n"
-          "head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE).\n",
-          prog, sl_output_mode_names(), prog, prog);
+          "  %s node --secret-file FILE [OPTIONS]\n"
+          "runs a node daemon (%s node --help for its options).\n",
+          prog, sl_output_mode_names(), prog, prog, prog);
+}
+
+void sl_cli_print_node_help(FILE *fp, const char *prog) {
+  fprintf(
+      fp,
+      "Usage: %s node --secret-file FILE [--listen [HOST:]PORT]\n"
+      "           [--data-dir DIR] [--user NAME] [--max-pending N]\n"
+      "\n"
+      "Runs a node daemon that serves coordinators (shells started with\n"
+      "--cluster) and other nodes, each connection in a process of its own,\n"
+      "until it is killed.\n"
+      "\n"
+      "Options:\n"
+      "      --secret-file FILE  accept only peers that prove they know the\n"
+      "                      secret in FILE (readable by its owner only;\n"
+      "                      at least 16 bytes that look random: 48 bits\n"
+      "                      by their byte frequencies; make one with\n"
+      "                      head -c 32 /dev/urandom | base64 > FILE;\n"
+      "                      chmod 600 FILE)\n"
+      "      --listen [HOST:]PORT  where to listen (default 127.0.0.1:%d; a\n"
+      "                      bare PORT is on 127.0.0.1)\n"
+      "      --data-dir DIR  the files tables may read and write: every path\n"
+      "                      in a table's WITH clause resolves inside DIR\n"
+      "                      (relative paths relative to it; absolute paths\n"
+      "                      elsewhere, '..' and links out are refused).\n"
+      "                      Without it, filesystem and sqlite tables are\n"
+      "                      refused on this node\n"
+      "      --user NAME     after binding the port and reading the secret,\n"
+      "                      switch to user NAME (its groups too); the\n"
+      "                      daemon does not start if it cannot.  A daemon\n"
+      "                      running as root without it warns\n"
+      "      --max-pending N  connections that have not proved the secret\n"
+      "                      yet, at most (default %d, 1..%d); more are\n"
+      "                      refused and logged with their address\n"
+      "  -h, --help          show this help and exit\n",
+      prog, SL_NODE_DEFAULT_PORT, SL_NODE_DEFAULT_MAX_PENDING,
+      SL_NODE_MAX_PENDING);
 }
 
 static int usage_error(char **err_msg, const char *fmt, ...)
@@ -126,12 +158,16 @@ int sl_cli_parse(int argc, char **argv, sl_cli_options *opts, char **err_msg) {
     /* `sluice node [--listen [HOST:]PORT] --secret-file FILE`: a node
      * daemon, nothing else. */
     opts->node = true;
+    opts->max_pending = SL_NODE_DEFAULT_MAX_PENDING;
     const char *listen = NULL;
     for (int i = 2; i < argc; i++) {
       const char *value = NULL;
       int rc;
-      if ((rc = option_value(argc, argv, &i, "--listen", "--listen", &value,
-                             err_msg)) != 0) {
+      if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        opts->help = true;
+        return SL_CLI_OK;
+      } else if ((rc = option_value(argc, argv, &i, "--listen", "--listen",
+                                    &value, err_msg)) != 0) {
         if (rc == SL_CLI_USAGE)
           return rc;
         listen = value;
@@ -140,10 +176,34 @@ int sl_cli_parse(int argc, char **argv, sl_cli_options *opts, char **err_msg) {
         if (rc == SL_CLI_USAGE)
           return rc;
         opts->secret_file = value;
+      } else if ((rc = option_value(argc, argv, &i, "--data-dir", "--data-dir",
+                                    &value, err_msg)) != 0) {
+        if (rc == SL_CLI_USAGE)
+          return rc;
+        opts->data_dir = value;
+      } else if ((rc = option_value(argc, argv, &i, "--user", "--user", &value,
+                                    err_msg)) != 0) {
+        if (rc == SL_CLI_USAGE)
+          return rc;
+        opts->user = value;
+      } else if ((rc = option_value(argc, argv, &i, "--max-pending",
+                                    "--max-pending", &value, err_msg)) != 0) {
+        if (rc == SL_CLI_USAGE)
+          return rc;
+        char *end;
+        long n = strtol(value, &end, 10);
+        if (*end || end == value || n < 1 || n > SL_NODE_MAX_PENDING)
+          return usage_error(err_msg,
+                             "--max-pending wants a number of connections "
+                             "1..%d, not '%s'",
+                             SL_NODE_MAX_PENDING, value);
+        opts->max_pending = (int)n;
       } else {
         return usage_error(err_msg,
                            "unknown argument '%s'; usage: sluice node "
-                           "[--listen [HOST:]PORT] --secret-file FILE",
+                           "--secret-file FILE [--listen [HOST:]PORT] "
+                           "[--data-dir DIR] [--user NAME] [--max-pending "
+                           "N] (sluice node --help)",
                            argv[i]);
       }
     }

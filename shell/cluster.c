@@ -28,6 +28,38 @@ static int about_node(sl_error *err, int code, int i, const char *address) {
   return sl_error_set(err, code, "node %d (%s): %s", i, address, msg);
 }
 
+/* A forked node that is gone: reap it and say how it ended, once: a death
+ * by a signal is a crash the user must hear of (which node, its pid, the
+ * signal), not only that its connection closed.  Its end of the socket
+ * closes as it exits, a moment before it can be reaped: waited for up to
+ * 100 ms. */
+static void reap_node(sl_cluster_node *nd, int i) {
+  if (nd->pid <= 0 || nd->reaped)
+    return;
+  int status = 0;
+  pid_t r = waitpid(nd->pid, &status, WNOHANG);
+  for (int k = 0; k < 20 && r == 0; k++) {
+    usleep(5000);
+    r = waitpid(nd->pid, &status, WNOHANG);
+  }
+  if (r != nd->pid)
+    return; /* alive (hung: it is killed when the nodes start again) */
+  nd->reaped = true;
+  if (WIFSIGNALED(status))
+    fprintf(stderr, "sluice: node %d (pid %d) was killed by signal %d (%s)%s\n",
+            i, (int)nd->pid, WTERMSIG(status), strsignal(WTERMSIG(status)),
+            WCOREDUMP(status) ? ", core dumped" : "");
+  else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+    fprintf(stderr, "sluice: node %d (pid %d) exited with status %d\n", i,
+            (int)nd->pid, WEXITSTATUS(status));
+}
+
+/* Node i's connection broke: not healthy until joined or started again. */
+static void broken(sl_cluster *c, int i) {
+  c->nodes[i].healthy = false;
+  reap_node(&c->nodes[i], i);
+}
+
 /* Wait for a node's HELLO (its worker count). */
 static int hello(sl_cluster_node *nd, sl_error *err) {
   sl_strbuf p = SL_STRBUF_INIT;
@@ -142,8 +174,9 @@ static int connect_within(int fd, const struct sockaddr *sa, socklen_t len,
   return r;
 }
 
-/* "host:port" -> a connected TCP socket, or -1 with err set. */
-static int dial(const char *address, sl_error *err) {
+/* "host:port" -> a connected TCP socket within timeout_ms, or -1 with
+ * err set. */
+static int dial(const char *address, int timeout_ms, sl_error *err) {
   char host[256];
   const char *colon = strrchr(address, ':');
   if (!colon || colon == address || (size_t)(colon - address) >= sizeof host) {
@@ -164,7 +197,8 @@ static int dial(const char *address, sl_error *err) {
   int fd = -1, e = 0;
   for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
     fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd >= 0 && connect_within(fd, a->ai_addr, a->ai_addrlen, 5000) != 0) {
+    if (fd >= 0 &&
+        connect_within(fd, a->ai_addr, a->ai_addrlen, timeout_ms) != 0) {
       e = errno;
       close(fd);
       fd = -1;
@@ -204,7 +238,7 @@ int sl_cluster_connect(sl_cluster **out, const char *list,
       if (!c->nodes)
         abort();
     }
-    int fd = dial(tok, err);
+    int fd = dial(tok, 5000, err);
     if (fd < 0) {
       free(copy);
       sl_cluster_free(c);
@@ -238,8 +272,9 @@ void sl_cluster_free(sl_cluster *c) {
   if (!c)
     return;
   for (int i = 0; i < c->n; i++) {
-    close(c->nodes[i].fd); /* a node ends when its connection does */
-    if (c->nodes[i].pid > 0) {
+    close(c->nodes[i].fd);      /* a node ends when its connection does */
+    reap_node(&c->nodes[i], i); /* one that crashed meanwhile says so */
+    if (c->nodes[i].pid > 0 && !c->nodes[i].reaped) {
       int status;
       pid_t r = waitpid(c->nodes[i].pid, &status, WNOHANG);
       if (r == 0) {
@@ -273,7 +308,7 @@ static int answer(sl_cluster *c, int i, sl_error *err) {
   if (rc == SL_FRAME_TIMEOUT)
     rc = sl_error_set(err, SL_EIO, "did not answer within 10 s");
   if (rc != SL_OK) {
-    nd->healthy = false;
+    broken(c, i);
     sl_strbuf_free(&p);
     return about_node(err, SL_EIO, i, nd->address);
   }
@@ -284,7 +319,7 @@ static int answer(sl_cluster *c, int i, sl_error *err) {
     rc = sl_error_set(err, code, "node %d (%s): %.*s", i, nd->address, mlen,
                       msg);
   } else if (type != SL_FRAME_OK) {
-    nd->healthy = false;
+    broken(c, i);
     rc = sl_error_set(err, SL_EIO,
                       "node %d (%s) sent message %u instead of "
                       "an answer",
@@ -300,7 +335,7 @@ int sl_cluster_exec_node(sl_cluster *c, int i, const char *text, size_t len,
   if (!nd->healthy)
     return SL_OK;
   if (sl_frame_send(nd->fd, SL_FRAME_EXEC, text, len, NULL, 0, err) != SL_OK) {
-    nd->healthy = false;
+    broken(c, i);
     sl_error_clear(err);
     return SL_OK;
   }
@@ -319,7 +354,7 @@ int sl_cluster_exec(sl_cluster *c, const char *text, size_t len,
     sl_cluster_node *nd = &c->nodes[i];
     if (nd->healthy &&
         sl_frame_send(nd->fd, SL_FRAME_EXEC, text, len, NULL, 0, err) != SL_OK)
-      nd->healthy = false;
+      broken(c, i);
     sl_error_clear(err);
   }
   int rc = SL_OK;
@@ -343,7 +378,7 @@ int sl_cluster_rejoin(sl_cluster *c, int i, const sl_secret *secret,
                         "a forked node is started again, "
                         "not joined");
   close(nd->fd);
-  nd->fd = dial(nd->address, err);
+  nd->fd = dial(nd->address, 5000, err);
   if (nd->fd < 0)
     return err->code;
   int rc = sl_auth_connect(nd->fd, secret, 10000, err);
@@ -356,7 +391,7 @@ void sl_cluster_drop(sl_cluster *c, int i) {
   sl_cluster_node *nd = &c->nodes[i];
   if (nd->fd >= 0)
     close(nd->fd);
-  if (nd->pid > 0) {
+  if (nd->pid > 0 && !nd->reaped) {
     kill(nd->pid, SIGKILL);
     waitpid(nd->pid, NULL, 0);
   }
@@ -364,6 +399,73 @@ void sl_cluster_drop(sl_cluster *c, int i) {
   free(nd->address);
   memmove(nd, nd + 1, sizeof *nd * (size_t)(c->n - i - 1));
   c->n--;
+}
+
+void sl_cluster_check_idle(sl_cluster *c) {
+  for (int i = 0; i < c->n; i++) {
+    if (!c->nodes[i].healthy)
+      continue;
+    /* Between statements a node sends nothing (SYNC_ACK was its last
+     * word): anything to read is the end of its connection (its process
+     * died, its daemon restarted) or a node out of step. */
+    struct pollfd p = {c->nodes[i].fd, POLLIN, 0};
+    if (poll(&p, 1, 0) == 1 && p.revents)
+      broken(c, i);
+  }
+}
+
+int sl_cluster_rejoin_gone(sl_cluster *c, const sl_secret *secret,
+                           const char *const *log, const size_t *log_len,
+                           int nlog, sl_strbuf *said) {
+  if (!c->gone.len || c->spawned)
+    return 0;
+  char *list = sl_strbuf_detach(&c->gone);
+  sl_strbuf who = SL_STRBUF_INIT;
+  int back = 0;
+  char *save = NULL;
+  for (char *a = strtok_r(list, ", ", &save); a;
+       a = strtok_r(NULL, ", ", &save)) {
+    sl_error why = {0};
+    /* Tried before every statement while it is gone: briefly. */
+    int fd = dial(a, 1000, &why);
+    int rc = fd >= 0 ? sl_auth_connect(fd, secret, 2000, &why) : why.code;
+    sl_cluster_node nd = {.fd = fd};
+    if (rc == SL_OK) {
+      nd.address = a;
+      rc = hello(&nd, &why);
+    }
+    if (rc != SL_OK) { /* still gone */
+      if (fd >= 0)
+        close(fd);
+      sl_strbuf_printf(&c->gone, "%s%s", c->gone.len ? ", " : "", a);
+      sl_error_clear(&why);
+      continue;
+    }
+    c->nodes = realloc(c->nodes, sizeof *c->nodes * (size_t)(c->n + 1));
+    if (!c->nodes)
+      abort();
+    nd.address = strdup(a);
+    if (!nd.address)
+      abort();
+    c->nodes[c->n++] = nd;
+    /* Its catalog and settings, as the others' (a statement it refuses
+     * now would have failed on it before: it is marked broken). */
+    for (int k = 0; k < nlog && c->nodes[c->n - 1].healthy; k++)
+      if (sl_cluster_exec_node(c, c->n - 1, log[k], log_len[k], &why) != SL_OK)
+        broken(c, c->n - 1);
+    sl_error_clear(&why);
+    back++;
+    sl_strbuf_printf(&who, "%s%s", who.len ? ", " : "", a);
+  }
+  free(list);
+  if (back > 0)
+    sl_strbuf_printf(said,
+                     "[INFO] the node daemon%s at %s answer%s again: joined "
+                     "again; queries run on %d nodes.",
+                     back > 1 ? "s" : "", sl_strbuf_cstr(&who),
+                     back > 1 ? "" : "s", c->n);
+  sl_strbuf_free(&who);
+  return back;
 }
 
 void sl_cluster_addresses(const sl_cluster *c, sl_strbuf *out) {
@@ -396,7 +498,7 @@ int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int leaf,
     int rc = sl_frame_send(c->nodes[i].fd, SL_FRAME_QUERY, head.data, head.len,
                            text, len, err);
     if (rc != SL_OK) {
-      c->nodes[i].healthy = false;
+      broken(c, i);
       sl_strbuf_free(&head);
       return about_node(err, SL_EIO, i, c->nodes[i].address);
     }
@@ -432,7 +534,7 @@ int sl_cluster_xlisten(sl_cluster *c, int what, int transport, sl_strbuf *addrs,
     if (rc == SL_OK)
       sl_strbuf_appendn(addrs, p.data, p.len);
     else {
-      c->nodes[i].healthy = false;
+      broken(c, i);
       rc = about_node(err, SL_EIO, i, c->nodes[i].address);
     }
   }
@@ -450,7 +552,7 @@ static void round_trip(sl_cluster *c, int timeout_ms) {
     sl_cluster_node *nd = &c->nodes[i];
     if (nd->healthy &&
         sl_frame_send(nd->fd, SL_FRAME_SYNC, NULL, 0, NULL, 0, &err) != SL_OK)
-      nd->healthy = false;
+      broken(c, i);
   }
   for (int i = 0; i < c->n; i++) {
     sl_cluster_node *nd = &c->nodes[i];
@@ -458,7 +560,7 @@ static void round_trip(sl_cluster *c, int timeout_ms) {
       uint32_t type;
       int rc = sl_frame_recv(nd->fd, &type, &p, timeout_ms, &err);
       if (rc != SL_OK)
-        nd->healthy = false;
+        broken(c, i);
       else if (type == SL_FRAME_SYNC_ACK)
         break;
     }

@@ -22,6 +22,7 @@ typedef struct sl_cluster_node {
   char *address; /* "local pid 1234" or "host:port" */
   int workers;   /* its parallelism.default when it said HELLO */
   bool healthy;  /* false once its connection broke */
+  bool reaped;   /* forked, and its process was waited for */
   /* Its RDMA device from HELLO ("rxe0 10.0.2.15 1 Ethernet"), or why it
    * has none ("no RDMA device"). */
   bool rdma;
@@ -70,6 +71,17 @@ int sl_cluster_exec_node(sl_cluster *c, int i, const char *text, size_t len,
  * catalog. */
 int sl_cluster_rejoin(sl_cluster *c, int i, const sl_secret *secret,
                       sl_error *err);
+/* Before a statement: a node whose connection has ended while the shell
+ * was idle (its process died, its daemon restarted) or that sends out of
+ * turn is marked broken, so that it is joined or started again first. */
+void sl_cluster_check_idle(sl_cluster *c);
+/* Daemons dropped earlier (c->gone) that answer again: each is joined
+ * afresh (proving the secret), brought up to date with the session's
+ * statements log[0..nlog) and appended to the nodes; what to tell the
+ * user goes to said.  How many came back (the last ones of c->nodes). */
+int sl_cluster_rejoin_gone(sl_cluster *c, const sl_secret *secret,
+                           const char *const *log, const size_t *log_len,
+                           int nlog, sl_strbuf *said);
 /* Remove node i (the later ones move down one index); its address is
  * kept in c->gone for `.nodes`. */
 void sl_cluster_drop(sl_cluster *c, int i);
@@ -123,10 +135,21 @@ void sl_cluster_describe(const sl_cluster *c, sl_strbuf *out);
  * coordinator closed the connection in order. */
 int sl_node_serve(int fd, const sl_secret *secret);
 
-/* `sluice node --listen ADDR:PORT --secret-file FILE`: accept peers, each
+/* `sluice node`'s options (node_daemon.c). */
+typedef struct sl_node_daemon_options {
+  const char *listen;   /* "host:port" */
+  const char *data_dir; /* --data-dir: files tables may open; NULL: none */
+  const char *user;     /* --user: switch to it after binding; NULL: stay */
+  int max_pending;      /* connections proving the secret at once */
+} sl_node_daemon_options;
+
+/* `sluice node --listen ADDR:PORT --secret-file FILE ...`: bind, confine
+ * connector paths (path_policy.h), switch user, then accept peers, each
  * served by a process of its own once it proved it knows the secret
- * (auth.h; refusals are logged on stderr with the peer's address); never
- * returns unless the socket fails. */
-int sl_node_listen(const char *address, const sl_secret *secret, sl_error *err);
+ * (auth.h; refusals are logged on stderr with the peer's address).
+ * Returns only when it cannot start (SL_EINVAL: its options) or the
+ * socket fails. */
+int sl_node_listen(const sl_node_daemon_options *o, const sl_secret *secret,
+                   sl_error *err);
 
 #endif

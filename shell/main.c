@@ -32,8 +32,8 @@ int main(int argc, char **argv) {
   sl_cli_options opts;
   char *msg = NULL;
   if (sl_cli_parse(argc, argv, &opts, &msg) != SL_CLI_OK) {
-    fprintf(stderr, "sluice: %s\nTry 'sluice --help' for more information.\n",
-            msg ? msg : "bad arguments");
+    fprintf(stderr, "sluice: %s\nTry 'sluice%s --help' for more information.\n",
+            msg ? msg : "bad arguments", opts.node ? " node" : "");
     free(msg);
     sl_cli_options_free(&opts);
     return 2;
@@ -50,14 +50,21 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (opts.node && opts.help) {
+    sl_cli_print_node_help(stdout, "sluice");
+    sl_cli_options_free(&opts);
+    return fflush(stdout) == 0 ? 0 : 1;
+  }
   if (opts.node) {
     sl_error err = {0};
-    int rc = sl_node_listen(opts.listen, &secret, &err);
+    sl_node_daemon_options daemon = {opts.listen, opts.data_dir, opts.user,
+                                     opts.max_pending};
+    int rc = sl_node_listen(&daemon, &secret, &err);
     fprintf(stderr, "sluice node: %s\n", err.message ? err.message : "stopped");
     sl_error_clear(&err);
     sl_secret_wipe(&secret);
     sl_cli_options_free(&opts);
-    return rc == SL_OK ? 0 : 1;
+    return rc == SL_OK ? 0 : rc == SL_EINVAL ? 2 : 1;
   }
   if (opts.help || opts.version) {
     if (opts.help)

@@ -4,15 +4,12 @@
  * EXEC statements change the node's catalog and settings; a QUERY runs on
  * this node's share of the sources while a watcher thread reads the
  * connection for CANCEL (or its end, which cancels too); the end of the
- * connection ends the loop.  A daemon (sluice node --listen) serves each
+ * connection ends the loop.  A daemon (node_daemon.c) serves each
  * connection in a process of its own. */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,7 +401,10 @@ int sl_node_serve(int fd, const sl_secret *secret) {
     uint32_t type;
     rc = sl_frame_recv(fd, &type, &p, -1, &err);
     if (rc == SL_EINVAL) { /* a frame no Sluice peer sends: drop it */
-      fprintf(stderr, "sluice node: dropped the connection: %s\n", err.message);
+      char who[128];
+      sl_channel_describe_peer(fd, who, sizeof who);
+      fprintf(stderr, "sluice node: dropped the connection from %s: %s\n", who,
+              err.message);
       break;
     }
     if (rc != SL_OK) {
@@ -434,50 +434,4 @@ int sl_node_serve(int fd, const sl_secret *secret) {
   sl_session_free(s);
   close(fd);
   return rc;
-}
-
-int sl_node_listen(const char *address, const sl_secret *secret,
-                   sl_error *err) {
-  /* The channels' listener: address parsing, SO_REUSEADDR, messages. */
-  int fd;
-  char bound[128];
-  int rc = sl_channel_listen("tcp", address, &fd, bound, sizeof bound, err);
-  if (rc != SL_OK)
-    return rc;
-  fprintf(stderr, "sluice node listening on %s\n", bound);
-  /* Every connection is served by a process of its own, as a database
-   * server serves its clients: a shell runs a multi-stage query's leaves
-   * on connections of their own at once, and two shells can share the
-   * daemons.  Children are reaped by the kernel. */
-  signal(SIGCHLD, SIG_IGN);
-  int one = 1;
-  for (;;) {
-    int c = accept(fd, NULL, NULL);
-    if (c < 0)
-      continue;
-    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(fd);
-      /* Nothing is read from a peer before it proves the secret; the
-       * handshake is in the child, so a slow or silent peer holds up no
-       * one else. */
-      sl_error aerr = {0};
-      if (sl_auth_accept(c, secret, 10000, &aerr) != SL_OK) {
-        char who[128];
-        sl_channel_describe_peer(c, who, sizeof who);
-        fprintf(stderr, "sluice node: refused %s: %s\n", who, aerr.message);
-        sl_error_clear(&aerr);
-        close(c);
-        _exit(1);
-      }
-      int rc = sl_node_serve(c, secret);
-      _exit(rc == SL_OK ? 0 : 1);
-    }
-    if (pid < 0)
-      fprintf(stderr, "sluice node: cannot serve a connection: %s\n",
-              strerror(errno));
-    close(c);
-  }
 }

@@ -119,8 +119,9 @@ static int mend_joined(sl_session *s, sl_result_sink *sink, sl_error *err) {
     sl_strbuf m = SL_STRBUF_INIT;
     if (rc == SL_OK) {
       sl_strbuf_printf(&m,
-                       "[INFO] node %d (%s) broke during an earlier "
-                       "statement; it was joined again.",
+                       "[INFO] node %d (%s) was lost (its connection broke: "
+                       "its daemon restarted, or its process died); it was "
+                       "joined again.",
                        i, address);
     } else {
       sl_cluster_drop(c, i);
@@ -136,6 +137,14 @@ static int mend_joined(sl_session *s, sl_result_sink *sink, sl_error *err) {
     sl_error_clear(&why);
     free(address);
   }
+  /* Daemons dropped earlier that answer again (restarted). */
+  sl_strbuf back = SL_STRBUF_INIT;
+  if (sl_cluster_rejoin_gone(c, &s->secret, (const char *const *)s->log,
+                             s->log_len, s->nlog, &back) > 0) {
+    tell(sink, sl_strbuf_cstr(&back));
+    changed = true;
+  }
+  sl_strbuf_free(&back);
   if (!changed)
     return SL_OK;
   /* The leaves' clusters join the nodes left, afresh. */
@@ -159,6 +168,8 @@ static int mend_joined(sl_session *s, sl_result_sink *sink, sl_error *err) {
 static int ensure_cluster(sl_session *s, sl_result_sink *sink, sl_error *err) {
   if (s->is_node)
     return SL_OK;
+  if (s->cluster) /* ended while idle: a node died, a daemon restarted */
+    sl_cluster_check_idle(s->cluster);
   if (s->cluster && !s->cluster->spawned)
     return mend_joined(s, sink, err);
   int n = (int)sl_settings_get_int(s->settings, "sluice.nodes", 1);
@@ -242,6 +253,8 @@ static int ensure_leaf_clusters(sl_session *s, int nleaves, sl_error *err) {
   }
   for (int k = 0; k < need; k++) {
     sl_cluster *c = s->leaf_clusters[k];
+    if (c)
+      sl_cluster_check_idle(c);
     if (c && c->n == s->cluster->n && cluster_healthy(c))
       continue;
     sl_cluster_free(c);

@@ -20,8 +20,10 @@
  * waits at most the given time for them.
  *
  * The secret file holds at least 16 bytes (a trailing newline is not part
- * of the secret) and must be readable by its owner only, as ssh insists
- * for private keys:
+ * of the secret) that carry at least 48 bits by their frequencies (their
+ * count times the Shannon entropy of their distribution: 'aaaa...' carries
+ * none, 'passwordpassword' 44, 16 random bytes 55 or more), and must be
+ * readable by its owner only, as ssh insists for private keys:
  *
  *   head -c 32 /dev/urandom | base64 > cluster.secret; chmod 600 cluster.secret
  *

@@ -132,15 +132,22 @@ typedef enum sl_frame_type {
                               * (two uint64), every 250 ms of a query */
 } sl_frame_type;
 
-/* During a query a node sends HEARTBEAT every SL_HEARTBEAT_MS; a
+/* During a query a node sends HEARTBEAT every SL_HEARTBEAT_MS (from a
+ * thread of its own that only reads and beats, so its workers' CPU does
+ * not matter; skipped while a frame is being sent, which is heard too); a
  * coordinator waiting for a node's frames that hears nothing from it, not
  * even a heartbeat, for SL_SILENCE_MS stops the query and names the node
  * (its process hangs, or its host or the network to it is gone without
- * the connection closing). */
+ * the connection closing).  Silence counts only while the coordinator
+ * listens: a node whose frames wait unread on the connection (the
+ * coordinator was descheduled, busy with another node's frames, or holds
+ * back this node's rows for backpressure, so the node's sends block) is
+ * not silent. */
 #define SL_HEARTBEAT_MS 250
 #define SL_SILENCE_MS 2000
 /* The silence rule, for a coordinator that last heard from the node on fd
- * at `heard` (sl_clock_seconds): SL_OK while it is shorter; else SL_EIO
+ * at `heard` (sl_clock_seconds): SL_OK while it is shorter, or while
+ * something waits to be read on fd (the caller reads it next); else SL_EIO
  * with the error (the caller names the node), and the connection is shut
  * down, so that the round trip after the query sees the node gone at once
  * rather than waiting for it again, and the node, should it wake, sees its

@@ -141,10 +141,17 @@ typedef struct sl_cli_options {
    * 127.0.0.1:SL_NODE_DEFAULT_PORT; a bare PORT is on 127.0.0.1) */
   bool node;
   char listen[300];
+  const char *data_dir; /* --data-dir DIR (argv), or NULL: no files */
+  const char *user;     /* --user NAME (argv), or NULL */
+  int max_pending;      /* --max-pending N: unauthenticated connections */
 } sl_cli_options;
 
 /* Where `sluice node` listens when not told: loopback only. */
 #define SL_NODE_DEFAULT_PORT 7433
+/* Connections a daemon lets prove the secret at once, by default and at
+ * most (--max-pending). */
+#define SL_NODE_DEFAULT_MAX_PENDING 64
+#define SL_NODE_MAX_PENDING 1024
 
 enum { SL_CLI_OK = 0, SL_CLI_USAGE = 2 };
 
@@ -153,6 +160,8 @@ enum { SL_CLI_OK = 0, SL_CLI_USAGE = 2 };
 int sl_cli_parse(int argc, char **argv, sl_cli_options *opts, char **err_msg);
 void sl_cli_options_free(sl_cli_options *opts);
 void sl_cli_print_help(FILE *fp, const char *prog);
+/* `sluice node --help` */
+void sl_cli_print_node_help(FILE *fp, const char *prog);
 const char *sl_shell_version(void);
 
 /* ---- The shell (shell.c, script.c, dot_commands.c, repl.c) ---- */

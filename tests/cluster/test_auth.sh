@@ -2,7 +2,8 @@
 # test_auth.sh - a node daemon accepts only peers that prove the cluster
 # secret (auth.h), and says whom it refused:
 #   - a daemon without --secret-file, or with a file others can read, or
-#     too short, does not start, and says how to make a good one;
+#     too short, or easy to guess ('aaaa...'), does not start, and says
+#     how to make a good one;
 #   - `sluice node` with no --listen listens on 127.0.0.1:7433 only;
 #   - a shell with the right secret runs queries; one without a secret is
 #     stopped before it connects; one with a wrong secret is refused (the
@@ -49,6 +50,10 @@ expect_refusal "a secret others can read" "chmod 600" node --secret-file "$tmp/o
 printf 'short\n' > "$tmp/short.secret"
 chmod 600 "$tmp/short.secret"
 expect_refusal "a short secret" "at least 16" node --secret-file "$tmp/short.secret"
+printf 'aaaaaaaaaaaaaaaa\n' > "$tmp/guessable.secret"
+chmod 600 "$tmp/guessable.secret"
+expect_refusal "a 16-byte 'aaaa...' secret" "too easy to guess.*head -c 32 /dev/urandom | base64" \
+  node --secret-file "$tmp/guessable.secret" --listen 127.0.0.1:0
 expect_refusal "a missing secret file" "cannot open" node --secret-file "$tmp/none"
 
 # No --listen: loopback, the default port (when it is free here).
@@ -70,7 +75,12 @@ for attempt in 1 2 3 4 5 6 7 8; do
   port=$((20000 + RANDOM % 30000))
   "$SLUICE" node --secret-file "$SECRET" --listen "$port" 2> "$tmp/node.log" &
   pid=$!
-  sleep 0.3
+  # listening, or gone (the port was taken); a loaded host takes a while
+  for _ in $(seq 100); do
+    grep -q "listening" "$tmp/node.log" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
   if kill -0 "$pid" 2>/dev/null; then pids+=("$pid"); break; fi
 done
 kill -0 "$pid" 2>/dev/null || fail "could not start a daemon"

@@ -19,15 +19,24 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# wait_listening PID LOG ADDRESS: until the daemon says it listens there,
+# or is gone (its port was taken); a loaded host takes a while.
+wait_listening() {
+  for _ in $(seq 100); do
+    grep -q "listening on $3" "$2" 2>/dev/null && return 0
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.1
+  done
+}
 
 # Two daemons on free ports (retry when a port is taken).
 ports=()
 for n in 0 1; do
   for attempt in 1 2 3 4 5 6 7 8; do
     port=$((20000 + RANDOM % 30000))
-    "$SLUICE" node --secret-file "$SECRET" --listen "127.0.0.1:$port" 2>"$tmp/node$n.log" &
+    "$SLUICE" node --secret-file "$SECRET" --data-dir . --listen "127.0.0.1:$port" 2>"$tmp/node$n.log" &
     pid=$!
-    sleep 0.3
+    wait_listening "$pid" "$tmp/node$n.log" "127.0.0.1:$port"
     if kill -0 "$pid" 2>/dev/null; then pids+=("$pid"); ports+=("$port"); break; fi
   done
 done
@@ -189,9 +198,9 @@ echo "ok   --transport tcp: rows equal"
 start_daemon() {
   for attempt in 1 2 3 4 5 6 7 8; do
     port=$((20000 + RANDOM % 30000))
-    "$SLUICE" node --secret-file "$SECRET" --listen "127.0.0.1:$port" 2>>"$tmp/extra.log" &
+    "$SLUICE" node --secret-file "$SECRET" --data-dir . --listen "127.0.0.1:$port" 2>>"$tmp/extra.log" &
     pid=$!
-    sleep 0.3
+    wait_listening "$pid" "$tmp/extra.log" "127.0.0.1:$port"
     if kill -0 "$pid" 2>/dev/null; then pids+=("$pid"); return 0; fi
   done
   fail "could not start a daemon"

@@ -48,7 +48,12 @@ start_daemon() {
     port=${want:-$((20000 + RANDOM % 30000))}
     "$SLUICE" node --secret-file "$SECRET" --listen "127.0.0.1:$port" 2>>"$tmp/daemon$i.log" &
     dpid[$i]=$!
-    sleep 0.3
+    # listening, or gone (the port was taken); a loaded host takes a while
+    for _ in $(seq 100); do
+      grep -q "listening on 127.0.0.1:$port" "$tmp/daemon$i.log" 2>/dev/null && break
+      kill -0 "${dpid[$i]}" 2>/dev/null || break
+      sleep 0.1
+    done
     if kill -0 "${dpid[$i]}" 2>/dev/null; then dport[$i]=$port; return 0; fi
   done
   fail "could not start daemon $i"

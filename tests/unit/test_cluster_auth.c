@@ -251,6 +251,22 @@ static void test_secret_file_rules(void **state) {
   assert_int_equal(sl_secret_load(path, &a, &err), SL_EINVAL);
   assert_non_null(strstr(err.message, "holds 5 bytes"));
   sl_error_clear(&err);
+  /* Long enough, and easy to guess (auth.h: 48 bits by the frequencies of
+   * its bytes): 16 bytes of one letter (0 bits), a word twice (44 bits),
+   * 'abab...' (32 bits); a 16-letter alphabet (64 bits) passes. */
+  const char *weak[] = {"aaaaaaaaaaaaaaaa\n", "passwordpassword\n",
+                        "abababababababababababababababab\n"};
+  for (int i = 0; i < 3; i++) {
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, weak[i], strlen(weak[i])),
+                     (ssize_t)strlen(weak[i]));
+    close(fd);
+    assert_int_equal(sl_secret_load(path, &a, &err), SL_EINVAL);
+    assert_non_null(strstr(err.message, "too easy to guess"));
+    assert_non_null(strstr(err.message, "head -c 32 /dev/urandom | base64"));
+    sl_error_clear(&err);
+  }
   unlink(path);
   /* Missing. */
   assert_int_equal(sl_secret_load(path, &a, &err), SL_EINVAL);
@@ -376,11 +392,34 @@ static int connect_plain(const char *bound) {
   return fd;
 }
 
+/* stderr into a temporary file (the log a daemon writes), and back. */
+static int log_to_file(FILE **file) {
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  *file = tmpfile();
+  assert_non_null(*file);
+  assert_int_equal(dup2(fileno(*file), STDERR_FILENO), STDERR_FILENO);
+  return saved;
+}
+
+static void log_back(int saved, FILE *file, char *buf, size_t n) {
+  fflush(stderr);
+  assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+  close(saved);
+  rewind(file);
+  size_t k = fread(buf, 1, n - 1, file);
+  buf[k] = '\0';
+  fclose(file);
+}
+
 /* Stray connections to a channel's listener (one silent, one sending
- * garbage, one proving another secret) are refused one by one, and the
- * real peer, connecting after them, still opens the channel. */
+ * garbage, one proving another secret) are refused one by one, each
+ * logged with its address, and the real peer, connecting after them,
+ * still opens the channel. */
 static void test_tcp_channel_survives_stray_connections(void **state) {
   (void)state;
+  FILE *log;
+  int saved = log_to_file(&log);
   sl_secret a, b;
   secret_of("correct horse battery staple", &a);
   secret_of("correct horse battery stapler", &b);
@@ -420,8 +459,14 @@ static void test_tcp_channel_survives_stray_connections(void **state) {
   open_end_main(&pro);
   pthread_join(tc, NULL);
   close(lfd);
+  char said[4096];
+  log_back(saved, log, said, sizeof said);
   if (con.rc != SL_OK)
     fail_msg("%s", con.err.message);
+  /* the garbage and the stranger, by address */
+  const char *at = strstr(said, "refused a channel connection from 127.0.0.1:");
+  if (!at || !strstr(at + 1, "refused a channel connection from 127.0.0.1:"))
+    fail_msg("the refusals do not name their peers:\n%s", said);
   assert_int_equal(pro.rc, SL_OK);
   void *slot = sl_channel_acquire(pro.ch);
   assert_non_null(slot);

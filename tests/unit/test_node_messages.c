@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sluice/clock.h"
 #include "sluice/node.h"
 #include "sluice/node_messages.h"
 #include "sluice/plan.h"
@@ -305,8 +306,42 @@ static void test_silence_within_a_frame(void **state) {
   close(sv[1]);
 }
 
+/* The silence rule judges only what this side listened for: a node whose
+ * frames wait unread (the coordinator was busy, descheduled, or held back
+ * its rows) is not silent, however long ago its last frame was read; one
+ * with nothing waiting is, and the connection is shut down. */
+static void test_silence_only_while_listening(void **state) {
+  (void)state;
+  int sv[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  sl_error err = {0};
+  double long_ago = sl_clock_seconds() - 3 * SL_SILENCE_MS / 1000.0;
+  /* Heard recently: fine, whatever is waiting. */
+  assert_int_equal(sl_node_check_silence(sv[1], sl_clock_seconds(), &err),
+                   SL_OK);
+  /* A heartbeat sent while we were not reading. */
+  assert_int_equal(
+      sl_frame_send(sv[0], SL_FRAME_HEARTBEAT, NULL, 0, NULL, 0, &err), SL_OK);
+  assert_int_equal(sl_node_check_silence(sv[1], long_ago, &err), SL_OK);
+  sl_strbuf p = SL_STRBUF_INIT;
+  uint32_t type = 0;
+  assert_int_equal(sl_frame_recv(sv[1], &type, &p, 10, &err), SL_OK);
+  assert_int_equal(type, SL_FRAME_HEARTBEAT);
+  /* Nothing waiting, and nothing heard for long: silent. */
+  assert_int_equal(sl_node_check_silence(sv[1], long_ago, &err), SL_EIO);
+  assert_non_null(strstr(err.message, "not even a heartbeat"));
+  sl_error_clear(&err);
+  /* ... and shut down: the next read sees the end at once. */
+  assert_int_equal(sl_frame_recv(sv[1], &type, &p, 1000, &err), SL_EIO);
+  sl_error_clear(&err);
+  sl_strbuf_free(&p);
+  close(sv[0]);
+  close(sv[1]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_silence_only_while_listening),
       cmocka_unit_test(test_query_round_trip),
       cmocka_unit_test(test_query_refused),
       cmocka_unit_test(test_xlisten),
