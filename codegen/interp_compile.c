@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "interp_int.h"
+#include "sluice/interrupt.h"
 
 typedef struct cstate {
   sl_arena *a;
@@ -593,6 +594,10 @@ static inode *compile_in(cstate *cs, const sl_bexpr *e) {
   for (int i = 1; i < e->nargs; i++) {
     const sl_bexpr *v = e->args[i];
     inode *vn;
+    if ((i & 4095) == 0 && sl_interrupt_pending()) {
+      sl_error_set(cs->err, SL_ECANCELLED, "query cancelled");
+      return NULL;
+    }
     if (v->kind == SL_BEXPR_LITERAL && literal_node(cs, v, &k)) {
       nconst++;
       if (same_type_shape(v->type, last))
@@ -640,6 +645,10 @@ static inode *compile_in(cstate *cs, const sl_bexpr *e) {
 }
 
 static inode *compile(cstate *cs, const sl_bexpr *e) {
+  if (sl_interrupt_pending()) { /* Ctrl-C, .timeout */
+    sl_error_set(cs->err, SL_ECANCELLED, "query cancelled");
+    return NULL;
+  }
   switch (e->kind) {
   case SL_BEXPR_LITERAL: {
     inode *n = new_node(cs, N_CONST, e->type, e, 0);

@@ -114,6 +114,11 @@ typedef struct jit_val {
   LLVMValueRef null, v;
 } jit_val;
 
+/* ---- jit_engine.c, jit_background.c -------------------------------------- */
+/* sl_jit_compile's work, on the calling thread (jit_background.c runs it
+ * on a thread of its own so that Ctrl-C is not kept waiting). */
+int jit_compile_now(sl_jit *j, char **ir, sl_error *err);
+
 /* ---- jit_expr.c ---------------------------------------------------------- */
 /* NULL if n and its whole subtree compile to native code, else (the
  * first node that does not) the reason in buf; such a subtree is

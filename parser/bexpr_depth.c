@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "sluice/binder.h"
+#include "sluice/interrupt.h"
 
 typedef struct memo_slot {
   const sl_bexpr *key;
@@ -73,17 +74,25 @@ typedef struct frame {
   int next; /* the next argument to visit */
 } frame;
 
-int sl_bexpr_height(const sl_bexpr *e, int64_t *tree_size, int64_t *distinct) {
+int sl_bexpr_height(const sl_bexpr *e, int64_t *tree_size,
+                    int64_t *copies_out) {
   if (tree_size)
     *tree_size = 0;
-  if (distinct)
-    *distinct = 0;
+  if (copies_out)
+    *copies_out = 0;
+  int64_t copies = 0;
   if (!e)
     return 0;
   memo m = {0};
   frame *st = NULL;
   int n = 0, cap = 0;
   int result = -1;
+  unsigned steps = 0;
+  if (e->nargs == 0) {
+    if (tree_size)
+      *tree_size = 1;
+    return 1;
+  }
   if (!(st = malloc(sizeof *st * 64)))
     return -1;
   cap = 64;
@@ -92,8 +101,19 @@ int sl_bexpr_height(const sl_bexpr *e, int64_t *tree_size, int64_t *distinct) {
     frame *f = &st[n - 1];
     if (f->next < f->e->nargs) {
       const sl_bexpr *c = f->e->args[f->next++];
-      if (!c || memo_find(&m, c))
+      /* leaves (a million IN literals) need no entry: height 1, size 1 */
+      if (!c || c->nargs == 0)
         continue;
+      const memo_slot *seen = memo_find(&m, c);
+      if (seen) { /* a shared subtree, compiled once more per use */
+        copies = copies > INT64_MAX - seen->size ? INT64_MAX
+                                                 : copies + seen->size;
+        continue;
+      }
+      if ((++steps & 65535) == 0 && sl_interrupt_pending()) {
+        result = -2;
+        goto out;
+      }
       if (n == cap) {
         frame *grown = realloc(st, sizeof *st * (size_t)cap * 2);
         if (!grown)
@@ -107,9 +127,15 @@ int sl_bexpr_height(const sl_bexpr *e, int64_t *tree_size, int64_t *distinct) {
     int h = 0;
     int64_t size = 1;
     for (int i = 0; i < f->e->nargs; i++) {
-      const memo_slot *s = f->e->args[i] ? memo_find(&m, f->e->args[i]) : NULL;
-      if (!s)
+      const sl_bexpr *c = f->e->args[i];
+      if (!c)
         continue;
+      if (c->nargs == 0) {
+        h = h > 1 ? h : 1;
+        size = size == INT64_MAX ? size : size + 1;
+        continue;
+      }
+      const memo_slot *s = memo_find(&m, c);
       if (s->height > h)
         h = s->height;
       size = size > INT64_MAX - s->size ? INT64_MAX : size + s->size;
@@ -123,8 +149,8 @@ int sl_bexpr_height(const sl_bexpr *e, int64_t *tree_size, int64_t *distinct) {
     result = s->height;
     if (tree_size)
       *tree_size = s->size;
-    if (distinct)
-      *distinct = (int64_t)m.n;
+    if (copies_out)
+      *copies_out = copies;
   }
 out:
   free(st);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "sluice/interrupt.h"
 #include "bind_int.h"
 
 sl_bexpr *sl_bexpr_new(sl_binder *b, sl_bexpr_kind kind, sl_type *type,
@@ -863,6 +864,8 @@ static int bind_expr_kind(sl_binder *b, sl_ectx *cx, const sl_expr *e,
 /* The parser bounds each statement's depth; views and subqueries bound
  * inside an expression add theirs, so the recursion is counted here too. */
 int sl_bind_expr(sl_binder *b, sl_ectx *cx, const sl_expr *e, sl_bexpr **out) {
+  if (sl_interrupt_pending()) /* Ctrl-C, .timeout: a long list binds for s */
+    return sl_error_set(b->err, SL_ECANCELLED, "query cancelled");
   if (b->expr_depth >= SL_MAX_BIND_DEPTH)
     return sl_bind_error(
         b, e->span, SL_EBIND,

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "plan_int.h"
+#include "sluice/interrupt.h"
 #include "sluice/plan.h"
 
 /* ---- building expressions --------------------------------------------- */
@@ -250,10 +251,10 @@ typedef struct planner {
 static sl_bexpr *measured(planner *p, sl_bexpr *r, const sl_bexpr *at) {
   if (!r)
     return r;
-  int64_t nodes = 0, distinct = 0;
-  int h = sl_bexpr_height(r, &nodes, &distinct);
+  int64_t nodes = 0, copies = 0;
+  int h = sl_bexpr_height(r, &nodes, &copies);
   if (h >= 0 && h <= SL_MAX_PLAN_EXPR_DEPTH &&
-      nodes - distinct <= SL_MAX_PLAN_EXPR_COPIES)
+      copies <= SL_MAX_PLAN_EXPR_COPIES)
     return r;
   if (!p->too_deep) {
     sl_span s = at ? at->span : r->span;
@@ -271,7 +272,9 @@ static sl_bexpr *measured(planner *p, sl_bexpr *r, const sl_bexpr *at) {
                       "views' columns used more than once add %lld copies "
                       "of their expressions, more than the limit of %d; "
                       "nest fewer views or use each column fewer times",
-                      (long long)(nodes - distinct), SL_MAX_PLAN_EXPR_COPIES);
+                      (long long)copies, SL_MAX_PLAN_EXPR_COPIES);
+    else if (h == -2)
+      sl_error_set(p->err, SL_ECANCELLED, "query cancelled");
     else
       sl_error_set(p->err, SL_ENOMEM, "out of memory measuring an expression");
   }
@@ -1042,6 +1045,8 @@ static int build_query(planner *p, const sl_bquery *q, bool leaf) {
   sl_plan_push_having(a, plan);
   sl_plan_propagate_constants(a, plan);
   sl_plan_fold_constants(a, plan);
+  if (sl_interrupt_pending()) /* Ctrl-C, .timeout (folding stopped) */
+    return sl_error_set(err, SL_ECANCELLED, "query cancelled");
   if (!leaf && !plan->track_watermark)
     sl_plan_push_into_sources(a, plan);
   prune_leaves(a, plan);

@@ -341,9 +341,10 @@ void sl_bound_stmt_release(sl_bound_stmt *s);
 
 /* The height of e (1 for a leaf), found without recursion in time linear
  * in e's distinct nodes; *tree_size (may be NULL) its number of nodes
- * counting a shared subtree once per use (saturating), *distinct (may be
- * NULL) without.  -1 when out of memory. */
-int sl_bexpr_height(const sl_bexpr *e, int64_t *tree_size, int64_t *distinct);
+ * counting a shared subtree once per use (saturating), *copies (may be
+ * NULL) how many of those are repeats of a shared subtree (shared leaves
+ * aside).  -1 when out of memory, -2 when Ctrl-C / .timeout stopped it. */
+int sl_bexpr_height(const sl_bexpr *e, int64_t *tree_size, int64_t *copies);
 
 /* Helpers for the planner and tests. */
 const char *sl_bexpr_kind_name(sl_bexpr_kind k);
