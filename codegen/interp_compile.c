@@ -583,10 +583,8 @@ static bool same_type_shape(const sl_type *x, const sl_type *y) {
 /* x IN (v1, ...): the literal values go into a hashed set (interp_inset.c)
  * of the common comparison type of the operand and every value; the other
  * values stay operands compared one by one. */
-static inode *compile_in(cstate *cs, const sl_bexpr *e) {
-  inode *x = compile(cs, e->args[0]);
-  if (!x)
-    return NULL;
+static __attribute__((noinline)) inode *
+compile_in_values(cstate *cs, const sl_bexpr *e, inode *x) {
   inode **vals = SL_ANEW_N(cs->a, inode *, e->nargs);
   inode probe = *x, k;
   const sl_type *ct = x->type, *last = NULL;
@@ -642,6 +640,13 @@ static inode *compile_in(cstate *cs, const sl_bexpr *e) {
     if (vals[i])
       n->args[j++] = coerce(cs, vals[i], ct);
   return n;
+}
+
+/* The operand here, the values (with their large locals) in their own
+ * frame: a chain of INs recurses through this one only. */
+static inode *compile_in(cstate *cs, const sl_bexpr *e) {
+  inode *x = compile(cs, e->args[0]);
+  return x ? compile_in_values(cs, e, x) : NULL;
 }
 
 static inode *compile(cstate *cs, const sl_bexpr *e) {

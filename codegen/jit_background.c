@@ -61,8 +61,8 @@ static void free_moved(sl_jit *j) {
 
 static void *compile_main(void *arg) {
   compile_job *job = arg;
-  int rc = jit_compile_now(&job->jit, job->want_ir ? &job->ir : NULL,
-                           &job->err);
+  int rc =
+      jit_compile_now(&job->jit, job->want_ir ? &job->ir : NULL, &job->err);
   pthread_mutex_lock(&job->lock);
   job->rc = rc;
   job->done = true;

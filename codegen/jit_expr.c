@@ -988,12 +988,19 @@ jit_val jit_gen_prog(jit_cg *g, const sl_expr_prog *p) {
   return jit_gen(g, p->root);
 }
 
-jit_val jit_gen(jit_cg *g, const inode *n) {
+/* Is n evaluated by the interpreter (its reason buffer stays out of
+ * jit_gen's recursive frame)? */
+static __attribute__((noinline)) bool interpreted(const jit_cg *g,
+                                                  const inode *n) {
   char why[160];
-  bool aux = false;
-  for (int a = 0; a < g->naux && !aux; a++)
-    aux = g->aux_nodes[a] == n;
-  if (aux || node_reason(n, why, sizeof why))
+  for (int a = 0; a < g->naux; a++)
+    if (g->aux_nodes[a] == n)
+      return true;
+  return node_reason(n, why, sizeof why) != NULL;
+}
+
+jit_val jit_gen(jit_cg *g, const inode *n) {
+  if (interpreted(g, n))
     return gen_interp(g, n);
   switch (n->kind) {
   case N_CONST:

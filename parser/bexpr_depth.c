@@ -106,8 +106,8 @@ int sl_bexpr_height(const sl_bexpr *e, int64_t *tree_size,
         continue;
       const memo_slot *seen = memo_find(&m, c);
       if (seen) { /* a shared subtree, compiled once more per use */
-        copies = copies > INT64_MAX - seen->size ? INT64_MAX
-                                                 : copies + seen->size;
+        copies =
+            copies > INT64_MAX - seen->size ? INT64_MAX : copies + seen->size;
         continue;
       }
       if ((++steps & 65535) == 0 && sl_interrupt_pending()) {

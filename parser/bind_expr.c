@@ -9,8 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sluice/interrupt.h"
 #include "bind_int.h"
+#include "sluice/interrupt.h"
 
 sl_bexpr *sl_bexpr_new(sl_binder *b, sl_bexpr_kind kind, sl_type *type,
                        sl_span span) {

@@ -14,8 +14,8 @@
  */
 #include <string.h>
 
-#include "sluice/interrupt.h"
 #include "sluice/cost_model.h"
+#include "sluice/interrupt.h"
 #include "sluice/strbuf.h"
 
 /* A copy of e whose columns index `shift` places lower (an expression over

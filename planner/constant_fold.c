@@ -134,7 +134,8 @@ static sl_bexpr *literal_of(folder *f, const sl_bexpr *e,
 
 /* Evaluate e (all of whose arguments are literals) and return its literal,
  * or NULL to keep e as it is. */
-static sl_bexpr *evaluate(folder *f, const sl_bexpr *e) {
+static __attribute__((noinline)) sl_bexpr *evaluate(folder *f,
+                                                    const sl_bexpr *e) {
   sl_arena scratch;
   sl_arena_init(&scratch, 0);
   sl_error err = {0};

@@ -769,17 +769,23 @@ int sl_plan_input_of(const sl_plan *plan, int column) {
   return -1;
 }
 
-static void collect(leaf_need *ln, const sl_bexpr *e) {
-  if (!e)
-    return;
+/* Mark the leaf e reads if it is a column or field read (its name buffer
+ * stays out of collect's recursive frame). */
+static __attribute__((noinline)) bool mark_leaf(leaf_need *ln,
+                                                const sl_bexpr *e) {
   char name[512];
   int c = sl_leaf_of(e, ln->plan->base_names, name, sizeof name);
-  if (c >= 0) {
-    int j = sl_plan_input_of(ln->plan, c);
-    if (j >= 0)
-      sl_leaf_mark(&ln->plan->inputs[j].leaves, ln->need[j], name);
+  if (c < 0)
+    return false;
+  int j = sl_plan_input_of(ln->plan, c);
+  if (j >= 0)
+    sl_leaf_mark(&ln->plan->inputs[j].leaves, ln->need[j], name);
+  return true;
+}
+
+static void collect(leaf_need *ln, const sl_bexpr *e) {
+  if (!e || mark_leaf(ln, e))
     return;
-  }
   for (int i = 0; i < e->nargs; i++)
     collect(ln, e->args[i]);
 }

@@ -193,11 +193,17 @@ void sl_plan_note(sl_arena *a, sl_plan *p, const char *fmt, ...) {
   sl_strbuf b = SL_STRBUF_INIT;
   sl_strbuf_vprintf(&b, fmt, ap);
   va_end(ap);
-  const char **grown = SL_ANEW_N(a, const char *, p->nrewrites + 1);
-  if (p->nrewrites)
-    memcpy(grown, p->rewrites, sizeof *grown * (size_t)p->nrewrites);
-  grown[p->nrewrites++] = sl_arena_strdup(a, sl_strbuf_cstr(&b));
-  p->rewrites = grown;
+  /* The array doubles when its length reaches a power of two (a rewrite
+   * per conjunct of a 100,000-term WHERE must not copy it each time); a
+   * length cut back by constant folding stays within what was allocated. */
+  int n = p->nrewrites;
+  if (n == 0 || (n & (n - 1)) == 0) {
+    const char **grown = SL_ANEW_N(a, const char *, n ? 2 * n : 4);
+    if (n)
+      memcpy(grown, p->rewrites, sizeof *grown * (size_t)n);
+    p->rewrites = grown;
+  }
+  p->rewrites[p->nrewrites++] = sl_arena_strdup(a, sl_strbuf_cstr(&b));
   sl_strbuf_free(&b);
 }
 
