@@ -309,6 +309,21 @@ int ix_eval_in(sl_expr_ctx *c, const inode *n, const uint16_t *act,
     anynull[i] = a->null[i];
     tmp.null[i] = a->null[i];
   }
+  const ix_inset *set = n->aux;
+  if (set) { /* the constants: one probe per row */
+    const bool has_null = ix_inset_has_null(set);
+    const irep rep = n->args[0]->rep;
+    FOR_ACT(i) {
+      if (a->null[i])
+        continue;
+      const void *v = rep == R_I64   ? (const void *)&a->v.i[i]
+                      : rep == R_F64 ? (const void *)&a->v.f[i]
+                      : rep == R_DEC ? (const void *)&a->v.d[i]
+                                     : (const void *)&a->v.s[i];
+      found[i] = ix_inset_has(set, v);
+      anynull[i] |= has_null;
+    }
+  }
   for (int k = 1; k < n->nargs; k++) {
     const inode *y = n->args[k];
     const inode *yc = y->kind == N_CONST ? y : NULL;

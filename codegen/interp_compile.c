@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "interp_int.h"
+#include "sluice/interrupt.h"
 
 typedef struct cstate {
   sl_arena *a;
@@ -22,6 +23,7 @@ typedef struct cstate {
   void *resolve_arg;
   int nslots;
   sl_error *err;
+  int nnodes;
 } cstate;
 
 static int cerr(cstate *cs, const sl_bexpr *e, int code, const char *fmt,
@@ -65,7 +67,8 @@ static inode *new_node(cstate *cs, nkind kind, const sl_type *t,
   n->src = src;
   n->nargs = nargs;
   n->args = SL_ANEW_N(cs->a, inode *, nargs > 0 ? nargs : 1);
-  n->slot = cs->nslots++;
+  n->slot = -1; /* assign_slots */
+  cs->nnodes++;
   if (n->rep == R_I64)
     ix_int_range(t, &n->lo, &n->hi);
   if (n->rep == R_DEC) {
@@ -79,6 +82,8 @@ static bool is_null_type(const inode *n) {
   return n->type->kind == SL_TYPE_NULL;
 }
 
+static bool fits_as_is(const inode *n, const sl_type *t);
+
 /* Convert n to type t (no-op when the representation already fits). */
 static inode *coerce(cstate *cs, inode *n, const sl_type *t) {
   if (!n)
@@ -90,6 +95,15 @@ static inode *coerce(cstate *cs, inode *n, const sl_type *t) {
     c->cnull = true;
     return c;
   }
+  if (fits_as_is(n, t))
+    return n;
+  inode *c = new_node(cs, N_CAST, t, n->src, 1);
+  c->args[0] = n;
+  return c;
+}
+
+/* Does n's value already have type t's representation (no cast)? */
+static bool fits_as_is(const inode *n, const sl_type *t) {
   irep r = rep_of(t);
   bool same = r == n->rep;
   if (same && r == R_DEC)
@@ -107,11 +121,7 @@ static inode *coerce(cstate *cs, inode *n, const sl_type *t) {
   }
   if (same && r == R_F64)
     same = n->type->kind == t->kind || t->kind == SL_TYPE_DOUBLE;
-  if (same)
-    return n;
-  inode *c = new_node(cs, N_CAST, t, n->src, 1);
-  c->args[0] = n;
-  return c;
+  return same;
 }
 
 /* DECIMAL type holding any value of integer type t exactly. */
@@ -341,7 +351,7 @@ static inode *compile_call(cstate *cs, const sl_bexpr *e) {
   if (strcmp(name, "NULLIF") == 0) {
     inode *n = new_node(cs, N_NULLIF, e->type, e, 2);
     n->args[0] = coerce(cs, args[0], e->type);
-    n->args[1] = make_cmp(cs, e, SL_OP_EQ, compile(cs, e->args[0]), args[1]);
+    n->args[1] = make_cmp(cs, e, SL_OP_EQ, args[0], args[1]); /* shared */
     return n;
   }
   if (fn == F_NONE) {
@@ -505,7 +515,145 @@ static bool lit_const(cstate *cs, const sl_bexpr *e, inode *n) {
   return false;
 }
 
+/* A literal as a constant node on the caller's stack (no arena, no slot):
+ * an IN list's million literals only pass through here into the set. */
+static bool literal_node(cstate *cs, const sl_bexpr *e, inode *n) {
+  memset(n, 0, sizeof *n);
+  n->kind = N_CONST;
+  n->type = e->type;
+  n->rep = rep_of(e->type);
+  n->src = e;
+  n->slot = -1;
+  if (n->rep == R_DEC) {
+    n->prec = e->type->precision;
+    n->scale = e->type->scale;
+  }
+  return lit_const(cs, e, n);
+}
+
+/* The constant k (of literal_node) as a value of type t in *out (an
+ * int64_t, double, i128 or sl_str by t's representation): false if the
+ * conversion fails (the interpreter then reports it per row, as always). */
+static bool const_as(const inode *k, const sl_type *t, void *out) {
+  if (fits_as_is(k, t)) {
+    switch (k->rep) {
+    case R_I64:
+      *(int64_t *)out = k->ci;
+      return true;
+    case R_F64:
+      *(double *)out = k->cf;
+      return true;
+    case R_DEC:
+      *(i128 *)out = k->cd;
+      return true;
+    case R_STR:
+      *(sl_str *)out = k->cs;
+      return true;
+    }
+  }
+  inode cast, *arg = (inode *)k;
+  memset(&cast, 0, sizeof cast);
+  cast.kind = N_CAST;
+  cast.type = t;
+  cast.rep = rep_of(t);
+  cast.nargs = 1;
+  cast.args = &arg;
+  if (cast.rep == R_I64)
+    ix_int_range(t, &cast.lo, &cast.hi);
+  if (cast.rep == R_DEC) {
+    cast.prec = t->precision;
+    cast.scale = t->scale;
+  }
+  const void *from = k->rep == R_I64   ? (const void *)&k->ci
+                     : k->rep == R_F64 ? (const void *)&k->cf
+                     : k->rep == R_DEC ? (const void *)&k->cd
+                                       : (const void *)&k->cs;
+  i128 res[2]; /* room for any representation, aligned */
+  if (ix_cast_one(&cast, from, res) != 0)
+    return false;
+  memcpy(out, res, cast.rep == R_DEC ? sizeof(i128) : 16);
+  return true;
+}
+
+static bool same_type_shape(const sl_type *x, const sl_type *y) {
+  return x && y && x->kind == y->kind && x->precision == y->precision &&
+         x->scale == y->scale;
+}
+
+/* x IN (v1, ...): the literal values go into a hashed set (interp_inset.c)
+ * of the common comparison type of the operand and every value; the other
+ * values stay operands compared one by one. */
+static __attribute__((noinline)) inode *
+compile_in_values(cstate *cs, const sl_bexpr *e, inode *x) {
+  inode **vals = SL_ANEW_N(cs->a, inode *, e->nargs);
+  inode probe = *x, k;
+  const sl_type *ct = x->type, *last = NULL;
+  int nconst = 0, nother = 0;
+  for (int i = 1; i < e->nargs; i++) {
+    const sl_bexpr *v = e->args[i];
+    inode *vn;
+    if ((i & 4095) == 0 && sl_interrupt_pending()) {
+      sl_error_set(cs->err, SL_ECANCELLED, "query cancelled");
+      return NULL;
+    }
+    if (v->kind == SL_BEXPR_LITERAL && literal_node(cs, v, &k)) {
+      nconst++;
+      if (same_type_shape(v->type, last))
+        continue; /* the common type cannot change */
+      last = v->type;
+      vn = &k;
+    } else {
+      if (!(vn = vals[i] = compile(cs, v)))
+        return NULL;
+      nother++;
+    }
+    ct = compare_type(cs, &probe, vn);
+    probe.type = ct;
+    probe.rep = rep_of(ct);
+    probe.scale = ct->scale;
+  }
+  ix_inset *set =
+      nconst ? ix_inset_new(cs->a, rep_of(ct), (uint64_t)nconst) : NULL;
+  /* literals that do not convert stay operands, to fail where they did */
+  for (int i = 1; set && i < e->nargs; i++) {
+    const sl_bexpr *v = e->args[i];
+    if (vals[i] || !literal_node(cs, v, &k))
+      continue;
+    if (k.type->kind == SL_TYPE_NULL || k.cnull) {
+      ix_inset_add_null(set);
+      continue;
+    }
+    i128 val[2];
+    if (const_as(&k, ct, val) && ix_inset_add(set, val))
+      continue;
+    inode *kept = new_node(cs, N_CONST, v->type, v, 0);
+    if (!lit_const(cs, v, kept))
+      return NULL;
+    vals[i] = kept;
+    nother++;
+  }
+  inode *n = new_node(cs, N_IN, e->type, e, 1 + nother);
+  n->negated = e->negated;
+  n->aux = set;
+  n->args[0] = coerce(cs, x, ct);
+  for (int i = 1, j = 1; i < e->nargs; i++)
+    if (vals[i])
+      n->args[j++] = coerce(cs, vals[i], ct);
+  return n;
+}
+
+/* The operand here, the values (with their large locals) in their own
+ * frame: a chain of INs recurses through this one only. */
+static inode *compile_in(cstate *cs, const sl_bexpr *e) {
+  inode *x = compile(cs, e->args[0]);
+  return x ? compile_in_values(cs, e, x) : NULL;
+}
+
 static inode *compile(cstate *cs, const sl_bexpr *e) {
+  if (sl_interrupt_pending()) { /* Ctrl-C, .timeout */
+    sl_error_set(cs->err, SL_ECANCELLED, "query cancelled");
+    return NULL;
+  }
   switch (e->kind) {
   case SL_BEXPR_LITERAL: {
     inode *n = new_node(cs, N_CONST, e->type, e, 0);
@@ -545,17 +693,22 @@ static inode *compile(cstate *cs, const sl_bexpr *e) {
     return n;
   }
   case SL_BEXPR_BINARY: {
+    sl_op op = e->op;
+    if (op == SL_OP_AND || op == SL_OP_OR) { /* two or more operands */
+      inode *n =
+          new_node(cs, op == SL_OP_AND ? N_AND : N_OR, e->type, e, e->nargs);
+      for (int i = 0; i < e->nargs; i++) {
+        inode *x = compile(cs, e->args[i]);
+        if (!x)
+          return NULL;
+        n->args[i] = coerce(cs, x, e->type);
+      }
+      return n;
+    }
     inode *x = compile(cs, e->args[0]);
     inode *y = x ? compile(cs, e->args[1]) : NULL;
     if (!y)
       return NULL;
-    sl_op op = e->op;
-    if (op == SL_OP_AND || op == SL_OP_OR) {
-      inode *n = new_node(cs, op == SL_OP_AND ? N_AND : N_OR, e->type, e, 2);
-      n->args[0] = coerce(cs, x, e->type);
-      n->args[1] = coerce(cs, y, e->type);
-      return n;
-    }
     if (op >= SL_OP_EQ && op <= SL_OP_GE)
       return make_cmp(cs, e, op, x, y);
     if (op == SL_OP_CONCAT) {
@@ -619,12 +772,12 @@ static inode *compile(cstate *cs, const sl_bexpr *e) {
   }
   case SL_BEXPR_BETWEEN: {
     inode *v[3];
-    inode *v2 = NULL;
     for (int i = 0; i < 3; i++)
       if (!(v[i] = compile(cs, e->args[i])))
         return NULL;
-    if (!(v2 = compile(cs, e->args[0])))
-      return NULL;
+    /* the operand is one shared node (compiling it twice would double the
+     * work at every level of nested BETWEENs) */
+    inode *v2 = v[0];
     inode *n = new_node(cs, N_AND, e->type, e, 2);
     n->args[0] = make_cmp(cs, e, SL_OP_GE, v[0], v[1]);
     n->args[1] = make_cmp(cs, e, SL_OP_LE, v2, v[2]);
@@ -634,25 +787,8 @@ static inode *compile(cstate *cs, const sl_bexpr *e) {
     neg->args[0] = n;
     return neg;
   }
-  case SL_BEXPR_IN_LIST: {
-    inode *n = new_node(cs, N_IN, e->type, e, e->nargs);
-    n->negated = e->negated;
-    for (int i = 0; i < e->nargs; i++)
-      if (!(n->args[i] = compile(cs, e->args[i])))
-        return NULL;
-    /* one comparison type for the operand and every value */
-    const sl_type *ct = n->args[0]->type;
-    inode probe = *n->args[0];
-    for (int i = 1; i < e->nargs; i++) {
-      ct = compare_type(cs, &probe, n->args[i]);
-      probe.type = ct;
-      probe.rep = rep_of(ct);
-      probe.scale = ct->scale;
-    }
-    for (int i = 0; i < e->nargs; i++)
-      n->args[i] = coerce(cs, n->args[i], ct);
-    return n;
-  }
+  case SL_BEXPR_IN_LIST:
+    return compile_in(cs, e);
   case SL_BEXPR_LIKE: {
     const sl_type *st = mk_type(cs, SL_TYPE_VARCHAR);
     inode *args[3];
@@ -714,11 +850,75 @@ static inode *compile(cstate *cs, const sl_bexpr *e) {
   return NULL;
 }
 
+/* ---- vector slots -----------------------------------------------------
+ * Each node's result is a vector (17 KB) in the context; one per node would
+ * make a generated chain of 100,000 conditions take gigabytes per worker.
+ * A node's slot is needed only from its evaluation until its parent has
+ * used it, so slots are reused like registers: the parent takes its slot
+ * before its operands (they must not overwrite it while it is built); an
+ * operand's slot is free again once the parent is done with it, which for
+ * AND, OR, CASE and COALESCE (that read operand k before evaluating k + 1)
+ * is right after that operand.  A node with several parents is evaluated
+ * once per parent, so it and everything under it keep their own slots. */
+
+typedef struct slot_pool {
+  int *free;
+  int nfree, cap;
+  int next; /* slots used so far */
+} slot_pool;
+
+static void count_refs(inode *n) {
+  if (n->refs++ > 0)
+    return;
+  for (int i = 0; i < n->nargs; i++)
+    count_refs(n->args[i]);
+}
+
+static int take_slot(slot_pool *p) {
+  return p->nfree > 0 ? p->free[--p->nfree] : p->next++;
+}
+
+static void give_slot(slot_pool *p, int slot) {
+  if (p->nfree == p->cap) {
+    int cap = p->cap ? p->cap * 2 : 64;
+    int *grown = realloc(p->free, sizeof *grown * (size_t)cap);
+    if (!grown)
+      return; /* the slot stays unused: correct, only larger */
+    p->free = grown;
+    p->cap = cap;
+  }
+  p->free[p->nfree++] = slot;
+}
+
+static bool reads_operands_in_turn(const inode *n) {
+  return n->kind == N_AND || n->kind == N_OR || n->kind == N_CASE ||
+         n->kind == N_COALESCE;
+}
+
+static void assign_slots(slot_pool *p, inode *n, bool pinned) {
+  if (n->slot >= 0)
+    return; /* a shared node met again: its slots are its own */
+  pinned = pinned || n->refs > 1;
+  n->slot = take_slot(p);
+  bool in_turn = reads_operands_in_turn(n);
+  for (int i = 0; i < n->nargs; i++) {
+    inode *c = n->args[i];
+    bool keep = pinned || c->refs > 1;
+    assign_slots(p, c, pinned);
+    if (in_turn && !keep)
+      give_slot(p, c->slot);
+  }
+  if (!in_turn)
+    for (int i = 0; i < n->nargs; i++)
+      if (!pinned && n->args[i]->refs <= 1)
+        give_slot(p, n->args[i]->slot);
+}
+
 int sl_expr_compile_ex(sl_arena *a, const sl_bexpr *e,
                        const sl_row_layout *input, const int *column_map,
                        sl_expr_field_resolver resolve, void *resolve_arg,
                        sl_expr_prog **out, sl_error *err) {
-  cstate cs = {a, input, column_map, resolve, resolve_arg, 0, err};
+  cstate cs = {a, input, column_map, resolve, resolve_arg, 0, err, 0};
   *out = NULL;
   inode *root = compile(&cs, e);
   if (!root)
@@ -726,9 +926,14 @@ int sl_expr_compile_ex(sl_arena *a, const sl_bexpr *e,
   /* The result has the bound type exactly (e.g. a DECIMAL operand that was
    * narrower than the CASE it is the only branch of). */
   root = coerce(&cs, root, e->type);
+  count_refs(root);
+  slot_pool pool = {0};
+  assign_slots(&pool, root, false);
+  free(pool.free);
   sl_expr_prog *p = SL_ANEW(a, sl_expr_prog);
   p->root = root;
-  p->nslots = cs.nslots;
+  p->nslots = pool.next;
+  p->nnodes = cs.nnodes;
   p->input = input;
   *out = p;
   return SL_OK;
@@ -737,6 +942,10 @@ int sl_expr_compile_ex(sl_arena *a, const sl_bexpr *e,
 int sl_expr_compile(sl_arena *a, const sl_bexpr *e, const sl_row_layout *input,
                     const int *column_map, sl_expr_prog **out, sl_error *err) {
   return sl_expr_compile_ex(a, e, input, column_map, NULL, NULL, out, err);
+}
+
+int sl_expr_nodes(const sl_expr_prog *p) {
+  return p->nnodes;
 }
 
 const sl_type *sl_expr_type(const sl_expr_prog *p) {

@@ -297,12 +297,23 @@ static int eval_andor(sl_expr_ctx *c, const inode *n, const uint16_t *act,
     o->null[i] = a->null[i];
     o->v.i[i] = a->null[i] ? !decisive : a->v.i[i] != 0;
   }
+  /* The undecided positions, narrowed in place after each operand: one
+   * scratch list however many operands (a generated chain has thousands). */
+  uint16_t *sub = NULL;
+  uint32_t ns = 0;
   for (int k = 1; k < n->nargs; k++) {
-    uint16_t *sub = ix_alloc(c, sizeof(uint16_t) * nact);
-    uint32_t ns = 0;
-    FOR_ACT(i) {
-      if (o->null[i] || o->v.i[i] != decisive)
-        sub[ns++] = (uint16_t)i;
+    if (!sub) {
+      sub = ix_alloc(c, sizeof(uint16_t) * nact);
+      FOR_ACT(i) {
+        if (o->null[i] || o->v.i[i] != decisive)
+          sub[ns++] = (uint16_t)i;
+      }
+    } else {
+      uint32_t kept = 0;
+      for (uint32_t j = 0; j < ns; j++)
+        if (o->null[sub[j]] || o->v.i[sub[j]] != decisive)
+          sub[kept++] = sub[j];
+      ns = kept;
     }
     if (ns == 0)
       break;

@@ -97,7 +97,9 @@ struct inode {
   const sl_bexpr *src; /* for error positions and messages (may be NULL) */
   int nargs;
   inode **args;
-  int slot; /* vector slot in the context */
+  int slot; /* vector slot in the context (shared with nodes that are
+             * never live at the same time: assign_slots) */
+  int refs; /* parents (more than one: a shared operand, e.g. BETWEEN's) */
   int op;   /* sl_op (ARITH, CMP, TIME_ADD, IV_SCALE), sl_is_what (IS) */
   ifn fn;
   bool negated;          /* IN, LIKE, IS, CAST (try) */
@@ -122,6 +124,7 @@ struct inode {
 struct sl_expr_prog {
   inode *root;
   int nslots;
+  int nnodes;
   const sl_row_layout *input;
 };
 
@@ -185,6 +188,20 @@ static inline ivec *ix_vec(sl_expr_ctx *c, const inode *n) {
 /* A string result of len bytes: inline, or copied into scratch. */
 sl_str ix_str(sl_expr_ctx *c, const char *p, uint32_t len);
 char *ix_strbuf(sl_expr_ctx *c, uint32_t len);
+
+/* ---- IN over constants (interp_inset.c) ---------------------------------
+ * An N_IN node whose aux is a set: its constant values are in the set (in
+ * the representation of args[0]), args[1..] are only the other values. */
+typedef struct ix_inset ix_inset;
+/* A set for up to `expected` values of representation rep, in a. */
+ix_inset *ix_inset_new(sl_arena *a, irep rep, uint64_t expected);
+/* Add one value (int64_t, double, i128 or sl_str by rep); false when the
+ * set already holds `expected` values. */
+bool ix_inset_add(ix_inset *s, const void *v);
+void ix_inset_add_null(ix_inset *s);
+bool ix_inset_has(const ix_inset *s, const void *v);
+bool ix_inset_has_null(const ix_inset *s);
+uint64_t ix_inset_size(const ix_inset *s);
 
 /* ---- decimal (interp_decimal.c) ------------------------------------------
  */

@@ -387,7 +387,7 @@ int sl_jit_fold_run(const sl_jit_kernel *k, sl_jit_fold_call *c) {
   return k->fold_fn(c) == JIT_OK ? SL_OK : SL_JIT_RETRY;
 }
 
-int sl_jit_compile(sl_jit *j, char **ir, sl_error *err) {
+int jit_compile_now(sl_jit *j, char **ir, sl_error *err) {
   if (ir)
     *ir = NULL;
   if (!j->mod)

@@ -639,41 +639,47 @@ static jit_val gen_cmp(jit_cg *g, const inode *n) {
   return r;
 }
 
-/* AND / OR: operand k runs only where the result is still undecided. */
+/* AND / OR: operand k runs only while the result is undecided.  The first
+ * decisive operand (FALSE for AND, TRUE for OR) jumps to one merge block;
+ * past the last, the result is NULL if an operand was, else the other
+ * value.  One phi with an edge per operand keeps a generated chain of
+ * thousands of conditions linear for LLVM (a phi per operand was not). */
 static jit_val gen_andor(jit_cg *g, const inode *n) {
   const bool decisive = n->kind == N_OR;
-  jit_val a = jit_gen(g, n->args[0]);
-  jit_val o;
-  o.null = a.null;
-  o.v = LLVMBuildSelect(g->b, a.null, i1c(g, !decisive), is_true64(g, a.v), "");
-  for (int k = 1; k < n->nargs; k++) {
-    /* undecided: NULL, or not the decisive value */
-    LLVMValueRef decided = LLVMBuildAnd(
-        g->b, not1(g, o.null),
-        LLVMBuildICmp(g->b, LLVMIntEQ, o.v, i1c(g, decisive), ""), "");
-    LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef run = block(g, "andor.next"),
-                      done = block(g, "andor.done");
-    LLVMBuildCondBr(g->b, decided, done, run);
-    LLVMPositionBuilderAtEnd(g->b, run);
+  /* the merge block and its two phis first; edges are added as the
+   * operands are generated */
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef done = block(g, "andor.done");
+  LLVMPositionBuilderAtEnd(g->b, done);
+  LLVMValueRef pnull = LLVMBuildPhi(g->b, g->i1, "");
+  LLVMValueRef pv = LLVMBuildPhi(g->b, g->i1, "");
+  LLVMPositionBuilderAtEnd(g->b, here);
+  LLVMValueRef anynull = i1c(g, 0);
+  LLVMValueRef dec = i1c(g, decisive), no = i1c(g, 0);
+  for (int k = 0; k < n->nargs; k++) {
     jit_val b = jit_gen(g, n->args[k]);
     LLVMValueRef bdec = LLVMBuildAnd(
         g->b, not1(g, b.null),
-        LLVMBuildICmp(g->b, LLVMIntEQ, is_true64(g, b.v), i1c(g, decisive), ""),
-        "");
-    jit_val nv;
-    nv.null = LLVMBuildSelect(g->b, bdec, i1c(g, 0),
-                              LLVMBuildOr(g->b, o.null, b.null, ""), "");
-    nv.v = LLVMBuildSelect(g->b, bdec, i1c(g, decisive), o.v, "");
-    LLVMBasicBlockRef end = LLVMGetInsertBlock(g->b);
-    LLVMBuildBr(g->b, done);
-    LLVMPositionBuilderAtEnd(g->b, done);
-    LLVMValueRef pn = phi2(g, g->i1, o.null, from, nv.null, end);
-    LLVMValueRef pv = phi2(g, g->i1, o.v, from, nv.v, end);
-    o.null = pn;
-    o.v = pv;
+        LLVMBuildICmp(g->b, LLVMIntEQ, is_true64(g, b.v), dec, ""), "");
+    anynull = LLVMBuildOr(g->b, anynull, b.null, "");
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+    LLVMAddIncoming(pnull, &no, &from, 1);
+    LLVMAddIncoming(pv, &dec, &from, 1);
+    LLVMBasicBlockRef next = block(g, "andor.next");
+    LLVMBuildCondBr(g->b, bdec, done, next);
+    LLVMPositionBuilderAtEnd(g->b, next);
   }
-  o.v = to_bool64(g, o.v);
+  /* no operand decided: NULL if one was NULL (the value is then unused) */
+  LLVMBasicBlockRef last = LLVMGetInsertBlock(g->b);
+  LLVMValueRef other = i1c(g, !decisive);
+  LLVMAddIncoming(pnull, &anynull, &last, 1);
+  LLVMAddIncoming(pv, &other, &last, 1);
+  LLVMBuildBr(g->b, done);
+  /* done was created before the operands' blocks; keep the function's
+   * blocks in order of execution */
+  LLVMMoveBasicBlockAfter(done, last);
+  LLVMPositionBuilderAtEnd(g->b, done);
+  jit_val o = {pnull, to_bool64(g, pv)};
   return o;
 }
 
@@ -761,6 +767,27 @@ static jit_val gen_in(jit_cg *g, const inode *n) {
   jit_val a = jit_gen(g, n->args[0]);
   irep rep = n->args[0]->rep;
   LLVMValueRef found = i1c(g, 0), anynull = a.null;
+  if (n->aux) { /* the constants' set (interp_inset.c): a helper probes it */
+    guard gd;
+    guard_begin(g, a.null, &gd);
+    LLVMValueRef arg = a.v;
+    if (rep != R_STR) { /* by address, in a 16-byte helper slot */
+      jit_store(g, a.v,
+                LLVMBuildBitCast(g->b, g->slot_a,
+                                 LLVMPointerType(jit_type_of(g, rep), 0), ""),
+                rep == R_DEC ? 16 : 8);
+      arg = g->slot_a;
+    }
+    LLVMTypeRef ps[2] = {g->ptr, g->ptr};
+    LLVMValueRef args[2] = {jit_const_ptr(g, n->aux), arg};
+    LLVMValueRef hit = jit_call_c(g, LLVMFunctionType(g->i32, ps, 2, 0),
+                                  FN(sl_jit_rt_in_set), args, 2);
+    hit = LLVMBuildICmp(g->b, LLVMIntNE, hit, LLVMConstInt(g->i32, 0, 0), "");
+    LLVMValueRef dummy;
+    found = guard_end(g, &gd, g->i1, i1c(g, 0), hit, NULL, &dummy);
+    if (ix_inset_has_null(n->aux))
+      anynull = i1c(g, 1);
+  }
   for (int k = 1; k < n->nargs; k++) {
     const inode *y = n->args[k];
     if (y->kind == N_CONST && y->cnull) {
@@ -961,12 +988,19 @@ jit_val jit_gen_prog(jit_cg *g, const sl_expr_prog *p) {
   return jit_gen(g, p->root);
 }
 
-jit_val jit_gen(jit_cg *g, const inode *n) {
+/* Is n evaluated by the interpreter (its reason buffer stays out of
+ * jit_gen's recursive frame)? */
+static __attribute__((noinline)) bool interpreted(const jit_cg *g,
+                                                  const inode *n) {
   char why[160];
-  bool aux = false;
-  for (int a = 0; a < g->naux && !aux; a++)
-    aux = g->aux_nodes[a] == n;
-  if (aux || node_reason(n, why, sizeof why))
+  for (int a = 0; a < g->naux; a++)
+    if (g->aux_nodes[a] == n)
+      return true;
+  return node_reason(n, why, sizeof why) != NULL;
+}
+
+jit_val jit_gen(jit_cg *g, const inode *n) {
+  if (interpreted(g, n))
     return gen_interp(g, n);
   switch (n->kind) {
   case N_CONST:

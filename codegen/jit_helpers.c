@@ -27,6 +27,10 @@ int32_t sl_jit_rt_like(const void *pat, const sl_str *s) {
   return ix_like_match_str(pat, s);
 }
 
+int32_t sl_jit_rt_in_set(const ix_inset *set, const void *v) {
+  return ix_inset_has(set, v);
+}
+
 int64_t sl_jit_rt_char_length(const sl_str *s) {
   return ix_utf8_chars(sl_str_data(s), s->len);
 }

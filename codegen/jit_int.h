@@ -114,6 +114,11 @@ typedef struct jit_val {
   LLVMValueRef null, v;
 } jit_val;
 
+/* ---- jit_engine.c, jit_background.c -------------------------------------- */
+/* sl_jit_compile's work, on the calling thread (jit_background.c runs it
+ * on a thread of its own so that Ctrl-C is not kept waiting). */
+int jit_compile_now(sl_jit *j, char **ir, sl_error *err);
+
 /* ---- jit_expr.c ---------------------------------------------------------- */
 /* NULL if n and its whole subtree compile to native code, else (the
  * first node that does not) the reason in buf; such a subtree is
@@ -179,6 +184,8 @@ int32_t sl_jit_rt_dec_arith(const inode *n, const i128 *a, const i128 *b,
 int32_t sl_jit_rt_str_cmp(const sl_str *a, const sl_str *b);
 int32_t sl_jit_rt_like(const void *pat, const sl_str *s);
 int64_t sl_jit_rt_char_length(const sl_str *s);
+/* Is the value at v (the set's representation) in the IN list's set? */
+int32_t sl_jit_rt_in_set(const ix_inset *set, const void *v);
 double sl_jit_rt_fmod(double a, double b);
 int32_t sl_jit_rt_time_fn(const inode *n, int64_t v, int64_t *out);
 double sl_jit_rt_math1(int32_t fn, double a);

@@ -260,6 +260,8 @@ static int expr_prec(const sl_expr *e) {
     return op_prec(e->u.unary.op);
   case SL_EXPR_BINARY:
     return op_prec(e->u.binary.op);
+  case SL_EXPR_LOGICAL:
+    return op_prec(e->u.logical.op);
   case SL_EXPR_BETWEEN:
   case SL_EXPR_IN_LIST:
   case SL_EXPR_LIKE:
@@ -435,6 +437,15 @@ static void format_expr_inner(sl_strbuf *b, const sl_expr *e) {
     format_expr(b, e->u.binary.left, p);
     sl_strbuf_printf(b, " %s ", sl_op_symbol(e->u.binary.op));
     format_expr(b, e->u.binary.right, p + 1);
+    break;
+  }
+  case SL_EXPR_LOGICAL: {
+    int p = op_prec(e->u.logical.op);
+    for (int i = 0; i < SL_LIST_LEN(e->u.logical.args); i++) {
+      if (i)
+        sl_strbuf_printf(b, " %s ", sl_op_symbol(e->u.logical.op));
+      format_expr(b, SL_LIST_AT(e->u.logical.args, i), i ? p + 1 : p);
+    }
     break;
   }
   case SL_EXPR_BETWEEN:

@@ -193,6 +193,11 @@ static void dump_expr(sl_strbuf *b, const sl_expr *e) {
     dump_expr(b, e->u.binary.right);
     sl_strbuf_appendc(b, ')');
     break;
+  case SL_EXPR_LOGICAL:
+    sl_strbuf_printf(b, "(%s", sl_op_symbol(e->u.logical.op));
+    dump_exprs(b, e->u.logical.args);
+    sl_strbuf_appendc(b, ')');
+    break;
   case SL_EXPR_BETWEEN:
     sl_strbuf_printf(b, "(%sbetween%s ", e->u.between.negated ? "not-" : "",
                      e->u.between.symmetric ? "-symmetric" : "");

@@ -38,9 +38,10 @@ const char *sl_bind_expr_sql(sl_binder *b, const sl_expr *e) {
   sl_strbuf sb = SL_STRBUF_INIT;
   sl_expr_format(&sb, e);
   const char *s = sl_strbuf_cstr(&sb);
-  bool op = e->kind == SL_EXPR_BINARY || e->kind == SL_EXPR_BETWEEN ||
-            e->kind == SL_EXPR_IN_LIST || e->kind == SL_EXPR_LIKE ||
-            e->kind == SL_EXPR_IS || e->kind == SL_EXPR_UNARY;
+  bool op = e->kind == SL_EXPR_BINARY || e->kind == SL_EXPR_LOGICAL ||
+            e->kind == SL_EXPR_BETWEEN || e->kind == SL_EXPR_IN_LIST ||
+            e->kind == SL_EXPR_LIKE || e->kind == SL_EXPR_IS ||
+            e->kind == SL_EXPR_UNARY;
   const char *r = (op && s[0] != '(') ? sl_arena_printf(b->a, "(%s)", s)
                                       : sl_arena_strdup(b->a, s);
   sl_strbuf_free(&sb);

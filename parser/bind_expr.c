@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "bind_int.h"
+#include "sluice/interrupt.h"
 
 sl_bexpr *sl_bexpr_new(sl_binder *b, sl_bexpr_kind kind, sl_type *type,
                        sl_span span) {
@@ -302,6 +303,32 @@ static int bind_binary(sl_binder *b, sl_ectx *cx, const sl_expr *e,
   a[0] = l;
   a[1] = r;
   *out = n;
+  return SL_OK;
+}
+
+/* AND / OR over any number of operands: one bound node whose args are the
+ * operands (binder.h), so a chain of any length is one level deep. */
+static int bind_logical(sl_binder *b, sl_ectx *cx, const sl_expr *e,
+                        sl_bexpr **out) {
+  sl_op op = e->u.logical.op;
+  int n = SL_LIST_LEN(e->u.logical.args);
+  sl_bexpr *node = sl_bexpr_new(b, SL_BEXPR_BINARY, NULL, e->span);
+  node->op = op;
+  sl_bexpr **a = new_args(b, node, n);
+  bool not_null = true;
+  for (int i = 0; i < n; i++) {
+    int rc = sl_bind_expr(b, cx, SL_LIST_AT(e->u.logical.args, i), &a[i]);
+    if (rc)
+      return rc;
+    if (!is_bool_or_null(a[i]->type))
+      return sl_bind_error(b, a[i]->span, SL_EBIND,
+                           "%s needs BOOLEAN operands, got %s in %s",
+                           sl_op_symbol(op), sl_tp_msg(b->a, a[i]->type),
+                           sl_bind_expr_sql(b, e));
+    not_null = not_null && a[i]->type->not_null;
+  }
+  node->type = sl_tp(b->a, SL_TYPE_BOOLEAN, not_null);
+  *out = node;
   return SL_OK;
 }
 
@@ -795,7 +822,8 @@ static int bind_field(sl_binder *b, sl_ectx *cx, const sl_expr *e,
   return sl_bind_fields(b, &q, 1, base, out);
 }
 
-int sl_bind_expr(sl_binder *b, sl_ectx *cx, const sl_expr *e, sl_bexpr **out) {
+static int bind_expr_kind(sl_binder *b, sl_ectx *cx, const sl_expr *e,
+                          sl_bexpr **out) {
   switch (e->kind) {
   case SL_EXPR_LITERAL:
     return bind_literal(b, e, out);
@@ -808,6 +836,8 @@ int sl_bind_expr(sl_binder *b, sl_ectx *cx, const sl_expr *e, sl_bexpr **out) {
     return bind_unary(b, cx, e, out);
   case SL_EXPR_BINARY:
     return bind_binary(b, cx, e, out);
+  case SL_EXPR_LOGICAL:
+    return bind_logical(b, cx, e, out);
   case SL_EXPR_BETWEEN:
     return bind_between(b, cx, e, out);
   case SL_EXPR_IN_LIST:
@@ -829,6 +859,23 @@ int sl_bind_expr(sl_binder *b, sl_ectx *cx, const sl_expr *e, sl_bexpr **out) {
   }
   return sl_bind_error(b, e->span, SL_EINTERNAL, "unknown expression kind %d",
                        (int)e->kind);
+}
+
+/* The parser bounds each statement's depth; views and subqueries bound
+ * inside an expression add theirs, so the recursion is counted here too. */
+int sl_bind_expr(sl_binder *b, sl_ectx *cx, const sl_expr *e, sl_bexpr **out) {
+  if (sl_interrupt_pending()) /* Ctrl-C, .timeout: a long list binds for s */
+    return sl_error_set(b->err, SL_ECANCELLED, "query cancelled");
+  if (b->expr_depth >= SL_MAX_BIND_DEPTH)
+    return sl_bind_error(
+        b, e->span, SL_EBIND,
+        "expression nested too deeply once views and subqueries are "
+        "expanded: more than %d levels; split it, or nest fewer views",
+        SL_MAX_BIND_DEPTH);
+  b->expr_depth++;
+  int rc = bind_expr_kind(b, cx, e, out);
+  b->expr_depth--;
+  return rc;
 }
 
 int sl_bind_condition(sl_binder *b, sl_ectx *cx, const sl_expr *e,

@@ -108,11 +108,13 @@ void sl_bexpr_format(sl_strbuf *b, const sl_bexpr *e) {
       sl_strbuf_append(b, sl_op_symbol(e->op));
     sl_bexpr_format(b, e->args[0]);
     break;
-  case SL_BEXPR_BINARY:
+  case SL_BEXPR_BINARY: /* AND and OR: any number of operands */
     sl_strbuf_appendc(b, '(');
-    sl_bexpr_format(b, e->args[0]);
-    sl_strbuf_printf(b, " %s ", sl_op_symbol(e->op));
-    sl_bexpr_format(b, e->args[1]);
+    for (int i = 0; i < e->nargs; i++) {
+      if (i)
+        sl_strbuf_printf(b, " %s ", sl_op_symbol(e->op));
+      sl_bexpr_format(b, e->args[i]);
+    }
     sl_strbuf_appendc(b, ')');
     break;
   case SL_BEXPR_CALL:

@@ -62,6 +62,9 @@ typedef struct sl_binder {
   sl_error *err;
   sl_cte_env *ctes;
   int depth; /* view / CTE expansion depth */
+  /* expressions being bound, views and subqueries included: bounds the
+   * binder's recursion (SL_MAX_BIND_DEPTH) */
+  int expr_depth;
 } sl_binder;
 
 /* Errors: position from a span; always return the code. */

@@ -14,6 +14,7 @@
 
 #include "grammar.h"
 #include "parse_int.h"
+#include "sluice/interrupt.h"
 #include "sluice/parser.h"
 
 enum raw_state { RAW_NONE, RAW_KEY, RAW_AFTER_KEY, RAW_VALUE };
@@ -80,7 +81,14 @@ int sl_parse(sl_arena *a, const char *text, size_t len, int first_line,
 
   void *parser = sl_lemon_parse_new(a);
   int last_code = 0;
+  bool cancelled = false;
   while (!ctx.failed) {
+    /* Ctrl-C and .timeout: a megabyte statement takes seconds to parse */
+    if (sl_interrupt_pending()) {
+      sl_error_set(err, SL_ECANCELLED, "query cancelled");
+      cancelled = true;
+      break;
+    }
     sl_token t = next_token(&d);
     if (t.kind == SL_TOK_ERROR) {
       tokenizer_error(&ctx, &t);
@@ -106,6 +114,8 @@ int sl_parse(sl_arena *a, const char *text, size_t len, int first_line,
     ctx.end_column = d.tok.column;
   }
   sl_lemon_parseFinalize(parser);
+  if (cancelled)
+    return SL_ECANCELLED;
   return ctx.failed ? SL_ESYNTAX : SL_OK;
 }
 

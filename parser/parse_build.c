@@ -33,7 +33,7 @@ sl_span p_span_from(const sl_parse_ctx *c, sl_span start) {
 void p_error_at(sl_parse_ctx *c, sl_span at, const char *fmt, ...) {
   if (c->failed)
     return;
-  char buf[256];
+  char buf[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -64,7 +64,11 @@ void p_syntax_error(sl_parse_ctx *c, int major, const sl_token *tok) {
 }
 
 void p_stack_overflow(sl_parse_ctx *c) {
-  p_error_at(c, p_tok_span(&c->cur), "statement too deeply nested");
+  p_error_at(c, p_tok_span(&c->cur),
+             "expression nested too deeply: the parser's limit of %d open "
+             "levels (parentheses, subqueries, calls, prefix operators) is "
+             "reached here",
+             SL_PARSE_MAX_DEPTH);
 }
 
 /* ---- token text ---------------------------------------------------------- */
@@ -217,7 +221,31 @@ sl_expr *p_unary(sl_parse_ctx *c, sl_op op, const sl_token *optok,
   return e;
 }
 
+/* a AND b AND c is one node: generated SQL chains thousands of conditions,
+ * and a flat list keeps every walker's recursion (and the depth limit) at
+ * one level for any length.  AND and OR are associative, so parentheses
+ * that group the same operator are flattened too. */
+static sl_expr *p_logical(sl_parse_ctx *c, sl_op op, sl_expr *l, sl_expr *r) {
+  sl_expr *e = l;
+  if (l->kind != SL_EXPR_LOGICAL || l->u.logical.op != op) {
+    e = p_expr(c, SL_EXPR_LOGICAL, l->span);
+    e->u.logical.op = op;
+    e->u.logical.args = p_list1(c, l);
+  }
+  if (r->kind == SL_EXPR_LOGICAL && r->u.logical.op == op) {
+    for (int i = 0; i < r->u.logical.args->n; i++)
+      sl_list_push(c->arena, e->u.logical.args,
+                   SL_LIST_AT(r->u.logical.args, i));
+  } else {
+    sl_list_push(c->arena, e->u.logical.args, r);
+  }
+  e->span = p_span_from(c, l->span);
+  return e;
+}
+
 sl_expr *p_binary(sl_parse_ctx *c, sl_op op, sl_expr *l, sl_expr *r) {
+  if (op == SL_OP_AND || op == SL_OP_OR)
+    return p_logical(c, op, l, r);
   sl_expr *e = p_expr(c, SL_EXPR_BINARY, l->span);
   e->u.binary.op = op;
   e->u.binary.left = l;
@@ -410,6 +438,17 @@ sl_stmt *p_stmt(sl_parse_ctx *c, sl_stmt_kind kind, const sl_token *first) {
 }
 
 void p_add_stmt(sl_parse_ctx *c, sl_stmt *s) {
+  sl_span at = s->span;
+  int depth = sl_stmt_depth(s, SL_MAX_EXPR_DEPTH, &at);
+  if (depth > SL_MAX_EXPR_DEPTH) {
+    p_error_at(c, at,
+               "expression nested too deeply: depth %d exceeds the limit of "
+               "%d (a chain a + b + c + ... nests one level per operator, as "
+               "do nested calls, CASEs and subqueries; AND/OR chains and IN "
+               "lists do not): split the expression",
+               depth, SL_MAX_EXPR_DEPTH);
+    return;
+  }
   sl_list_push(c->arena, c->stmts, s);
 }
 

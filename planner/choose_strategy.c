@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sluice/cost_model.h"
+#include "sluice/interrupt.h"
 #include "sluice/strbuf.h"
 
 /* A copy of e whose columns index `shift` places lower (an expression over
@@ -167,7 +168,10 @@ int sl_plan_choose_strategy(sl_plan *plan, const sl_strategy_inputs *in,
   if (!want || strcmp(want, "auto") == 0 ||
       (in->staged_leaf && strcmp(want, "broadcast") == 0)) {
     auto_strategy(plan, in, arena, why);
-    return SL_OK;
+    /* sampling and calibration stop early on Ctrl-C and .timeout */
+    return sl_interrupt_pending()
+               ? sl_error_set(err, SL_ECANCELLED, "query cancelled")
+               : SL_OK;
   }
   if (strcmp(want, "late-merge") == 0) {
     *why = "forced by SET 'sluice.strategy'";

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sluice/interpreter.h"
+#include "sluice/interrupt.h"
 #include "sluice/plan.h"
 #include "sluice/strbuf.h"
 #include "sluice/value_text.h"
@@ -133,7 +134,8 @@ static sl_bexpr *literal_of(folder *f, const sl_bexpr *e,
 
 /* Evaluate e (all of whose arguments are literals) and return its literal,
  * or NULL to keep e as it is. */
-static sl_bexpr *evaluate(folder *f, const sl_bexpr *e) {
+static __attribute__((noinline)) sl_bexpr *evaluate(folder *f,
+                                                    const sl_bexpr *e) {
   sl_arena scratch;
   sl_arena_init(&scratch, 0);
   sl_error err = {0};
@@ -150,8 +152,8 @@ static sl_bexpr *evaluate(folder *f, const sl_bexpr *e) {
 }
 
 static sl_bexpr *fold(folder *f, sl_bexpr *e) {
-  if (!e || e->nargs == 0)
-    return e;
+  if (!e || e->nargs == 0 || sl_interrupt_pending())
+    return e; /* cancelled: planning returns SL_ECANCELLED */
   sl_bexpr **args = NULL;
   bool all_literal = true;
   int noted = f->plan->nrewrites;

@@ -167,7 +167,7 @@ void sl_cost_calibrate_cached(sl_cost_constants *k, bool fresh) {
   if (!fresh && have_path && sl_cost_load(k, path))
     return;
   sl_cost_calibrate(k);
-  if (have_path) {
+  if (have_path && k->calibrated) { /* not a measurement cut short */
     sl_error err = {0};
     sl_cost_save(k, path, &err); /* a read-only home only costs time */
     sl_error_clear(&err);

@@ -36,6 +36,7 @@
 #include "sluice/aggregate.h"
 #include "sluice/clock.h"
 #include "sluice/cost_model.h"
+#include "sluice/interrupt.h"
 
 static uint64_t rnd(uint64_t *s) {
   *s += 0x9e3779b97f4a7c15ULL;
@@ -58,6 +59,8 @@ static double time_updates(sl_arena *a, uint64_t keys, uint64_t updates,
   uint8_t key[16] = {0};
   double t0 = sl_clock_seconds();
   for (uint64_t i = 0; i < updates; i++) {
+    if ((i & 65535) == 0 && sl_interrupt_pending())
+      break; /* Ctrl-C: sl_cost_calibrate gives up */
     SL_FIELD(key, kl, 0, int64_t) = (int64_t)(rnd(&seed) % keys);
     uint8_t *st = sl_group_table_upsert(keep, sl_key_hash(kl, key), key);
     (*(int64_t *)st)++;
@@ -112,7 +115,9 @@ void sl_cost_calibrate(sl_cost_constants *k) {
    * bytes each) stay in a 2-core machine's caches, about 64K groups; the
    * hot and cold update costs above are measured on either side of it. */
   k->cache_groups = 1 << 16;
-  k->calibrated = true;
+  /* Ctrl-C or .timeout during the measurement (a few seconds, once per
+   * machine): the figures are cut short, so they are not kept */
+  k->calibrated = !sl_interrupt_pending();
   sl_group_table_free(&small);
   sl_group_table_free(&small2);
   sl_group_table_free(&big);

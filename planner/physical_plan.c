@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "plan_int.h"
+#include "sluice/interrupt.h"
 #include "sluice/plan.h"
 
 /* ---- building expressions --------------------------------------------- */
@@ -36,18 +37,63 @@ sl_bexpr *sl_pl_column(sl_arena *a, int index, const sl_type *type,
   return e;
 }
 
-sl_bexpr *sl_pl_and(sl_arena *a, sl_bexpr *x, sl_bexpr *y) {
-  if (!x)
-    return y;
-  if (!y)
-    return x;
+bool sl_pl_is_and(const sl_bexpr *e) {
+  return e && e->kind == SL_BEXPR_BINARY && e->op == SL_OP_AND;
+}
+
+bool sl_pl_is_or(const sl_bexpr *e) {
+  return e && e->kind == SL_BEXPR_BINARY && e->op == SL_OP_OR;
+}
+
+void sl_pl_parts_add(sl_arena *a, sl_pl_parts *p, sl_bexpr *e) {
+  if (!e)
+    return;
+  if (p->n == p->cap) {
+    int cap = p->cap ? p->cap * 2 : 8;
+    sl_bexpr **v = SL_ANEW_N(a, sl_bexpr *, cap);
+    if (p->n)
+      memcpy(v, p->v, sizeof *v * (size_t)p->n);
+    p->v = v;
+    p->cap = cap;
+  }
+  p->v[p->n++] = e;
+}
+
+sl_bexpr *sl_pl_and_parts(sl_arena *a, const sl_pl_parts *p) {
+  int n = 0, nonnull = 0;
+  sl_bexpr *only = NULL;
+  for (int i = 0; i < p->n; i++) {
+    if (!p->v[i])
+      continue;
+    nonnull++;
+    only = p->v[i];
+    n += sl_pl_is_and(p->v[i]) ? p->v[i]->nargs : 1;
+  }
+  if (nonnull <= 1)
+    return only;
   sl_bexpr *e = new_expr(a, SL_BEXPR_BINARY, sl_type_new(a, SL_TYPE_BOOLEAN));
   e->op = SL_OP_AND;
-  e->nargs = 2;
-  e->args = SL_ANEW_N(a, sl_bexpr *, 2);
-  e->args[0] = x;
-  e->args[1] = y;
+  e->args = SL_ANEW_N(a, sl_bexpr *, n);
+  for (int i = 0; i < p->n; i++) {
+    sl_bexpr *x = p->v[i];
+    if (!x)
+      continue;
+    if (!e->span.length)
+      e->span = x->span;
+    if (sl_pl_is_and(x)) {
+      memcpy(e->args + e->nargs, x->args, sizeof *x->args * (size_t)x->nargs);
+      e->nargs += x->nargs;
+    } else {
+      e->args[e->nargs++] = x;
+    }
+  }
   return e;
+}
+
+sl_bexpr *sl_pl_and(sl_arena *a, sl_bexpr *x, sl_bexpr *y) {
+  sl_bexpr *v[2] = {x, y};
+  sl_pl_parts p = {v, 2, 2};
+  return sl_pl_and_parts(a, &p);
 }
 
 /* Deep-enough copy of e with COLUMN(i) (depth 0) replaced by cols[i]. */
@@ -136,17 +182,42 @@ bool sl_pl_has_window_prop(const sl_bexpr *e) {
   return false;
 }
 
-/* Split a conjunction into its parts. */
-void sl_pl_conjuncts(sl_bexpr *e, sl_bexpr **out, int *n, int max) {
+void sl_pl_conjuncts(sl_arena *a, sl_bexpr *e, sl_pl_parts *out) {
   if (!e)
     return;
-  if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_AND) {
-    sl_pl_conjuncts(e->args[0], out, n, max);
-    sl_pl_conjuncts(e->args[1], out, n, max);
+  if (!sl_pl_is_and(e)) {
+    sl_pl_parts_add(a, out, e);
     return;
   }
-  if (*n < max)
-    out[(*n)++] = e;
+  /* An explicit stack of (AND node, next operand): nested ANDs (a view's
+   * filter inside a WHERE) come out in order, at any depth. */
+  sl_pl_parts nodes = {0};
+  int *next = NULL, cap = 0;
+  sl_pl_parts_add(a, &nodes, e);
+  cap = nodes.cap;
+  next = SL_ANEW_N(a, int, cap);
+  next[0] = 0;
+  while (nodes.n > 0) {
+    sl_bexpr *top = nodes.v[nodes.n - 1];
+    int *k = &next[nodes.n - 1];
+    if (*k == top->nargs) {
+      nodes.n--;
+      continue;
+    }
+    sl_bexpr *c = top->args[(*k)++];
+    if (!sl_pl_is_and(c)) {
+      sl_pl_parts_add(a, out, c);
+      continue;
+    }
+    sl_pl_parts_add(a, &nodes, c);
+    if (nodes.cap > cap) {
+      int *grown = SL_ANEW_N(a, int, nodes.cap);
+      memcpy(grown, next, sizeof *next * (size_t)cap);
+      next = grown;
+      cap = nodes.cap;
+    }
+    next[nodes.n - 1] = 0;
+  }
 }
 
 /* ---- flattening FROM ------------------------------------------------------
@@ -167,7 +238,56 @@ typedef struct planner {
   sl_plan *plan;
   sl_error *err;
   const sl_bfrom *stream_scan; /* input 0's scan node */
+  bool too_deep;               /* a substitution was refused (err says which) */
 } planner;
+
+/* Substituting a view's columns stacks its expressions' depth on the
+ * query's (and its views' on its own): each result is measured, without
+ * recursion, before any recursive walker (the rest of planning, folding,
+ * the interpreter, the JIT, EXPLAIN) sees it.  One too deep, or too large
+ * once its shared subtrees are counted per use (what compiling it would
+ * build), is refused; a NULL literal takes its place until planning
+ * returns the error. */
+static sl_bexpr *measured(planner *p, sl_bexpr *r, const sl_bexpr *at) {
+  if (!r)
+    return r;
+  int64_t nodes = 0, copies = 0;
+  int h = sl_bexpr_height(r, &nodes, &copies);
+  if (h >= 0 && h <= SL_MAX_PLAN_EXPR_DEPTH &&
+      copies <= SL_MAX_PLAN_EXPR_COPIES)
+    return r;
+  if (!p->too_deep) {
+    sl_span s = at ? at->span : r->span;
+    if (h >= 0 && h > SL_MAX_PLAN_EXPR_DEPTH)
+      sl_error_set_at(p->err, SL_EUNSUPPORTED, s.line, s.column, s.offset,
+                      s.length,
+                      "expression nested too deeply once views are "
+                      "expanded: depth %d exceeds the limit of %d; nest "
+                      "fewer views or split their expressions",
+                      h, SL_MAX_PLAN_EXPR_DEPTH);
+    else if (h >= 0)
+      sl_error_set_at(p->err, SL_EUNSUPPORTED, s.line, s.column, s.offset,
+                      s.length,
+                      "expression too large once views are expanded: "
+                      "views' columns used more than once add %lld copies "
+                      "of their expressions, more than the limit of %d; "
+                      "nest fewer views or use each column fewer times",
+                      (long long)copies, SL_MAX_PLAN_EXPR_COPIES);
+    else if (h == -2)
+      sl_error_set(p->err, SL_ECANCELLED, "query cancelled");
+    else
+      sl_error_set(p->err, SL_ENOMEM, "out of memory measuring an expression");
+  }
+  p->too_deep = true;
+  sl_bexpr *l = new_expr(p->a, SL_BEXPR_LITERAL, r->type);
+  l->lit.kind = SL_LIT_NULL;
+  l->span = r->span;
+  return l;
+}
+
+static sl_bexpr *subst(planner *p, const sl_bexpr *e, sl_bexpr *const *cols) {
+  return measured(p, sl_pl_subst(p->a, e, cols), e);
+}
 
 static int unsupported(planner *p, sl_span span, const char *what) {
   return sl_error_set_at(p->err, SL_EUNSUPPORTED, span.line, span.column,
@@ -270,7 +390,7 @@ static int add_input(planner *p, const sl_bfrom *scan, flat *out) {
   out->cols = SL_ANEW_N(p->a, sl_bexpr *, scan->ncols);
   for (int i = 0; i < scan->ncols; i++) {
     const sl_bexpr *c = scan->u.scan.computed ? scan->u.scan.computed[i] : NULL;
-    out->cols[i] = c ? sl_pl_subst(p->a, c, base) : base[i];
+    out->cols[i] = c ? subst(p, c, base) : base[i];
   }
   out->filter = NULL;
   if (plan->ninputs == 1)
@@ -278,7 +398,7 @@ static int add_input(planner *p, const sl_bfrom *scan, flat *out) {
   /* Event time of the stream: its rowtime column and watermark. */
   if (plan->ninputs == 1 && scan->u.scan.rowtime_column >= 0) {
     plan->rowtime = out->cols[scan->u.scan.rowtime_column];
-    plan->watermark = sl_pl_subst(p->a, scan->u.scan.watermark, out->cols);
+    plan->watermark = subst(p, scan->u.scan.watermark, out->cols);
   }
   return SL_OK;
 }
@@ -302,12 +422,11 @@ static int flatten_sub(planner *p, const sl_bfrom *f, flat *out) {
   if (rc != SL_OK)
     return rc;
   *out = inner;
-  out->filter =
-      sl_pl_and(p->a, inner.filter, sl_pl_subst(p->a, s->where, inner.cols));
+  out->filter = sl_pl_and(p->a, inner.filter, subst(p, s->where, inner.cols));
   out->ncols = s->nexprs;
   out->cols = SL_ANEW_N(p->a, sl_bexpr *, s->nexprs);
   for (int i = 0; i < s->nexprs; i++)
-    out->cols[i] = sl_pl_subst(p->a, s->exprs[i], inner.cols);
+    out->cols[i] = subst(p, s->exprs[i], inner.cols);
   /* A window TVF's bounds keep their place only if selected unchanged. */
   if (inner.has_window) {
     out->window_start_col = -1;
@@ -411,10 +530,11 @@ static int flatten_join(planner *p, const sl_bfrom *f, flat *out) {
   /* ON: equality conjuncts between the two inputs become the hash keys. */
   sl_plan *plan = p->plan;
   plan->join = true;
-  sl_bexpr *on = sl_pl_subst(p->a, f->u.join.on, out->cols);
-  sl_bexpr *parts[64];
-  int n = 0;
-  sl_pl_conjuncts(on, parts, &n, 64);
+  sl_bexpr *on = subst(p, f->u.join.on, out->cols);
+  sl_pl_parts on_parts = {0}, rest = {0};
+  sl_pl_conjuncts(p->a, on, &on_parts);
+  sl_bexpr **parts = on_parts.v;
+  int n = on_parts.n;
   int s0 = plan->inputs[0].first_column;
   int s1 = s0 + plan->inputs[0].ncolumns;
   int t0 = plan->inputs[1].first_column;
@@ -439,8 +559,9 @@ static int flatten_join(planner *p, const sl_bfrom *f, flat *out) {
         continue;
       }
     }
-    out->filter = sl_pl_and(p->a, out->filter, c);
+    sl_pl_parts_add(p->a, &rest, c);
   }
+  out->filter = sl_pl_and(p->a, out->filter, sl_pl_and_parts(p->a, &rest));
   if (plan->njoin_keys == 0)
     return unsupported(p, f->span,
                        "a join without an equality between the stream and "
@@ -448,9 +569,7 @@ static int flatten_join(planner *p, const sl_bfrom *f, flat *out) {
   return SL_OK;
 }
 
-static int flatten(planner *p, const sl_bfrom *f, flat *out) {
-  memset(out, 0, sizeof *out);
-  out->window_start_col = -1;
+static int flatten_from(planner *p, const sl_bfrom *f, flat *out) {
   switch (f->kind) {
   case SL_BFROM_SCAN:
     if (f->u.scan.system_time && p->plan->ninputs == 0)
@@ -465,6 +584,13 @@ static int flatten(planner *p, const sl_bfrom *f, flat *out) {
     return flatten_join(p, f, out);
   }
   return sl_error_set(p->err, SL_EINTERNAL, "unknown FROM node");
+}
+
+static int flatten(planner *p, const sl_bfrom *f, flat *out) {
+  memset(out, 0, sizeof *out);
+  out->window_start_col = -1;
+  int rc = flatten_from(p, f, out);
+  return rc == SL_OK && p->too_deep ? p->err->code : rc;
 }
 
 /* ---- windows and aggregates -----------------------------------------------
@@ -565,7 +691,7 @@ static int plan_aggregate(planner *p, const sl_bselect *s, const flat *f) {
   plan->keys = SL_ANEW_N(p->a, sl_bexpr *, s->ngroups > 0 ? s->ngroups : 1);
   bool saw_start = false, saw_end = false;
   for (int i = 0; i < s->ngroups; i++) {
-    sl_bexpr *k = sl_pl_subst(p->a, s->groups[i], f->cols);
+    sl_bexpr *k = subst(p, s->groups[i], f->cols);
     if (k->kind == SL_BEXPR_WINDOW_PROP) {
       saw_start |= k->prop == SL_WPROP_START;
       saw_end |= k->prop == SL_WPROP_END;
@@ -603,9 +729,14 @@ static int plan_aggregate(planner *p, const sl_bselect *s, const flat *f) {
         "HOP whose size is not a multiple of its slide");
   plan->naggs = s->naggs;
   plan->aggs = SL_ANEW_N(p->a, sl_plan_agg, s->naggs > 0 ? s->naggs : 1);
-  for (int i = 0; i < s->naggs; i++)
+  for (int i = 0; i < s->naggs; i++) {
     if (!sl_pl_agg(p->a, &s->aggs[i], f->cols, &plan->aggs[i]))
       return unsupported(p, s->aggs[i].span, "this aggregate function");
+    plan->aggs[i].arg = measured(p, plan->aggs[i].arg, NULL);
+    plan->aggs[i].filter = measured(p, plan->aggs[i].filter, NULL);
+  }
+  if (p->too_deep)
+    return p->err->code;
   for (int i = 0; i < s->ngroups; i++)
     if (group_to_col[i] < 0) {
       sl_window_prop prop = (sl_window_prop)(-1 - group_to_col[i]);
@@ -638,17 +769,23 @@ int sl_plan_input_of(const sl_plan *plan, int column) {
   return -1;
 }
 
-static void collect(leaf_need *ln, const sl_bexpr *e) {
-  if (!e)
-    return;
+/* Mark the leaf e reads if it is a column or field read (its name buffer
+ * stays out of collect's recursive frame). */
+static __attribute__((noinline)) bool mark_leaf(leaf_need *ln,
+                                                const sl_bexpr *e) {
   char name[512];
   int c = sl_leaf_of(e, ln->plan->base_names, name, sizeof name);
-  if (c >= 0) {
-    int j = sl_plan_input_of(ln->plan, c);
-    if (j >= 0)
-      sl_leaf_mark(&ln->plan->inputs[j].leaves, ln->need[j], name);
+  if (c < 0)
+    return false;
+  int j = sl_plan_input_of(ln->plan, c);
+  if (j >= 0)
+    sl_leaf_mark(&ln->plan->inputs[j].leaves, ln->need[j], name);
+  return true;
+}
+
+static void collect(leaf_need *ln, const sl_bexpr *e) {
+  if (!e || mark_leaf(ln, e))
     return;
-  }
   for (int i = 0; i < e->nargs; i++)
     collect(ln, e->args[i]);
 }
@@ -852,21 +989,26 @@ static int build_query(planner *p, const sl_bquery *q, bool leaf) {
 
   /* WHERE and the views' filters: the part over the stream alone runs
    * before the join; the rest after it. */
-  sl_bexpr *where = sl_pl_and(a, f.filter, sl_pl_subst(a, s->where, f.cols));
-  sl_bexpr *parts[128];
-  int n = 0;
-  sl_pl_conjuncts(where, parts, &n, 128);
+  sl_bexpr *where = sl_pl_and(a, f.filter, subst(p, s->where, f.cols));
+  if (p->too_deep)
+    return err->code;
+  sl_pl_parts parts = {0}, before = {0}, after = {0};
+  sl_pl_conjuncts(a, where, &parts);
   int s0 = plan->inputs[0].first_column;
   int s1 = s0 + plan->inputs[0].ncolumns;
-  for (int i = 0; i < n; i++) {
-    if (sl_pl_has_window_prop(parts[i]))
-      return unsupported(p, parts[i]->span,
+  sl_pl_parts_add(a, &before, plan->filter);
+  sl_pl_parts_add(a, &after, plan->post_join_filter);
+  for (int i = 0; i < parts.n; i++) {
+    if (sl_pl_has_window_prop(parts.v[i]))
+      return unsupported(p, parts.v[i]->span,
                          "a condition on window bounds before aggregation");
-    if (!plan->join || sl_pl_columns_within(parts[i], s0, s1))
-      plan->filter = sl_pl_and(a, plan->filter, parts[i]);
+    if (!plan->join || sl_pl_columns_within(parts.v[i], s0, s1))
+      sl_pl_parts_add(a, &before, parts.v[i]);
     else
-      plan->post_join_filter = sl_pl_and(a, plan->post_join_filter, parts[i]);
+      sl_pl_parts_add(a, &after, parts.v[i]);
   }
+  plan->filter = sl_pl_and_parts(a, &before);
+  plan->post_join_filter = sl_pl_and_parts(a, &after);
 
   if (s->aggregate) {
     rc = plan_aggregate(p, s, &f);
@@ -877,12 +1019,14 @@ static int build_query(planner *p, const sl_bquery *q, bool leaf) {
     plan->nout = s->nexprs;
     plan->out = SL_ANEW_N(a, sl_bexpr *, s->nexprs);
     for (int i = 0; i < s->nexprs; i++) {
-      plan->out[i] = sl_pl_subst(a, s->exprs[i], f.cols);
+      plan->out[i] = subst(p, s->exprs[i], f.cols);
       if (sl_pl_has_window_prop(plan->out[i]))
         return unsupported(p, s->exprs[i]->span,
                            "window bounds without a window aggregate");
     }
   }
+  if (p->too_deep)
+    return err->code;
   plan->out_names = SL_ANEW_N(a, const char *, plan->nout > 0 ? plan->nout : 1);
   plan->out_types =
       SL_ANEW_N(a, const sl_type *, plan->nout > 0 ? plan->nout : 1);
@@ -907,6 +1051,8 @@ static int build_query(planner *p, const sl_bquery *q, bool leaf) {
   sl_plan_push_having(a, plan);
   sl_plan_propagate_constants(a, plan);
   sl_plan_fold_constants(a, plan);
+  if (sl_interrupt_pending()) /* Ctrl-C, .timeout (folding stopped) */
+    return sl_error_set(err, SL_ECANCELLED, "query cancelled");
   if (!leaf && !plan->track_watermark)
     sl_plan_push_into_sources(a, plan);
   prune_leaves(a, plan);
@@ -940,7 +1086,7 @@ void sl_plan_prune_leaves(sl_arena *a, sl_plan *plan) {
 
 int sl_plan_build_leaf(sl_arena *a, const sl_bquery *q, sl_plan **out,
                        sl_error *err) {
-  planner p = {a, SL_ANEW(a, sl_plan), err, NULL};
+  planner p = {a, SL_ANEW(a, sl_plan), err, NULL, false};
   p.plan->limit = -1;
   p.plan->track_watermark = true;
   int rc = build_query(&p, q, true);
@@ -975,7 +1121,7 @@ int sl_plan_build_leaf(sl_arena *a, const sl_bquery *q, sl_plan **out,
 
 int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
                   sl_error *err) {
-  planner p = {a, SL_ANEW(a, sl_plan), err, NULL};
+  planner p = {a, SL_ANEW(a, sl_plan), err, NULL, false};
   sl_plan *plan = p.plan;
   plan->limit = -1;
   const sl_bquery *q = stmt->query;

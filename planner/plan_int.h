@@ -9,8 +9,20 @@
 /* COLUMN(index) of the given type and name. */
 sl_bexpr *sl_pl_column(sl_arena *a, int index, const sl_type *type,
                        const char *name);
-/* x AND y (either may be NULL). */
+/* x AND y (either may be NULL); an operand that is an AND gives its
+ * operands, so the result is one flat node. */
 sl_bexpr *sl_pl_and(sl_arena *a, sl_bexpr *x, sl_bexpr *y);
+
+/* A growable list of conjuncts (arena-backed). */
+typedef struct sl_pl_parts {
+  sl_bexpr **v;
+  int n, cap;
+} sl_pl_parts;
+void sl_pl_parts_add(sl_arena *a, sl_pl_parts *p, sl_bexpr *e);
+/* The AND of p's parts, flat (NULL for none, the part itself for one).
+ * Loops that gather conditions collect them here and AND them once: ANDing
+ * them one by one would copy the growing node each time. */
+sl_bexpr *sl_pl_and_parts(sl_arena *a, const sl_pl_parts *p);
 /* e with COLUMN(i) (depth 0) replaced by cols[i]. */
 sl_bexpr *sl_pl_subst(sl_arena *a, const sl_bexpr *e, sl_bexpr *const *cols);
 /* e with every node for which fn returns an expression replaced by it
@@ -25,8 +37,12 @@ bool sl_pl_equal(const sl_bexpr *x, const sl_bexpr *y);
 /* Does e read only columns in [lo, hi)? */
 bool sl_pl_columns_within(const sl_bexpr *e, int lo, int hi);
 bool sl_pl_has_window_prop(const sl_bexpr *e);
-/* The conjuncts of e, up to max. */
-void sl_pl_conjuncts(sl_bexpr *e, sl_bexpr **out, int *n, int max);
+/* Append the conjuncts of e to out: the operands of its ANDs, nested ANDs
+ * flattened (all of them, however many; without recursion). */
+void sl_pl_conjuncts(sl_arena *a, sl_bexpr *e, sl_pl_parts *out);
+/* Is e an AND (or OR) node? */
+bool sl_pl_is_and(const sl_bexpr *e);
+bool sl_pl_is_or(const sl_bexpr *e);
 
 /* A bound aggregate as the plan keeps it, its argument and filter over
  * cols (substituted; NULL: as bound).  false: not an aggregate the runtime

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "plan_int.h"
 #include "sluice/plan.h"
 #include "sluice/strbuf.h"
 
@@ -52,15 +53,8 @@ static bool is_bool_lit(const sl_bexpr *e, bool v) {
 }
 
 /* Collect `column = literal` conjuncts of a filter. */
-static void collect_facts(rewriter *r, const sl_bexpr *e) {
-  if (!e || e->kind != SL_BEXPR_BINARY)
-    return;
-  if (e->op == SL_OP_AND) {
-    collect_facts(r, e->args[0]);
-    collect_facts(r, e->args[1]);
-    return;
-  }
-  if (e->op != SL_OP_EQ || r->nfacts == 16)
+static void collect_fact(rewriter *r, const sl_bexpr *e) {
+  if (!e || e->kind != SL_BEXPR_BINARY || e->op != SL_OP_EQ || r->nfacts == 16)
     return;
   const sl_bexpr *x = e->args[0], *y = e->args[1];
   if (is_int_lit(x)) {
@@ -74,6 +68,32 @@ static void collect_facts(rewriter *r, const sl_bexpr *e) {
     r->facts[r->nfacts].value = y;
     r->nfacts++;
   }
+}
+
+static void collect_facts(rewriter *r, sl_bexpr *e) {
+  sl_pl_parts parts = {0};
+  sl_pl_conjuncts(r->a, e, &parts);
+  for (int i = 0; i < parts.n && r->nfacts < 16; i++)
+    collect_fact(r, parts.v[i]);
+}
+
+/* AND / OR with operands that became literals: a decisive literal (FALSE
+ * for AND, TRUE for OR) decides; the other kind is dropped. */
+static sl_bexpr *fold_andor(rewriter *r, sl_bexpr *c) {
+  bool decisive = c->op == SL_OP_OR;
+  int n = 0;
+  for (int i = 0; i < c->nargs; i++) {
+    if (is_bool_lit(c->args[i], decisive))
+      return bool_lit(r, decisive, c);
+    if (!is_bool_lit(c->args[i], !decisive))
+      c->args[n++] = c->args[i]; /* c->args is c's own copy */
+  }
+  if (n == 0)
+    return bool_lit(r, !decisive, c);
+  if (n == 1)
+    return c->args[0];
+  c->nargs = n;
+  return c;
 }
 
 static int compare(int64_t x, int64_t y) {
@@ -121,20 +141,8 @@ static sl_bexpr *rewrite(rewriter *r, sl_bexpr *e) {
     c->args[i] = rewrite(r, e->args[i]);
   switch (c->kind) {
   case SL_BEXPR_BINARY:
-    if (c->op == SL_OP_AND) {
-      if (is_bool_lit(c->args[0], false) || is_bool_lit(c->args[1], false))
-        return bool_lit(r, false, c);
-      if (is_bool_lit(c->args[0], true))
-        return c->args[1];
-      if (is_bool_lit(c->args[1], true))
-        return c->args[0];
-    } else if (c->op == SL_OP_OR) {
-      if (is_bool_lit(c->args[0], true) || is_bool_lit(c->args[1], true))
-        return bool_lit(r, true, c);
-      if (is_bool_lit(c->args[0], false))
-        return c->args[1];
-      if (is_bool_lit(c->args[1], false))
-        return c->args[0];
+    if (c->op == SL_OP_AND || c->op == SL_OP_OR) {
+      return fold_andor(r, c);
     } else {
       sl_bexpr *f = fold_compare(r, c);
       if (f)
@@ -185,11 +193,17 @@ void sl_plan_note(sl_arena *a, sl_plan *p, const char *fmt, ...) {
   sl_strbuf b = SL_STRBUF_INIT;
   sl_strbuf_vprintf(&b, fmt, ap);
   va_end(ap);
-  const char **grown = SL_ANEW_N(a, const char *, p->nrewrites + 1);
-  if (p->nrewrites)
-    memcpy(grown, p->rewrites, sizeof *grown * (size_t)p->nrewrites);
-  grown[p->nrewrites++] = sl_arena_strdup(a, sl_strbuf_cstr(&b));
-  p->rewrites = grown;
+  /* The array doubles when its length reaches a power of two (a rewrite
+   * per conjunct of a 100,000-term WHERE must not copy it each time); a
+   * length cut back by constant folding stays within what was allocated. */
+  int n = p->nrewrites;
+  if (n == 0 || (n & (n - 1)) == 0) {
+    const char **grown = SL_ANEW_N(a, const char *, n ? 2 * n : 4);
+    if (n)
+      memcpy(grown, p->rewrites, sizeof *grown * (size_t)n);
+    p->rewrites = grown;
+  }
+  p->rewrites[p->nrewrites++] = sl_arena_strdup(a, sl_strbuf_cstr(&b));
   sl_strbuf_free(&b);
 }
 
@@ -290,35 +304,21 @@ static bool reads_input1(const sl_plan *p, const sl_bexpr *e) {
   return false;
 }
 
-static sl_bexpr *and_of(sl_arena *a, sl_bexpr *x, sl_bexpr *y) {
-  if (!x)
-    return y;
-  sl_bexpr *e = SL_ANEW(a, sl_bexpr);
-  e->kind = SL_BEXPR_BINARY;
-  e->op = SL_OP_AND;
-  e->type = sl_type_new(a, SL_TYPE_BOOLEAN);
-  e->span = y->span;
-  e->nargs = 2;
-  e->args = SL_ANEW_N(a, sl_bexpr *, 2);
-  e->args[0] = x;
-  e->args[1] = y;
-  return e;
-}
-
 /* Offer each conjunct of e to move (which returns NULL for one it took
  * elsewhere, else the conjunct); what stays, ANDed again, or NULL. */
 typedef sl_bexpr *(*conjunct_mover)(sl_arena *a, sl_plan *p, sl_bexpr *e);
 
 static sl_bexpr *move_conjuncts(sl_arena *a, sl_plan *p, sl_bexpr *e,
                                 conjunct_mover move) {
-  if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_AND) {
-    sl_bexpr *x = move_conjuncts(a, p, e->args[0], move);
-    sl_bexpr *y = move_conjuncts(a, p, e->args[1], move);
-    if (!x || !y)
-      return x ? x : y;
-    return and_of(a, x, y);
-  }
-  return move(a, p, e);
+  sl_pl_parts parts = {0}, kept = {0};
+  sl_pl_conjuncts(a, e, &parts);
+  if (parts.n == 1)
+    return move(a, p, e);
+  for (int i = 0; i < parts.n; i++)
+    sl_pl_parts_add(a, &kept, move(a, p, parts.v[i]));
+  if (kept.n == parts.n)
+    return e; /* nothing moved: keep the node as it was */
+  return sl_pl_and_parts(a, &kept);
 }
 
 static sl_bexpr *push(sl_arena *a, sl_plan *p, sl_bexpr *e) {
@@ -326,9 +326,9 @@ static sl_bexpr *push(sl_arena *a, sl_plan *p, sl_bexpr *e) {
     return e; /* stays in HAVING */
   sl_bexpr *below = keys_to_base(a, e, p->keys);
   if (p->join && reads_input1(p, below))
-    p->post_join_filter = and_of(a, p->post_join_filter, below);
+    p->post_join_filter = sl_pl_and(a, p->post_join_filter, below);
   else
-    p->filter = and_of(a, p->filter, below);
+    p->filter = sl_pl_and(a, p->filter, below);
   sl_plan_note(a, p,
                "filter pushdown: HAVING %s is over group keys only; "
                "evaluated before the aggregate as %s",

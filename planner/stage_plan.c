@@ -574,10 +574,11 @@ static int stage_join(stager *g, const sl_bfrom *f, sl_bexpr *extra,
     g->updating = true;
     j->stream = true;
   }
-  sl_bexpr *parts[128];
-  int n = 0;
-  sl_pl_conjuncts(f->u.join.on, parts, &n, 64);
-  sl_pl_conjuncts(extra, parts, &n, 128);
+  sl_pl_parts conj = {0}, lparts = {0}, rparts = {0}, residual = {0};
+  sl_pl_conjuncts(g->a, f->u.join.on, &conj);
+  sl_pl_conjuncts(g->a, extra, &conj);
+  sl_bexpr **parts = conj.v;
+  int n = conj.n;
   j->lkeys = SL_ANEW_N(g->a, sl_bexpr *, n > 0 ? n : 1);
   j->rkeys = SL_ANEW_N(g->a, sl_bexpr *, n > 0 ? n : 1);
   bool aligned = false;
@@ -610,15 +611,19 @@ static int stage_join(stager *g, const sl_bfrom *f, sl_bexpr *extra,
      * alone filters that side before the join (q20's A.category = 10
      * keeps a fifth of the auctions). */
     if (regular && sl_pl_columns_within(c, 0, nl) && c->nargs > 0) {
-      lfilter = sl_pl_and(g->a, lfilter, c);
+      sl_pl_parts_add(g->a, &lparts, c);
       continue;
     }
     if (regular && sl_pl_columns_within(c, nl, nl + nr) && c->nargs > 0) {
-      rfilter = sl_pl_and(g->a, rfilter, shift(g->a, c, -nl));
+      sl_pl_parts_add(g->a, &rparts, shift(g->a, c, -nl));
       continue;
     }
-    j->residual = sl_pl_and(g->a, j->residual, c);
+    sl_pl_parts_add(g->a, &residual, c);
   }
+  /* gathered, then ANDed once: flat, and linear in the conjuncts */
+  lfilter = sl_pl_and_parts(g->a, &lparts);
+  rfilter = sl_pl_and_parts(g->a, &rparts);
+  j->residual = sl_pl_and(g->a, j->residual, sl_pl_and_parts(g->a, &residual));
   if (regular) {
     if (lfilter)
       j->left = filter_stage(g, j->left, lfilter);
@@ -1161,14 +1166,16 @@ static void find_topn_limits(sl_stage *st) {
                          : c == rn;
         if (!is_rn)
           continue;
-        sl_bexpr *parts[64];
-        int n = 0;
-        sl_pl_conjuncts(st->filter, parts, &n, 64);
-        for (int i = 0; i < n; i++) {
-          int64_t b = bound_of(parts[i], c);
+        sl_arena tmp;
+        sl_arena_init(&tmp, 0);
+        sl_pl_parts parts = {0};
+        sl_pl_conjuncts(&tmp, st->filter, &parts);
+        for (int i = 0; i < parts.n; i++) {
+          int64_t b = bound_of(parts.v[i], c);
           if (b >= 0 && (t->topn_limit < 0 || b < t->topn_limit))
             t->topn_limit = b;
         }
+        sl_arena_free(&tmp);
       }
     }
   }

@@ -19,6 +19,7 @@
 #include "sluice/clock.h"
 #include "sluice/connector.h"
 #include "sluice/interpreter.h"
+#include "sluice/interrupt.h"
 #include "sluice/statistics.h"
 #include "sluice/value_text.h"
 
@@ -630,6 +631,10 @@ int sl_stats_sample(sl_arena *a, const sl_table_def *t, int nkeys,
   double t0 = sl_clock_seconds();
   bool done = false, cut = false;
   while (rc == SL_OK && !done && st->records < o.max_records) {
+    if (sl_interrupt_pending()) { /* Ctrl-C, .timeout */
+      rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
+      break;
+    }
     if (sl_clock_seconds() - t0 >= o.max_seconds) {
       st->stopped_by_time = true;
       break;

@@ -14,7 +14,7 @@
 
 #include "sluice/shell.h"
 
-enum { TAB_STOP = 8 };
+enum { TAB_STOP = 8, SHOW_BEFORE = 60, SHOW_AFTER = 100 };
 
 /* Bytes in the UTF-8 sequence starting with byte c (1 for invalid bytes). */
 static size_t seq_len(unsigned char c) {
@@ -106,16 +106,33 @@ void sl_error_render(sl_strbuf *out, const char *source, int stmt_line,
       start--;
     const char *nl = memchr(text + off, '\n', len - off);
     size_t end = nl ? (size_t)(nl - text) : len;
+    /* A long line (a generated IN list or chain) is shown as a window
+     * around the error, not megabytes of it. */
+    const char *lead = "", *tail = "";
+    if (off - start > SHOW_BEFORE) {
+      start = off - SHOW_BEFORE;
+      while (start < off && ((unsigned char)text[start] & 0xC0) == 0x80)
+        start++;
+      lead = "...";
+    }
+    if (end - off > SHOW_AFTER) {
+      end = off + SHOW_AFTER;
+      while (end > off && ((unsigned char)text[end] & 0xC0) == 0x80)
+        end--;
+      tail = "...";
+    }
     size_t stop = err->length > 0 ? off + (size_t)err->length : off;
     if (stop > end)
       stop = end;
 
     sl_strbuf_append(out, "  ");
     int col = 0;
+    show(out, lead, strlen(lead), &col);
     show(out, text + start, end - start, &col);
+    show(out, tail, strlen(tail), &col);
     sl_strbuf_appendc(out, '\n');
 
-    int before = 0, span = 0;
+    int before = (int)strlen(lead), span = 0;
     show(NULL, text + start, off - start, &before);
     span = before;
     show(NULL, text + off, stop - off, &span);

@@ -6,6 +6,12 @@
 /* The one mutable global of the shell (see interrupt.h). */
 volatile sig_atomic_t sl_interrupted = 0;
 
+_Thread_local const atomic_bool *sl_interrupt_also = NULL;
+
+void sl_interrupt_watch(const atomic_bool *flag) {
+  sl_interrupt_also = flag;
+}
+
 /* The first Ctrl-C asks the running statement to stop.  If a statement
  * ignores two requests (it is stuck somewhere that does not poll), the
  * third gives SIGINT its default action back and re-raises it, so the user

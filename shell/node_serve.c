@@ -20,6 +20,7 @@
 #include "sluice/channel.h"
 #include "sluice/clock.h"
 #include "sluice/executor.h"
+#include "sluice/interrupt.h"
 #include "sluice/node.h"
 #include "sluice/node_messages.h"
 #include "sluice/plan.h"
@@ -347,9 +348,12 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
       snprintf(who, sizeof who, "node %d", m.node_index);
     sl_memory_host_join(m.query_id >> 32, who);
   }
+  /* the coordinator's CANCEL also stops parsing, planning, compiling */
+  sl_interrupt_watch(&w.cancel);
   if (rc == SL_OK)
     rc = sl_session_run_on_node(s, m.sql, m.sql_len, leaf, fed, join,
                                 m.strategy, &nodes, &st, &err);
+  sl_interrupt_watch(NULL);
   sl_stage_links_stop(links);
   sl_xaddr_free(link_addrs, m.node_count, 'S');
   atomic_store(&w.stop, true);

@@ -465,7 +465,8 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   sl_plan *plan = NULL;
   sl_error plan_err = {0};
   if (sl_plan_build(arena, inner, &plan, &plan_err) != SL_OK) {
-    if (ast->u.explain.analyze) { /* nothing to run */
+    /* nothing to run; Ctrl-C / .timeout while planning stops EXPLAIN */
+    if (ast->u.explain.analyze || plan_err.code == SL_ECANCELLED) {
       sl_error_move(err, &plan_err);
       return err->code;
     }

@@ -54,7 +54,9 @@ typedef enum sl_expr_kind {
   SL_EXPR_NAME,     /* column or field reference: qname */
   SL_EXPR_STAR,     /* `*` or `t.*` (qualifier in star_qualifier) */
   SL_EXPR_UNARY,    /* op + one operand */
-  SL_EXPR_BINARY,   /* op + two operands */
+  SL_EXPR_BINARY,   /* op + two operands (never AND / OR) */
+  SL_EXPR_LOGICAL,  /* AND / OR of two or more operands, flattened:
+                     * a AND b AND c is one node of three */
   SL_EXPR_BETWEEN,  /* operand BETWEEN low AND high, negated */
   SL_EXPR_IN_LIST,  /* operand [NOT] IN (list) */
   SL_EXPR_LIKE,     /* operand [NOT] LIKE pattern [ESCAPE esc] */
@@ -175,6 +177,10 @@ struct sl_expr {
       sl_op op;
       sl_expr *left, *right;
     } binary;
+    struct {
+      sl_op op;      /* SL_OP_AND or SL_OP_OR */
+      sl_list *args; /* sl_expr*, two or more, none of them the same op */
+    } logical;
     struct {
       sl_expr *operand, *low, *high;
       bool negated;
@@ -477,6 +483,21 @@ struct sl_stmt {
     } explain;
   } u;
 };
+
+/* How deeply a statement may nest.  Each expression node is one level
+ * below its parent (a chain a + b + c + ... of N terms is N levels deep;
+ * AND / OR chains and IN lists are flat, one level for any length), and
+ * so is each subquery, set operation and join.  The parser refuses a
+ * statement deeper than this, so that every recursive walker of the trees
+ * built from it (binder, planner, interpreter, JIT, EXPLAIN) stays within
+ * a small, bounded stack; SQLite's SQLITE_MAX_EXPR_DEPTH is the same. */
+#define SL_MAX_EXPR_DEPTH 1000
+
+/* The nesting depth of s as defined above (0 for a statement without
+ * expressions or queries), found without recursion.  When it exceeds
+ * limit, *deepest (may be NULL) is the span of the first node found below
+ * the limit. */
+int sl_stmt_depth(const sl_stmt *s, int limit, sl_span *deepest);
 
 /* Helpers the parser and tests use. */
 sl_expr *sl_expr_new(sl_arena *a, sl_expr_kind kind, sl_span span);

@@ -59,8 +59,10 @@ typedef enum sl_bexpr_kind {
                          * block's FROM; >0 = a correlated outer reference) */
   SL_BEXPR_FIELD,       /* field `index` of ROW-typed args[0] */
   SL_BEXPR_UNARY,       /* op args[0]: NEG, PLUS, NOT */
-  SL_BEXPR_BINARY,      /* args[0] op args[1]: arithmetic, ||, comparison,
-                         * AND, OR.  Timestamp +/- interval is ADD/SUB. */
+  SL_BEXPR_BINARY,      /* args[0] op args[1]: arithmetic, ||, comparison.
+                         * AND and OR have two or more args (a chain is one
+                         * flat node; an arg may still be another AND).
+                         * Timestamp +/- interval is ADD/SUB. */
   SL_BEXPR_CALL,        /* scalar function fn(args) */
   SL_BEXPR_CAST,        /* CAST(args[0] AS type); try_cast in `negated` */
   SL_BEXPR_CASE,        /* searched CASE: args = when0, then0, when1, then1,
@@ -322,6 +324,27 @@ int sl_bind(sl_arena *a, const sl_catalog *cat, const sl_stmt *stmt,
 /* Free the new_table of s (and of an EXPLAIN's inner statement) if it is
  * still set.  Call it once when done with a bound statement. */
 void sl_bound_stmt_release(sl_bound_stmt *s);
+
+/* How deeply the binder may recurse, views expanded (each expression and
+ * each query block one level): twice the parser's limit, so any statement
+ * the parser takes binds, and a chain of views each as deep as allowed is
+ * refused with a message instead of overflowing the stack. */
+#define SL_MAX_BIND_DEPTH (2 * SL_MAX_EXPR_DEPTH)
+
+/* How tall an expression may be once the planner has substituted views'
+ * columns into it (physical_plan.c), and how many nodes substitution may
+ * add by using a view's column more than once (each use is compiled
+ * separately by the interpreter and the JIT, so nested views that each use
+ * a column twice would double it per level). */
+#define SL_MAX_PLAN_EXPR_DEPTH (2 * SL_MAX_EXPR_DEPTH)
+#define SL_MAX_PLAN_EXPR_COPIES 1000000
+
+/* The height of e (1 for a leaf), found without recursion in time linear
+ * in e's distinct nodes; *tree_size (may be NULL) its number of nodes
+ * counting a shared subtree once per use (saturating), *copies (may be
+ * NULL) how many of those are repeats of a shared subtree (shared leaves
+ * aside).  -1 when out of memory, -2 when Ctrl-C / .timeout stopped it. */
+int sl_bexpr_height(const sl_bexpr *e, int64_t *tree_size, int64_t *copies);
 
 /* Helpers for the planner and tests. */
 const char *sl_bexpr_kind_name(sl_bexpr_kind k);

@@ -110,6 +110,8 @@ int sl_expr_compile_ex(sl_arena *a, const sl_bexpr *e,
 
 /* The SQL result type of the program (the bound expression's type). */
 const sl_type *sl_expr_type(const sl_expr_prog *p);
+/* How many nodes the program has (what the JIT would generate code for). */
+int sl_expr_nodes(const sl_expr_prog *p);
 
 /* A per-worker evaluation context (heap).  Never returns NULL (aborts on
  * out of memory like the arena). */

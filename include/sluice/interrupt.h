@@ -17,9 +17,18 @@
 #define SLUICE_INTERRUPT_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 extern volatile sig_atomic_t sl_interrupted;
+
+/* A node process's statement is stopped by its coordinator (CANCEL), not
+ * by this process's Ctrl-C: the thread serving it names that flag here
+ * (sl_interrupt_watch), so parsing, planning and compiling on that thread
+ * stop on either.  Per thread, so a node served inside a shell's process
+ * (tests) never cancels the shell's statement. */
+extern _Thread_local const atomic_bool *sl_interrupt_also;
+void sl_interrupt_watch(const atomic_bool *flag); /* NULL: none */
 
 /* Install the SIGINT handler (without SA_RESTART, so a blocking read at the
  * prompt returns EINTR).  Only the interactive shell calls this: scripts
@@ -28,7 +37,8 @@ void sl_interrupt_install(void);
 
 /* Has Ctrl-C been pressed since the last sl_interrupt_clear()? */
 static inline bool sl_interrupt_pending(void) {
-  return sl_interrupted != 0;
+  return sl_interrupted != 0 ||
+         (sl_interrupt_also != NULL && atomic_load(sl_interrupt_also));
 }
 
 static inline void sl_interrupt_clear(void) {

@@ -443,18 +443,45 @@ static void test_nesting(void **state) {
     char *deep = repeat_around(shapes[i].pre, shapes[i].open, 20000,
                                shapes[i].mid, shapes[i].close, shapes[i].post);
     assert_int_equal(parse_status(deep, msg, sizeof(msg)), SL_ESYNTAX);
-    assert_string_equal(msg, "statement too deeply nested");
+    assert_true(strncmp(msg, "expression nested too deeply", 28) == 0);
     free(deep);
   }
-  /* Long flat lists and left-associative chains are not nesting. */
-  char *chain = repeat_around("SELECT 0", "", 0, "", "", "");
-  size_t cap = 200000;
-  chain = realloc(chain, cap);
-  size_t len = strlen(chain);
-  for (int i = 0; i < 20000; i++)
-    len += (size_t)snprintf(chain + len, cap - len, " + %d", i % 10);
-  assert_int_equal(parse_status(chain, msg, sizeof(msg)), SL_OK);
-  free(chain);
+}
+
+/* "SELECT 0" then n - 1 times " <op> d". */
+static char *chain_of(const char *op, int n) {
+  size_t cap = 64 + (size_t)n * (strlen(op) + 4);
+  char *s = malloc(cap);
+  size_t len = (size_t)snprintf(s, cap, "SELECT 0");
+  for (int i = 1; i < n; i++)
+    len += (size_t)snprintf(s + len, cap - len, " %s %d", op, i % 10);
+  return s;
+}
+
+/* A left-associative chain nests one level per operator (every walker of
+ * the tree recurses that deep): up to SL_MAX_EXPR_DEPTH terms parse, more
+ * are refused with the depth; AND / OR chains are flat at any length. */
+static void test_chains(void **state) {
+  (void)state;
+  char msg[512];
+  char *ok = chain_of("+", SL_MAX_EXPR_DEPTH);
+  assert_int_equal(parse_status(ok, msg, sizeof(msg)), SL_OK);
+  free(ok);
+  char *over = chain_of("+", SL_MAX_EXPR_DEPTH + 1);
+  assert_int_equal(parse_status(over, msg, sizeof(msg)), SL_ESYNTAX);
+  assert_non_null(strstr(msg, "expression nested too deeply: depth 1001 "
+                              "exceeds the limit of 1000"));
+  free(over);
+  char *big = chain_of("||", 100000);
+  assert_int_equal(parse_status(big, msg, sizeof(msg)), SL_ESYNTAX);
+  assert_non_null(strstr(msg, "depth 100000 exceeds the limit of 1000"));
+  free(big);
+  char *ands = chain_of("= 1 AND 1 =", 100000);
+  assert_int_equal(parse_status(ands, msg, sizeof(msg)), SL_OK);
+  free(ands);
+  char *ors = chain_of("> 0 OR 2 <", 100000);
+  assert_int_equal(parse_status(ors, msg, sizeof(msg)), SL_OK);
+  free(ors);
 }
 
 int main(void) {
@@ -465,6 +492,7 @@ int main(void) {
       cmocka_unit_test(test_prefixes),
       cmocka_unit_test(test_mutations),
       cmocka_unit_test(test_nesting),
+      cmocka_unit_test(test_chains),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
