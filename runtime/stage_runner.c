@@ -364,7 +364,8 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
  * into the leaf's stage sink, as an executor would write it. */
 static int feed_leaf(leaf_thread *lt) {
   leaf_store *ls = &lt->run->leaves[lt->index];
-  sl_sink_spec spec = {NULL, ls->in_layout, NULL, NULL, ls, false};
+  sl_sink_spec spec = {NULL, ls->in_layout, NULL,  NULL,
+                       ls,   false,         false, false};
   sl_sink *sink;
   int rc = stage_sink_open(&spec, &sink, &lt->err);
   if (rc != SL_OK)
@@ -633,7 +634,9 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                          out_names,
                          shell,
                          node ? &tc : NULL,
-                         changelog};
+                         changelog,
+                         plan->sink_overwrite,
+                         plan->sink_unbounded};
     rc = o.sc->open(&spec, &o.sink, err);
   }
   /* Late records: every leaf that routes them shares one output. */
