@@ -72,6 +72,7 @@ struct sl_sink {
   double next_check;
   double last_roll; /* sl_clock_seconds() of the last roll */
   bool roll_due;    /* a window was committed since */
+  bool ticks;       /* watermark() is called (not by the stage runner) */
   /* FS_PARTITIONS */
   fs_partitions *parts;
   char *root;
@@ -407,6 +408,7 @@ static int fs_watermark(sl_sink *s, int64_t wm, sl_error *err) {
   if (s->mode != FS_DIR)
     return SL_OK;
   fs_part_mark_safe(&s->cur);
+  s->ticks = true;
   double now = sl_clock_seconds();
   if (s->roll_due && now - s->last_roll >= FS_COMMIT_ROLL_GAP_SECONDS)
     return roll_part(s, err);
@@ -420,8 +422,8 @@ static int fs_watermark(sl_sink *s, int64_t wm, sl_error *err) {
 
 /* A fired window is complete: an unbounded query's part rolls into view
  * (now, or at the next round if it rolled less than
- * FS_COMMIT_ROLL_GAP_SECONDS ago); a bounded query's rows show when it
- * ends, all at once. */
+ * FS_COMMIT_ROLL_GAP_SECONDS ago and rounds call watermark()); a bounded
+ * query's rows show when it ends, all at once. */
 static int fs_commit(sl_sink *s, sl_error *err) {
   switch (s->mode) {
   case FS_PARTITIONS:
@@ -430,7 +432,8 @@ static int fs_commit(sl_sink *s, sl_error *err) {
     fs_part_mark_safe(&s->cur);
     if (!s->unbounded)
       return SL_OK;
-    if (sl_clock_seconds() - s->last_roll >= FS_COMMIT_ROLL_GAP_SECONDS)
+    if (!s->ticks || /* no round to roll it at later */
+        sl_clock_seconds() - s->last_roll >= FS_COMMIT_ROLL_GAP_SECONDS)
       return roll_part(s, err);
     s->roll_due = true;
     return SL_OK;

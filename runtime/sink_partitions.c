@@ -69,6 +69,7 @@ struct fs_partitions {
   double next_check; /* of the rollover interval */
   double last_roll;  /* of the parts at a commit */
   bool roll_due;     /* a window was committed since */
+  bool ticks;        /* watermark() is called (not by the stage runner) */
   bool unbounded;
   char id[17]; /* the files' names: part-<id>-<n>.csv */
   unsigned next_file;
@@ -337,6 +338,7 @@ int fs_partitions_watermark(fs_partitions *fp, int64_t wm, sl_error *err) {
   if (check)
     fp->next_check = now + fp->roll.check_seconds;
   int rc = SL_OK;
+  fp->ticks = true;
   if (fp->roll_due && now - fp->last_roll >= FS_COMMIT_ROLL_GAP_SECONDS)
     rc = roll_all(fp, err);
   for (int i = 0; i < fp->nparts && rc == SL_OK; i++) {
@@ -372,7 +374,8 @@ static int roll_all(fs_partitions *fp, sl_error *err) {
 int fs_partitions_commit(fs_partitions *fp, sl_error *err) {
   if (!fp->unbounded)
     return SL_OK;
-  if (sl_clock_seconds() - fp->last_roll >= FS_COMMIT_ROLL_GAP_SECONDS)
+  if (!fp->ticks ||
+      sl_clock_seconds() - fp->last_roll >= FS_COMMIT_ROLL_GAP_SECONDS)
     return roll_all(fp, err);
   for (int i = 0; i < fp->nparts; i++)
     fs_part_mark_safe(&fp->parts[i].file);

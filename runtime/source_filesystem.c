@@ -44,8 +44,8 @@
  * once its line is complete (the file holds a line break after it), so a
  * writer that appends whole lines is never read half-way.  A file that
  * shrinks while followed is an error.  (Flink's option of this name
- * watches a directory for new files; Sluice's 'path' is one file, and
- * follows what is appended to it, as tail -f does.)
+ * watches a directory for new files, which source_parts.c does when 'path'
+ * is a directory; a file is followed as tail -f does.)
  *
  * Errors name file:line:column where line is the physical line and column
  * the 1-based byte column of the offending field's first byte (both

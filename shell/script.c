@@ -98,7 +98,7 @@ static int stopped_by_signal(sl_shell *sh, const char *source, int first_line,
   int line = sl_shell_where(sh, source, first_line);
   fprintf(sh->errors,
           "sluice: %s cancelled the statement at %s%sline %d; the rows it "
-          "produced until then are written\n",
+          "had printed or streamed into a table are kept\n",
           sl_stop_signal == SIGINT ? "SIGINT" : "SIGTERM", source ? source : "",
           source ? ", " : "", line);
   fflush(sh->errors);

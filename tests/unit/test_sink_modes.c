@@ -5,7 +5,8 @@
  * parts show all at once, an unbounded query's as they finish, and a
  * stopped one keeps exactly the rows complete at its last round (the
  * watermark call).  Also the filesystem source over a directory: hidden
- * files skipped, files in the order they were written.
+ * files skipped, files in the order they were written, new parts read
+ * when it follows the directory.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -294,6 +295,51 @@ static void test_directory_source_order(void **state) {
   expect_rows(f, t, "1 2 10 ");
 }
 
+/* 'source.monitor-interval' on a directory follows it: a part that shows
+ * up later (renamed into view, as the sink does) is read once. */
+static void test_directory_followed(void **state) {
+  fixture *f = *state;
+  char dir[700], p[800], q[800];
+  snprintf(dir, sizeof dir, "%s/follow", f->dir);
+  assert_int_equal(mkdir(dir, 0755), 0);
+  snprintf(p, sizeof p, "%s/part-a-0.csv", dir);
+  write_file(p, "1\n2\n");
+  const sl_table_def *t = table_at(f, "filesystem", "follow",
+                                   ", 'source.monitor-interval' = '20 ms'");
+  int *idx;
+  sl_row_layout *l = all_leaves(&f->a, t, &idx);
+  sl_source_spec spec = {t, l, idx, 0, 1, 0, NULL};
+  const sl_source_connector *src = sl_source_connector_find("filesystem");
+  sl_source *so;
+  sl_error err = {0};
+  if (src->open(&spec, &so, &err) != SL_OK)
+    fail_msg("%s", err.message);
+  sl_buffer b;
+  sl_buffer_init(&b, l, 4096);
+  long sum = 0, rows = 0;
+  bool wrote = false, done = false;
+  /* Each call waits at most 100 ms: 600 calls are a minute at most. */
+  for (int call = 0; call < 600 && rows < 4 && !done; call++) {
+    sl_buffer_clear(&b);
+    if (src->next(so, &b, &done, &err) != SL_OK)
+      fail_msg("%s", err.message);
+    for (uint32_t r = 0; r < b.nrows; r++, rows++)
+      sum += (long)*(int64_t *)(sl_buffer_row(&b, r) + l->fields[0].offset);
+    if (rows == 2 && !wrote) { /* the first part read: a new one comes */
+      snprintf(q, sizeof q, "%s/.part-a-1.csv.inprogress", dir);
+      write_file(q, "3\n4\n");
+      snprintf(p, sizeof p, "%s/part-a-1.csv", dir);
+      assert_int_equal(rename(q, p), 0);
+      wrote = true;
+    }
+  }
+  assert_false(done); /* following never ends by itself */
+  assert_int_equal(rows, 4);
+  assert_int_equal(sum, 1 + 2 + 3 + 4);
+  src->close(so);
+  sl_buffer_free(&b);
+}
+
 static long sqlite_count(const char *path, const char *where) {
   sqlite3 *db;
   assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
@@ -358,6 +404,7 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_directory_source_order, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_directory_followed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sqlite_modes, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
