@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -88,10 +89,14 @@ int fs_part_finish(fs_part *p, bool whole_only, bool publish, const char *table,
     int fd = fileno(p->fp);
     if (fflush(p->fp) != 0)
       p->broken = true;
+    __fpurge(p->fp); /* what did not go out never will (no write after) */
     uint64_t keep = whole_only || p->broken ? p->safe_bytes : p->bytes;
+    struct stat st;
     if (p->broken && !whole_only)
       rc = io_failed(table, "writing", p->tmp, err);
-    else if (keep < p->bytes && ftruncate(fd, (off_t)keep) != 0)
+    else if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < keep)
+      rc = io_failed(table, "writing", p->tmp, err); /* rows lost */
+    else if (keep < (uint64_t)st.st_size && ftruncate(fd, (off_t)keep) != 0)
       rc = io_failed(table, "cutting back", p->tmp, err);
     else if (keep > 0 && fsync(fd) != 0)
       rc = io_failed(table, "syncing", p->tmp, err);

@@ -133,7 +133,8 @@ static parts look(const char *dir) {
     free(text);
   }
   closedir(d);
-  qsort(seen, nseen, sizeof *seen, cmp_long);
+  if (nseen > 1)
+    qsort(seen, nseen, sizeof *seen, cmp_long);
   for (size_t i = 1; i < nseen; i++)
     if (seen[i] == seen[i - 1])
       p.any_duplicate = true;
