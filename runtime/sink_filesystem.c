@@ -73,6 +73,7 @@ struct sl_sink {
   double last_roll; /* sl_clock_seconds() of the last roll */
   bool roll_due;    /* a window was committed since */
   bool ticks;       /* watermark() is called (not by the stage runner) */
+  bool units;       /* commit() was called: rows come in units (windows) */
   /* FS_PARTITIONS */
   fs_partitions *parts;
   char *root;
@@ -379,6 +380,8 @@ static int write_dir_row(sl_sink *s, sl_error *err) {
   return rc;
 }
 
+static int check_rollover(sl_sink *s, sl_error *err);
+
 static int fs_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   if (s->mode == FS_PARTITIONS) {
     s->rows += rows->nrows;
@@ -397,6 +400,25 @@ static int fs_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
     }
     s->rows++;
   }
+  /* A query without windows never commits a unit, and its rows are each
+   * whole: the rollover interval is checked after a batch too, for when
+   * rounds are long (a sink slower than the source). */
+  if (s->mode == FS_DIR && s->unbounded && !s->units && s->cur.fp) {
+    fs_part_mark_safe(&s->cur);
+    return check_rollover(s, err);
+  }
+  return SL_OK;
+}
+
+/* Every check-interval: the open part rolls if older than the rollover
+ * interval. */
+static int check_rollover(sl_sink *s, sl_error *err) {
+  double now = sl_clock_seconds();
+  if (now < s->next_check)
+    return SL_OK;
+  s->next_check = now + s->roll.check_seconds;
+  if (s->cur.fp && now - s->cur.opened >= s->roll.rollover_seconds)
+    return roll_part(s, err);
   return SL_OK;
 }
 
@@ -409,15 +431,10 @@ static int fs_watermark(sl_sink *s, int64_t wm, sl_error *err) {
     return SL_OK;
   fs_part_mark_safe(&s->cur);
   s->ticks = true;
-  double now = sl_clock_seconds();
-  if (s->roll_due && now - s->last_roll >= FS_COMMIT_ROLL_GAP_SECONDS)
+  if (s->roll_due &&
+      sl_clock_seconds() - s->last_roll >= FS_COMMIT_ROLL_GAP_SECONDS)
     return roll_part(s, err);
-  if (now < s->next_check)
-    return SL_OK;
-  s->next_check = now + s->roll.check_seconds;
-  if (s->cur.fp && now - s->cur.opened >= s->roll.rollover_seconds)
-    return roll_part(s, err);
-  return SL_OK;
+  return check_rollover(s, err);
 }
 
 /* A fired window is complete: an unbounded query's part rolls into view
@@ -430,6 +447,7 @@ static int fs_commit(sl_sink *s, sl_error *err) {
     return fs_partitions_commit(s->parts, err);
   case FS_DIR:
     fs_part_mark_safe(&s->cur);
+    s->units = true;
     if (!s->unbounded)
       return SL_OK;
     if (!s->ticks || /* no round to roll it at later */

@@ -70,6 +70,7 @@ struct fs_partitions {
   double last_roll;  /* of the parts at a commit */
   bool roll_due;     /* a window was committed since */
   bool ticks;        /* watermark() is called (not by the stage runner) */
+  bool units;        /* commit() was called: rows come in units (windows) */
   bool unbounded;
   char id[17]; /* the files' names: part-<id>-<n>.csv */
   unsigned next_file;
@@ -298,6 +299,8 @@ int fs_partitions_open(const sl_table_def *t, const sl_row_layout *layout,
   return SL_OK;
 }
 
+static int check_rollover(fs_partitions *fp, sl_error *err);
+
 int fs_partitions_write(fs_partitions *fp, const sl_buffer *rows,
                         sl_error *err) {
   const sl_row_layout *l = fp->layout;
@@ -324,6 +327,30 @@ int fs_partitions_write(fs_partitions *fp, const sl_buffer *rows,
     sl_csv_format_row(&fp->line, fp->fmt, l, row, fp->is_part);
     rc = fs_part_write(f, fp->line.data, fp->line.len, fp->table->name, err);
   }
+  /* A query without windows never commits a unit, and its rows are each
+   * whole: the rollover interval is checked after a batch too, for when
+   * rounds are long (a sink slower than the source). */
+  if (rc == SL_OK && fp->unbounded && !fp->units) {
+    for (int i = 0; i < fp->nparts; i++)
+      fs_part_mark_safe(&fp->parts[i].file);
+    rc = check_rollover(fp, err);
+  }
+  return rc;
+}
+
+/* Every check-interval: the open parts older than the rollover interval
+ * roll. */
+static int check_rollover(fs_partitions *fp, sl_error *err) {
+  double now = sl_clock_seconds();
+  if (now < fp->next_check)
+    return SL_OK;
+  fp->next_check = now + fp->roll.check_seconds;
+  int rc = SL_OK;
+  for (int i = 0; i < fp->nparts && rc == SL_OK; i++) {
+    partition *p = &fp->parts[i];
+    if (p->file.fp && now - p->file.opened >= fp->roll.rollover_seconds)
+      rc = roll(fp, p, err);
+  }
   return rc;
 }
 
@@ -334,20 +361,17 @@ static int roll_all(fs_partitions *fp, sl_error *err);
 
 int fs_partitions_watermark(fs_partitions *fp, int64_t wm, sl_error *err) {
   double now = sl_clock_seconds();
-  bool check = now >= fp->next_check;
-  if (check)
-    fp->next_check = now + fp->roll.check_seconds;
   int rc = SL_OK;
   fp->ticks = true;
+  for (int i = 0; i < fp->nparts; i++)
+    fs_part_mark_safe(&fp->parts[i].file);
   if (fp->roll_due && now - fp->last_roll >= FS_COMMIT_ROLL_GAP_SECONDS)
     rc = roll_all(fp, err);
+  if (rc == SL_OK)
+    rc = check_rollover(fp, err);
   for (int i = 0; i < fp->nparts && rc == SL_OK; i++) {
     partition *p = &fp->parts[i];
-    fs_part_mark_safe(&p->file);
-    if (check && p->file.fp &&
-        now - p->file.opened >= fp->roll.rollover_seconds)
-      rc = roll(fp, p, err);
-    if (rc != SL_OK || p->committed) /* (a rolled part: still due) */
+    if (p->committed) /* (a rolled part: still due) */
       continue;
     bool due = fp->partition_time
                    ? p->time != INT64_MIN && wm != INT64_MIN &&
@@ -372,6 +396,7 @@ static int roll_all(fs_partitions *fp, sl_error *err) {
 }
 
 int fs_partitions_commit(fs_partitions *fp, sl_error *err) {
+  fp->units = true;
   if (!fp->unbounded)
     return SL_OK;
   if (!fp->ticks ||

@@ -19,10 +19,11 @@
  *
  * An unbounded query (a streaming INSERT) also commits by the clock: at
  * the first round boundary (the watermark call, where every row written
- * is whole) a second or more after its transaction began, so a query
- * without windows shows its rows within about a second, and the write
- * lock is never held much longer than that.  A database the sink creates
- * for it is put in WAL mode, where readers are never blocked by the
+ * is whole) a second or more after its transaction began, or, for a query
+ * without windows (no commit() ever), after the first batch written that
+ * late; so a query without windows shows its rows within about a second,
+ * and the write lock is never held much longer than that.  A database the sink
+ * creates for it is put in WAL mode, where readers are never blocked by the
  * writer; an existing database keeps its journal mode (the sink never
  * changes a user's database file format): in rollback mode a reader may
  * wait up to about a second for a commit (or get "database is locked"
@@ -75,6 +76,7 @@ struct sl_sink {
   bool in_tx;
   bool unbounded, overwrite;
   bool has_safe;     /* the savepoint "whole" marks the last round's end */
+  bool units;        /* commit() was called: rows come in units (windows) */
   double tx_started; /* sl_clock_seconds() at BEGIN */
   char (*text)[SL_VALUE_TEXT_MAX]; /* per-column text of the current row */
   uint64_t rows;
@@ -379,6 +381,8 @@ static int bind_field(sl_sink *s, sqlite3_stmt *st, const uint8_t *row, int i,
   }
 }
 
+static int commit_now(sl_sink *s, sl_error *err);
+
 static int sqlite_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   if (rows->nrows == 0)
     return SL_OK;
@@ -414,6 +418,12 @@ static int sqlite_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
       return db_error(s, SL_EIO, adds ? "INSERT" : "DELETE", err);
     s->rows++;
   }
+  /* A query without windows never commits a unit, and its rows are each
+   * whole: after a batch is a safe point too, for when rounds are long
+   * (a sink slower than the source). */
+  if (s->unbounded && !s->units &&
+      sl_clock_seconds() - s->tx_started >= SQLITE_COMMIT_SECONDS)
+    return commit_now(s, err);
   return SL_OK;
 }
 
@@ -432,6 +442,7 @@ static int commit_now(sl_sink *s, sl_error *err) {
 
 /* A fired window is complete (INSERT OVERWRITE commits once, at the end). */
 static int sqlite_commit(sl_sink *s, sl_error *err) {
+  s->units = true;
   return s->overwrite ? SL_OK : commit_now(s, err);
 }
 
