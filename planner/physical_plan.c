@@ -1119,6 +1119,34 @@ int sl_plan_build_leaf(sl_arena *a, const sl_bquery *q, sl_plan **out,
   return SL_OK;
 }
 
+/* INSERT INTO adds rows; INSERT OVERWRITE replaces the table's, which only
+ * a bounded query can do (as in Flink: an unbounded one would never
+ * finish replacing), and only into a sink that can. */
+static int plan_insert_mode(sl_plan *plan, const sl_bound_stmt *stmt,
+                            sl_error *err) {
+  plan->sink_unbounded = !sl_plan_is_bounded(plan);
+  plan->sink_overwrite = stmt->ast && stmt->ast->kind == SL_STMT_INSERT &&
+                         stmt->ast->u.insert.overwrite;
+  if (!plan->sink_overwrite)
+    return SL_OK;
+  const sl_span sp = stmt->ast->span;
+  if (!plan->sink->can_overwrite)
+    return sl_error_set_at(err, SL_EUNSUPPORTED, sp.line, sp.column, sp.offset,
+                           sp.length,
+                           "INSERT OVERWRITE into '%s': the '%s' connector "
+                           "cannot replace a table's rows; use INSERT INTO",
+                           stmt->table->name, plan->sink->name);
+  if (plan->sink_unbounded)
+    return sl_error_set_at(
+        err, SL_EUNSUPPORTED, sp.line, sp.column, sp.offset, sp.length,
+        "INSERT OVERWRITE into '%s' of a query over an unbounded stream: the "
+        "old rows would be replaced only when the query ends, which it never "
+        "does. Use INSERT INTO (it adds rows as they come), or bound the "
+        "source ('events.num', a file that is not followed)",
+        stmt->table->name);
+  return SL_OK;
+}
+
 int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
                   sl_error *err) {
   planner p = {a, SL_ANEW(a, sl_plan), err, NULL, false};
@@ -1163,7 +1191,11 @@ int sl_plan_build(sl_arena *a, const sl_bound_stmt *stmt, sl_plan **out,
   }
   if (rc != SL_OK)
     return rc;
-
+  if (stmt->kind == SL_STMT_INSERT) {
+    rc = plan_insert_mode(plan, stmt, err);
+    if (rc != SL_OK)
+      return rc;
+  }
   *out = plan;
   return SL_OK;
 }

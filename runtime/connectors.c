@@ -22,7 +22,7 @@
 
 static const sl_source_connector *const sources[] = {
     &sl_source_nexmark, &sl_source_ysb,     &sl_source_cm,
-    &sl_source_ro,      &sl_source_datagen, &sl_source_filesystem,
+    &sl_source_ro,      &sl_source_datagen, &sl_source_files,
 };
 static const char source_names[] = "nexmark, ysb, cm, ro, datagen, filesystem";
 

@@ -95,7 +95,8 @@ int sl_execute_constant(const sl_plan *plan, sl_result_sink *shell,
   sl_sink *sink = NULL;
   if (rc == SL_OK) {
     sl_sink_spec spec = {
-        plan->sink_table, l, plan->out_names, shell, NULL, false};
+        plan->sink_table,     l,    plan->out_names, shell, NULL, false,
+        plan->sink_overwrite, false};
     rc = plan->sink->open(&spec, &sink, err);
   }
   sl_buffer out;

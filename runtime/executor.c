@@ -955,7 +955,9 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
                        q.out_names,
                        shell,
                        plan->sink_arg,
-                       plan->changelog};
+                       plan->changelog,
+                       plan->sink_overwrite,
+                       plan->sink_unbounded};
   rc = c.sc->open(&spec, &c.sink, err);
   if (rc != SL_OK) {
     free_query(&q);

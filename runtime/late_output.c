@@ -28,7 +28,9 @@ int late_output_open(late_output *lo, const sl_plan *plan, sl_arena *a,
   for (int c = 0, i = 0; c < t->ncolumns && i < layout->nfields; c++)
     if (!t->columns[c].computed_sql)
       names[i++] = t->columns[c].name;
-  sl_sink_spec spec = {t, layout, names, NULL, NULL, false};
+  /* A stream's late records show as they come, as its results do. */
+  sl_sink_spec spec = {t,    layout, names, NULL,
+                       NULL, false,  false, !sl_plan_is_bounded(plan)};
   lo->sc = plan->late_sink;
   lo->table = t->name;
   lo->layout = layout;

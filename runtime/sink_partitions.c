@@ -4,13 +4,16 @@
  * the files: their values are in the directory names (escaped as Flink
  * does: '%3A' for ':', '%2F' for '/', ...).
  *
- * A partition's rows go to one open file at a time, written as
- * ".part-<id>-<n>.csv.inprogress" and renamed to its final name when it
- * rolls ('sink.rolling-policy.file-size', default 128 MB, or
- * 'sink.rolling-policy.rollover-interval' of processing time since it was
- * opened, default 30 min), when its partition commits, and when the query
- * ends; a failed query removes its in-progress files, so a reader sees only
- * whole files.
+ * A partition's rows go to one open part file at a time, written as
+ * ".part-<id>-<n>.csv.inprogress" and renamed to its final name
+ * (sink_part_file.c) when it rolls ('sink.rolling-policy.file-size',
+ * default 128 MB, or 'sink.rolling-policy.rollover-interval' of processing
+ * time since it was opened, default 30 min, checked every
+ * 'sink.rolling-policy.check-interval', default 1 min), at every fired
+ * window of an unbounded query, when its partition commits, and when the
+ * query ends.  A failed bounded query removes its in-progress files; a
+ * stopped unbounded one finishes them with the rows complete at its last
+ * round; so a reader sees only whole files.
  *
  * A partition commits ('sink.partition-commit.trigger'):
  *   process-time   'sink.partition-commit.delay' (default 0) after it was
@@ -45,10 +48,7 @@ typedef struct partition {
   int64_t time;   /* partition time (us), or INT64_MIN when not known */
   double created; /* processing time (s) */
   bool committed;
-  FILE *fp; /* the open file, or NULL */
-  char *tmp, *final;
-  uint64_t bytes;
-  double opened;
+  fs_part file; /* the open part (file.fp != NULL) */
 } partition;
 
 struct fs_partitions {
@@ -65,9 +65,14 @@ struct fs_partitions {
   bool success_file;
   const char *success_name;
   const char *pattern; /* '$dt $hm:00', or NULL */
-  int64_t roll_bytes;
-  double roll_seconds;
-  char id[24]; /* the files' names: part-<id>-<n>.csv */
+  fs_rolling roll;
+  double next_check; /* of the rollover interval */
+  double last_roll;  /* of the parts at a commit */
+  bool roll_due;     /* a window was committed since */
+  bool ticks;        /* watermark() is called (not by the stage runner) */
+  bool units;        /* commit() was called: rows come in units (windows) */
+  bool unbounded;
+  char id[17]; /* the files' names: part-<id>-<n>.csv */
   unsigned next_file;
   partition *parts;
   int nparts, cap;
@@ -140,22 +145,7 @@ static int io_failed(const fs_partitions *fp, const char *what,
 
 /* Close p's open file and give it its final name. */
 static int roll(fs_partitions *fp, partition *p, sl_error *err) {
-  if (!p->fp)
-    return SL_OK;
-  int rc = SL_OK;
-  if (fflush(p->fp) != 0 || fsync(fileno(p->fp)) != 0)
-    rc = io_failed(fp, "writing", p->tmp, err);
-  if (fclose(p->fp) != 0 && rc == SL_OK)
-    rc = io_failed(fp, "writing", p->tmp, err);
-  p->fp = NULL;
-  if (rc == SL_OK && rename(p->tmp, p->final) != 0)
-    rc = io_failed(fp, "renaming", p->tmp, err);
-  if (rc != SL_OK)
-    unlink(p->tmp);
-  free(p->tmp);
-  free(p->final);
-  p->tmp = p->final = NULL;
-  return rc;
+  return fs_part_finish(&p->file, false, true, fp->table->name, err);
 }
 
 static int commit(fs_partitions *fp, partition *p, sl_error *err) {
@@ -219,37 +209,25 @@ static partition *find(fs_partitions *fp, char **values, sl_error *err,
   return p;
 }
 
-/* p's open file (a new one if none, or if it is due to roll). */
-static FILE *file_of(fs_partitions *fp, partition *p, sl_error *err, int *rc) {
-  double now = sl_clock_seconds();
-  if (p->fp && ((int64_t)p->bytes >= fp->roll_bytes ||
-                now - p->opened >= fp->roll_seconds)) {
+/* p's open part (a new one if none, or if it is as big as a part gets). */
+static fs_part *file_of(fs_partitions *fp, partition *p, sl_error *err,
+                        int *rc) {
+  if (p->file.fp && (int64_t)p->file.bytes >= fp->roll.file_bytes) {
     *rc = roll(fp, p, err);
     if (*rc != SL_OK)
       return NULL;
   }
-  if (p->fp)
-    return p->fp;
+  if (p->file.fp)
+    return &p->file;
   p->committed = false; /* a late row reopens a committed partition */
-  sl_strbuf b = SL_STRBUF_INIT;
-  unsigned n = fp->next_file++;
-  sl_strbuf_printf(&b, "%s/part-%s-%u.csv", p->dir, fp->id, n);
-  p->final = sl_strbuf_detach(&b);
-  sl_strbuf_printf(&b, "%s/.part-%s-%u.csv.inprogress", p->dir, fp->id, n);
-  p->tmp = sl_strbuf_detach(&b);
-  p->fp = fopen(p->tmp, "w");
-  if (!p->fp) {
-    *rc = io_failed(fp, "creating", p->tmp, err);
-    return NULL;
-  }
-  p->bytes = 0;
-  p->opened = now;
-  return p->fp;
+  *rc = fs_part_open(&p->file, p->dir, fp->id, fp->next_file++, fp->table->name,
+                     err);
+  return *rc == SL_OK ? &p->file : NULL;
 }
 
 int fs_partitions_open(const sl_table_def *t, const sl_row_layout *layout,
                        int first, const csv_format *fmt, const char *root,
-                       fs_partitions **out, sl_error *err) {
+                       bool unbounded, fs_partitions **out, sl_error *err) {
   *out = NULL;
   fs_partitions *fp = calloc(1, sizeof *fp);
   if (!fp)
@@ -259,6 +237,7 @@ int fs_partitions_open(const sl_table_def *t, const sl_row_layout *layout,
   fp->fmt = fmt;
   fp->root = root;
   fp->first = first;
+  fp->unbounded = unbounded;
   fp->npart = t->npartitioned_by;
   fp->field = calloc((size_t)fp->npart, sizeof *fp->field);
   fp->is_part = calloc((size_t)layout->nfields + 1, sizeof *fp->is_part);
@@ -283,7 +262,7 @@ int fs_partitions_open(const sl_table_def *t, const sl_row_layout *layout,
   const char *trigger = sl_table_def_option(t, "sink.partition-commit.trigger");
   const char *policy =
       sl_table_def_option(t, "sink.partition-commit.policy.kind");
-  int64_t delay_ms = 0, roll_ms = 0;
+  int64_t delay_ms = 0;
   if (rc == SL_OK && trigger && strcasecmp(trigger, "partition-time") &&
       strcasecmp(trigger, "process-time"))
     rc = sl_error_set(err, SL_EINVAL,
@@ -300,18 +279,14 @@ int fs_partitions_open(const sl_table_def *t, const sl_row_layout *layout,
     rc = sl_option_duration_ms(t, "sink.partition-commit.delay", 0, &delay_ms,
                                err);
   if (rc == SL_OK)
-    rc = sl_option_size(t, "sink.rolling-policy.file-size", 128 << 20,
-                        &fp->roll_bytes, err);
-  if (rc == SL_OK)
-    rc = sl_option_duration_ms(t, "sink.rolling-policy.rollover-interval",
-                               30 * 60 * 1000, &roll_ms, err);
+    rc = fs_rolling_read(t, &fp->roll, err);
   if (rc != SL_OK) {
     fs_partitions_close(fp, false, NULL);
     return rc;
   }
   fp->partition_time = trigger && !strcasecmp(trigger, "partition-time");
   fp->delay_us = delay_ms * 1000;
-  fp->roll_seconds = roll_ms / 1000.0;
+  fp->next_check = sl_clock_seconds() + fp->roll.check_seconds;
   fp->success_file = policy != NULL;
   fp->success_name =
       sl_table_def_option(t, "sink.partition-commit.success-file.name");
@@ -319,12 +294,12 @@ int fs_partitions_open(const sl_table_def *t, const sl_row_layout *layout,
     fp->success_name = "_SUCCESS";
   fp->pattern =
       sl_table_def_option(t, "partition.time-extractor.timestamp-pattern");
-  snprintf(fp->id, sizeof fp->id, "%08x",
-           (unsigned)((unsigned)getpid() * 2654435761u ^
-                      (unsigned)(sl_clock_seconds() * 1e6)));
+  fs_part_new_id(fp->id);
   *out = fp;
   return SL_OK;
 }
+
+static int check_rollover(fs_partitions *fp, sl_error *err);
 
 int fs_partitions_write(fs_partitions *fp, const sl_buffer *rows,
                         sl_error *err) {
@@ -345,26 +320,58 @@ int fs_partitions_write(fs_partitions *fp, const sl_buffer *rows,
       values[k] =
           sl_row_is_null(row, fp->field[k]) ? NULL : fp->key.data + at[k];
     partition *p = find(fp, values, err, &rc);
-    FILE *f = p ? file_of(fp, p, err, &rc) : NULL;
+    fs_part *f = p ? file_of(fp, p, err, &rc) : NULL;
     if (!f)
       break;
     sl_strbuf_reset(&fp->line);
     sl_csv_format_row(&fp->line, fp->fmt, l, row, fp->is_part);
-    if (fwrite(fp->line.data, 1, fp->line.len, f) != fp->line.len)
-      rc = io_failed(fp, "writing", p->tmp, err);
-    p->bytes += fp->line.len;
+    rc = fs_part_write(f, fp->line.data, fp->line.len, fp->table->name, err);
+  }
+  /* A query without windows never commits a unit, and its rows are each
+   * whole: the rollover interval is checked after a batch too, for when
+   * rounds are long (a sink slower than the source). */
+  if (rc == SL_OK && fp->unbounded && !fp->units) {
+    for (int i = 0; i < fp->nparts; i++)
+      fs_part_mark_safe(&fp->parts[i].file);
+    rc = check_rollover(fp, err);
   }
   return rc;
 }
 
-int fs_partitions_watermark(fs_partitions *fp, int64_t wm, sl_error *err) {
+/* Every check-interval: the open parts older than the rollover interval
+ * roll. */
+static int check_rollover(fs_partitions *fp, sl_error *err) {
   double now = sl_clock_seconds();
+  if (now < fp->next_check)
+    return SL_OK;
+  fp->next_check = now + fp->roll.check_seconds;
   int rc = SL_OK;
   for (int i = 0; i < fp->nparts && rc == SL_OK; i++) {
     partition *p = &fp->parts[i];
-    if (p->fp && now - p->opened >= fp->roll_seconds)
+    if (p->file.fp && now - p->file.opened >= fp->roll.rollover_seconds)
       rc = roll(fp, p, err);
-    if (rc != SL_OK || p->committed || !p->fp)
+  }
+  return rc;
+}
+
+/* The clock, between rounds: the open files hold whole rows; those older
+ * than the rollover interval roll (checked every check-interval); the
+ * partitions due commit. */
+static int roll_all(fs_partitions *fp, sl_error *err);
+
+int fs_partitions_watermark(fs_partitions *fp, int64_t wm, sl_error *err) {
+  double now = sl_clock_seconds();
+  int rc = SL_OK;
+  fp->ticks = true;
+  for (int i = 0; i < fp->nparts; i++)
+    fs_part_mark_safe(&fp->parts[i].file);
+  if (fp->roll_due && now - fp->last_roll >= FS_COMMIT_ROLL_GAP_SECONDS)
+    rc = roll_all(fp, err);
+  if (rc == SL_OK)
+    rc = check_rollover(fp, err);
+  for (int i = 0; i < fp->nparts && rc == SL_OK; i++) {
+    partition *p = &fp->parts[i];
+    if (p->committed) /* (a rolled part: still due) */
       continue;
     bool due = fp->partition_time
                    ? p->time != INT64_MIN && wm != INT64_MIN &&
@@ -376,18 +383,40 @@ int fs_partitions_watermark(fs_partitions *fp, int64_t wm, sl_error *err) {
   return rc;
 }
 
+/* Every open part rolls (an unbounded query's, at a fired window). */
+static int roll_all(fs_partitions *fp, sl_error *err) {
+  int rc = SL_OK;
+  fp->roll_due = false;
+  fp->last_roll = sl_clock_seconds();
+  for (int i = 0; i < fp->nparts && rc == SL_OK; i++) {
+    fs_part_mark_safe(&fp->parts[i].file);
+    rc = roll(fp, &fp->parts[i], err);
+  }
+  return rc;
+}
+
+int fs_partitions_commit(fs_partitions *fp, sl_error *err) {
+  fp->units = true;
+  if (!fp->unbounded)
+    return SL_OK;
+  if (!fp->ticks ||
+      sl_clock_seconds() - fp->last_roll >= FS_COMMIT_ROLL_GAP_SECONDS)
+    return roll_all(fp, err);
+  for (int i = 0; i < fp->nparts; i++)
+    fs_part_mark_safe(&fp->parts[i].file);
+  fp->roll_due = true;
+  return SL_OK;
+}
+
 int fs_partitions_close(fs_partitions *fp, bool ok, sl_error *err) {
   int rc = SL_OK;
   for (int i = 0; i < fp->nparts; i++) {
     partition *p = &fp->parts[i];
-    if (ok && rc == SL_OK && (p->fp || !p->committed))
+    if (ok && rc == SL_OK && (p->file.fp || !p->committed))
       rc = commit(fp, p, err);
-    if (p->fp) { /* failed: what is in progress goes */
-      fclose(p->fp);
-      unlink(p->tmp);
-    }
-    free(p->tmp);
-    free(p->final);
+    if (!ok && fp->unbounded) /* stopped: its whole rows stay */
+      fs_part_finish(&p->file, true, true, fp->table->name, NULL);
+    fs_part_discard(&p->file); /* failed: what is in progress goes */
     free(p->dir);
     for (int k = 0; k < fp->npart; k++)
       free(p->values[k]);

@@ -17,6 +17,24 @@
  * fired window appears all at once, and a failed query leaves nothing of
  * its uncommitted window behind.
  *
+ * An unbounded query (a streaming INSERT) also commits by the clock: at
+ * the first round boundary (the watermark call, where every row written
+ * is whole) a second or more after its transaction began, or, for a query
+ * without windows (no commit() ever), after the first batch written that
+ * late; so a query without windows shows its rows within about a second,
+ * and the write lock is never held much longer than that.  A database the sink
+ * creates for it is put in WAL mode, where readers are never blocked by the
+ * writer; an existing database keeps its journal mode (the sink never
+ * changes a user's database file format): in rollback mode a reader may
+ * wait up to about a second for a commit (or get "database is locked"
+ * without a busy timeout); 'PRAGMA journal_mode=WAL' on it lifts that.
+ * Stopped (Ctrl-C, a signal, an error), it commits the rows complete at
+ * the last round boundary (a savepoint marks it) and drops the rest.
+ *
+ * INSERT OVERWRITE (bounded queries only) deletes the table's rows and
+ * inserts the new ones in one transaction, committed when the query has
+ * succeeded: readers see the old rows until then, never a mixture.
+ *
  * An updating result (a changelog, changelog.h) is applied so that the
  * table always holds the current result, one transaction per epoch:
  *   - with PRIMARY KEY (...) NOT ENFORCED on the Sluice table, the SQLite
@@ -29,13 +47,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
 #include "io_connectors.h"
 #include "sluice/changelog.h"
+#include "sluice/clock.h"
 #include "sluice/path_policy.h"
 #include "sluice/value_text.h"
+
+/* An unbounded query's transaction is committed this long after it began
+ * (at the next round boundary). */
+#define SQLITE_COMMIT_SECONDS 1.0
 
 static const char *const sqlite_options[] = {"connector", "path", "table-name",
                                              NULL};
@@ -51,6 +75,10 @@ struct sl_sink {
   int nkey;             /* a changelog's primary key columns, or 0 */
   int *key;             /* ... their fields */
   bool in_tx;
+  bool unbounded, overwrite;
+  bool has_safe;     /* the savepoint "whole" marks the last round's end */
+  bool units;        /* commit() was called: rows come in units (windows) */
+  double tx_started; /* sl_clock_seconds() at BEGIN */
   char (*text)[SL_VALUE_TEXT_MAX]; /* per-column text of the current row */
   uint64_t rows;
 };
@@ -137,6 +165,15 @@ static const char *column_name(const sl_sink *s, const sl_sink_spec *spec,
   return spec->names[i];
 }
 
+static int begin(sl_sink *s, sl_error *err) {
+  if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+    return db_error(s, SL_EIO, "BEGIN", err);
+  s->in_tx = true;
+  s->has_safe = false;
+  s->tx_started = sl_clock_seconds();
+  return SL_OK;
+}
+
 static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   *out = NULL;
   const sl_table_def *t = spec->table;
@@ -172,11 +209,15 @@ static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   const char *name = sl_table_def_option(t, "table-name");
   s->target = strdup(name ? name : t->name);
   s->text = calloc((size_t)l->nfields + 1, sizeof *s->text);
+  s->unbounded = spec->unbounded;
+  s->overwrite = spec->overwrite;
   char *path = NULL; /* on a node daemon: inside its --data-dir */
   if ((rc = sl_path_resolve(db_path(t), &path, err)) != SL_OK) {
     sqlite_free(s);
     return rc;
   }
+  struct stat st;
+  bool is_new = stat(path, &st) != 0 || st.st_size == 0;
   if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
                       NULL) != SQLITE_OK) {
     rc = sl_error_set(err, SL_EIO,
@@ -190,6 +231,10 @@ static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   }
   free(path);
   sqlite3_busy_timeout(s->db, 5000);
+  /* A new database for a streaming INSERT: WAL, so that readers can read
+   * while it writes (the mode stays with the file). */
+  if (s->unbounded && is_new)
+    sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
 
   sl_strbuf sql = SL_STRBUF_INIT;
   sl_strbuf_append(&sql, "CREATE TABLE IF NOT EXISTS ");
@@ -286,6 +331,24 @@ static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
     return rc;
   }
   sl_strbuf_free(&sql);
+  if (s->overwrite) { /* the old rows go in the transaction of the new */
+    rc = begin(s, err);
+    if (rc == SL_OK) {
+      sl_strbuf_append(&sql, "DELETE FROM ");
+      append_ident(&sql, s->target);
+      if (sqlite3_exec(s->db, sl_strbuf_cstr(&sql), NULL, NULL, NULL) !=
+          SQLITE_OK)
+        rc = db_error(s, SL_EIO, "deleting the old rows (INSERT OVERWRITE)",
+                      err);
+      sl_strbuf_free(&sql);
+    }
+    if (rc != SL_OK) {
+      if (s->in_tx)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+      sqlite_free(s);
+      return rc;
+    }
+  }
   *out = s;
   return SL_OK;
 }
@@ -325,13 +388,15 @@ static int bind_field(sl_sink *s, sqlite3_stmt *st, const uint8_t *row, int i,
   }
 }
 
+static int commit_now(sl_sink *s, sl_error *err);
+
 static int sqlite_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   if (rows->nrows == 0)
     return SL_OK;
   if (!s->in_tx) {
-    if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-      return db_error(s, SL_EIO, "BEGIN", err);
-    s->in_tx = true;
+    int rc = begin(s, err);
+    if (rc != SL_OK)
+      return rc;
   }
   for (uint32_t r = 0; r < rows->nrows; r++) {
     const uint8_t *row = sl_buffer_row(rows, r);
@@ -360,10 +425,16 @@ static int sqlite_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
       return db_error(s, SL_EIO, adds ? "INSERT" : "DELETE", err);
     s->rows++;
   }
+  /* A query without windows never commits a unit, and its rows are each
+   * whole: after a batch is a safe point too, for when rounds are long
+   * (a sink slower than the source). */
+  if (s->unbounded && !s->units &&
+      sl_clock_seconds() - s->tx_started >= SQLITE_COMMIT_SECONDS)
+    return commit_now(s, err);
   return SL_OK;
 }
 
-static int sqlite_commit(sl_sink *s, sl_error *err) {
+static int commit_now(sl_sink *s, sl_error *err) {
   if (!s->in_tx)
     return SL_OK;
   sqlite3_reset(s->insert);
@@ -372,6 +443,32 @@ static int sqlite_commit(sl_sink *s, sl_error *err) {
   if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     return db_error(s, SL_EIO, "COMMIT", err);
   s->in_tx = false;
+  s->has_safe = false;
+  return SL_OK;
+}
+
+/* A fired window is complete (INSERT OVERWRITE commits once, at the end). */
+static int sqlite_commit(sl_sink *s, sl_error *err) {
+  s->units = true;
+  return s->overwrite ? SL_OK : commit_now(s, err);
+}
+
+/* The clock, between rounds (every row written is whole): an unbounded
+ * query commits once its transaction is a second old, else marks how far
+ * its rows are whole. */
+static int sqlite_tick(sl_sink *s, int64_t wm, sl_error *err) {
+  (void)wm;
+  if (!s->unbounded || !s->in_tx)
+    return SL_OK;
+  if (sl_clock_seconds() - s->tx_started >= SQLITE_COMMIT_SECONDS)
+    return commit_now(s, err);
+  if (s->has_safe &&
+      sqlite3_exec(s->db, "RELEASE whole", NULL, NULL, NULL) != SQLITE_OK)
+    return db_error(s, SL_EIO, "RELEASE", err);
+  s->has_safe = false;
+  if (sqlite3_exec(s->db, "SAVEPOINT whole", NULL, NULL, NULL) != SQLITE_OK)
+    return db_error(s, SL_EIO, "SAVEPOINT", err);
+  s->has_safe = true;
   return SL_OK;
 }
 
@@ -381,9 +478,18 @@ static int sqlite_close(sl_sink *s, bool ok, sl_error *err) {
     sqlite3_reset(s->insert);
     if (s->remove)
       sqlite3_reset(s->remove);
-    if (ok)
-      rc = sqlite_commit(s, err);
-    if (!ok || rc != SL_OK)
+    if (ok) {
+      rc = commit_now(s, err);
+    } else if (s->unbounded) { /* stopped: its whole rows stay */
+      if (s->has_safe)
+        sqlite3_exec(s->db, "ROLLBACK TO whole", NULL, NULL, NULL);
+      else
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+      if (sqlite3_get_autocommit(s->db) == 0)
+        commit_now(s, NULL);
+      s->in_tx = false;
+    }
+    if (s->in_tx)
       sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
   }
   sqlite_free(s);
@@ -404,4 +510,6 @@ const sl_sink_connector sl_sink_sqlite = {
     .commit = sqlite_commit,
     .close = sqlite_close,
     .rows_written = sqlite_rows,
+    .watermark = sqlite_tick,
+    .can_overwrite = true,
 };

@@ -45,8 +45,8 @@
  * writer that appends whole lines is never read half-way.  A followed
  * file that shrinks, is removed, or whose path comes to name another file
  * is an error.  (Flink's option of this name watches a directory for new
- * files; Sluice's 'path' is one file, and follows what is appended to it,
- * as tail -f does.)
+ * files, which source_parts.c does when 'path' is a directory; a file is
+ * followed as tail -f does.)
  *
  * A file that shrinks while it is read (followed or not) is an error
  * naming it, never a SIGBUS: the mapping is read inside a guard

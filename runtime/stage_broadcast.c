@@ -385,8 +385,14 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
     r.out.sorted = &sorted;
   }
   if (rc == SL_OK) {
-    sl_sink_spec spec = {plan->sink_table, out_layout, out_names, shell, NULL,
-                         plan->changelog};
+    sl_sink_spec spec = {plan->sink_table,
+                         out_layout,
+                         out_names,
+                         shell,
+                         NULL,
+                         plan->changelog,
+                         plan->sink_overwrite,
+                         plan->sink_unbounded};
     rc = r.out.sc->open(&spec, &r.out.sink, err);
   }
   /* Late records (SET 'sluice.late-records' = 'side-output'): one output

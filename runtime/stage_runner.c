@@ -394,7 +394,8 @@ uint64_t stage_events_of_leaves(const sl_staged_plan *sp,
  * into the leaf's stage sink, as an executor would write it. */
 static int feed_leaf(leaf_thread *lt) {
   leaf_store *ls = &lt->run->leaves[lt->index];
-  sl_sink_spec spec = {NULL, ls->in_layout, NULL, NULL, ls, false};
+  sl_sink_spec spec = {NULL, ls->in_layout, NULL,  NULL,
+                       ls,   false,         false, false};
   sl_sink *sink;
   int rc = stage_sink_open(&spec, &sink, &lt->err);
   if (rc != SL_OK)
@@ -663,7 +664,9 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                          out_names,
                          shell,
                          node ? &tc : NULL,
-                         changelog};
+                         changelog,
+                         plan->sink_overwrite,
+                         plan->sink_unbounded};
     rc = o.sc->open(&spec, &o.sink, err);
   }
   /* Late records: every leaf that routes them shares one output. */

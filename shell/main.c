@@ -1,7 +1,8 @@
 /* main.c - the `sluice` program: parse the command line, then run the
  * script files and -c strings in order, or the SQL piped on stdin, or the
  * interactive shell on a terminal.  The only place that decides the exit
- * status: 0 success, 1 if anything failed, 2 for a command-line error.
+ * status: 0 success, 1 if anything failed, 2 for a command-line error,
+ * 130 / 143 for a script stopped by SIGINT / SIGTERM.
  */
 #include <locale.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "sluice/interrupt.h"
 #include "sluice/shell.h"
 
 /* A command-line option that is a setting (--nodes, --transport): SET it
@@ -111,6 +113,8 @@ int main(int argc, char **argv) {
     apply_setting(sh, "sluice.nodes", n);
   }
 
+  if (!interactive)
+    sl_interrupt_install_script(); /* SIGINT/SIGTERM stop and flush */
   if (interactive) {
     sl_shell_repl(sh);
   } else if (opts.nactions == 0) {
@@ -135,6 +139,13 @@ int main(int argc, char **argv) {
   if (fflush(stdout) != 0) {
     fprintf(stderr, "sluice: cannot write to standard output\n");
     status = 1;
+  }
+  /* Stopped by SIGINT or SIGTERM: the conventional 128 + signal (130,
+   * 143), as if the signal had ended us, once the output is out. */
+  if (sl_stop_signal) {
+    fprintf(stderr, "sluice: stopped by %s\n",
+            sl_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+    status = 128 + sl_stop_signal;
   }
   return status;
 }

@@ -354,6 +354,11 @@ static void clear_progress(sl_output *o) {
  * never mixes into results or into output that is not a terminal. */
 static int on_progress(void *ctx, const char *line) {
   sl_output *o = ctx;
+  /* The runtime reports progress a few times a second while a query runs:
+   * rows printed to a pipe or file go out then, rather than waiting in
+   * stdio's buffer (a query without windows never flushes otherwise). */
+  if (o->in_result && !o->write_errno && fflush(o->fp) != 0)
+    o->write_errno = errno ? errno : EIO;
   if (!o->notices || !isatty(fileno(o->notices)))
     return SL_OK;
   if (!line) {

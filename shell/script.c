@@ -87,6 +87,26 @@ static bool watchdog_stop(watchdog *w) {
   return w->fired;
 }
 
+/* A script's SIGINT or SIGTERM stopped the statement: what it produced is
+ * written (its sinks closed, the output flushed); say so, and stop the
+ * script (main exits with 128 + the signal). */
+static int stopped_by_signal(sl_shell *sh, const char *source, int first_line,
+                             watchdog *dog, sl_error *err) {
+  watchdog_stop(dog);
+  sl_output_abort(&sh->out);
+  sl_shell_check_output(sh, source, first_line);
+  int line = sl_shell_where(sh, source, first_line);
+  fprintf(sh->errors,
+          "sluice: %s cancelled the statement at %s%sline %d; the rows it "
+          "had printed or streamed into a table are kept\n",
+          sl_stop_signal == SIGINT ? "SIGINT" : "SIGTERM", source ? source : "",
+          source ? ", " : "", line);
+  fflush(sh->errors);
+  sl_error_clear(err);
+  sl_statement_running = 0;
+  return SL_SHELL_STOP;
+}
+
 int sl_shell_run_statement(sl_shell *sh, const char *source, const char *text,
                            size_t len, int first_line) {
   sl_error err = {0};
@@ -94,11 +114,19 @@ int sl_shell_run_statement(sl_shell *sh, const char *source, const char *text,
   sl_result_sink sink = sl_output_sink(&sh->out);
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  sl_statement_running = 1;
   sl_interrupt_clear();
+  if (sl_stop_signal) { /* a script's SIGINT/SIGTERM came: run no more */
+    sl_statement_running = 0;
+    return SL_SHELL_STOP;
+  }
   watchdog dog;
   watchdog_start(&dog, sh->timeout_ms);
 
   int rc = sl_session_execute(sh->session, text, len, first_line, &sink, &err);
+  if (rc == SL_ECANCELLED && sl_stop_signal)
+    return stopped_by_signal(sh, source, first_line, &dog, &err);
+  sl_statement_running = 0;
   if (watchdog_stop(&dog)) {
     sl_interrupt_clear(); /* it was the watchdog, not the user */
     if (rc == SL_ECANCELLED) {
@@ -146,7 +174,7 @@ int sl_shell_run_text(sl_shell *sh, const char *source, const char *text,
   size_t pos = 0;
   int line = first_line;
   int rc = SL_SHELL_CONTINUE;
-  while (pos < len && rc == SL_SHELL_CONTINUE && !sh->quit) {
+  while (pos < len && rc == SL_SHELL_CONTINUE && !sh->quit && !sl_stop_signal) {
     size_t skip = 0;
     size_t n = sl_sql_next_statement(text + pos, len - pos, &skip);
     if (n == 0) {
@@ -184,7 +212,7 @@ int sl_shell_run_text(sl_shell *sh, const char *source, const char *text,
   }
   if (consumed)
     *consumed = pos;
-  return sh->quit ? SL_SHELL_STOP : rc;
+  return sh->quit || sl_stop_signal ? SL_SHELL_STOP : rc;
 }
 
 /* Read a whole file; NULL with errno set on failure. */

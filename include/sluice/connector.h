@@ -132,6 +132,14 @@ typedef struct sl_sink_spec {
   /* The rows are a changelog: column 0 is each row's kind (changelog.h),
    * the table's columns follow. */
   bool changelog;
+  /* INSERT OVERWRITE: the rows replace the table's (only for a bounded
+   * query, only by a connector with can_overwrite); else they are added
+   * to what the table holds. */
+  bool overwrite;
+  /* The query never ends by itself (a streaming INSERT): the sink makes
+   * its rows visible as it goes (commit(), and about once a second by the
+   * clock), and a close with ok = false keeps what was complete. */
+  bool unbounded;
 } sl_sink_spec;
 
 typedef struct sl_sink sl_sink;
@@ -156,8 +164,13 @@ typedef struct sl_sink_connector {
    * whose event time is at or before watermark (a stream) has been
    * written.  Called by the coordinator every round (about every 20 ms,
    * and once with INT64_MAX at the end of the input); an error return
-   * stops the query. */
+   * stops the query.  Between rounds every row written is a whole result
+   * row (a fired window's rows all written and committed), so sinks also
+   * use it as their clock: time-based rolls and commits, and the point up
+   * to which an unbounded query's rows are kept when it is stopped. */
   int (*watermark)(sl_sink *s, int64_t watermark, sl_error *err);
+  /* The sink can replace a table's rows (INSERT OVERWRITE). */
+  bool can_overwrite;
 } sl_sink_connector;
 
 /* ---- the registry ------------------------------------------------------ */

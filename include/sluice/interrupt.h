@@ -9,8 +9,8 @@
  * third Ctrl-C while a statement ignores the flag ends the process (the
  * default SIGINT action), so a stuck statement never traps the user.
  *
- * This is the only mutable global of the shell: a signal handler can touch
- * nothing else safely.  The shell's .timeout sets it too (from a thread),
+ * These flags are the shell's only mutable globals: a signal handler can
+ * touch nothing else safely.  The shell's .timeout sets it too (from a thread),
  * so a statement that runs too long stops exactly as on Ctrl-C.
  */
 #ifndef SLUICE_INTERRUPT_H
@@ -31,9 +31,22 @@ extern _Thread_local const atomic_bool *sl_interrupt_also;
 void sl_interrupt_watch(const atomic_bool *flag); /* NULL: none */
 
 /* Install the SIGINT handler (without SA_RESTART, so a blocking read at the
- * prompt returns EINTR).  Only the interactive shell calls this: scripts
- * keep the default action, so Ctrl-C ends them as any Unix tool. */
+ * prompt returns EINTR).  Only the interactive shell calls this; scripts
+ * install sl_interrupt_install_script's below. */
 void sl_interrupt_install(void);
+
+/* Script mode (`sluice FILE`, -c, SQL on stdin): SIGINT and SIGTERM stop
+ * the running statement as Ctrl-C does (its sinks keep what it produced)
+ * and end the script; main then exits with 128 + the signal's number.  The
+ * signal is kept in sl_stop_signal (0: none), which nothing clears.
+ * Between statements (sl_statement_running == 0) there is nothing to
+ * stop: the process ends at once, as without a handler.  A second signal
+ * also ends it at once.  A signal ignored when the program started (a
+ * background job's SIGINT) stays ignored; forked node processes keep the
+ * default actions. */
+extern volatile sig_atomic_t sl_stop_signal;
+extern volatile sig_atomic_t sl_statement_running;
+void sl_interrupt_install_script(void);
 
 /* Has Ctrl-C been pressed since the last sl_interrupt_clear()? */
 static inline bool sl_interrupt_pending(void) {

@@ -202,6 +202,11 @@ typedef struct sl_plan {
   /* Where the rows go: an INSERT target, or the shell. */
   const sl_table_def *sink_table;
   const sl_sink_connector *sink;
+  /* INSERT OVERWRITE (replace the table's rows; bounded queries only), and
+   * whether the query never ends by itself (a streaming INSERT): what the
+   * sink is opened with (sl_sink_spec). */
+  bool sink_overwrite;
+  bool sink_unbounded;
   int64_t limit;  /* -1: none */
   int64_t offset; /* result rows skipped before the first written */
   /* ORDER BY over the output columns (bounded inputs only): every result
@@ -376,6 +381,19 @@ struct sl_staged_plan {
   int *route_cols;
   const char *join_why;
 };
+
+/* Does the plan end by itself: every source it reads (a staged plan's
+ * leaves' too) is bounded? */
+static inline bool sl_plan_is_bounded(const sl_plan *plan) {
+  for (int i = 0; i < plan->ninputs; i++)
+    if (!plan->inputs[i].bounded)
+      return false;
+  if (plan->kind == SL_PLAN_STAGED)
+    for (int i = 0; i < plan->staged->nleaves; i++)
+      if (!sl_plan_is_bounded(plan->staged->leaves[i]))
+        return false;
+  return true;
+}
 
 /* The stage under the top SELECTs (the JOIN, where
  * sl_staged_join_leaves says yes). */

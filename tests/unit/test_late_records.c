@@ -208,6 +208,13 @@ static void remove_dir(const char *dir) {
  * result tables out_drop and out_side of columns out_columns. */
 static sl_session *session_on(const char *dir, notices *n, int nodes,
                               int workers, const char *out_columns) {
+  /* An INSERT adds to what a table holds: each run starts with none. */
+  const char *written[] = {"out_drop", "out_side", "late"};
+  for (int i = 0; i < 3; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.csv", dir, written[i]);
+    unlink(path);
+  }
   sl_session *s = sl_session_new();
   char sql[1024];
   snprintf(sql, sizeof sql, "SET 'sluice.nodes' = '%d'", nodes);

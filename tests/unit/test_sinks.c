@@ -80,7 +80,7 @@ static void sample_rows(sl_buffer *b) {
 
 static sl_sink *open_sink(fixture *f, const char *connector,
                           const sl_table_def *t, sl_result_sink *shell) {
-  sl_sink_spec spec = {t, f->l, f->names, shell, NULL, false};
+  sl_sink_spec spec = {t, f->l, f->names, shell, NULL, false, false, false};
   const sl_sink_connector *c =
       shell ? sl_shell_sink_connector() : sl_sink_connector_find(connector);
   assert_non_null(c);
@@ -166,7 +166,7 @@ static void test_csv_sink(void **state) {
       f->session, "bad", cols,
       "'connector' = 'filesystem', 'path' = '/nonexistent/dir/x.csv', "
       "'format' = 'csv'");
-  sl_sink_spec bspec = {bad, f->l, f->names, NULL, NULL, false};
+  sl_sink_spec bspec = {bad, f->l, f->names, NULL, NULL, false, false, false};
   assert_int_equal(c->open(&bspec, &s, &err), SL_EIO);
   assert_non_null(strstr(err.message, "/nonexistent/dir/x.csv"));
   sl_error_clear(&err);

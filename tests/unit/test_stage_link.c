@@ -81,7 +81,7 @@ static sl_row_layout *layout(sl_arena *a) {
 }
 
 static sl_sink *open_sender(sl_stage_link_spec *spec, const sl_row_layout *l) {
-  sl_sink_spec ss = {NULL, l, NULL, NULL, spec, false};
+  sl_sink_spec ss = {NULL, l, NULL, NULL, spec, false, false, false};
   sl_sink *s = NULL;
   sl_error err = {0};
   assert_int_equal(sl_sink_to_stage_nodes.open(&ss, &s, &err), SL_OK);
@@ -258,7 +258,7 @@ static void test_silent_connection_stalls_nothing(void **state) {
   const char *addrs[1] = {r.addr};
   sl_stage_link_spec wrong = {0,    1,  addrs, 0,     NULL, 4096,
                               NULL, -1, -1,    false, 0,    &other};
-  sl_sink_spec ss = {NULL, l, NULL, NULL, &wrong, false};
+  sl_sink_spec ss = {NULL, l, NULL, NULL, &wrong, false, false, false};
   sl_sink *bad = NULL;
   assert_int_equal(sl_sink_to_stage_nodes.open(&ss, &bad, &err), SL_EPERM);
   sl_error_clear(&err);
