@@ -6,6 +6,7 @@
  * difference is below the window.  Totals rather than increments: a
  * CREDIT the coordinator could not send at once is simply superseded by
  * the next one. */
+#include <poll.h>
 #include <string.h>
 
 #include "sluice/clock.h"
@@ -75,4 +76,12 @@ int sl_node_credit_send(int fd, uint64_t frames, uint64_t bytes,
                         sl_error *err) {
   uint64_t t[2] = {frames, bytes};
   return sl_frame_send(fd, SL_FRAME_CREDIT, t, sizeof t, NULL, 0, err);
+}
+
+void sl_node_credit_took(int fd, uint64_t taken[2], size_t bytes) {
+  taken[0]++;
+  taken[1] += bytes;
+  struct pollfd pf = {fd, POLLOUT, 0};
+  if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLOUT))
+    sl_node_credit_send(fd, taken[0], taken[1], NULL);
 }

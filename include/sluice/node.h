@@ -206,6 +206,10 @@ bool sl_node_credit_open(sl_node_credit *c);
 int sl_node_credit_take(sl_node_credit *c, size_t bytes, sl_error *err);
 /* The coordinator: CREDIT with these totals. */
 int sl_node_credit_send(int fd, uint64_t frames, uint64_t bytes, sl_error *err);
+/* A coordinator that takes a node's bulk frames as it reads them: one
+ * more of `bytes` taken (taken: its totals, frames then bytes), and CREDIT
+ * sent unless the socket is full (the next one carries the totals). */
+void sl_node_credit_took(int fd, uint64_t taken[2], size_t bytes);
 
 /* Read one frame into payload (reset first).  timeout_ms < 0: wait
  * forever; on timeout returns SL_CHANNEL_TIMEOUT-like 2 with nothing read.
