@@ -134,14 +134,19 @@ static void peaks_check(const peaks *p, const char *what) {
 typedef struct consumer {
   long delay_us; /* per row */
   long rows;
+  long first_delay_us; /* before the first row only */
 } consumer;
 
 static int slow_row(void *ctx, const char *const *cells) {
   (void)cells;
   consumer *c = ctx;
-  c->rows++;
+  if (c->rows++ == 0 && c->first_delay_us > 0) {
+    struct timespec t = {c->first_delay_us / 1000000,
+                         (c->first_delay_us % 1000000) * 1000};
+    nanosleep(&t, NULL);
+  }
   if (c->delay_us > 0) {
-    struct timespec t = {0, c->delay_us * 1000};
+    struct timespec t = {c->delay_us / 1000000, (c->delay_us % 1000000) * 1000};
     nanosleep(&t, NULL);
   }
   return SL_OK;
@@ -164,7 +169,7 @@ static void run_ok(sl_session *s, const char *sql, consumer *c) {
 
 static sl_session *session_with_table(const char *nodes) {
   sl_session *s = sl_session_new();
-  consumer none = {0, 0};
+  consumer none = {0, 0, 0};
   run_ok(s, "SET 'parallelism.default' = '2'", &none);
   if (nodes) {
     char set[64];
@@ -216,6 +221,27 @@ static double run_stopped(sl_session *s, const char *sql, consumer *c, long ms,
   return st.at;
 }
 
+/* Run sql to its end, failing the test if it takes a minute (a query
+ * that stopped making progress: a deadlock between a held source and
+ * what the consumer waits for). */
+static void run_ok_within_a_minute(sl_session *s, const char *sql,
+                                   consumer *c) {
+  sl_interrupt_clear();
+  stopper st = {60000, 0, 0};
+  assert_int_equal(pthread_create(&st.thread, NULL, stop_main, &st), 0);
+  sl_error err = {0};
+  int rc = run(s, sql, c, &err);
+  pthread_cancel(st.thread);
+  pthread_join(st.thread, NULL);
+  sl_interrupt_clear();
+  if (rc != SL_OK)
+    fail_msg("%s: %s", sql,
+             rc == SL_ECANCELLED ? "no progress for a minute"
+             : err.message       ? err.message
+                                 : "failed");
+  sl_error_clear(&err);
+}
+
 /* 3 s at 1 row/ms, in which the generator could make GBs.  (Unbounded: a
  * LIMIT would let each node stop after LIMIT rows of its own.) */
 static void slow_printer(const char *nodes, const char *what) {
@@ -224,7 +250,7 @@ static void slow_printer(const char *nodes, const char *what) {
   peaks_start(&p);
   if (nodes)
     assert_int_equal(p.n, 1 + atoi(nodes));
-  consumer c = {1000, 0};
+  consumer c = {1000, 0, 0};
   double stopped;
   run_stopped(s, "SELECT n, ts FROM t", &c, 3000, &stopped);
   assert_true(c.rows > 0);
@@ -254,7 +280,7 @@ static void test_slow_csv_sink(void **state) {
            "CREATE TABLE o (n BIGINT, ts TIMESTAMP(3)) WITH ('connector' = "
            "'filesystem', 'path' = '%s/o.csv', 'format' = 'csv')",
            dir);
-  consumer none = {0, 0};
+  consumer none = {0, 0, 0};
   run_ok(s, sql, &none);
   peaks p;
   peaks_start(&p);
@@ -271,33 +297,42 @@ static void test_slow_csv_sink(void **state) {
 
 /* A window of 1000 events fires thousands of times a second; its 500
  * groups take the consumer half a second. */
-static void slow_windows(const char *strategy) {
-  sl_session *s = session_with_table(NULL);
-  char set[96];
-  snprintf(set, sizeof set, "SET 'sluice.strategy' = '%s'", strategy);
-  consumer none = {0, 0};
+static void slow_windows(const char *nodes, const char *set, const char *what) {
+  sl_session *s = session_with_table(nodes);
+  consumer none = {0, 0, 0};
   run_ok(s, set, &none);
   peaks p;
   peaks_start(&p);
-  consumer c = {1000, 0};
-  run_ok(s,
-         "SELECT n % 500, COUNT(*) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), "
-         "INTERVAL '1' SECOND)) GROUP BY n % 500, window_start, window_end "
-         "LIMIT 2500",
-         &c);
+  consumer c = {1000, 0, 0};
+  run_ok_within_a_minute(
+      s,
+      "SELECT n % 500, COUNT(*) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), "
+      "INTERVAL '1' SECOND)) GROUP BY n % 500, window_start, window_end "
+      "LIMIT 2500",
+      &c);
   assert_int_equal(c.rows, 2500);
-  peaks_check(&p, strategy);
+  peaks_check(&p, what);
   sl_session_free(s);
 }
 
 static void test_slow_windows_late_merge(void **state) {
   (void)state;
-  slow_windows("late-merge");
+  slow_windows(NULL, "SET 'sluice.strategy' = 'late-merge'", "late merge");
 }
 
 static void test_slow_windows_repartition(void **state) {
   (void)state;
-  slow_windows("repartition");
+  slow_windows(NULL, "SET 'sluice.strategy' = 'repartition'", "repartition");
+}
+
+/* Nodes send their window partials to the coordinator, which fires a
+ * window once every node's watermark has passed it: a node out of credits
+ * says first how far its windows were sent (executor.c, before_partial),
+ * or the coordinator could not fire the partials it holds. */
+static void test_slow_windows_merged_at_coordinator(void **state) {
+  (void)state;
+  slow_windows("2", "SET 'sluice.late-merge' = 'coordinator'",
+               "late merge at the coordinator, 2 nodes");
 }
 
 /* ---- a join's stages on the nodes -------------------------------------- */
@@ -311,7 +346,7 @@ static void test_slow_windows_repartition(void **state) {
 static void test_slow_broadcast_join_on_nodes(void **state) {
   (void)state;
   sl_session *s = session_with_table("2");
-  consumer none = {0, 0};
+  consumer none = {0, 0, 0};
   run_ok(s,
          "CREATE TABLE u (m BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
          "WITH ('connector' = 'datagen')",
@@ -329,7 +364,7 @@ static void test_slow_broadcast_join_on_nodes(void **state) {
   peaks p;
   peaks_start(&p);
   assert_int_equal(p.n, 1 + 4);
-  consumer c = {1000, 0};
+  consumer c = {1000, 0, 0};
   double stopped;
   run_stopped(s, join, &c, 5000, &stopped);
   assert_true(c.rows > 0);
@@ -337,17 +372,56 @@ static void test_slow_broadcast_join_on_nodes(void **state) {
   /* A fast consumer takes many windows' results (hundreds of the stage
    * nodes' frames, far more than their credits): they keep coming. */
   snprintf(warm, sizeof warm, "%s LIMIT 300000", join);
-  stopper st = {60000, 0, 0};
-  assert_int_equal(pthread_create(&st.thread, NULL, stop_main, &st), 0);
-  consumer fast = {0, 0};
-  sl_error err = {0};
-  int rc = run(s, warm, &fast, &err);
-  pthread_cancel(st.thread);
-  pthread_join(st.thread, NULL);
-  sl_interrupt_clear();
-  if (rc != SL_OK)
-    fail_msg("%s", err.message ? err.message : "failed");
+  consumer fast = {0, 0, 0};
+  run_ok_within_a_minute(s, warm, &fast);
   assert_int_equal(fast.rows, 300000);
+  sl_session_free(s);
+}
+
+/* ---- a slow consumer is not a hung node ------------------------------- */
+
+/* A consumer that takes 3 s over its first row, longer than the silence
+ * rule's 2 s (node.h, SL_SILENCE_MS), then 1 ms per row: the nodes wait
+ * for credits meanwhile while their heartbeats keep coming, and the
+ * coordinator does not count the time it spends writing as their silence.
+ * Stopped after 6 s, by us, not by a "hangs" error; the nodes then run
+ * the next query. */
+static void slow_beyond_silence(sl_session *s, const char *sql,
+                                const char *what) {
+  consumer c = {1000, 0, 3000000};
+  double stopped;
+  run_stopped(s, sql, &c, 6000, &stopped);
+  assert_true(c.rows > 1);
+  print_message("%s: %ld rows, the first after 3 s, no node taken for hung\n",
+                what, c.rows);
+  consumer none = {0, 0, 0};
+  run_ok(s, "SELECT n FROM t LIMIT 10", &none);
+  assert_int_equal(none.rows, 10);
+}
+
+static void test_slow_consumer_is_not_silence(void **state) {
+  (void)state;
+  sl_session *s = session_with_table("2");
+  slow_beyond_silence(s, "SELECT n, ts FROM t", "rows from 2 nodes");
+  sl_session_free(s);
+}
+
+static void test_slow_consumer_is_not_silence_of_stage_nodes(void **state) {
+  (void)state;
+  sl_session *s = session_with_table("2");
+  consumer none = {0, 0, 0};
+  run_ok(s,
+         "CREATE TABLE u (m BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+         "WITH ('connector' = 'datagen')",
+         &none);
+  run_ok(s, "SET 'sluice.join-strategy' = 'broadcast'", &none);
+  slow_beyond_silence(
+      s,
+      "SELECT L.n, R.m FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL "
+      "'1' SECOND)) L JOIN TABLE(TUMBLE(TABLE u, DESCRIPTOR(ts), INTERVAL '1' "
+      "SECOND)) R ON L.n % 1000 = R.m % 1000 AND L.window_start = "
+      "R.window_start AND L.window_end = R.window_end",
+      "a broadcast join's stage nodes");
   sl_session_free(s);
 }
 
@@ -356,7 +430,7 @@ static void test_slow_broadcast_join_on_nodes(void **state) {
 static void test_ctrl_c_stops_held_nodes(void **state) {
   (void)state;
   sl_session *s = session_with_table("2");
-  consumer c = {1000, 0};
+  consumer c = {1000, 0, 0};
   double stopped;
   double asked = run_stopped(s, "SELECT n, ts FROM t", &c, 1500, &stopped);
   assert_true(c.rows > 0);
@@ -366,7 +440,7 @@ static void test_ctrl_c_stops_held_nodes(void **state) {
                 (stopped - asked) * 1000);
   assert_true(stopped - asked < 2.0);
   /* The nodes stopped too: the next query runs on them. */
-  consumer none = {0, 0};
+  consumer none = {0, 0, 0};
   run_ok(s, "SELECT n FROM t LIMIT 10", &none);
   assert_int_equal(none.rows, 10);
   sl_session_free(s);
@@ -379,7 +453,10 @@ int main(void) {
       cmocka_unit_test(test_slow_csv_sink),
       cmocka_unit_test(test_slow_windows_late_merge),
       cmocka_unit_test(test_slow_windows_repartition),
+      cmocka_unit_test(test_slow_windows_merged_at_coordinator),
       cmocka_unit_test(test_slow_broadcast_join_on_nodes),
+      cmocka_unit_test(test_slow_consumer_is_not_silence),
+      cmocka_unit_test(test_slow_consumer_is_not_silence_of_stage_nodes),
       cmocka_unit_test(test_ctrl_c_stops_held_nodes),
   };
   if (getenv("BP_FILTER"))
