@@ -68,14 +68,21 @@ out_batch *sl_exec_take_batch(worker *w, uint32_t cap) {
   return b;
 }
 
-void sl_exec_publish_batch(worker *w, out_batch *b) {
-  pthread_mutex_lock(&w->lock);
+void sl_exec_queue_batch_locked(worker *w, out_batch *b) {
   if (w->batches_tail)
     w->batches_tail->next = b;
   else
     w->batches = b;
   w->batches_tail = b;
-  w->nbatches++;
+  if (w->node_fd < 0) /* a node link's: the frame's length */
+    b->queued_bytes = b->buf.cap;
+  w->queued++;
+  w->queued_bytes += b->queued_bytes;
+}
+
+void sl_exec_publish_batch(worker *w, out_batch *b) {
+  pthread_mutex_lock(&w->lock);
+  sl_exec_queue_batch_locked(w, b);
   pthread_mutex_unlock(&w->lock);
 }
 
@@ -86,19 +93,38 @@ void sl_exec_return_batch(worker *w, out_batch *b) {
   pthread_mutex_unlock(&w->lock);
 }
 
-void sl_exec_wait_drained(worker *w) {
+bool sl_exec_queue_full_locked(const worker *w) {
+  return w->queued > SL_OUT_QUEUED_MAX ||
+         (w->queued > 1 && w->queued_bytes > SL_OUT_QUEUED_BYTES);
+}
+
+void sl_exec_took_locked(worker *w, int n, uint64_t bytes) {
+  if (n == 0)
+    return;
+  w->queued -= n;
+  w->queued_bytes -= bytes;
+  if (w->node_fd >= 0) {
+    w->credit_frames += (uint64_t)n;
+    w->credit_bytes += bytes;
+  }
+  pthread_cond_broadcast(&w->drained);
+}
+
+bool sl_exec_wait_drained(worker *w, int ms) {
   pthread_mutex_lock(&w->lock);
-  bool full = w->nbatches > SL_STREAM_BATCHES_MAX;
+  bool full = sl_exec_queue_full_locked(w);
   pthread_mutex_unlock(&w->lock);
   if (!full)
-    return;
+    return false;
   sl_exec_signal(w);
   pthread_mutex_lock(&w->lock);
-  while (w->nbatches > SL_STREAM_BATCHES_MAX && !atomic_load(w->cancel)) {
-    struct timespec until = sl_clock_deadline_ms(20);
-    pthread_cond_timedwait(&w->drained, &w->lock, &until);
-  }
+  struct timespec until = sl_clock_deadline_ms(ms);
+  while ((full = sl_exec_queue_full_locked(w)) && !atomic_load(w->cancel))
+    if (pthread_cond_timedwait(&w->drained, &w->lock, &until) != 0)
+      break;
+  full = sl_exec_queue_full_locked(w);
   pthread_mutex_unlock(&w->lock);
+  return full;
 }
 
 void sl_exec_wait_ready(exec_shared *sh) {
@@ -399,6 +425,22 @@ static int finish_window(coordinator *c) {
 
 static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress);
 
+/* A node about to send window `end`'s partial when its credits (node.h)
+ * are used up: the coordinator holds partials it cannot fire until it
+ * hears a watermark past them, so say first that every window before this
+ * one has been sent (true: windows go in order of their end), and they
+ * fire, and their credits come back. */
+static int before_partial(coordinator *c, int64_t end) {
+  const sl_plan *plan = c->q->plan;
+  if (!plan->windowed || sl_node_can_send(&c->export))
+    return SL_OK;
+  int64_t wm = end - plan->window.unit_us - 1;
+  if (wm <= c->exported_wm)
+    return SL_OK;
+  c->exported_wm = wm;
+  return sl_node_send_wm(&c->export, wm, c->err);
+}
+
 /* Fire every window that all workers have passed. */
 static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
   if (c->sessions)
@@ -449,16 +491,21 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
         ws[i].partials = p->next;
         if (!ws[i].partials)
           ws[i].partials_tail = NULL;
+        sl_exec_took_locked(&ws[i], 1, p->queued_bytes);
       } else {
         p = NULL;
       }
       pthread_mutex_unlock(&ws[i].lock);
       if (!p)
         continue;
+      if (ws[i].node_fd >= 0)
+        sl_node_link_credit(&ws[i]);
       start = p->start;
       any = true;
       if (disjoint && c->export_partials) {
         /* A node: the coordinator merges the nodes' partials. */
+        if (rc == SL_OK)
+          rc = before_partial(c, next);
         if (rc == SL_OK)
           rc = sl_node_send_partial(&c->export, start, next, p->table, c->err);
         sl_group_table_free(p->table);
@@ -497,11 +544,13 @@ static int fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
     c->merge_seconds += t1 - t0;
     /* A node sends the merged partial in its wire form, a copy no larger
      * than the table: counted as a second table while it is made. */
-    if (merged && rc == SL_OK && c->export_partials)
+    if (merged && rc == SL_OK && c->export_partials) {
       rc = check_merged_window(c, merged, merged);
-    if (merged && rc == SL_OK && c->export_partials)
-      rc = sl_node_send_partial(&c->export, start, next, merged, c->err);
-    else if (merged && rc == SL_OK && c->updates)
+      if (rc == SL_OK)
+        rc = before_partial(c, next);
+      if (rc == SL_OK)
+        rc = sl_node_send_partial(&c->export, start, next, merged, c->err);
+    } else if (merged && rc == SL_OK && c->updates)
       rc = merge_changes(c, merged);
     else if (merged && rc == SL_OK && !c->limit_reached)
       rc = emit_groups(c, start, next, merged);
@@ -562,6 +611,11 @@ static int leaders_round(coordinator *c, worker *ws, int n, bool *progress) {
     pthread_mutex_lock(&ws[i].lock);
     int64_t wm = ws[i].done ? WM_MAX : ws[i].published_wm;
     if (ws[i].partials) {
+      int np = 0;
+      uint64_t bytes = 0;
+      for (window_partial *p = ws[i].partials; p; p = p->next, np++)
+        bytes += p->queued_bytes;
+      sl_exec_took_locked(&ws[i], np, bytes);
       if (tail)
         tail->next = ws[i].partials;
       else
@@ -697,9 +751,15 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
         min_open = ws[i].min_open_start;
     }
     if (ws[i].fragments) {
+      session_fragment *next_all = all;
       ws[i].fragments_tail->next = all;
       all = ws[i].fragments;
       ws[i].fragments = ws[i].fragments_tail = NULL;
+      int nf = 0;
+      uint64_t bytes = 0;
+      for (session_fragment *f = all; f != next_all; f = f->next, nf++)
+        bytes += f->queued_bytes;
+      sl_exec_took_locked(&ws[i], nf, bytes);
     }
     pthread_mutex_unlock(&ws[i].lock);
   }
@@ -748,9 +808,14 @@ static int drain_batches(coordinator *c, worker *ws, int n, bool *progress) {
     pthread_mutex_lock(&ws[i].lock);
     out_batch *b = ws[i].batches;
     ws[i].batches = ws[i].batches_tail = NULL;
-    ws[i].nbatches = 0;
-    pthread_cond_broadcast(&ws[i].drained);
+    uint64_t bytes = 0;
+    int nb = 0;
+    for (out_batch *o = b; o; o = o->next, nb++)
+      bytes += o->queued_bytes;
+    sl_exec_took_locked(&ws[i], nb, bytes);
     pthread_mutex_unlock(&ws[i].lock);
+    if (ws[i].node_fd >= 0)
+      sl_node_link_credit(&ws[i]);
     while (b) {
       out_batch *next = b->next;
       *progress = true;
@@ -936,6 +1001,7 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
   c.sc = plan->sink;
   c.export.fd = node ? nodes->coordinator_fd : -1;
   c.export.lock = node ? nodes->coordinator_lock : NULL;
+  c.export.credit = node ? nodes->coordinator_credit : NULL;
   c.rows_here = node && nodes->rows_to_sink;
   c.of_nodes = coordinator_of_nodes;
   c.export_partials = node && !across && !leaders;
@@ -1044,6 +1110,7 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
     ws[i].min_open_start = WM_MAX;
     pthread_mutex_init(&ws[i].lock, NULL);
     pthread_cond_init(&ws[i].drained, NULL);
+    pthread_mutex_init(&ws[i].send_lock, NULL);
     if (pthread_create(&ws[i].thread, NULL,
                        coordinator_of_nodes ? sl_node_link_main
                                             : sl_worker_main,
@@ -1337,6 +1404,7 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
     sl_error_clear(&ws[i].err);
     pthread_mutex_destroy(&ws[i].lock);
     pthread_cond_destroy(&ws[i].drained);
+    pthread_mutex_destroy(&ws[i].send_lock);
   }
   free(ws);
   pthread_mutex_destroy(&shared.lock);

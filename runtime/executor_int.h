@@ -175,6 +175,7 @@ typedef struct exec_query {
 typedef struct window_partial {
   int64_t start, end;
   sl_group_table *table;
+  uint64_t queued_bytes; /* what it counts in its worker's queue */
   struct window_partial *next;
 } window_partial;
 
@@ -186,6 +187,7 @@ typedef struct session_fragment {
                     * strings and DISTINCT sets in arena: the worker
                     * reuses the session once it is handed over */
   sl_arena arena;
+  uint64_t queued_bytes; /* what it counts in its worker's queue */
   struct session_fragment *next;
 } session_fragment;
 
@@ -195,15 +197,26 @@ void session_fragment_free(session_fragment *f);
 /* A buffer of finished output rows (stateless queries). */
 typedef struct out_batch {
   sl_buffer buf;
+  uint64_t queued_bytes; /* what it counts in its worker's queue */
   struct out_batch *next;
 } out_batch;
 
 typedef struct exec_shared exec_shared;
 
-/* A stream leaf's worker (or the link of a node running one) waits when
- * this many of its result batches wait for the coordinator (64 KiB each by
- * default): the stages above hold back a leaf that runs ahead. */
-#define SL_STREAM_BATCHES_MAX 16
+/* Backpressure.  What a worker hands to the coordinator (result batches,
+ * window partials, session fragments) waits in the worker's queue until
+ * the coordinator takes it; the coordinator writes to the sink as it
+ * takes, so a slow consumer (the shell's printer, a file sink on a slow
+ * disk or pipe, a stage holding a leaf back) takes slowly.  Once more than
+ * SL_OUT_QUEUED_MAX items, or more than one item of SL_OUT_QUEUED_BYTES
+ * bytes in all, wait, the worker stops reading its source until the
+ * coordinator has taken some (it still drains what other workers send it,
+ * so the exchange cannot deadlock): the sources wait for the slowest
+ * consumer and memory stays bounded whatever its speed.  A node link's
+ * queue is the node's frames, bounded by the credits it grants the node
+ * (sl_node_credit, node.h). */
+#define SL_OUT_QUEUED_MAX 16
+#define SL_OUT_QUEUED_BYTES ((uint64_t)16 << 20)
 
 typedef struct worker {
   int index;
@@ -217,8 +230,11 @@ typedef struct worker {
   pthread_mutex_t lock;
   window_partial *partials, *partials_tail;
   out_batch *batches, *batches_tail;
-  int nbatches;            /* in batches: published, not yet taken */
-  pthread_cond_t drained;  /* the coordinator took the batches */
+  /* The queue: batches, partials and fragments published, not yet taken
+   * by the coordinator, and their bytes (see SL_OUT_QUEUED_MAX). */
+  int queued;
+  uint64_t queued_bytes;
+  pthread_cond_t drained;  /* the coordinator took some of the queue */
   out_batch *free_batches; /* returned by the coordinator for reuse */
   /* A node's link: what its partials not merged yet last reported to the
    * memory account (node_link.c; the link thread's own). */
@@ -247,6 +263,12 @@ typedef struct worker {
   uint64_t exchange_rows, exchange_bytes, exchange_slots;
   /* A node of a cluster (coordinator side): late merge at leaders. */
   uint64_t epochs_sent, state_moved;
+  /* A node link: what the coordinator has taken of the node's bulk
+   * frames (cumulative, this query) and told it last with CREDIT; the
+   * lock keeps the link's frames to the node whole (CREDIT from the
+   * coordinator's thread, CANCEL from the link's). */
+  uint64_t credit_frames, credit_bytes, told_frames, told_bytes;
+  pthread_mutex_t send_lock;
   double source_seconds, pipeline_seconds;
 } worker;
 
@@ -255,9 +277,18 @@ typedef struct worker {
  * and in *n how many.  Takes w->lock. */
 uint64_t sl_exec_partials_bytes(worker *w, uint32_t *n);
 
-/* Wait, as a stream leaf's worker or node link, until the coordinator has
- * taken enough of w's batches (or the query stops). */
-void sl_exec_wait_drained(worker *w);
+/* Whether w's queue is over its bound (SL_OUT_QUEUED_MAX); w->lock held. */
+bool sl_exec_queue_full_locked(const worker *w);
+/* Wait, as a worker whose queue is full, until the coordinator has taken
+ * some of it, the query stops, or ms milliseconds have passed; returns
+ * whether the queue is still full.  The coordinator is woken first. */
+bool sl_exec_wait_drained(worker *w, int ms);
+/* The coordinator took n items of `bytes` from w's queue (w->lock held):
+ * wakes a worker waiting for room.  A node link's credits are granted by
+ * sl_node_link_credit after the lock is released. */
+void sl_exec_took_locked(worker *w, int n, uint64_t bytes);
+/* Append b to w's batches (w->lock held). */
+void sl_exec_queue_batch_locked(worker *w, out_batch *b);
 
 struct exec_shared {
   pthread_mutex_t lock; /* with cond: workers signal progress */
@@ -289,6 +320,17 @@ int sl_node_send_partial(const sl_frame_out *o, int64_t start, int64_t end,
                          const sl_group_table *t, sl_error *err);
 int sl_node_send_wm(const sl_frame_out *o, int64_t wm, sl_error *err);
 int sl_node_send_rows(const sl_frame_out *o, sl_buffer *b, sl_error *err);
+/* A bulk frame (ROWS, PARTIAL, LATE_ROWS) from a node: sent once o's
+ * credits allow (node.h, sl_node_credit), SL_ECANCELLED if the query stops
+ * meanwhile. */
+int sl_node_send_bulk(const sl_frame_out *o, uint32_t type, const void *a,
+                      size_t alen, sl_error *err);
+/* Whether a bulk frame from o could go now without waiting. */
+bool sl_node_can_send(const sl_frame_out *o);
+/* The coordinator took frames of a node link's queue: count them and, once
+ * enough are owed or the queue is empty, send the node CREDIT (the link's
+ * send_lock; a node whose socket is full is told later). */
+void sl_node_link_credit(worker *w);
 /* A buffer in the ROWS wire form (node.h), appended to out; b's strings
  * must be in its own heap, and are swizzled (b is spent). */
 int sl_node_encode_rows(sl_buffer *b, sl_strbuf *out, sl_error *err);

@@ -77,8 +77,8 @@ int late_output_write(late_output *lo, sl_buffer *rows, sl_error *err) {
     sl_strbuf b = SL_STRBUF_INIT;
     rc = sl_node_encode_rows(rows, &b, err);
     if (rc == SL_OK)
-      rc = sl_frame_out_send(lo->export, SL_FRAME_LATE_ROWS, b.data, b.len,
-                             NULL, 0, err);
+      rc =
+          sl_node_send_bulk(lo->export, SL_FRAME_LATE_ROWS, b.data, b.len, err);
     sl_strbuf_free(&b);
   } else {
     rc = lo->sc->write(lo->sink, rows, err);

@@ -10,6 +10,7 @@
  * On a node the executor's coordinator sends, instead of writing to a
  * sink: each window's merged partial, the watermark every sent window is
  * below, and result rows. */
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,7 @@ static int on_partial(worker *w, const sl_strbuf *p, sl_error *err) {
   wp->start = start;
   wp->end = end;
   wp->table = t;
+  wp->queued_bytes = p->len; /* as the node counted it (credits) */
   wp->next = NULL;
   pthread_mutex_lock(&w->lock);
   if (w->partials_tail)
@@ -69,6 +71,8 @@ static int on_partial(worker *w, const sl_strbuf *p, sl_error *err) {
   else
     w->partials = wp;
   w->partials_tail = wp;
+  w->queued++;
+  w->queued_bytes += wp->queued_bytes;
   pthread_mutex_unlock(&w->lock);
   /* What this node's partials hold until the coordinator merges them
    * counts against the memory limit (they pile up when merging is slower
@@ -97,6 +101,7 @@ static int on_rows(worker *w, const sl_strbuf *p, sl_error *err) {
     sl_buffer_init(&b->buf, q->out_layout, h[2]);
   }
   rc = sl_rows_msg_fill(p->data, h, &b->buf, err);
+  b->queued_bytes = p->len; /* as the node counted it (credits) */
   if (rc != SL_OK)
     sl_exec_return_batch(w, b);
   else
@@ -117,7 +122,40 @@ static int on_late_rows(worker *w, const sl_strbuf *p, sl_error *err) {
   if (rc == SL_OK)
     rc = late_output_write(q->late, &b, err);
   sl_buffer_free(&b);
+  /* Written: taken at once. */
+  pthread_mutex_lock(&w->lock);
+  w->credit_frames++;
+  w->credit_bytes += p->len;
+  pthread_mutex_unlock(&w->lock);
+  sl_node_link_credit(w);
   return rc;
+}
+
+void sl_node_link_credit(worker *w) {
+  pthread_mutex_lock(&w->lock);
+  uint64_t frames = w->credit_frames, bytes = w->credit_bytes;
+  bool empty = w->queued == 0;
+  pthread_mutex_unlock(&w->lock);
+  pthread_mutex_lock(&w->send_lock);
+  /* Told in steps of a quarter of the window, so that a fast consumer
+   * costs a CREDIT per few frames; and whenever everything was taken, so
+   * that a node holding fewer frames than a step is never left waiting. */
+  uint64_t df = frames - w->told_frames, db = bytes - w->told_bytes;
+  bool owed = df >= SL_NODE_CREDIT_FRAMES / 4 ||
+              db >= SL_NODE_CREDIT_BYTES / 4 || (empty && (df || db));
+  /* Never block here (this is the coordinator's thread): a node whose
+   * socket is full reads nothing (hung, or stopping), and the link tells
+   * it the totals later. */
+  struct pollfd pf = {w->node_fd, POLLOUT, 0};
+  if (owed && poll(&pf, 1, 0) == 1 && (pf.revents & POLLOUT)) {
+    sl_error err = {0};
+    if (sl_node_credit_send(w->node_fd, frames, bytes, &err) == SL_OK) {
+      w->told_frames = frames;
+      w->told_bytes = bytes;
+    }
+    sl_error_clear(&err); /* a broken connection: the link's read says */
+  }
+  pthread_mutex_unlock(&w->send_lock);
 }
 
 static int on_done(worker *w, const sl_strbuf *p, sl_error *err) {
@@ -159,19 +197,26 @@ void *sl_node_link_main(void *arg) {
   sl_strbuf p = SL_STRBUF_INIT;
   sl_error err = {0};
   bool cancel_sent = false;
+  int rc;
   double heard = sl_clock_seconds(); /* its last frame (node.h, HEARTBEAT) */
   for (;;) {
     if (!cancel_sent && atomic_load(w->cancel)) {
       /* The query stops (LIMIT, Ctrl-C, another node's error): tell the
        * node, then read on until it says it has stopped, so that the
        * connection is ready for the next query. */
-      if (sl_frame_send(fd, SL_FRAME_CANCEL, NULL, 0, NULL, 0, &err) != SL_OK)
+      pthread_mutex_lock(&w->send_lock);
+      rc = sl_frame_send(fd, SL_FRAME_CANCEL, NULL, 0, NULL, 0, &err);
+      pthread_mutex_unlock(&w->send_lock);
+      if (rc != SL_OK)
         break;
       cancel_sent = true;
     }
     uint32_t type;
-    int rc = sl_frame_recv(fd, &type, &p, 50, &err);
+    rc = sl_frame_recv(fd, &type, &p, 50, &err);
     if (rc == SL_FRAME_TIMEOUT) {
+      /* Credits the coordinator's thread could not send at once. */
+      if (!cancel_sent)
+        sl_node_link_credit(w);
       if (sl_node_check_silence(fd, heard, &err) == SL_OK)
         continue;
       link_fail(w, SL_EIO, &err);
@@ -203,13 +248,9 @@ void *sl_node_link_main(void *arg) {
         sh->start_time = sl_clock_seconds();
       pthread_mutex_unlock(&sh->lock);
     } else if (type == SL_FRAME_ROWS) {
+      /* Queued for the coordinator; the node sends no more than its
+       * credits allow (node.h), so this thread never stops reading. */
       rc = on_rows(w, &p, &err);
-      /* A node's stream leaf held back by the stages: stop reading, and
-       * the node's sends wait in turn, then its workers. */
-      if (rc == SL_OK && w->q->plan->track_watermark) {
-        sl_exec_wait_drained(w);
-        heard = sl_clock_seconds(); /* it could not be heard meanwhile */
-      }
     } else if (type == SL_FRAME_PROGRESS) {
       /* The node's counts so far (DONE brings the final ones). */
       uint64_t counts[2];
@@ -227,6 +268,7 @@ void *sl_node_link_main(void *arg) {
       }
     } else if (type == SL_FRAME_LATE_ROWS) {
       rc = on_late_rows(w, &p, &err);
+      heard = sl_clock_seconds(); /* it could not be heard meanwhile */
     } else if (type == SL_FRAME_DONE) {
       rc = on_done(w, &p, &err);
       if (rc == SL_OK)
@@ -271,13 +313,27 @@ void *sl_node_link_main(void *arg) {
 
 /* ---- node side ---------------------------------------------------------- */
 
+int sl_node_send_bulk(const sl_frame_out *o, uint32_t type, const void *a,
+                      size_t alen, sl_error *err) {
+  /* The credit is waited for before the frame lock: the heartbeat and
+   * the query's other frames go meanwhile. */
+  int rc = o->credit ? sl_node_credit_take(o->credit, alen, err) : SL_OK;
+  if (rc == SL_OK)
+    rc = sl_frame_out_send(o, type, a, alen, NULL, 0, err);
+  return rc;
+}
+
+bool sl_node_can_send(const sl_frame_out *o) {
+  return !o->credit || sl_node_credit_open(o->credit);
+}
+
 int sl_node_send_partial(const sl_frame_out *o, int64_t start, int64_t end,
                          const sl_group_table *t, sl_error *err) {
   sl_strbuf b = SL_STRBUF_INIT;
   int64_t se[2] = {start, end};
   sl_strbuf_appendn(&b, (const char *)se, sizeof se);
   sl_group_table_encode(t, &b);
-  int rc = sl_frame_out_send(o, SL_FRAME_PARTIAL, b.data, b.len, NULL, 0, err);
+  int rc = sl_node_send_bulk(o, SL_FRAME_PARTIAL, b.data, b.len, err);
   sl_strbuf_free(&b);
   return rc;
 }
@@ -303,7 +359,7 @@ int sl_node_send_rows(const sl_frame_out *o, sl_buffer *b, sl_error *err) {
   sl_strbuf s = SL_STRBUF_INIT;
   int rc = sl_node_encode_rows(b, &s, err);
   if (rc == SL_OK)
-    rc = sl_frame_out_send(o, SL_FRAME_ROWS, s.data, s.len, NULL, 0, err);
+    rc = sl_node_send_bulk(o, SL_FRAME_ROWS, s.data, s.len, err);
   sl_strbuf_free(&s);
   return rc;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "io_connectors.h"
+#include "sluice/interrupt.h"
 #include "sluice/value_text.h"
 
 struct sl_sink {
@@ -85,6 +86,10 @@ static void nul_to_cell_nul(sl_strbuf *text, size_t from) {
 static int shell_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   const sl_row_layout *l = s->layout;
   for (uint32_t r = 0; r < rows->nrows; r++) {
+    /* A slow reader (a pipe, a terminal scrolling) can take seconds over
+     * one buffer's rows: Ctrl-C and .timeout are looked at per row. */
+    if (sl_interrupt_pending())
+      return sl_error_set(err, SL_ECANCELLED, "query cancelled");
     const uint8_t *row = sl_buffer_row(rows, r);
     sl_strbuf_reset(&s->text);
     for (int i = 0; i < l->nfields; i++) {

@@ -309,7 +309,11 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   struct pollfd *pfd = calloc((size_t)n, sizeof *pfd);
   /* Each stage node's last frame (node.h, HEARTBEAT). */
   double *heard = malloc(sizeof *heard * (size_t)(n ? n : 1));
-  if (!done || !cancel_sent || !pfd || !heard)
+  /* Each stage node's bulk frames taken (credits, node.h): taken as they
+   * are read, since the rows written go to the sink from this thread,
+   * which reads no more meanwhile. */
+  uint64_t(*taken)[2] = calloc((size_t)(n ? n : 1), sizeof *taken);
+  if (!done || !cancel_sent || !pfd || !heard || !taken)
     abort();
   for (int i = 0; i < n; i++)
     heard[i] = sl_clock_seconds();
@@ -478,6 +482,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
       }
     if (ready <= 0)
       continue;
+    double began = sl_clock_seconds();
     for (int i = 0; i < n; i++) {
       if (done[i] || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
@@ -496,6 +501,8 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
         stopping = true;
         continue;
       }
+      if (type == SL_FRAME_ROWS || type == SL_FRAME_LATE_ROWS)
+        sl_node_credit_took(stage_fds[i], taken[i], p.len);
       if (type == SL_FRAME_ROWS) {
         if (rc != SL_OK || r.out.limit_reached)
           continue;
@@ -564,6 +571,11 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
       }
       /* READY: nothing to do here. */
     }
+    /* Writing to a slow consumer is not the nodes' silence: the time this
+     * thread did not read does not count against them. */
+    double spent = sl_clock_seconds() - began;
+    for (int i = 0; i < n; i++)
+      heard[i] += spent;
   }
   /* Every stage node finished without a stop: each had every side node's
    * final watermark, so the side is ending on its own; stopping it now
@@ -647,6 +659,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   free(done);
   free(cancel_sent);
   free(heard);
+  free(taken);
   free(pfd);
   sl_memory_account_close(&memory);
   sl_arena_free(&arena);

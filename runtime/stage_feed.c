@@ -5,8 +5,14 @@
  * The node's link reader pushes frames (rows in the ROWS wire form,
  * watermarks) in arrival order; the stage runner's feeding thread takes
  * them and hands them to the leaf's stage sink as an executor would.  A
- * plain mutex-and-condition queue, unbounded (docs/ARCHITECTURE.md says
- * why). */
+ * mutex-and-condition queue, bounded: once SL_FEED_MAX_ITEMS items or
+ * SL_FEED_MAX_BYTES bytes wait, the link reader stops reading this leaf's
+ * links (sl_stage_feed_full) and TCP holds their senders back, whose
+ * sources then wait.  Only this leaf's links stop: the stages may be
+ * waiting for another leaf's rows or watermark, and a leaf whose feed is
+ * full is either held back by the stages because it runs ahead of the
+ * windows they can fire (stage_runner.c), or waits for the runner, which
+ * takes it again once it has written a window. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +33,8 @@ struct sl_stage_feed {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   feed_item *head, *tail;
+  int items;    /* waiting */
+  size_t bytes; /* their payload */
   bool closed;
 };
 
@@ -61,6 +69,8 @@ static void push(sl_stage_feed *f, feed_item *it) {
     else
       f->head = it;
     f->tail = it;
+    f->items++;
+    f->bytes += it->len;
     pthread_cond_broadcast(&f->cond);
   }
   pthread_mutex_unlock(&f->lock);
@@ -89,6 +99,15 @@ void sl_stage_feed_watermark(sl_stage_feed *f, int64_t wm) {
   push(f, it);
 }
 
+bool sl_stage_feed_full(sl_stage_feed *f) {
+  pthread_mutex_lock(&f->lock);
+  /* A closed feed drops what comes: its links are read to their end. */
+  bool full = !f->closed &&
+              (f->items >= SL_FEED_MAX_ITEMS || f->bytes >= SL_FEED_MAX_BYTES);
+  pthread_mutex_unlock(&f->lock);
+  return full;
+}
+
 void sl_stage_feed_close(sl_stage_feed *f) {
   pthread_mutex_lock(&f->lock);
   f->closed = true;
@@ -109,6 +128,8 @@ int sl_stage_feed_take(sl_stage_feed *f, int timeout_ms, sl_buffer *rows,
     f->head = it->next;
     if (!f->head)
       f->tail = NULL;
+    f->items--;
+    f->bytes -= it->len;
   }
   bool closed = f->closed;
   pthread_mutex_unlock(&f->lock);

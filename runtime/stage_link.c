@@ -370,9 +370,16 @@ static void *links_main(void *arg) {
   sl_error err = {0};
   while (!atomic_load(&l->stop) && ended < n && !broken) {
     int np = 0;
+    /* A leaf whose feed is full is not read until the stages take some
+     * (stage_feed.c): its senders wait, the other leaves' links go on. */
+    bool held = false;
     for (int i = 0; i < accepted; i++) {
       if (in[i].fd < 0)
         continue;
+      if (in[i].leaf >= 0 && sl_stage_feed_full(l->feeds[in[i].leaf])) {
+        held = true;
+        continue;
+      }
       at[np] = i;
       pfd[np].fd = in[i].fd;
       pfd[np].events = POLLIN;
@@ -384,7 +391,7 @@ static void *links_main(void *arg) {
     pfd[np + 1].fd = gate ? auth_gate_fd(gate) : -1;
     pfd[np + 1].events = POLLIN;
     pfd[np + 1].revents = 0;
-    if (poll(pfd, (nfds_t)(np + 2), 50) <= 0)
+    if (poll(pfd, (nfds_t)(np + 2), held ? 2 : 50) <= 0)
       continue;
     if (pfd[np].revents & POLLIN) {
       int fd = accept(l->listen_fd, NULL, NULL);

@@ -634,7 +634,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
     o.sorted = &sorted;
   }
   sl_sink_to_coordinator_arg tc = {
-      node ? where->export : (sl_frame_out){-1, NULL}, run.buffer_size};
+      node ? where->export : (sl_frame_out){-1, NULL, NULL}, run.buffer_size};
   if (node)
     o.sc = &sl_sink_to_coordinator;
   /* Updating stages: rows as they arrive, a changelog's with its kind. */

@@ -146,6 +146,7 @@ static void publish_partial(worker_state *s, int64_t start, int64_t end,
   p->start = start;
   p->end = end;
   p->table = t;
+  p->queued_bytes = sl_group_table_bytes(t);
   p->next = NULL;
   t->growth_held = false; /* handed over: it grows no more */
   pthread_mutex_lock(&w->lock);
@@ -154,6 +155,8 @@ static void publish_partial(worker_state *s, int64_t start, int64_t end,
   else
     w->partials = p;
   w->partials_tail = p;
+  w->queued++;
+  w->queued_bytes += p->queued_bytes;
   pthread_mutex_unlock(&w->lock);
 }
 
@@ -188,6 +191,7 @@ static int session_fragment_out(void *arg, const uint8_t *key,
   f->end = ss->end;
   f->key = k;
   f->states = st;
+  f->queued_bytes = sizeof *f + kw + aggs->state_width + 1024;
   f->next = NULL;
   if (rc != SL_OK) {
     session_fragment_free(f);
@@ -229,6 +233,10 @@ static int hand_over_sessions(worker_state *s) {
     else
       w->fragments = c.head;
     w->fragments_tail = c.tail;
+    for (session_fragment *f = c.head; f; f = f->next) {
+      w->queued++;
+      w->queued_bytes += f->queued_bytes;
+    }
   }
   w->min_open_start = st ? st->min_start : WM_MAX;
   w->published_wm = s->wm;
@@ -1189,6 +1197,30 @@ static void advance_if_idle(worker_state *s, bool got_rows, double now) {
   }
 }
 
+/* Backpressure: while this worker's output queue is over its bound (the
+ * coordinator, writing to a slow consumer, has not taken it), read no more
+ * input.  What other workers send here is still drained and its windows
+ * handed over, as a worker waiting for a channel's credit does: they may
+ * be waiting for this one, and the coordinator for their watermarks. */
+static int wait_for_room(worker_state *s) {
+  worker *w = s->w;
+  int rc = SL_OK;
+  while (rc == SL_OK && !atomic_load(w->cancel) &&
+         sl_exec_wait_drained(w, s->q->channels ? 5 : 20)) {
+    if (!s->q->channels)
+      continue;
+    bool got = false;
+    rc = sl_exchange_drain(s, &got);
+    if (rc == SL_OK)
+      rc = write_late_rows(s);
+    if (rc == SL_OK && got)
+      rc = hand_over_windows(s);
+    if (got)
+      sl_exec_signal(w);
+  }
+  return rc;
+}
+
 void *sl_worker_main(void *arg) {
   worker *w = arg;
   exec_query *q = w->q;
@@ -1361,14 +1393,13 @@ void *sl_worker_main(void *arg) {
       pthread_mutex_lock(&w->lock);
       w->published_wm = s.wm;
       pthread_mutex_unlock(&w->lock);
-      /* A stream feeding stages whose coordinator stops taking rows (the
-       * stages hold back a leaf that runs ahead of the others): wait
-       * instead of queueing without bound. */
-      if (plan->track_watermark)
-        sl_exec_wait_drained(w);
     }
     if (rc != SL_OK || done || worth_waking(&s))
       sl_exec_signal(w);
+    /* Backpressure (executor_int.h): the source waits while the output
+     * queue is full. */
+    if (rc == SL_OK && !done)
+      rc = wait_for_room(&s);
   }
   if (q->channels) {
     /* This worker's input is done: tell the others, then keep folding what

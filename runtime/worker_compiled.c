@@ -125,12 +125,7 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
       b->next = w->free_batches;
       w->free_batches = b;
     } else {
-      if (w->batches_tail)
-        w->batches_tail->next = b;
-      else
-        w->batches = b;
-      w->batches_tail = b;
-      w->nbatches++;
+      sl_exec_queue_batch_locked(w, b);
     }
     b = next_b;
   }

@@ -31,7 +31,8 @@ typedef struct watcher {
   int fd;
   pthread_mutex_t *send_lock; /* the query's frames to the coordinator */
   atomic_bool cancel, stop;
-  atomic_bool sync; /* a SYNC arrived during the query */
+  atomic_bool sync;       /* a SYNC arrived during the query */
+  sl_node_credit *credit; /* the query's bulk frames (CREDIT) */
   /* Per leaf of a join whose stages run here: where the link reader puts
    * its rows (the side's; under a repartition of every leaf all of
    * theirs, this node's own leaf's too), or NULL. */
@@ -59,7 +60,7 @@ static void *watch(void *arg) {
   watcher *w = arg;
   sl_strbuf p = SL_STRBUF_INIT;
   sl_error err = {0};
-  const sl_frame_out out = {w->fd, w->send_lock};
+  const sl_frame_out out = {w->fd, w->send_lock, NULL};
   double next_beat = 0;
   /* After CANCEL or SYNC the node is stopping: it goes on beating (the
    * coordinator waits for its answer) but reads no more, since what
@@ -78,6 +79,9 @@ static void *watch(void *arg) {
     uint32_t type;
     int rc = sl_frame_recv(w->fd, &type, &p, 50, &err);
     if (rc == SL_FRAME_TIMEOUT)
+      continue;
+    if (rc == SL_OK && type == SL_FRAME_CREDIT &&
+        sl_node_credit_grant(w->credit, p.data, p.len, &err) == SL_OK)
       continue;
     /* CANCEL, SYNC, or the coordinator is gone: stop the query. */
     for (int k = 0; k < SL_NODE_MAX_FED; k++)
@@ -284,7 +288,9 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   char **link_addrs =
       sl_xaddr_parse(m.addrs, m.addrs_len, m.node_count, 'S', &found0);
   pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
-  watcher w = {fd, &send_lock, false, false, false, {NULL}};
+  sl_node_credit credit;
+  watcher w = {fd, &send_lock, false, false, false, &credit, {NULL}};
+  sl_node_credit_init(&credit, &w.cancel);
   if (fed >= 0 && fed < SL_NODE_MAX_FED)
     w.feeds[fed] = sl_stage_feed_new();
   for (int k = 0; k < nfed && k < SL_NODE_MAX_FED && fed >= 0; k++)
@@ -298,6 +304,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   nodes.node_count = m.node_count;
   nodes.coordinator_fd = fd;
   nodes.coordinator_lock = &send_lock;
+  nodes.coordinator_credit = &credit;
   nodes.cancel = &w.cancel;
   nodes.exchange_between_nodes = m.transport != SL_XPORT_NONE;
   nodes.exchange_transport = m.transport;
@@ -361,6 +368,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
     pthread_join(t, NULL);
   for (int k = 0; k < SL_NODE_MAX_FED; k++)
     sl_stage_feed_free(w.feeds[k]);
+  sl_node_credit_destroy(&credit);
   sl_xaddr_free(addrs, x->members, 0);
   sl_xaddr_free(leader_addrs, x->nodes, 'L');
   exchange_listen_close(x);

@@ -194,7 +194,16 @@ static void clear_rows(sl_output *o) {
   for (size_t i = 0; i < o->nrows * (size_t)o->ncols; i++)
     free(o->cells[i]);
   o->nrows = 0;
+  o->buffered_bytes = 0;
 }
+
+/* A boxed mode prints its buffered rows at a flush (a fired window) and at
+ * the end; a result that flushes seldom or never (rows of an unbounded
+ * query without windows) is printed in groups of this many rows or bytes
+ * instead, so that the shell's memory stays bounded.  The table stays open
+ * across groups while the rows fit its column widths. */
+#define GROUP_ROWS 4096
+#define GROUP_BYTES ((size_t)8 << 20)
 
 static void clear_result(sl_output *o) {
   clear_rows(o);
@@ -261,6 +270,8 @@ static int on_begin(void *ctx, int ncols, const char *const *names,
 
 static void clear_progress(sl_output *o);
 
+static void print_buffered(sl_output *o, bool final);
+
 static int on_row(void *ctx, const char *const *cells) {
   sl_output *o = ctx;
   if (!o->in_result || o->ncols == 0)
@@ -285,9 +296,13 @@ static int on_row(void *ctx, const char *const *cells) {
       if (!o->cells)
         abort();
     }
-    for (int i = 0; i < o->ncols; i++)
+    for (int i = 0; i < o->ncols; i++) {
       o->cells[o->nrows * (size_t)o->ncols + (size_t)i] = dup_or_null(cells[i]);
+      o->buffered_bytes += cells[i] ? strlen(cells[i]) + 1 : 0;
+    }
     o->nrows++;
+    if (o->nrows >= GROUP_ROWS || o->buffered_bytes >= GROUP_BYTES)
+      print_buffered(o, false);
     return status(o);
   }
   o->nprinted++;

@@ -769,7 +769,7 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
                       "on several nodes: their leaves run on this process "
                       "only (SET 'sluice.strategy' = 'repartition' runs them "
                       "on the nodes).");
-  const sl_staged_run run = {per_leaf, NULL, {-1, NULL}, NULL};
+  const sl_staged_run run = {per_leaf, NULL, {-1, NULL, NULL}, NULL};
   if (rc == SL_OK)
     rc = sl_execute_staged(plan, s->settings, &run, sink, st, err);
   for (int k = 0; k < sp->nleaves; k++)
@@ -1000,7 +1000,8 @@ static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
     abort();
   sl_staged_run run = {per,
                        nodes->feeds,
-                       {nodes->coordinator_fd, nodes->coordinator_lock},
+                       {nodes->coordinator_fd, nodes->coordinator_lock,
+                        nodes->coordinator_credit},
                        nodes->cancel};
   if (rc == SL_OK)
     rc = sl_execute_staged(plan, s->settings, &run, NULL, stats, err);
@@ -1077,7 +1078,8 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
       per[leaf] = &here;
       sl_staged_run run = {per,
                            nodes->feeds,
-                           {nodes->coordinator_fd, nodes->coordinator_lock},
+                           {nodes->coordinator_fd, nodes->coordinator_lock,
+                            nodes->coordinator_credit},
                            nodes->cancel};
       if (rc == SL_OK)
         rc = plan->staged->nleaves == 2

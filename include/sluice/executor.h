@@ -68,6 +68,11 @@ void sl_stage_feed_rows(sl_stage_feed *f, const void *payload, size_t len);
 void sl_stage_feed_watermark(sl_stage_feed *f, int64_t wm);
 /* Nothing more comes (the query stops): the taker sees SL_FEED_CLOSED. */
 void sl_stage_feed_close(sl_stage_feed *f);
+/* Whether the pusher should wait (stop reading) before pushing more: this
+ * many items or bytes wait for the taker (backpressure). */
+#define SL_FEED_MAX_ITEMS 64
+#define SL_FEED_MAX_BYTES ((size_t)16 << 20)
+bool sl_stage_feed_full(sl_stage_feed *f);
 enum {
   SL_FEED_ROWS = 1,      /* *rows holds them */
   SL_FEED_WATERMARK = 2, /* *wm holds it */

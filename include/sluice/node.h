@@ -75,6 +75,9 @@
  *             query's clock starts when every node is ready
  *     DONE    [sl_query_stats]: the query ended on this node
  *     HEARTBEAT  every SL_HEARTBEAT_MS while a query runs (below)
+ *   coordinator -> node, during a query
+ *     CREDIT  [frames u64][bytes u64]: the node's bulk frames the
+ *             coordinator has taken so far (sl_node_credit, below)
  *
  * The coordinator plans once (statistics, strategy), ships the statement
  * text and the chosen strategy, and every node plans the same text against
@@ -130,6 +133,7 @@ typedef enum sl_frame_type {
                               * leaves) */
   SL_FRAME_PROGRESS = 21,    /* node: events read and windows fired so far
                               * (two uint64), every 250 ms of a query */
+  SL_FRAME_CREDIT = 22,      /* coordinator: bulk frames taken (below) */
 } sl_frame_type;
 
 /* During a query a node sends HEARTBEAT every SL_HEARTBEAT_MS (from a
@@ -170,12 +174,51 @@ int sl_frame_send(int fd, uint32_t type, const void *a, size_t alen,
 /* Where a node's frames to its coordinator go during a query: the control
  * socket, and the lock that keeps whole the frames of the query's threads
  * and of the heartbeat, which share it (NULL: one thread sends). */
+typedef struct sl_node_credit sl_node_credit;
 typedef struct sl_frame_out {
   int fd; /* -1: none */
   pthread_mutex_t *lock;
+  sl_node_credit *credit; /* bulk frames wait for it (below); NULL: none */
 } sl_frame_out;
 int sl_frame_out_send(const sl_frame_out *o, uint32_t type, const void *a,
                       size_t alen, const void *b, size_t blen, sl_error *err);
+
+/* Backpressure between a node and its coordinator.  A node's bulk frames
+ * (ROWS, PARTIAL, LATE_ROWS) go only while fewer than
+ * SL_NODE_CREDIT_FRAMES of them, and fewer than SL_NODE_CREDIT_BYTES of
+ * their payload, have been sent and not yet taken by the coordinator's
+ * executor; the coordinator says what it has taken with CREDIT [frames
+ * u64][bytes u64] (totals since the query began) as it takes them, so a
+ * slow consumer there holds the node's sender back (and with it the
+ * node's workers and sources).  The coordinator never stops reading the
+ * connection: heartbeats and the other frames keep coming while the node
+ * waits, so the silence rule still tells a hung node from a held one.  The
+ * node's watcher (the thread reading CANCEL) reads CREDIT. */
+#define SL_NODE_CREDIT_FRAMES 32
+#define SL_NODE_CREDIT_BYTES ((uint64_t)8 << 20)
+struct sl_node_credit {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  uint64_t sent_frames, sent_bytes;   /* by the node's senders */
+  uint64_t taken_frames, taken_bytes; /* by the coordinator (CREDIT) */
+  const atomic_bool *cancel;          /* the query's: waits stop */
+};
+void sl_node_credit_init(sl_node_credit *c, const atomic_bool *cancel);
+void sl_node_credit_destroy(sl_node_credit *c);
+/* A CREDIT frame's payload: SL_EIO if it is not one. */
+int sl_node_credit_grant(sl_node_credit *c, const void *payload, size_t len,
+                         sl_error *err);
+/* Whether a bulk frame could go now. */
+bool sl_node_credit_open(sl_node_credit *c);
+/* Wait until a bulk frame may go (checking the cancel flag every few
+ * milliseconds; SL_ECANCELLED once it is set), then count one of `bytes`. */
+int sl_node_credit_take(sl_node_credit *c, size_t bytes, sl_error *err);
+/* The coordinator: CREDIT with these totals. */
+int sl_node_credit_send(int fd, uint64_t frames, uint64_t bytes, sl_error *err);
+/* A coordinator that takes a node's bulk frames as it reads them: one
+ * more of `bytes` taken (taken: its totals, frames then bytes), and CREDIT
+ * sent unless the socket is full (the next one carries the totals). */
+void sl_node_credit_took(int fd, uint64_t taken[2], size_t bytes);
 
 /* Read one frame into payload (reset first).  timeout_ms < 0: wait
  * forever; on timeout returns SL_CHANNEL_TIMEOUT-like 2 with nothing read.
@@ -216,7 +259,8 @@ typedef struct sl_exec_nodes {
    * to a sink), and a flag set when the coordinator cancels. */
   int node_index, node_count;
   int coordinator_fd;
-  pthread_mutex_t *coordinator_lock; /* sl_frame_out's lock, or NULL */
+  pthread_mutex_t *coordinator_lock;  /* sl_frame_out's lock, or NULL */
+  sl_node_credit *coordinator_credit; /* sl_frame_out's credit, or NULL */
   atomic_bool *cancel;
   /* Repartitioning between the nodes' workers: each pair of workers on
    * different nodes gets a channel.  shm (nodes on this host): it meets

@@ -54,7 +54,8 @@ typedef struct sl_output {
   bool *boolean; /* true/false unquoted in JSON */
   char **cells;  /* buffered rows, nrows * ncols; NULL is SQL NULL */
   size_t nrows, cap;
-  size_t nprinted; /* rows printed so far in this result set */
+  size_t buffered_bytes; /* their text */
+  size_t nprinted;       /* rows printed so far in this result set */
   /* Boxed modes: a streaming result prints each flushed group of rows as
    * it comes (a fired window).  The table stays open between flushes, with
    * these column widths, as long as the new rows fit them; NULL when no

@@ -364,6 +364,45 @@ static void test_flush_groups(void **state) {
   sl_arena_free(&a);
 }
 
+/* An unbounded result without windows never flushes: a boxed mode prints
+ * its rows in groups as they come rather than keeping them all (the
+ * shell's memory would grow with the stream), continuing one table while
+ * the rows fit its widths. */
+static void test_unflushed_rows_printed_in_groups(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  const sl_type *types[] = {sl_type_new(&a, SL_TYPE_INT)};
+  capture c;
+  capture_open(&c, SL_MODE_TABLE, true);
+  const char *r[] = {"1"};
+  c.sink.begin(c.sink.ctx, 1, one_name, types);
+  size_t most = 0;
+  for (int i = 0; i < 100000; i++) {
+    c.sink.row(c.sink.ctx, r);
+    if (c.out.nrows > most)
+      most = c.out.nrows;
+  }
+  assert_true(most <= 4096);
+  fflush(c.fp);
+  /* Printed before the end: every row but those of the last group. */
+  size_t lines = 0;
+  for (size_t i = 0; i < c.len; i++)
+    lines += c.buf[i] == '\n';
+  assert_true(lines >= 3 + 100000 - 4096);
+  c.sink.end(c.sink.ctx);
+  char *got = capture_close(&c);
+  /* One table: a header once, every row, the bottom rule. */
+  const char *head = "+---+\n| s |\n+---+\n";
+  assert_memory_equal(got, head, strlen(head));
+  assert_null(strstr(got + strlen(head), "| s |"));
+  size_t len = strlen(got);
+  assert_int_equal(len, strlen(head) + 100000 * strlen("| 1 |\n") +
+                            strlen("+---+\n"));
+  free(got);
+  sl_arena_free(&a);
+}
+
 static void test_text_block(void **state) {
   (void)state;
   capture c;
@@ -432,6 +471,7 @@ int main(void) {
       cmocka_unit_test(test_json_special_values),
       cmocka_unit_test(test_markdown_escapes_pipes),
       cmocka_unit_test(test_flush_groups),
+      cmocka_unit_test(test_unflushed_rows_printed_in_groups),
       cmocka_unit_test(test_text_block),
       cmocka_unit_test(test_mode_names),
       cmocka_unit_test(test_text_width),
