@@ -59,6 +59,18 @@ static void free_moved(sl_jit *j) {
   sl_jit_free(heap);
 }
 
+/* Free a job whose thread is done, and count it as no longer running. */
+static void job_free(compile_job *job) {
+  sl_error_clear(&job->err);
+  pthread_cond_destroy(&job->cond);
+  pthread_mutex_destroy(&job->lock);
+  free(job);
+  pthread_mutex_lock(&bg_lock);
+  bg_running--;
+  pthread_cond_broadcast(&bg_cond);
+  pthread_mutex_unlock(&bg_lock);
+}
+
 static void *compile_main(void *arg) {
   compile_job *job = arg;
   int rc =
@@ -73,14 +85,7 @@ static void *compile_main(void *arg) {
     return NULL; /* the caller takes the results and joins */
   free_moved(&job->jit);
   free(job->ir);
-  sl_error_clear(&job->err);
-  pthread_cond_destroy(&job->cond);
-  pthread_mutex_destroy(&job->lock);
-  free(job);
-  pthread_mutex_lock(&bg_lock);
-  bg_running--;
-  pthread_cond_broadcast(&bg_cond);
-  pthread_mutex_unlock(&bg_lock);
+  job_free(job);
   return NULL;
 }
 
@@ -146,13 +151,6 @@ int sl_jit_compile(sl_jit *j, char **ir, sl_error *err) {
   if (rc != SL_OK)
     sl_error_set(err, job->err.code, "%s",
                  job->err.message ? job->err.message : "JIT failed");
-  sl_error_clear(&job->err);
-  pthread_cond_destroy(&job->cond);
-  pthread_mutex_destroy(&job->lock);
-  free(job);
-  pthread_mutex_lock(&bg_lock);
-  bg_running--;
-  pthread_cond_broadcast(&bg_cond);
-  pthread_mutex_unlock(&bg_lock);
+  job_free(job);
   return rc;
 }

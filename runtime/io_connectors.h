@@ -58,6 +58,8 @@ typedef struct fs_part {
   bool broken;         /* a write failed: its end is not a whole row */
 } fs_part;
 
+/* mkdir -p path (mode 0755): 0, or -1 with errno.  path is restored. */
+int fs_make_dirs(char *path);
 /* A new random part-name id (16 hex digits) into id[17]. */
 void fs_part_new_id(char id[17]);
 /* Create dir/.part-<id>-<n>.csv.inprogress (mode 0644, never an existing

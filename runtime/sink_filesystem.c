@@ -115,19 +115,6 @@ static int io_error(const sl_sink *s, const char *what, const char *path, int e,
                       what, path, strerror(e));
 }
 
-static int make_dirs(char *path) {
-  for (char *p = path + 1; *p; p++) {
-    if (*p != '/')
-      continue;
-    *p = '\0';
-    int rc = mkdir(path, 0755);
-    *p = '/';
-    if (rc != 0 && errno != EEXIST)
-      return -1;
-  }
-  return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* Append the bytes of file `from` (fd in) to fd out; make them end with a
  * line break, so the new rows start on a line of their own. */
 static int copy_old_rows(int in, int out, off_t size) {
@@ -202,7 +189,7 @@ static int open_dir(sl_sink *s, const char *path, bool exists, sl_error *err) {
   size_t n = strlen(s->dir);
   while (n > 1 && s->dir[n - 1] == '/')
     s->dir[--n] = '\0';
-  if (!exists && make_dirs(s->dir) != 0)
+  if (!exists && fs_make_dirs(s->dir) != 0)
     return io_error(s, "creating the directory", s->dir, errno, err);
   if (s->overwrite) {
     sl_strbuf b = SL_STRBUF_INIT;

@@ -46,6 +46,19 @@ static void forget(fs_part *p) {
   memset(p, 0, sizeof *p);
 }
 
+int fs_make_dirs(char *path) {
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/')
+      continue;
+    *p = '\0';
+    int rc = mkdir(path, 0755);
+    *p = '/';
+    if (rc != 0 && errno != EEXIST)
+      return -1;
+  }
+  return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 int fs_part_open(fs_part *p, const char *dir, const char *id, unsigned n,
                  const char *table, sl_error *err) {
   memset(p, 0, sizeof *p);

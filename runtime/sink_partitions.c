@@ -91,19 +91,6 @@ static void escape_value(sl_strbuf *b, const char *v) {
   }
 }
 
-static int make_dirs(char *path) {
-  for (char *p = path + 1; *p; p++) {
-    if (*p != '/')
-      continue;
-    *p = '\0';
-    int rc = mkdir(path, 0755);
-    *p = '/';
-    if (rc != 0 && errno != EEXIST)
-      return -1;
-  }
-  return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* The partition's time from its values and the pattern. */
 static int64_t partition_time(const fs_partitions *fp, char **values) {
   sl_strbuf b = SL_STRBUF_INIT;
@@ -195,7 +182,7 @@ static partition *find(fs_partitions *fp, char **values, sl_error *err,
     p->values[k] = values[k] ? strdup(values[k]) : NULL;
   }
   p->dir = sl_strbuf_detach(&b);
-  if (make_dirs(p->dir) != 0) {
+  if (fs_make_dirs(p->dir) != 0) {
     *rc = io_failed(fp, "creating the directory", p->dir, err);
     free(p->dir);
     for (int k = 0; k < fp->npart; k++)

@@ -953,17 +953,8 @@ static int read_records(sl_source *s, sl_buffer *buf, bool *done,
 static int follow_wait(sl_source *s, sl_buffer *buf, sl_error *err) {
   if (buf->nrows > 0)
     return SL_OK;
-  double now = sl_clock_seconds();
-  if (now < s->next_check) {
-    double wait = s->next_check - now;
-    if (wait > 0.1)
-      wait = 0.1;
-    struct timespec ts = {(time_t)wait,
-                          (long)((wait - (double)(time_t)wait) * 1e9)};
-    nanosleep(&ts, NULL);
-    if (sl_clock_seconds() < s->next_check)
-      return SL_OK;
-  }
+  if (!sl_clock_nap_until(s->next_check, 0.1))
+    return SL_OK;
   s->next_check = sl_clock_seconds() + (double)s->monitor_ms / 1000.0;
   int rc = follow_growth(s, err);
   if (rc != SL_OK || s->pos >= s->end)

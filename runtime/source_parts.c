@@ -261,17 +261,8 @@ static int parts_open(const sl_source_spec *spec, sl_source **out,
  * directory (at most 100 ms at a time, so that the worker sees its cancel
  * flag), then take what is new. */
 static int wait_for_parts(sl_source *s, sl_error *err) {
-  double now = sl_clock_seconds();
-  if (now < s->next_scan) {
-    double wait = s->next_scan - now;
-    if (wait > 0.1)
-      wait = 0.1;
-    struct timespec ts = {(time_t)wait,
-                          (long)((wait - (double)(time_t)wait) * 1e9)};
-    nanosleep(&ts, NULL);
-    if (sl_clock_seconds() < s->next_scan)
-      return SL_OK;
-  }
+  if (!sl_clock_nap_until(s->next_scan, 0.1))
+    return SL_OK;
   s->next_scan = sl_clock_seconds() + (double)s->monitor_ms / 1000.0;
   int rc = scan(s, err);
   return rc == SL_OK ? open_next(s, err) : rc;

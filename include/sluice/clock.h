@@ -3,6 +3,7 @@
 #ifndef SLUICE_CLOCK_H
 #define SLUICE_CLOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -31,6 +32,21 @@ static inline struct timespec sl_clock_deadline_ms(long ms) {
     ts.tv_nsec -= 1000000000;
   }
   return ts;
+}
+
+/* Sleep until sl_clock_seconds() reaches `until`, but at most `at_most`
+ * seconds (so that a polling caller looks at its cancel flag meanwhile);
+ * whether `until` has been reached. */
+static inline bool sl_clock_nap_until(double until, double at_most) {
+  double wait = until - sl_clock_seconds();
+  if (wait <= 0)
+    return true;
+  if (wait > at_most)
+    wait = at_most;
+  struct timespec ts = {(time_t)wait,
+                        (long)((wait - (double)(time_t)wait) * 1e9)};
+  nanosleep(&ts, NULL);
+  return sl_clock_seconds() >= until;
 }
 
 #endif
