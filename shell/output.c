@@ -219,6 +219,8 @@ static void clear_result(sl_output *o) {
   o->ncols = 0;
   o->cap = 0;
   o->nprinted = 0;
+  o->stop_by = 0;
+  o->not_shown = 0;
   o->in_result = false;
   free(o->open_widths); /* normally closed by the final print already */
   o->open_widths = NULL;
@@ -311,9 +313,10 @@ static int on_row(void *ctx, const char *const *cells) {
 
 /* Print the buffered rows (boxed modes); final: the result set is over. */
 static void print_buffered(sl_output *o, bool final) {
+  size_t printed = o->nrows;
   if (buffers_rows(o->mode) && o->ncols > 0)
-    sl_out_print_boxed(o, final);
-  o->nprinted += o->nrows;
+    printed = sl_out_print_boxed(o, final);
+  o->nprinted += printed;
   clear_rows(o);
 }
 

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sluice/clock.h"
+#include "sluice/interrupt.h"
 #include "sluice/shell.h"
 
 /* The pieces of a frame: left edge, fill, junction, right edge for the top,
@@ -123,7 +125,34 @@ static void data_row(sl_output *o, const frame *f, const int *widths,
   sl_out_putc(o, '\n');
 }
 
-void sl_out_print_boxed(sl_output *o, bool final) {
+/* Whether to leave out the rest of the rows: the statement was stopped
+ * (Ctrl-C, .timeout) at least 200 ms ago.  Rows keep going out until then,
+ * so a terminal shows every row produced; a slow reader (a pipe) is not
+ * waited for, and the prompt comes back at once. */
+static bool stop_printing(sl_output *o) {
+  if (!sl_interrupt_pending())
+    return false;
+  double now = sl_clock_seconds();
+  if (o->stop_by == 0)
+    o->stop_by = now + 0.2;
+  return now >= o->stop_by;
+}
+
+/* The last table of a result set: its bottom rule, and how many rows were
+ * left out. */
+static void close_table(sl_output *o, const frame *f, const int *widths) {
+  if (f->has_bottom)
+    rule(o, f, f->bottom, widths);
+  if (o->not_shown > 0) {
+    char note[96];
+    snprintf(note, sizeof note,
+             "(%zu more row%s not shown: the statement was stopped)\n",
+             o->not_shown, o->not_shown == 1 ? "" : "s");
+    sl_out_puts(o, note);
+  }
+}
+
+size_t sl_out_print_boxed(sl_output *o, bool final) {
   bool markdown = o->mode == SL_MODE_MARKDOWN;
   const frame *f = o->mode == SL_MODE_BOX ? &box_frame
                    : markdown             ? &markdown_frame
@@ -131,12 +160,11 @@ void sl_out_print_boxed(sl_output *o, bool final) {
   /* A result with no rows still shows its columns, once. */
   if (o->nrows == 0 && !(final && o->nprinted == 0 && o->headers)) {
     if (final && o->open_widths) {
-      if (f->has_bottom)
-        rule(o, f, f->bottom, o->open_widths);
+      close_table(o, f, o->open_widths);
       free(o->open_widths);
       o->open_widths = NULL;
     }
-    return;
+    return 0;
   }
   sl_strbuf b = SL_STRBUF_INIT;
   int *widths = calloc((size_t)o->ncols, sizeof *widths);
@@ -183,15 +211,17 @@ void sl_out_print_boxed(sl_output *o, bool final) {
         rule(o, f, f->mid, widths);
     }
   }
-  for (size_t r = 0; r < o->nrows; r++)
+  size_t r = 0;
+  for (; r < o->nrows && !stop_printing(o); r++)
     data_row(o, f, widths, o->cells + r * (size_t)o->ncols, &b, markdown);
+  o->not_shown += o->nrows - r;
   if (final) {
-    if (f->has_bottom)
-      rule(o, f, f->bottom, widths);
+    close_table(o, f, widths);
     free(widths);
     o->open_widths = NULL;
   } else {
     o->open_widths = widths;
   }
   sl_strbuf_free(&b);
+  return r;
 }

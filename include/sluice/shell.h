@@ -61,6 +61,11 @@ typedef struct sl_output {
    * these column widths, as long as the new rows fit them; NULL when no
    * table is open. */
   int *open_widths;
+  /* A statement stopped (Ctrl-C, .timeout) while rows were being printed:
+   * rows go out for at most 200 ms more, then the rest are counted here
+   * and left out (a slow pipe is not waited for; a terminal gets all). */
+  double stop_by; /* sl_clock_seconds() deadline; 0: not stopped */
+  size_t not_shown;
 
   int write_errno; /* errno of the first failed write, 0 if none */
   /* The progress line on the notices terminal (only when it is a tty). */
@@ -92,7 +97,9 @@ void sl_out_putc(sl_output *o, char c);
  * stands for (csv and line modes). */
 void sl_out_cell(sl_output *o, const char *s);
 void sl_out_spaces(sl_output *o, int n);
-void sl_out_print_boxed(sl_output *o, bool final); /* table, box, markdown */
+/* Table, box, markdown: the buffered rows; returns how many were printed
+ * (fewer once the statement was stopped). */
+size_t sl_out_print_boxed(sl_output *o, bool final);
 void sl_out_csv_row(sl_output *o, const char *const *cells);
 void sl_out_json_row(sl_output *o, const char *const *cells);
 void sl_out_json_end(sl_output *o);
