@@ -56,6 +56,7 @@ typedef struct stage_runner {
    * moves up to the busy one's (shared.wm_max). */
   query_shared shared;
   uint64_t leaves_charged, updates_charged;
+  const char *holder; /* who holds the leaves' rows, with its verb */
 } stage_runner;
 
 typedef struct leaf_thread {
@@ -160,6 +161,26 @@ static const uint8_t *window_row(const leaf_store *ls, const uint8_t *row,
   return scratch;
 }
 
+/* Does the stage tree under st hold a stage of kind k? */
+static bool has_stage(const sl_stage *st, sl_stage_kind k) {
+  for (; st; st = st->input) {
+    if (st->kind == k)
+      return true;
+    if (st->kind == SL_STAGE_JOIN)
+      return has_stage(st->left, k) || has_stage(st->right, k);
+  }
+  return false;
+}
+
+/* Who the leaves' rows wait for, as the memory-limit error names them. */
+static const char *rows_holder(const sl_stage *top) {
+  if (has_stage(top, SL_STAGE_JOIN))
+    return "the join's stages hold";
+  if (has_stage(top, SL_STAGE_TOPN))
+    return "the windowed Top-N holds";
+  return "the windowed stages hold";
+}
+
 /* The leaves' rows held for the stages are over the memory limit: the
  * error names the leaf holding most. */
 static int leaf_rows_over_limit(const stage_runner *run, uint64_t held,
@@ -171,9 +192,9 @@ static int leaf_rows_over_limit(const stage_runner *run, uint64_t held,
   char m[32];
   return sl_memory_over_error(
       err, &run->shared.memory, held, total, "use shorter windows",
-      "the rows the join's stages hold until their windows close (the most, "
-      "%s, of leaf %d) hold",
-      sl_exec_bytes_text(run->leaves[most].bytes, m, sizeof m), most + 1);
+      "the rows %s until their windows close (the most, %s, of leaf %d) hold",
+      run->holder, sl_exec_bytes_text(run->leaves[most].bytes, m, sizeof m),
+      most + 1);
 }
 
 /* Add one row to the store under key (k: the last key used, or NULL);
@@ -557,6 +578,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   pthread_cond_init(&run.cond, NULL);
   run.frontier = WM_MIN;
   run.nleaves = sp->nleaves;
+  run.holder = rows_holder(sp->top);
   run.buffer_size =
       (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
   run.leaves = calloc((size_t)sp->nleaves, sizeof *run.leaves);
