@@ -507,9 +507,26 @@ static const sl_stage *leaf_stage(const sl_stage *st, int leaf) {
 static int write_ordered(stage_output *o, const sl_buffer *in, sl_error *err);
 
 int stage_output_write(stage_output *o, const sl_buffer *in, sl_error *err) {
-  if (o->sorted)
-    return sorted_result_add(o->sorted, in, err);
-  return write_ordered(o, in, err);
+  if (!o->sorted)
+    return write_ordered(o, in, err);
+  int rc = sorted_result_add(o->sorted, in, err);
+  /* Reported as the kept buffers grow (a buffer of rows at a time). */
+  uint64_t held = sorted_result_bytes(o->sorted), total;
+  if (o->memory && rc == SL_OK &&
+      sl_memory_grew_over(o->memory, &o->sorted_charged, held, &total))
+    rc = sl_memory_over_error(
+        err, o->memory, held, total, "add a LIMIT",
+        "ORDER BY's rows (kept until the input ends, to be sorted) hold");
+  return rc;
+}
+
+void stage_output_free_sorted(stage_output *o) {
+  if (!o->sorted)
+    return;
+  if (o->memory)
+    sl_memory_charge(o->memory, &o->sorted_charged, 0);
+  sorted_result_free(o->sorted);
+  o->sorted = NULL;
 }
 
 int stage_output_window_end(stage_output *o, sl_error *err) {
@@ -649,11 +666,14 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                     plan->order,
                     plan->norder,
                     NULL,
-                    NULL};
+                    NULL,
+                    NULL,
+                    0};
   sorted_result sorted;
   if (plan->norder > 0 && !node && top) {
     sorted_result_init(&sorted, top->layout, run.buffer_size);
     o.sorted = &sorted;
+    o.memory = &run.shared.memory;
   }
   sl_sink_to_coordinator_arg tc = {
       node ? where->export : (sl_frame_out){-1, NULL, NULL}, run.buffer_size};
@@ -871,8 +891,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   stats->stage_state_peak = run.peak_bytes;
   if (rc == SL_OK && o.sink)
     rc = stage_output_finish(&o, err);
-  if (o.sorted)
-    sorted_result_free(o.sorted);
+  stage_output_free_sorted(&o);
   stats->rows_out = o.written;
   stats->seconds = seconds;
   if (o.sink)
