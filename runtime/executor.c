@@ -150,6 +150,8 @@ uint64_t sl_exec_partials_bytes(worker *w, uint32_t *n) {
   pthread_mutex_lock(&w->lock);
   for (const window_partial *p = w->partials; p; p = p->next, ++*n)
     bytes += sl_group_table_bytes(p->table) + sizeof *p + sizeof *p->table;
+  for (const session_fragment *f = w->fragments; f; f = f->next, ++*n)
+    bytes += f->held_bytes; /* session windows' closed sessions */
   pthread_mutex_unlock(&w->lock);
   return bytes;
 }
@@ -181,6 +183,7 @@ typedef struct coordinator {
   /* What the ORDER BY rows, the window being merged and the updating
    * result last reported to the memory account (memory_account.h). */
   uint64_t sorted_charged, merged_charged, updates_charged;
+  uint64_t sessions_charged; /* the merged sessions last reported */
   /* An updating result (sl_plan.changelog) where this process finalizes:
    * every group's merged state; deltas merge into it as they come. */
   update_result *updates;
@@ -739,6 +742,24 @@ static int emit_session(void *arg, const uint8_t *key, const session *ss) {
                       "'sluice.buffer-size'");
 }
 
+/* Session windows: the sessions merged from every worker's (or node's)
+ * closed fragments, held until no open session anywhere can still reach
+ * them, count against the memory limit.  Reported after each round of
+ * merging (the store's key table and arena grow by blocks, not per
+ * session); a key's table slot stays while the query runs. */
+static int check_merged_sessions(coordinator *c) {
+  uint64_t held = session_store_bytes(c->sessions);
+  uint64_t total;
+  if (!sl_memory_grew_over(c->q->memory, &c->sessions_charged, held, &total))
+    return SL_OK;
+  return sl_memory_over_error(
+      c->err, c->q->memory, held, total, "use a shorter gap or fewer keys",
+      "the SESSION windows' sessions being merged (%llu open session%s of "
+      "%u keys, from every worker%s) hold",
+      (unsigned long long)c->sessions->open, c->sessions->open == 1 ? "" : "s",
+      c->sessions->keys.count, c->of_nodes ? " of every node" : "");
+}
+
 static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
   int64_t global = WM_MAX, min_open = WM_MAX;
   session_fragment *all = NULL;
@@ -764,6 +785,7 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
     pthread_mutex_unlock(&ws[i].lock);
   }
   int rc = SL_OK;
+  bool merged = all != NULL;
   double t0 = sl_clock_seconds();
   while (all) {
     session_fragment *f = all;
@@ -777,6 +799,8 @@ static int fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
   }
   double t1 = sl_clock_seconds();
   c->merge_seconds += t1 - t0;
+  if (rc == SL_OK && merged)
+    rc = check_merged_sessions(c);
   if (rc != SL_OK)
     return rc;
   c->session_wm = global;
@@ -1398,6 +1422,7 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
       f = next;
     }
     if (ws[i].sessions) {
+      sl_memory_charge(q.memory, &ws[i].sessions_charged, 0);
       session_store_free(ws[i].sessions);
       free(ws[i].sessions);
     }
@@ -1414,6 +1439,7 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
     sl_buffer_free(&c.agg_rows);
   free(c.sel);
   if (c.sessions) {
+    sl_memory_charge(q.memory, &c.sessions_charged, 0);
     session_store_free(c.sessions);
     free(c.sessions);
   }

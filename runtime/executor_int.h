@@ -188,6 +188,7 @@ typedef struct session_fragment {
                     * reuses the session once it is handed over */
   sl_arena arena;
   uint64_t queued_bytes; /* what it counts in its worker's queue */
+  uint64_t held_bytes;   /* what it holds, for the memory limit */
   struct session_fragment *next;
 } session_fragment;
 
@@ -242,10 +243,12 @@ typedef struct worker {
   int64_t published_wm; /* every window ending at or before it is in
                          * partials */
   session_fragment *fragments, *fragments_tail;
-  int64_t min_open_start; /* no open session of this worker starts
-                           * earlier (session windows) */
-  void *sessions;         /* the worker's session store, freed by the
-                           * coordinator after the query */
+  int64_t min_open_start;    /* no open session of this worker starts
+                              * earlier (session windows) */
+  void *sessions;            /* the worker's session store, freed by the
+                              * coordinator after the query */
+  uint64_t sessions_charged; /* ... and what it holds, on the account until
+                              * then */
   bool done;
   int rc;
   sl_error err;
@@ -272,9 +275,10 @@ typedef struct worker {
   double source_seconds, pipeline_seconds;
 } worker;
 
-/* The bytes of the partials w published that the coordinator has not
- * taken yet (their tables; a taken one is the coordinator's to count),
- * and in *n how many.  Takes w->lock. */
+/* The bytes of the partials (or session windows' closed sessions) w
+ * published that the coordinator has not taken yet (their tables; a taken
+ * one is the coordinator's to count), and in *n how many.  Takes
+ * w->lock. */
 uint64_t sl_exec_partials_bytes(worker *w, uint32_t *n);
 
 /* Whether w's queue is over its bound (SL_OUT_QUEUED_MAX); w->lock held. */

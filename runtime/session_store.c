@@ -27,6 +27,11 @@ void session_store_free(session_store *s) {
   sl_group_table_free(&s->keys);
 }
 
+uint64_t session_store_bytes(const session_store *s) {
+  return sl_group_table_bytes(&s->keys) +
+         ((uint64_t)s->by_end.cap + s->by_start.cap) * sizeof(session_timer);
+}
+
 /* ---- timers: a binary min-heap on `at` ---------------------------------- */
 
 static void heap_push(session_heap *h, int64_t at, session *ss) {

@@ -56,6 +56,10 @@ void session_store_init(session_store *s, const sl_row_layout *key_layout,
                         const sl_agg_set *aggs);
 void session_store_free(session_store *s);
 
+/* Bytes held: the key table (its slots and arena, where the sessions and
+ * their states live) and both timer heaps, for the memory limit. */
+uint64_t session_store_bytes(const session_store *s);
+
 /* Add [start, end) for key (hash from sl_key_hash), merging every session
  * of that key it intersects or touches.  If states is not NULL it is
  * merged into the result (a fragment from a worker).  Returns the merged

@@ -351,7 +351,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   sl_memory_account memory;
   sl_memory_account_init(&memory, sl_exec_memory_limit(settings));
   results r = {{plan->sink, NULL, plan->offset, plan->limit, 0, 0, false,
-                plan->order, plan->norder, NULL, NULL},
+                plan->order, plan->norder, NULL, NULL, &memory, 0},
                wire_layout,
                buffer_size,
                {0},
@@ -640,8 +640,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   }
   if (late_rows.data)
     sl_buffer_free(&late_rows);
-  if (r.out.sorted)
-    sorted_result_free(r.out.sorted);
+  stage_output_free_sorted(&r.out);
   sl_buffer_free(&r.rows);
   update_stages_free(r.upper);
   if (r.uo.rows.data)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "memory_account.h"
 #include "sluice/aggregate.h"
 #include "sluice/interpreter.h"
 #include "sluice/plan.h"
@@ -143,6 +144,10 @@ typedef struct stage_output {
   int norder;
   sorted_result *sorted;
   sl_error *emit_err; /* stage_output_finish's, for the emit callback */
+  /* SET 'sluice.memory-limit': ORDER BY's rows count there (what they
+   * last reported: sorted_charged) until stage_output_free_sorted. */
+  sl_memory_account *memory;
+  uint64_t sorted_charged;
 } stage_output;
 
 /* Write b's rows past OFFSET, up to LIMIT, or keep them for ORDER BY; then
@@ -151,6 +156,8 @@ typedef struct stage_output {
 int stage_output_write(stage_output *o, const sl_buffer *b, sl_error *err);
 int stage_output_window_end(stage_output *o, sl_error *err);
 int stage_output_finish(stage_output *o, sl_error *err);
+/* ORDER BY's rows are freed and leave the memory account. */
+void stage_output_free_sorted(stage_output *o);
 
 /* Add the work of another executor (a leaf, a node) into t: counts and
  * times summed, peaks maxed, the first JIT status kept.  Events, workers

@@ -56,6 +56,7 @@ typedef struct stage_runner {
    * moves up to the busy one's (shared.wm_max). */
   query_shared shared;
   uint64_t leaves_charged, updates_charged;
+  const char *holder; /* who holds the leaves' rows, with its verb */
 } stage_runner;
 
 typedef struct leaf_thread {
@@ -160,6 +161,26 @@ static const uint8_t *window_row(const leaf_store *ls, const uint8_t *row,
   return scratch;
 }
 
+/* Does the stage tree under st hold a stage of kind k? */
+static bool has_stage(const sl_stage *st, sl_stage_kind k) {
+  for (; st; st = st->input) {
+    if (st->kind == k)
+      return true;
+    if (st->kind == SL_STAGE_JOIN)
+      return has_stage(st->left, k) || has_stage(st->right, k);
+  }
+  return false;
+}
+
+/* Who the leaves' rows wait for, as the memory-limit error names them. */
+static const char *rows_holder(const sl_stage *top) {
+  if (has_stage(top, SL_STAGE_JOIN))
+    return "the join's stages hold";
+  if (has_stage(top, SL_STAGE_TOPN))
+    return "the windowed Top-N holds";
+  return "the windowed stages hold";
+}
+
 /* The leaves' rows held for the stages are over the memory limit: the
  * error names the leaf holding most. */
 static int leaf_rows_over_limit(const stage_runner *run, uint64_t held,
@@ -171,9 +192,9 @@ static int leaf_rows_over_limit(const stage_runner *run, uint64_t held,
   char m[32];
   return sl_memory_over_error(
       err, &run->shared.memory, held, total, "use shorter windows",
-      "the rows the join's stages hold until their windows close (the most, "
-      "%s, of leaf %d) hold",
-      sl_exec_bytes_text(run->leaves[most].bytes, m, sizeof m), most + 1);
+      "the rows %s until their windows close (the most, %s, of leaf %d) hold",
+      run->holder, sl_exec_bytes_text(run->leaves[most].bytes, m, sizeof m),
+      most + 1);
 }
 
 /* Add one row to the store under key (k: the last key used, or NULL);
@@ -486,9 +507,26 @@ static const sl_stage *leaf_stage(const sl_stage *st, int leaf) {
 static int write_ordered(stage_output *o, const sl_buffer *in, sl_error *err);
 
 int stage_output_write(stage_output *o, const sl_buffer *in, sl_error *err) {
-  if (o->sorted)
-    return sorted_result_add(o->sorted, in, err);
-  return write_ordered(o, in, err);
+  if (!o->sorted)
+    return write_ordered(o, in, err);
+  int rc = sorted_result_add(o->sorted, in, err);
+  /* Reported as the kept buffers grow (a buffer of rows at a time). */
+  uint64_t held = sorted_result_bytes(o->sorted), total;
+  if (o->memory && rc == SL_OK &&
+      sl_memory_grew_over(o->memory, &o->sorted_charged, held, &total))
+    rc = sl_memory_over_error(
+        err, o->memory, held, total, "add a LIMIT",
+        "ORDER BY's rows (kept until the input ends, to be sorted) hold");
+  return rc;
+}
+
+void stage_output_free_sorted(stage_output *o) {
+  if (!o->sorted)
+    return;
+  if (o->memory)
+    sl_memory_charge(o->memory, &o->sorted_charged, 0);
+  sorted_result_free(o->sorted);
+  o->sorted = NULL;
 }
 
 int stage_output_window_end(stage_output *o, sl_error *err) {
@@ -557,6 +595,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   pthread_cond_init(&run.cond, NULL);
   run.frontier = WM_MIN;
   run.nleaves = sp->nleaves;
+  run.holder = rows_holder(sp->top);
   run.buffer_size =
       (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
   run.leaves = calloc((size_t)sp->nleaves, sizeof *run.leaves);
@@ -627,11 +666,14 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                     plan->order,
                     plan->norder,
                     NULL,
-                    NULL};
+                    NULL,
+                    NULL,
+                    0};
   sorted_result sorted;
   if (plan->norder > 0 && !node && top) {
     sorted_result_init(&sorted, top->layout, run.buffer_size);
     o.sorted = &sorted;
+    o.memory = &run.shared.memory;
   }
   sl_sink_to_coordinator_arg tc = {
       node ? where->export : (sl_frame_out){-1, NULL, NULL}, run.buffer_size};
@@ -849,8 +891,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   stats->stage_state_peak = run.peak_bytes;
   if (rc == SL_OK && o.sink)
     rc = stage_output_finish(&o, err);
-  if (o.sorted)
-    sorted_result_free(o.sorted);
+  stage_output_free_sorted(&o);
   stats->rows_out = o.written;
   stats->seconds = seconds;
   if (o.sink)

@@ -299,6 +299,7 @@ static void side_grow(jside *t) {
   jrow **b = calloc(cap, sizeof *b);
   if (!b)
     abort();
+  t->bytes += sizeof *b * (size_t)(cap - t->cap); /* the buckets */
   for (uint32_t i = 0; i < t->cap; i++)
     for (jrow *r = t->buckets[i], *next; r; r = next) {
       next = r->next;
@@ -518,6 +519,7 @@ static void parts_grow(ustage *s) {
   tpart **b = calloc(cap, sizeof *b);
   if (!b)
     abort();
+  s->bytes += sizeof *b * (size_t)(cap - s->pcap); /* the partitions' index */
   for (uint32_t i = 0; i < s->pcap; i++)
     for (tpart *p = s->parts[i], *next; p; p = next) {
       next = p->next;
@@ -1049,6 +1051,14 @@ int update_stages_check_limit(const update_stages *u, sl_memory_account *memory,
         err, memory, held, total, NULL,
         "the GROUP BY's state (%u groups) over the join holds",
         s->groups.count);
+  if (s->rt->st->kind == SL_STAGE_JOIN && s->rt->st->nbounds > 0)
+    return sl_memory_over_error(
+        err, memory, held, total,
+        "use a narrower interval or watermarks with less delay",
+        "the interval join's state (%u rows of its left side, %u of its "
+        "right, each kept until the other side's watermark passes its "
+        "bound) holds",
+        s->sides[0].count, s->sides[1].count);
   if (s->rt->st->kind == SL_STAGE_JOIN)
     return sl_memory_over_error(
         err, memory, held, total,

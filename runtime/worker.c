@@ -192,6 +192,7 @@ static int session_fragment_out(void *arg, const uint8_t *key,
   f->key = k;
   f->states = st;
   f->queued_bytes = sizeof *f + kw + aggs->state_width + 1024;
+  f->held_bytes = sizeof *f + kw + aggs->state_width + 1 + f->arena.total;
   f->next = NULL;
   if (rc != SL_OK) {
     session_fragment_free(f);
@@ -321,7 +322,7 @@ static int hand_over_windows(worker_state *s) {
   const sl_plan *plan = s->plan;
   worker *w = s->w;
   /* The partial state this worker holds now (before handing any over). */
-  uint64_t bytes = s->sessions ? sl_group_table_bytes(&s->sessions->keys) : 0;
+  uint64_t bytes = s->sessions ? session_store_bytes(s->sessions) : 0;
   for (int i = 0; i < s->nslices; i++)
     bytes += sl_group_table_bytes(s->slices[i].table);
   if (bytes > w->state_bytes_peak)
@@ -335,7 +336,16 @@ static int hand_over_windows(worker_state *s) {
    * the query's on this host: more stops the query rather than the
    * machine. */
   uint64_t total;
-  if (sl_memory_grew_over(s->q->memory, &s->memory_charged, bytes, &total))
+  if (!sl_memory_grew_over(s->q->memory, &s->memory_charged, bytes, &total))
+    ;
+  else if (s->sessions)
+    return sl_memory_over_error(
+        &w->err, s->q->memory, bytes, total, "use a shorter gap or fewer keys",
+        "the SESSION windows' state in worker %d (%llu open session%s, %u "
+        "handed over and not merged yet) holds",
+        w->index, (unsigned long long)s->sessions->open,
+        s->sessions->open == 1 ? "" : "s", queued);
+  else
     return sl_memory_over_error(
         &w->err, s->q->memory, bytes, total,
         "use shorter windows or fewer keys",
@@ -1454,6 +1464,10 @@ void *sl_worker_main(void *arg) {
   free(s.slices);
   sl_memory_charge(q->memory, &s.memory_charged, 0);
   w->sessions = s.sessions; /* its states may still be merged */
+  /* ... so it stays on the account until the coordinator frees it. */
+  if (s.sessions)
+    sl_memory_charge(q->memory, &w->sessions_charged,
+                     session_store_bytes(s.sessions));
   free(s.sel);
   free(s.sel2);
   free(s.live_from);
