@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "sluice/ast.h"
+#include "sluice/interrupt.h"
 
 typedef enum wkind { W_EXPR, W_QUERY, W_BODY, W_SELECT, W_TREF } wkind;
 
@@ -227,7 +228,13 @@ int sl_stmt_depth(const sl_stmt *s, int limit, sl_span *deepest) {
   w.limit = limit;
   if (s)
     push_stmt(&w, s);
+  unsigned steps = 0;
   while (w.n > 0 && !w.oom) {
+    /* Ctrl-C, .timeout: a million-literal IN list walks for 0.2-0.4 s.
+     * The depth measured so far is returned; sl_parse sees the flag and
+     * fails the statement, so an unmeasured tree never reaches a walker. */
+    if ((++steps & 65535) == 0 && sl_interrupt_pending())
+      break;
     witem it = w.items[--w.n];
     if (it.depth > w.max)
       w.max = it.depth;

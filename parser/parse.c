@@ -114,6 +114,11 @@ int sl_parse(sl_arena *a, const char *text, size_t len, int first_line,
     ctx.end_column = d.tok.column;
   }
   sl_lemon_parseFinalize(parser);
+  /* stopped during the last token's reductions (sl_stmt_depth's walk) */
+  if (!cancelled && sl_interrupt_pending()) {
+    sl_error_set(err, SL_ECANCELLED, "query cancelled");
+    cancelled = true;
+  }
   if (cancelled)
     return SL_ECANCELLED;
   return ctx.failed ? SL_ESYNTAX : SL_OK;
