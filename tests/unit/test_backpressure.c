@@ -19,6 +19,7 @@
  *     bound; the precise figure is printed). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -192,15 +193,49 @@ typedef struct stopper {
   long ms;
   pthread_t thread;
   double at; /* when it asked */
+  /* Ended early by stopper_end (not pthread_cancel: a cancelled thread's
+   * unwound frames stay poisoned under ASan, which then reports its own
+   * write at the thread's exit). */
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  bool ended;
 } stopper;
 
 static void *stop_main(void *arg) {
   stopper *st = arg;
-  struct timespec t = {st->ms / 1000, (st->ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-  st->at = sl_clock_seconds();
-  sl_interrupt_request(); /* as Ctrl-C */
+  struct timespec until = sl_clock_deadline_ms(st->ms);
+  pthread_mutex_lock(&st->lock);
+  while (!st->ended &&
+         pthread_cond_timedwait(&st->cond, &st->lock, &until) == 0) {
+  }
+  bool ended = st->ended;
+  pthread_mutex_unlock(&st->lock);
+  if (!ended) {
+    st->at = sl_clock_seconds();
+    sl_interrupt_request(); /* as Ctrl-C */
+  }
   return NULL;
+}
+
+/* Start a stopper that presses "Ctrl-C" after ms milliseconds. */
+static void stopper_start(stopper *st, long ms) {
+  st->ms = ms;
+  st->at = 0;
+  st->ended = false;
+  pthread_mutex_init(&st->lock, NULL);
+  pthread_cond_init(&st->cond, NULL);
+  assert_int_equal(pthread_create(&st->thread, NULL, stop_main, st), 0);
+}
+
+/* End it, early if it has not pressed yet, and wait for it. */
+static void stopper_end(stopper *st) {
+  pthread_mutex_lock(&st->lock);
+  st->ended = true;
+  pthread_cond_signal(&st->cond);
+  pthread_mutex_unlock(&st->lock);
+  pthread_join(st->thread, NULL);
+  pthread_cond_destroy(&st->cond);
+  pthread_mutex_destroy(&st->lock);
 }
 
 /* Run sql for ms milliseconds (then as Ctrl-C): it must be stopped by
@@ -208,12 +243,14 @@ static void *stop_main(void *arg) {
 static double run_stopped(sl_session *s, const char *sql, consumer *c, long ms,
                           double *stopped) {
   sl_interrupt_clear();
-  stopper st = {ms, 0, 0};
-  assert_int_equal(pthread_create(&st.thread, NULL, stop_main, &st), 0);
+  stopper st;
+  stopper_start(&st, ms);
   sl_error err = {0};
   int rc = run(s, sql, c, &err);
   *stopped = sl_clock_seconds();
   pthread_join(st.thread, NULL);
+  pthread_cond_destroy(&st.cond);
+  pthread_mutex_destroy(&st.lock);
   sl_interrupt_clear();
   if (rc != SL_ECANCELLED)
     fail_msg("%s: %s", sql, err.message ? err.message : "ended by itself");
@@ -227,12 +264,11 @@ static double run_stopped(sl_session *s, const char *sql, consumer *c, long ms,
 static void run_ok_within_a_minute(sl_session *s, const char *sql,
                                    consumer *c) {
   sl_interrupt_clear();
-  stopper st = {60000, 0, 0};
-  assert_int_equal(pthread_create(&st.thread, NULL, stop_main, &st), 0);
+  stopper st;
+  stopper_start(&st, 60000);
   sl_error err = {0};
   int rc = run(s, sql, c, &err);
-  pthread_cancel(st.thread);
-  pthread_join(st.thread, NULL);
+  stopper_end(&st);
   sl_interrupt_clear();
   if (rc != SL_OK)
     fail_msg("%s: %s", sql,
