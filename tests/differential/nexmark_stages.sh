@@ -85,7 +85,7 @@ run_case() {
   if ! oracle_rows "$tmp/oracle.db" "$oq" "$tmp/$name.expected"; then
     echo "FAIL $name: the oracle returned no rows"; fail=$((fail + 1)); return
   fi
-  for cfg in w1 w2 w2r n2 n3 n2r n2b n3b n2j n3j n2l n3l; do
+  for cfg in ${DIFF_CONFIGS_STAGES:-w1 w2 w2r n2 n3 n2r n2b n3b n2j n3j n2l n3l}; do
     local workers=1 strategy=late-merge nodes=1 join=auto
     case $cfg in
       w2) workers=2 ;;
