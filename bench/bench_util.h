@@ -17,12 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sluice/binder.h"
-#include "sluice/clock.h"
-#include "sluice/executor.h"
-#include "sluice/parser.h"
-#include "sluice/plan.h"
-#include "sluice/session.h"
+#include "sluice/binder/binder.h"
+#include "sluice/common/clock.h"
+#include "sluice/exec/executor.h"
+#include "sluice/parser/parser.h"
+#include "sluice/planner/plan.h"
+#include "sluice/session/session.h"
 
 static inline int bench_cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -46,8 +46,8 @@
 #include <unistd.h>
 
 #include "bench_util.h"
-#include "sluice/channel.h"
-#include "sluice/clock.h"
+#include "sluice/common/clock.h"
+#include "sluice/net/channel.h"
 
 enum { RUNS = 5, CREDITS = 8 };
 #define POOL_BYTES ((size_t)64 << 20)

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../runtime/generators.h"
-#include "sluice/clock.h"
-#include "sluice/session.h"
+#include "../connectors/sources/generators.h"
+#include "sluice/common/clock.h"
+#include "sluice/session/session.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -13,12 +13,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "sluice/binder.h"
-#include "sluice/catalog.h"
-#include "sluice/clock.h"
-#include "sluice/interpreter.h"
-#include "sluice/parser.h"
-#include "sluice/row.h"
+#include "sluice/binder/binder.h"
+#include "sluice/catalog/catalog.h"
+#include "sluice/common/clock.h"
+#include "sluice/expr/interpreter.h"
+#include "sluice/parser/parser.h"
+#include "sluice/row/row.h"
 
 #define DISTINCT_ROWS 1000000u
 #define BUF_SIZE 65536u

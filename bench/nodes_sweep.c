@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "bench_util.h"
-#include "sluice/session.h"
+#include "sluice/session/session.h"
 
 static int keep_text(void *ctx, const char *text) {
   sl_strbuf_append(ctx, text);

@@ -14,11 +14,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "sluice/binder.h"
-#include "sluice/clock.h"
-#include "sluice/parser.h"
-#include "sluice/session.h"
-#include "sluice/strbuf.h"
+#include "sluice/binder/binder.h"
+#include "sluice/common/clock.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/parser/parser.h"
+#include "sluice/session/session.h"
 
 static char *read_file(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");

@@ -17,11 +17,11 @@
 #include <string.h>
 
 #include "bench_util.h"
-#include "sluice/binder.h"
-#include "sluice/executor.h"
-#include "sluice/parser.h"
-#include "sluice/plan.h"
-#include "sluice/session.h"
+#include "sluice/binder/binder.h"
+#include "sluice/exec/executor.h"
+#include "sluice/parser/parser.h"
+#include "sluice/planner/plan.h"
+#include "sluice/session/session.h"
 
 static int keep_text(void *c, const char *t) {
   size_t n = strlen((char *)c);

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "bench_util.h"
-#include "sluice/clock.h"
+#include "sluice/common/clock.h"
 
 typedef struct workload {
   const char *name, *sql;

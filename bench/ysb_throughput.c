@@ -15,13 +15,13 @@
 #include <time.h>
 
 #include "bench_util.h"
-#include "sluice/binder.h"
-#include "sluice/clock.h"
-#include "sluice/executor.h"
-#include "sluice/parser.h"
-#include "sluice/plan.h"
-#include "sluice/row.h"
-#include "sluice/session.h"
+#include "sluice/binder/binder.h"
+#include "sluice/common/clock.h"
+#include "sluice/exec/executor.h"
+#include "sluice/parser/parser.h"
+#include "sluice/planner/plan.h"
+#include "sluice/row/row.h"
+#include "sluice/session/session.h"
 
 int main(int argc, char **argv) {
   long events = argc > 1 ? atol(argv[1]) : 20000000;

@@ -1,5 +1,5 @@
 /* arena.c - region allocator: bump allocation in chained blocks. */
-#include "sluice/arena.h"
+#include "sluice/common/arena.h"
 
 #include <stdarg.h>
 #include <stdint.h>

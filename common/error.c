@@ -1,5 +1,5 @@
 /* error.c - filling and clearing sl_error records. */
-#include "sluice/error.h"
+#include "sluice/common/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

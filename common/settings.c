@@ -4,7 +4,7 @@
  * once with the accepted values instead of surprising the user later.  The
  * store is a small sorted array: there are tens of keys, not thousands.
  */
-#include "sluice/settings.h"
+#include "sluice/common/settings.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* strbuf.c - growable heap string. */
-#include "sluice/strbuf.h"
+#include "sluice/common/strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,4 +94,17 @@ void sl_strbuf_free(sl_strbuf *b) {
   free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;
+}
+
+/* A byte count for people: "1.5 MiB" (sizes in error messages). */
+const char *sl_bytes_text(uint64_t bytes, char *buf, size_t n) {
+  if (bytes >= (1ull << 30))
+    snprintf(buf, n, "%.1f GiB", (double)bytes / (1ull << 30));
+  else if (bytes >= (1ull << 20))
+    snprintf(buf, n, "%.1f MiB", (double)bytes / (1ull << 20));
+  else if (bytes >= (1ull << 10))
+    snprintf(buf, n, "%.1f KiB", (double)bytes / (1ull << 10));
+  else
+    snprintf(buf, n, "%llu bytes", (unsigned long long)bytes);
+  return buf;
 }

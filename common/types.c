@@ -1,5 +1,5 @@
 /* types.c - constructing, comparing and printing SQL types. */
-#include "sluice/types.h"
+#include "sluice/common/types.h"
 
 #include <string.h>
 #include <strings.h>

@@ -13,9 +13,9 @@
 
 #include "grammar.h"
 #include "parse_int.h"
-#include "sluice/ast.h"
-#include "sluice/parser.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/parser/ast.h"
+#include "sluice/parser/parser.h"
 
 sl_list *sl_list_new(sl_arena *a) {
   return SL_ANEW(a, sl_list);

@@ -9,8 +9,8 @@
  */
 #include <stdlib.h>
 
-#include "sluice/ast.h"
-#include "sluice/interrupt.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/parser/ast.h"
 
 typedef enum wkind { W_EXPR, W_QUERY, W_BODY, W_SELECT, W_TREF } wkind;
 

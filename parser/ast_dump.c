@@ -9,8 +9,8 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "sluice/ast.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/parser/ast.h"
 
 static void dump_expr(sl_strbuf *b, const sl_expr *e);
 static void dump_query(sl_strbuf *b, const sl_query *q);

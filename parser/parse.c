@@ -14,8 +14,8 @@
 
 #include "grammar.h"
 #include "parse_int.h"
-#include "sluice/interrupt.h"
-#include "sluice/parser.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/parser/parser.h"
 
 enum raw_state { RAW_NONE, RAW_KEY, RAW_AFTER_KEY, RAW_VALUE };
 

@@ -12,12 +12,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sluice/arena.h"
-#include "sluice/ast.h"
-#include "sluice/error.h"
-#include "sluice/parser.h"
-#include "sluice/strbuf.h"
-#include "sluice/types.h"
+#include "sluice/common/arena.h"
+#include "sluice/common/error.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/common/types.h"
+#include "sluice/parser/ast.h"
+#include "sluice/parser/parser.h"
 
 /* Deepest the lemon parser stack may grow; deeper nesting is reported as
  * "statement too deeply nested" rather than overflowing anything. */

@@ -18,7 +18,7 @@
 
 #include "grammar.h"
 #include "parse_int.h"
-#include "sluice/parser.h"
+#include "sluice/parser/parser.h"
 
 typedef struct keyword {
   const char *name;

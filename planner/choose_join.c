@@ -50,8 +50,8 @@
  */
 #include <string.h>
 
-#include "sluice/cost_model.h"
-#include "sluice/row.h"
+#include "sluice/planner/cost_model.h"
+#include "sluice/row/row.h"
 
 /* The join under st's single-input stages: SELECTs, and in updating
  * stages also Top-N and aggregates (key_columns checks those). */

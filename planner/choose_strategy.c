@@ -14,9 +14,9 @@
  */
 #include <string.h>
 
-#include "sluice/cost_model.h"
-#include "sluice/interrupt.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/planner/cost_model.h"
 
 /* A copy of e whose columns index `shift` places lower (an expression over
  * the base row -> over the lookup table's own columns). */

@@ -19,11 +19,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sluice/interpreter.h"
-#include "sluice/interrupt.h"
-#include "sluice/plan.h"
-#include "sluice/strbuf.h"
-#include "sluice/value_text.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/expr/interpreter.h"
+#include "sluice/planner/plan.h"
+#include "sluice/row/value_text.h"
 
 typedef struct folder {
   sl_arena *a;

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sluice/cost_model.h"
+#include "sluice/planner/cost_model.h"
 
 #define CACHE_VERSION 2 /* bump when the constants' meaning changes */
 

@@ -33,10 +33,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "sluice/aggregate.h"
-#include "sluice/clock.h"
-#include "sluice/cost_model.h"
-#include "sluice/interrupt.h"
+#include "sluice/common/clock.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/planner/cost_model.h"
+#include "sluice/state/aggregate.h"
 
 static uint64_t rnd(uint64_t *s) {
   *s += 0x9e3779b97f4a7c15ULL;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/statistics.h"
+#include "sluice/planner/statistics.h"
 
 struct sl_hh {
   int k;

@@ -8,8 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "sluice/row.h"
-#include "sluice/statistics.h"
+#include "sluice/planner/statistics.h"
+#include "sluice/row/row.h"
 
 struct sl_hll {
   int p;

@@ -3,8 +3,8 @@
  * worker counts as idle.  The plan carries it, so that EXPLAIN shows it and
  * a node that plans a query's text runs it as the shell would; the
  * runtime decides what idle means (runtime/worker.c, advance_if_idle). */
-#include "sluice/plan.h"
-#include "sluice/settings.h"
+#include "sluice/common/settings.h"
+#include "sluice/planner/plan.h"
 
 void sl_plan_set_idle_timeout(sl_plan *plan, const sl_settings *settings) {
   double s =

@@ -20,8 +20,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sluice/plan.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/planner/plan.h"
 
 /* Does this single-stage plan drop records later than the watermark? */
 static bool drops_late(const sl_plan *p) {

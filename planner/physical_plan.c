@@ -17,8 +17,8 @@
 #include <strings.h>
 
 #include "plan_int.h"
-#include "sluice/interrupt.h"
-#include "sluice/plan.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/planner/plan.h"
 
 /* ---- building expressions --------------------------------------------- */
 

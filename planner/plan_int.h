@@ -4,7 +4,7 @@
 #ifndef SLUICE_PLAN_INT_H
 #define SLUICE_PLAN_INT_H
 
-#include "sluice/plan.h"
+#include "sluice/planner/plan.h"
 
 /* COLUMN(index) of the given type and name. */
 sl_bexpr *sl_pl_column(sl_arena *a, int index, const sl_type *type,

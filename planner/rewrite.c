@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "plan_int.h"
-#include "sluice/plan.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/planner/plan.h"
 
 typedef struct fact {
   int column;

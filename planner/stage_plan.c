@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "plan_int.h"
-#include "sluice/interpreter.h"
-#include "sluice/plan.h"
+#include "sluice/expr/interpreter.h"
+#include "sluice/planner/plan.h"
 
 typedef struct stager {
   sl_arena *a;

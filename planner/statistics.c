@@ -16,12 +16,12 @@
 #include <strings.h>
 #include <time.h>
 
-#include "sluice/clock.h"
-#include "sluice/connector.h"
-#include "sluice/interpreter.h"
-#include "sluice/interrupt.h"
-#include "sluice/statistics.h"
-#include "sluice/value_text.h"
+#include "sluice/common/clock.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/connectors/connector.h"
+#include "sluice/expr/interpreter.h"
+#include "sluice/planner/statistics.h"
+#include "sluice/row/value_text.h"
 
 #define DEFAULT_MAX_RECORDS 100000
 #define DEFAULT_MAX_SECONDS 0.2

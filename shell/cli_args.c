@@ -8,15 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/shell.h"
+#include "sluice/shell/shell.h"
 
 #ifndef SLUICE_VERSION
 #define SLUICE_VERSION "0.0.0"
 #endif
-
-const char *sl_shell_version(void) {
-  return SLUICE_VERSION;
-}
 
 void sl_cli_print_help(FILE *fp, const char *prog) {
   fprintf(fp,

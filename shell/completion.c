@@ -10,8 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sluice/parser.h"
-#include "sluice/shell.h"
+#include "sluice/parser/parser.h"
+#include "sluice/shell/shell.h"
 
 static bool is_word_char(char c) {
   return isalnum((unsigned char)c) || c == '_' || c == '$' ||

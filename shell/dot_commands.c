@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sluice/shell.h"
+#include "sluice/shell/shell.h"
 
 enum { MAX_ARGS = 8 };
 

@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "sluice/shell.h"
+#include "sluice/shell/shell.h"
 
 enum { TAB_STOP = 8, SHOW_BEFORE = 60, SHOW_AFTER = 100 };
 

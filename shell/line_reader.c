@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/interrupt.h"
-#include "sluice/shell.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/shell/shell.h"
 
 enum { HISTORY_SIZE = 1000 };
 

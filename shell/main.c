@@ -10,9 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cluster.h"
-#include "sluice/interrupt.h"
-#include "sluice/shell.h"
+#include "sluice/cluster/cluster_client.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/common/version.h"
+#include "sluice/shell/shell.h"
 
 /* A command-line option that is a setting (--nodes, --transport): SET it
  * quietly, as if it were the script's first statement (its value was
@@ -72,7 +73,7 @@ int main(int argc, char **argv) {
     if (opts.help)
       sl_cli_print_help(stdout, "sluice");
     else
-      printf("sluice %s\n", sl_shell_version());
+      printf("sluice %s\n", sl_version());
     sl_cli_options_free(&opts);
     return fflush(stdout) == 0 ? 0 : 1;
   }

@@ -15,7 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "sluice/shell.h"
+#include "sluice/shell/shell.h"
 
 static const char *const mode_names[] = {
     [SL_MODE_TABLE] = "table", [SL_MODE_BOX] = "box",

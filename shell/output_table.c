@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/clock.h"
-#include "sluice/interrupt.h"
-#include "sluice/shell.h"
+#include "sluice/common/clock.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/shell/shell.h"
 
 /* The pieces of a frame: left edge, fill, junction, right edge for the top,
  * the header separator and the bottom lines, and the vertical bar. */

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sluice/shell.h"
+#include "sluice/shell/shell.h"
 
 /* ---- csv ---- */
 

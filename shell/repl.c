@@ -14,8 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sluice/interrupt.h"
-#include "sluice/shell.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/common/version.h"
+#include "sluice/shell/shell.h"
 
 static const char PROMPT[] = "sluice> ";
 static const char CONTINUE_PROMPT[] = "   ...> ";
@@ -65,7 +66,7 @@ int sl_shell_repl(sl_shell *sh) {
   fprintf(term,
           "Sluice %s - streaming SQL.\n"
           "Enter \".help\" for usage hints; end statements with \";\".\n",
-          sl_shell_version());
+          sl_version());
   fflush(term);
 
   sl_strbuf entry = SL_STRBUF_INIT; /* the input since the last prompt */

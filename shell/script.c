@@ -14,10 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "sluice/clock.h"
-#include "sluice/interrupt.h"
-#include "sluice/parser.h"
-#include "sluice/shell.h"
+#include "sluice/common/clock.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/parser/parser.h"
+#include "sluice/shell/shell.h"
 
 /* .read nesting limit: a file that reads itself must not eat the stack. */
 enum { MAX_READ_DEPTH = 32 };

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/shell.h"
+#include "sluice/shell/shell.h"
 
 sl_shell *sl_shell_new(FILE *console, FILE *errors, sl_output_mode mode,
                        bool headers, bool bail, bool interactive) {

@@ -30,10 +30,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../runtime/executor_int.h"
-#include "sluice/aggregate.h"
-#include "sluice/node.h"
-#include "sluice/node_messages.h"
+#include "../../cluster/node_link.h"
+#include "sluice/cluster/node.h"
+#include "sluice/net/node_messages.h"
+#include "sluice/state/aggregate.h"
 
 /* ---- the shapes messages are decoded into --------------------------------
  */

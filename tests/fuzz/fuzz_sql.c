@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/binder.h"
-#include "sluice/explain.h"
-#include "sluice/parser.h"
-#include "sluice/plan.h"
-#include "sluice/session.h"
+#include "sluice/binder/binder.h"
+#include "sluice/explain/explain.h"
+#include "sluice/parser/parser.h"
+#include "sluice/planner/plan.h"
+#include "sluice/session/session.h"
 
 static void fail(const char *what, const sl_error *err, const char *text,
                  size_t len) {

@@ -36,9 +36,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sluice/parser.h"
-#include "sluice/session.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/parser/parser.h"
+#include "sluice/session/session.h"
 
 /* ---- collecting results ------------------------------------------------ */
 

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sluice/binder.h"
-#include "sluice/catalog.h"
-#include "sluice/explain.h"
-#include "sluice/parser.h"
+#include "sluice/binder/binder.h"
+#include "sluice/catalog/catalog.h"
+#include "sluice/explain/explain.h"
+#include "sluice/parser/parser.h"
 
 /* The NEXMark source table and views as published with Flink's NEXMark. */
 static const char NEXMARK_DDL[] =

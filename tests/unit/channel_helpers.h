@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sluice/channel.h"
+#include "sluice/net/channel.h"
 
 /* Long enough never to fire on a loaded machine; it only stops hangs. */
 #define GUARD_NS (20LL * 1000 * 1000 * 1000)

@@ -10,8 +10,8 @@
 #include <stdio.h>
 
 #include "bind_helpers.h"
-#include "sluice/interpreter.h"
-#include "sluice/row.h"
+#include "sluice/expr/interpreter.h"
+#include "sluice/row/row.h"
 
 static const char INTERP_DDL[] =
     "CREATE TABLE t (i INT, b BIGINT, d DOUBLE, price BIGINT, s STRING, "

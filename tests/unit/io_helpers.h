@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sluice/connector.h"
-#include "sluice/session.h"
-#include "sluice/value_text.h"
+#include "sluice/connectors/connector.h"
+#include "sluice/row/value_text.h"
+#include "sluice/session/session.h"
 
 /* Run one statement; fail the test with its message if it fails. */
 static inline void run_sql(sl_session *s, const char *sql) {

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "../../runtime/agg_multiset.h"
+#include "sluice/state/agg_multiset.h"
 
 enum { F_GROUP, F_PRICE, F_NAME, F_KEEP, NF };
 enum { A_MIN, A_MAX, A_COUNT_DISTINCT, A_SUM_DISTINCT, A_MAX_NAME, A_SUM, NA };

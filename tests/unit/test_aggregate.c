@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sluice/aggregate.h"
+#include "sluice/state/aggregate.h"
 
 /* DECIMAL(38) fields are 8-byte aligned in rows: read them by copy. */
 static __int128 load_i128(const uint8_t *p) {

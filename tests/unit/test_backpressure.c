@@ -33,9 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sluice/clock.h"
-#include "sluice/interrupt.h"
-#include "sluice/session.h"
+#include "sluice/common/clock.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/session/session.h"
 
 #define MIB (1024L * 1024L)
 /* What a held-back query may add to a process's peak RSS. */

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "bind_helpers.h"
-#include "sluice/functions.h"
+#include "sluice/catalog/functions.h"
 
 static sl_table_def *make(const char *name, int ncols) {
   sl_table_def *d = sl_table_def_new(SL_TABLE_CONNECTOR, name);

@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "channel_helpers.h"
-#include "sluice/channel.h"
+#include "sluice/net/channel.h"
 
 static sl_channel *open_ok(uint32_t c, uint32_t m) {
   sl_channel *ch = NULL;

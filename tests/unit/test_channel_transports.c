@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "channel_helpers.h"
-#include "sluice/channel.h"
+#include "sluice/net/channel.h"
 
 #define WATCHDOG_S 180 /* a whole pair run; only stops hangs */
 #define DEATH_BOUND_NS (5LL * 1000 * 1000 * 1000)

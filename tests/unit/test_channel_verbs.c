@@ -22,8 +22,8 @@
 #include <time.h>
 
 #include "channel_helpers.h"
-#include "sluice/auth.h"
-#include "sluice/channel.h"
+#include "sluice/net/auth.h"
+#include "sluice/net/channel.h"
 
 #define WATCHDOG_S 180
 

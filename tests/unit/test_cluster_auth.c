@@ -18,10 +18,11 @@
 
 #include <cmocka.h>
 
-#include "../../shell/cluster.h"
-#include "sluice/auth.h"
-#include "sluice/channel.h"
-#include "sluice/node.h"
+#include "sluice/cluster/cluster_client.h"
+#include "sluice/cluster/node.h"
+#include "sluice/net/auth.h"
+#include "sluice/net/channel.h"
+#include "sluice/session/session.h"
 
 typedef struct side {
   int fd;

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/arena.h"
-#include "sluice/error.h"
-#include "sluice/strbuf.h"
-#include "sluice/types.h"
+#include "sluice/common/arena.h"
+#include "sluice/common/error.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/common/types.h"
 
 static void test_arena(void **state) {
   (void)state;

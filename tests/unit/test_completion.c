@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "sluice/shell.h"
+#include "sluice/shell/shell.h"
 
 static void add_table(sl_catalog *cat, const char *name, int ncols,
                       const char *const *cols) {

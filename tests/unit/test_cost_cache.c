@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/cost_model.h"
+#include "sluice/planner/cost_model.h"
 
 static char dir[256];
 

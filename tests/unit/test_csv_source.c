@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/io_connectors.h"
 #include "io_helpers.h"
+#include "sluice/connectors/io_connectors.h"
 
 typedef struct fixture {
   char *dir;

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/ast.h"
-#include "sluice/session.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/parser/ast.h"
+#include "sluice/session/session.h"
 
 #define N 100000
 

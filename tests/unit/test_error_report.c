@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "sluice/shell.h"
+#include "sluice/shell/shell.h"
 
 static sl_error at(int line, int column, int offset, int length,
                    const char *message) {

@@ -31,9 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sluice/interrupt.h"
-#include "sluice/session.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/session/session.h"
 
 /* A query running in its own thread, and what it has produced so far. */
 typedef struct running {

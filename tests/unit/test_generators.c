@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "../../runtime/generators.h"
-#include "sluice/session.h"
+#include "../../connectors/sources/generators.h"
+#include "sluice/session/session.h"
 
 #define BASE_US INT64_C(1436918400000000) /* 2015-07-15 00:00:00 UTC */
 

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "parse_int.h"
-#include "sluice/parser.h"
-#include "sluice/strbuf.h"
+#include "parser/parse_int.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/parser/parser.h"
 
 /* Parse sql and return the dumps of its statements, one per line, in a
  * heap string; on error return NULL and leave the error in *err. */

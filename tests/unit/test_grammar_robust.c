@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "sluice/parser.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/parser/parser.h"
 
 /* Statements the fuzz and round-trip tests start from, besides the NEXMark
  * files. */

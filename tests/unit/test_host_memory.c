@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../runtime/host_memory.h"
+#include "sluice/state/host_memory.h"
 
 /* A fresh fake root with proc/self and proc/meminfo (16 GiB). */
 static char *fake_root(void) {

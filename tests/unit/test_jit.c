@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "interp_helpers.h"
-#include "sluice/jit.h"
+#include "sluice/jit/jit.h"
 
 /* ---- comparing one expression -------------------------------------------
  */

@@ -17,14 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/aggregate.h"
-#include "sluice/binder.h"
-#include "sluice/executor.h"
-#include "sluice/jit.h"
-#include "sluice/parser.h"
-#include "sluice/plan.h"
-#include "sluice/session.h"
-#include "sluice/strbuf.h"
+#include "sluice/binder/binder.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/exec/executor.h"
+#include "sluice/jit/jit.h"
+#include "sluice/parser/parser.h"
+#include "sluice/planner/plan.h"
+#include "sluice/session/session.h"
+#include "sluice/state/aggregate.h"
 
 /* ---- a sink that keeps the rows (sorted later) and any text ------------ */
 

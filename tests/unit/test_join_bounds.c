@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/session.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/session/session.h"
 
 /* What a statement produced: its text blocks, and its rows one per line
  * ("a|b"), sorted at the end for comparison. */

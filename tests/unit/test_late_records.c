@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sluice/session.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/session/session.h"
 
 enum { NROWS = 30000 };
 

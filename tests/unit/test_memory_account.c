@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../runtime/memory_account.h"
-#include "sluice/error.h"
+#include "sluice/common/error.h"
+#include "sluice/state/memory_account.h"
 
 /* A child that joins the shell's counter as "node 1", holds `bytes`, says
  * so on `ready`, and waits to be killed. */

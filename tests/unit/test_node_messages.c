@@ -14,10 +14,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sluice/clock.h"
-#include "sluice/node.h"
-#include "sluice/node_messages.h"
-#include "sluice/plan.h"
+#include "sluice/cluster/node.h"
+#include "sluice/common/clock.h"
+#include "sluice/net/node_messages.h"
+#include "sluice/planner/plan.h"
 
 static sl_query_msg sample_query(void) {
   static const char addrs[] = "0 1 127.0.0.1:4000\nS 1 127.0.0.1:4002\n";

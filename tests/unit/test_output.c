@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "io_helpers.h"
-#include "sluice/shell.h"
+#include "sluice/shell/shell.h"
 
 /* ---- Helpers ---- */
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../runtime/partition_leader.h"
+#include "../../cluster/partition_leader.h"
 
 /* key BIGINT; COUNT(*), MIN(key), COUNT(DISTINCT v), v = row % 7 */
 typedef struct fixture {

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "sluice/path_policy.h"
+#include "sluice/connectors/path_policy.h"
 
 typedef struct fixture {
   char root[PATH_MAX / 2]; /* a temporary directory */

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/parser.h"
-#include "sluice/session.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/parser/parser.h"
+#include "sluice/session/session.h"
 
 static int keep_text(void *c, const char *t) {
   if (c)

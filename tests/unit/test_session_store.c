@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../runtime/session_store.h"
+#include "sluice/state/session_store.h"
 
 #define GAP 10
 #define NKEYS 40

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "sluice/settings.h"
+#include "sluice/common/settings.h"
 
 static void test_defaults(void **state) {
   (void)state;

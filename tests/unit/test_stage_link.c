@@ -18,10 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../runtime/partition_leader.h"
-#include "sluice/auth.h"
-#include "sluice/channel.h"
-#include "sluice/executor.h"
+#include "../../cluster/partition_leader.h"
+#include "sluice/exec/executor.h"
+#include "sluice/net/auth.h"
+#include "sluice/net/channel.h"
 
 typedef struct receiver {
   int listen_fd;

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/aggregate.h"
-#include "sluice/value_text.h"
+#include "sluice/row/value_text.h"
+#include "sluice/state/aggregate.h"
 
 enum { F_K, F_NAME, F_DEC, F_X, NF };
 enum {

@@ -18,10 +18,10 @@
 
 #include <cmocka.h>
 
-#include "sluice/binder.h"
-#include "sluice/parser.h"
-#include "sluice/session.h"
-#include "sluice/statistics.h"
+#include "sluice/binder/binder.h"
+#include "sluice/parser/parser.h"
+#include "sluice/planner/statistics.h"
+#include "sluice/session/session.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 

@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/arena.h"
-#include "sluice/ast.h"
-#include "sluice/interrupt.h"
-#include "sluice/parser.h"
-#include "sluice/strbuf.h"
+#include "sluice/common/arena.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/common/strbuf.h"
+#include "sluice/parser/ast.h"
+#include "sluice/parser/parser.h"
 
 #define LITERALS 200000
 #define CHAIN 500 /* under SL_MAX_EXPR_DEPTH: the statement parses */

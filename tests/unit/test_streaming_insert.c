@@ -21,7 +21,7 @@
 #include <sqlite3.h>
 
 #include "io_helpers.h"
-#include "sluice/interrupt.h"
+#include "sluice/common/interrupt.h"
 
 enum { WAIT_SECONDS = 30 };
 

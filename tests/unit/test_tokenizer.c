@@ -10,8 +10,8 @@
 #include <cmocka.h>
 
 #include "grammar.h"
-#include "parse_int.h"
-#include "sluice/parser.h"
+#include "parser/parse_int.h"
+#include "sluice/parser/parser.h"
 
 typedef struct expect {
   sl_token_kind kind;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../runtime/topn_rows.h"
+#include "sluice/state/topn_rows.h"
 
 typedef struct fixture {
   sl_arena a;

@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../shell/cluster.h"
-#include "sluice/node.h"
+#include "sluice/cluster/cluster_client.h"
+#include "sluice/cluster/node.h"
 
 /* n nodes; rdma_mask bit i: node i has a device. */
 static sl_cluster *make(sl_cluster *c, sl_cluster_node *nodes, int n,

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "sluice/value_text.h"
+#include "sluice/row/value_text.h"
 
 /* A one-field layout of type t in arena a, and a buffer for it. */
 typedef struct one {

@@ -1,0 +1,409 @@
+/* executor_int.h - what the coordinator (executor.c) and the workers
+ * (worker.c) share while a query runs.  Internal to runtime/. */
+#ifndef SLUICE_EXECUTOR_INT_H
+#define SLUICE_EXECUTOR_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/common/int_math.h"
+#include "sluice/exec/executor.h"
+#include "sluice/expr/interpreter.h"
+#include "sluice/jit/jit.h"
+#include "sluice/net/channel.h"
+#include "sluice/planner/plan.h"
+#include "sluice/row/row.h"
+#include "sluice/session/changelog.h"
+#include "sluice/state/aggregate.h"
+#include "sluice/state/memory_account.h"
+
+#define WM_MIN INT64_MIN
+#define WM_MAX INT64_MAX
+
+/* What the executors of one query in this process share (a staged run's
+ * leaves run one each; otherwise an executor has its own): the account of
+ * its state, and for idle sources the largest watermark any of its
+ * workers still reading has reached (worker.c, advance_if_idle). */
+typedef struct query_shared {
+  sl_memory_account memory; /* SET 'sluice.memory-limit' */
+  _Atomic int64_t wm_max;   /* WM_MIN until a worker has a watermark */
+} query_shared;
+
+void sl_query_shared_init(query_shared *sh, const sl_settings *settings);
+
+/* The compiled, read-only parts of a query, shared by all threads. */
+typedef struct exec_query {
+  const sl_plan *plan;
+  sl_arena arena; /* everything below */
+  uint32_t buffer_size;
+  int nworkers;
+
+  /* This node's workers are sources src_base .. src_base + nworkers - 1
+   * of src_total (one node: 0 of nworkers). */
+  int src_base, src_total;
+  /* Repartitioning: this node's workers are exchange members xbase ..
+   * xbase + nworkers - 1 of xn (one node, or nodes that do not exchange
+   * with each other: 0 of nworkers).  channels is xn x xn; only pairs
+   * with an end in this process are open. */
+  int xbase, xn;
+  int64_t exchange_delay_us; /* SET 'sluice.debug.exchange-delay-us' */
+  /* Late merge at partition leaders (node_leaders.h): after this much
+   * input (bytes of source rows) a worker ends an epoch and hands over
+   * its open windows' changes; 0: only at window ends. */
+  uint64_t epoch_bytes;
+  /* An updating result (sl_plan.changelog): a worker also ends an epoch
+   * after this long or this many input rows (0: not by that). */
+  double epoch_seconds;
+  uint64_t epoch_rows;
+  /* What this query's executors in this process share: own_shared unless
+   * a staged run shares its own; memory is &shared->memory (all of the
+   * query's state in this process, memory_account.h). */
+  query_shared *shared;
+  query_shared own_shared;
+  sl_memory_account *memory;
+  /* SET 'table.exec.source.idle-timeout' in seconds (sl_plan.idle_timeout_us;
+   * 0: none): a worker whose source gives no row for this long is idle, and
+   * its watermark moves on with the clock and up to the largest of the
+   * query's other workers' (worker.c, advance_if_idle). */
+  double idle_timeout;
+  const sl_row_layout *stream_layout; /* the leaves input 0 produces */
+  int *stream_leaf;                   /* spec leaf_index for input 0 */
+  sl_expr_prog *filter;               /* over stream_layout, or NULL */
+
+  /* Lookup join: the bounded table, loaded once, probed by every worker. */
+  bool join;
+  const sl_row_layout *joined_layout; /* stream fields, then table fields */
+  int nkey_progs;
+  sl_expr_prog **stream_key_progs; /* over stream_layout */
+  const sl_row_layout *join_key_layout;
+  uint32_t table_nrows;
+  uint8_t **table_rows; /* rows of the table's layout */
+  const sl_row_layout *table_layout;
+  uint64_t *table_hash; /* open addressing: hash, row + 1 */
+  uint32_t *table_slot_row;
+  uint32_t table_cap;
+  uint8_t **table_keys; /* key row per table row */
+  sl_buffer *table_buffers;
+  int ntable_buffers;
+  uint64_t table_charged;         /* the table's bytes reported to memory */
+  sl_expr_prog *post_join_filter; /* over joined_layout, or NULL */
+
+  const sl_row_layout *row_layout; /* the layout the rest runs over */
+
+  /* The result rows: nout fields named out_names (an updating result's
+   * op, then the plan's columns; else the plan's columns). */
+  int nout;
+  const char *const *out_names;
+
+  /* Stateless: output expressions over row_layout. */
+  sl_expr_prog **out_progs;
+  const sl_row_layout *out_layout;
+
+  /* Aggregate: the per-record values, evaluated into one "tmp" row per
+   * record: [time][watermark][keys...][agg args...][agg filters...]. */
+  const sl_row_layout *tmp_layout;
+  int tmp_time, tmp_wm_tag, tmp_keys, tmp_args, tmp_filters;
+  /* Side-output of SESSION windows under repartitioning: the owner of a
+   * key decides whether a record is late, so the tmp row carries the whole
+   * record (stream_layout's fields from here on, copied by the reading
+   * worker, not evaluated); -1 otherwise. */
+  int tmp_record;
+  /* The table's WATERMARK expression, over every input row (before the
+   * filter), into a one-field buffer; NULL when windows do not need it. */
+  sl_expr_prog *wm_prog;
+  const sl_row_layout *wm_layout;
+  /* A stream leaf of a staged plan (sl_plan.track_watermark, stateless):
+   * its event time per input row, to drop records at or before the
+   * watermark (late) before they reach the stages; NULL otherwise. */
+  sl_expr_prog *rowtime_prog;
+  const sl_row_layout *rowtime_layout;
+  /* Late records to a table (sl_plan.late_table, late_output.h): where
+   * they go (owned: opened by this executor), and for an aggregate the
+   * event time of each input row, which decides before the pipeline which
+   * records are late (worker.c, route_late_records). */
+  struct late_output *late;
+  bool late_owned;
+  sl_expr_prog *late_time_prog;
+  /* The common case, event time a TIMESTAMP column and the watermark that
+   * column less a constant (or itself): a buffer is first scanned by
+   * reading the two fields, and only one with a late record evaluates
+   * both programs (late_fast; fields of stream_layout, shift in us). */
+  bool late_fast;
+  int late_time_field, late_wm_field;
+  int64_t late_wm_shift_us;
+  sl_expr_prog **tmp_progs; /* one per tmp field (NULL: not evaluated) */
+  const sl_row_layout *key_layout;
+  sl_agg_set aggs;                 /* over tmp_layout */
+  const sl_row_layout *agg_layout; /* keys, aggs, window_start/end/time */
+  sl_expr_prog *having;            /* over agg_layout */
+  /* Repartition: channels[p * nworkers + c] carries tmp rows from worker p
+   * to the worker c that owns their keys (NULL when p == c). */
+  sl_channel **channels;
+  /* Group-table slot arrays recycled across windows (aggregate.h). */
+  sl_slot_pool *slot_pool;
+  sl_expr_prog **final_progs; /* over agg_layout -> out_layout */
+
+  /* The JIT (jit.h): compiled kernels for the per-record steps, or NULL
+   * (interpreted; jit_status says why).  k_main: the filter (post-join
+   * filter after a lookup join) fused with the tmp or output fields;
+   * k_join: a join's stream filter fused with its stream keys.  The first
+   * of them to see the source's rows (k_join, else k_main) also computes
+   * the WATERMARK of every row.  A kernel that fails at run time hands its
+   * step back to the interpreter (worker.c). */
+  sl_jit *jit;
+  const char *jit_status; /* NULL: compiled */
+  double jit_seconds;
+  sl_jit_kernel *k_main, *k_join;
+  /* k_lookup: for a window aggregate over a lookup join, everything from
+   * the source's rows to the tmp rows in one loop, the table's probe
+   * included (jit.h); k_join + k_main remain for what it hands back. */
+  sl_jit_kernel *k_lookup;
+  sl_jit_lookup lookup;
+  sl_jit_lookup_table lookup_table;
+  /* k_fold: the fold of tmp rows into window state (phase 2, jit.h), or
+   * NULL (sl_worker_fold_row per record); fold_spec is what it was built
+   * from and must live as long. */
+  sl_jit_kernel *k_fold;
+  /* k_route: the exchange member owning each tmp row's key (repartition),
+   * or NULL (C hashes each row) */
+  sl_jit_kernel *k_route;
+  sl_jit_fold_spec fold_spec;
+} exec_query;
+
+/* A window's partial state from one worker, handed to the coordinator. */
+typedef struct window_partial {
+  int64_t start, end;
+  sl_group_table *table;
+  uint64_t queued_bytes; /* what it counts in its worker's queue */
+  struct window_partial *next;
+} window_partial;
+
+/* A closed session from one worker (session windows). */
+typedef struct session_fragment {
+  int64_t start, end;
+  uint8_t *key;    /* a copy of the key row (heap) */
+  uint8_t *states; /* a copy of the session's states (heap), their long
+                    * strings and DISTINCT sets in arena: the worker
+                    * reuses the session once it is handed over */
+  sl_arena arena;
+  uint64_t queued_bytes; /* what it counts in its worker's queue */
+  uint64_t held_bytes;   /* what it holds, for the memory limit */
+  struct session_fragment *next;
+} session_fragment;
+
+/* Free a fragment and what it owns. */
+void session_fragment_free(session_fragment *f);
+
+/* A buffer of finished output rows (stateless queries). */
+typedef struct out_batch {
+  sl_buffer buf;
+  uint64_t queued_bytes; /* what it counts in its worker's queue */
+  struct out_batch *next;
+} out_batch;
+
+typedef struct exec_shared exec_shared;
+
+/* Backpressure.  What a worker hands to the coordinator (result batches,
+ * window partials, session fragments) waits in the worker's queue until
+ * the coordinator takes it; the coordinator writes to the sink as it
+ * takes, so a slow consumer (the shell's printer, a file sink on a slow
+ * disk or pipe, a stage holding a leaf back) takes slowly.  Once more than
+ * SL_OUT_QUEUED_MAX items, or more than one item of SL_OUT_QUEUED_BYTES
+ * bytes in all, wait, the worker stops reading its source until the
+ * coordinator has taken some (it still drains what other workers send it,
+ * so the exchange cannot deadlock): the sources wait for the slowest
+ * consumer and memory stays bounded whatever its speed.  A node link's
+ * queue is the node's frames, bounded by the credits it grants the node
+ * (sl_node_credit, node.h). */
+#define SL_OUT_QUEUED_MAX 16
+#define SL_OUT_QUEUED_BYTES ((uint64_t)16 << 20)
+
+typedef struct worker {
+  int index;
+  int node_fd; /* a cluster's coordinator: this "worker" is a node */
+  exec_shared *shared;
+  exec_query *q;
+  pthread_t thread;
+  atomic_bool *cancel;
+
+  /* Published to the coordinator under lock. */
+  pthread_mutex_t lock;
+  window_partial *partials, *partials_tail;
+  out_batch *batches, *batches_tail;
+  /* The queue: batches, partials and fragments published, not yet taken
+   * by the coordinator, and their bytes (see SL_OUT_QUEUED_MAX). */
+  int queued;
+  uint64_t queued_bytes;
+  pthread_cond_t drained;  /* the coordinator took some of the queue */
+  out_batch *free_batches; /* returned by the coordinator for reuse */
+  /* A node's link: what its partials not merged yet last reported to the
+   * memory account (node_link.c; the link thread's own). */
+  uint64_t partials_charged;
+  int64_t published_wm; /* every window ending at or before it is in
+                         * partials */
+  session_fragment *fragments, *fragments_tail;
+  int64_t min_open_start;    /* no open session of this worker starts
+                              * earlier (session windows) */
+  void *sessions;            /* the worker's session store, freed by the
+                              * coordinator after the query */
+  uint64_t sessions_charged; /* ... and what it holds, on the account until
+                              * then */
+  bool done;
+  int rc;
+  sl_error err;
+
+  /* Statistics (read by the coordinator at the end). */
+  _Atomic uint64_t events; /* read by the coordinator for progress */
+  uint64_t late, skipped;
+  uint64_t input_bytes; /* the source's stats.bytes */
+  uint64_t rows_filtered, rows_joined, rows_state, state_bytes_peak;
+  /* A node of a cluster (coordinator side): its JIT as it reported it. */
+  double jit_seconds;
+  char jit_status[160];
+  uint64_t windows_fired, groups_emitted; /* when it finalized its groups */
+  /* Repartition: what this worker published to other workers. */
+  uint64_t exchange_rows, exchange_bytes, exchange_slots;
+  /* A node of a cluster (coordinator side): late merge at leaders. */
+  uint64_t epochs_sent, state_moved;
+  /* A node link: what the coordinator has taken of the node's bulk
+   * frames (cumulative, this query) and told it last with CREDIT; the
+   * lock keeps the link's frames to the node whole (CREDIT from the
+   * coordinator's thread, CANCEL from the link's). */
+  uint64_t credit_frames, credit_bytes, told_frames, told_bytes;
+  pthread_mutex_t send_lock;
+  double source_seconds, pipeline_seconds;
+} worker;
+
+/* The bytes of the partials (or session windows' closed sessions) w
+ * published that the coordinator has not taken yet (their tables; a taken
+ * one is the coordinator's to count), and in *n how many.  Takes
+ * w->lock. */
+uint64_t sl_exec_partials_bytes(worker *w, uint32_t *n);
+
+/* Whether w's queue is over its bound (SL_OUT_QUEUED_MAX); w->lock held. */
+bool sl_exec_queue_full_locked(const worker *w);
+/* Wait, as a worker whose queue is full, until the coordinator has taken
+ * some of it, the query stops, or ms milliseconds have passed; returns
+ * whether the queue is still full.  The coordinator is woken first. */
+bool sl_exec_wait_drained(worker *w, int ms);
+/* The coordinator took n items of `bytes` from w's queue (w->lock held):
+ * wakes a worker waiting for room.  A node link's credits are granted by
+ * sl_node_link_credit after the lock is released. */
+void sl_exec_took_locked(worker *w, int n, uint64_t bytes);
+/* Append b to w's batches (w->lock held). */
+void sl_exec_queue_batch_locked(worker *w, out_batch *b);
+
+struct exec_shared {
+  pthread_mutex_t lock; /* with cond: workers signal progress */
+  pthread_cond_t cond;
+  /* Every worker opens its source (pre-generating its input if asked to)
+   * and then waits here, so the clock starts when all are ready. */
+  int ready, expected; /* under lock; cond broadcasts when they meet */
+  double start_time;   /* set when the last one is ready */
+};
+
+extern void *sl_worker_main(void *arg);
+
+/* Setting a query up (query_setup.c), before its workers start: the
+ * lookup join's table, layouts and programs; then the JIT's functions
+ * (never fails: without them the query runs interpreted, and
+ * q->jit_status says why; shell may be NULL). */
+int sl_exec_prepare(exec_query *q, sl_error *err);
+void sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
+                         sl_result_sink *shell);
+/* The exchange's channels, q->channels (xn x xn; exchange_open.c). */
+int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
+                          sl_error *err);
+
+/* A node's stage results to the coordinator (the distribution's
+ * sink_to_coordinator, distribution.h): the sink's arg says where. */
+typedef struct sl_sink_to_coordinator_arg {
+  sl_frame_out out;
+  uint32_t buffer_size;
+} sl_sink_to_coordinator_arg;
+
+/* Set by executor.c so workers can wake the coordinator. */
+void sl_exec_signal(worker *w);
+
+/* SET 'sluice.memory-limit': the bytes a query may hold on this host,
+ * summed over its processes here (0 or unset: half the cgroup's memory
+ * limit or of the RAM, host_memory.h). */
+uint64_t sl_exec_memory_limit(const sl_settings *settings);
+/* sl_execute_ex with what it shares with the query's other executors in
+ * this process (a staged run's, for all its leaves), or NULL: its own. */
+int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
+                const sl_exec_nodes *nodes, sl_result_sink *shell,
+                query_shared *with_others, sl_query_stats *stats,
+                sl_error *err);
+/* An updating result's row layout (changelog.h): the op column, then the
+ * n columns; its names, op first, into *names_out (all in a). */
+const sl_row_layout *sl_exec_changelog_layout(sl_arena *a, int n,
+                                              const char *const *names,
+                                              const sl_type *const *types,
+                                              const char *const **names_out);
+/* Field 0 of a row of such a layout := op. */
+void sl_exec_set_op(const sl_row_layout *l, uint8_t *row, sl_changelog_op op);
+
+/* "1.5 GiB" into buf. */
+
+/* Evaluate progs[f] into field f of `out` for rows sel[0..n) of `in`,
+ * appending rows to out (NULL progs leave their field zero).  Returns the
+ * number of rows done (fewer than n when out is full, 0 if not even one
+ * row fits) or a negative SL_E* error. */
+int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
+                      const sl_buffer *in, const uint32_t *sel, uint32_t n,
+                      sl_buffer *out, sl_expr_ctx *ctx, sl_error *err);
+
+/* Result batches of a worker (executor.c): one from its free list (or a
+ * new one) with room for cap bytes, cleared; a finished one handed to
+ * the coordinator; one given back unused. */
+out_batch *sl_exec_take_batch(worker *w, uint32_t cap);
+void sl_exec_publish_batch(worker *w, out_batch *b);
+void sl_exec_return_batch(worker *w, out_batch *b);
+
+/* A worker whose source is open waits for the others (executor.c). */
+void sl_exec_wait_ready(exec_shared *sh);
+
+/* Window arithmetic (worker.c), exposed for the coordinator. */
+
+/* Accepting the consumer ends of channels from other nodes on a thread of
+ * its own while the caller connects its producer ends: every node does
+ * both at once, so neither may wait for the other's first (exchange_open.c,
+ * used by the exchange and by the partition leaders).  ends[i] is accepted
+ * on listen_fd[i] (skipped where -1) with slots of slot_size bytes; it is
+ * the channel from member i / width to member i % width (of per_node
+ * members on each node), or from node i when width is 0: a failure names
+ * them. */
+typedef struct sl_accepting {
+  const char *transport; /* "shm", "tcp" or "verbs" */
+  int n;
+  int width, per_node;
+  const int *listen_fd;
+  sl_channel **ends;
+  uint32_t slot_size;
+  const struct sl_secret *secret; /* the endpoints' (channel.h) */
+  const atomic_bool *cancel;      /* the endpoints' (channel.h) */
+  int rc;
+  sl_error err;
+  pthread_t thread;
+  bool started;
+} sl_accepting;
+
+/* Start accepting; SL_EINTERNAL if the thread cannot start. */
+int sl_accepting_start(sl_accepting *a, const char *what, sl_error *err);
+/* Wait for the accepts (each ends by itself at the endpoint's timeout if
+ * its peer never comes); returns rc, or the accepts' error if rc is
+ * SL_OK. */
+int sl_accepting_join(sl_accepting *a, int rc, sl_error *err);
+/* Say which channel failed: "the channel from worker 3 (node 3) to worker
+ * 1 (node 1): <err's message>" (per_node workers on a node; the workers
+ * are the nodes when per_node is 0).  Returns rc. */
+int sl_channel_failed(sl_error *err, int rc, int from, int to, int per_node);
+
+/* A plan of constant rows (runtime/constant_rows.c). */
+int sl_execute_constant(const sl_plan *plan, sl_result_sink *shell,
+                        sl_query_stats *stats, sl_error *err);
+
+#endif

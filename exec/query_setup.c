@@ -1,0 +1,498 @@
+/* query_setup.c - what a query needs before its workers start: the lookup
+ * join's table loaded and hashed, the row layouts and the interpreter's
+ * programs of every step (prepare), and the JIT's compiled functions for
+ * them (prepare_jit).  The executor (executor.c) calls both, then runs the
+ * workers (worker.c) and the coordinator. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "executor_int.h"
+#include "sluice/common/clock.h"
+#include "sluice/session/changelog.h"
+#include "sluice/state/host_memory.h"
+
+static int compile(exec_query *q, const sl_bexpr *e, const sl_row_layout *l,
+                   const int *map, sl_expr_prog **out, sl_error *err) {
+  *out = NULL;
+  if (!e)
+    return SL_OK;
+  return sl_expr_compile(&q->arena, e, l, map, out, err);
+}
+
+/* The stream field a bare TIMESTAMP column reads, or -1. */
+static int timestamp_field(const exec_query *q, const sl_bexpr *e,
+                           const int *map0) {
+  if (!e || e->kind != SL_BEXPR_COLUMN || e->depth != 0 || e->index < 0 ||
+      e->index >= q->plan->base_ncols)
+    return -1;
+  int f = map0[e->index];
+  const sl_row_layout *l = q->stream_layout;
+  return f >= 0 && f < l->nfields && l->fields[f].ptype == SL_P_TS ? f : -1;
+}
+
+/* Late records to a table: can a buffer be scanned for them by reading
+ * fields (q->late_fast)?  Event time a TIMESTAMP column, the watermark
+ * that column or that column less a day-time interval literal. */
+static void late_fast_path(exec_query *q, const int *map0) {
+  const sl_plan *plan = q->plan;
+  const sl_bexpr *w = plan->watermark;
+  int tf = timestamp_field(q, plan->window.time, map0);
+  int wf = timestamp_field(q, w, map0);
+  int64_t shift = 0;
+  if (wf < 0 && w && w->kind == SL_BEXPR_BINARY && w->op == SL_OP_SUB &&
+      w->args[1]->kind == SL_BEXPR_LITERAL &&
+      w->args[1]->type->kind == SL_TYPE_INTERVAL_DAY_TIME) {
+    wf = timestamp_field(q, w->args[0], map0);
+    shift = w->args[1]->lit.i64 * 1000; /* ms to us */
+  }
+  if (tf < 0 || wf < 0 || w->type->kind != SL_TYPE_TIMESTAMP)
+    return;
+  q->late_fast = true;
+  q->late_time_field = tf;
+  q->late_wm_field = wf;
+  q->late_wm_shift_us = shift;
+}
+
+/* ---- the lookup join's table -------------------------------------------- */
+
+/* The table is loaded whole into each process that runs the query: its
+ * rows, their key rows and the hash index count against the memory limit
+ * with the query's state, as they grow. */
+static int charge_table(exec_query *q, uint64_t bytes, uint32_t nrows,
+                        sl_error *err) {
+  uint64_t total;
+  if (!sl_memory_grew_over(q->memory, &q->table_charged, bytes, &total))
+    return SL_OK;
+  return sl_memory_over_error(
+      err, q->memory, bytes, total,
+      "filter the table in a view, or look up in a smaller one",
+      "the lookup join's table '%s' (%u rows so far, loaded whole) holds",
+      q->plan->inputs[1].table->name, nrows);
+}
+
+static int load_table(exec_query *q, const int *table_leaf, int *table_map,
+                      sl_error *err) {
+  const sl_plan *plan = q->plan;
+  const sl_plan_input *in = &plan->inputs[1];
+  sl_source_spec spec = {in->table, q->table_layout, table_leaf, 0, 1, 0, NULL};
+  sl_source *src;
+  int rc = in->connector->open(&spec, &src, err);
+  if (rc != SL_OK)
+    return rc;
+  sl_expr_prog **kp = SL_ANEW_N(&q->arena, sl_expr_prog *, plan->njoin_keys);
+  for (int i = 0; i < plan->njoin_keys && rc == SL_OK; i++)
+    rc = compile(q, plan->join_table_keys[i], q->table_layout, table_map,
+                 &kp[i], err);
+  int cap_bufs = 8;
+  q->table_buffers = malloc(sizeof(sl_buffer) * 2 * (size_t)cap_bufs);
+  sl_expr_ctx *ctx = sl_expr_ctx_new();
+  bool done = false;
+  uint32_t nrows = 0;
+  uint64_t held = 0; /* bytes of table_buffers */
+  while (rc == SL_OK && !done) {
+    if (q->ntable_buffers + 2 > 2 * cap_bufs) {
+      cap_bufs *= 2;
+      q->table_buffers =
+          realloc(q->table_buffers, sizeof(sl_buffer) * 2 * (size_t)cap_bufs);
+    }
+    if (!q->table_buffers)
+      abort();
+    sl_buffer *b = &q->table_buffers[q->ntable_buffers];
+    sl_buffer_init(b, q->table_layout, q->buffer_size);
+    rc = in->connector->next(src, b, &done, err);
+    if (rc != SL_OK || b->nrows == 0) {
+      sl_buffer_free(b);
+      continue;
+    }
+    /* The key row of every table row, in a parallel buffer. */
+    sl_buffer *kb = &q->table_buffers[q->ntable_buffers + 1];
+    sl_buffer_init(kb, q->join_key_layout,
+                   b->nrows * q->join_key_layout->width + b->cap);
+    q->ntable_buffers += 2;
+    uint32_t *sel = malloc(sizeof(uint32_t) * b->nrows);
+    for (uint32_t i = 0; i < b->nrows; i++)
+      sel[i] = i;
+    int k =
+        sl_exec_eval_rows(kp, plan->njoin_keys, b, sel, b->nrows, kb, ctx, err);
+    free(sel);
+    if (k < 0)
+      rc = k;
+    else if ((uint32_t)k != b->nrows)
+      rc = sl_error_set(err, SL_EINTERNAL, "join keys did not fit");
+    nrows += b->nrows;
+    held += b->cap + kb->cap;
+    if (rc == SL_OK)
+      rc = charge_table(q, held, nrows, err);
+  }
+  in->connector->close(src);
+  sl_expr_ctx_free(ctx);
+  if (rc != SL_OK)
+    return rc;
+
+  q->table_nrows = nrows;
+  q->table_rows = SL_ANEW_N(&q->arena, uint8_t *, nrows + 1);
+  q->table_keys = SL_ANEW_N(&q->arena, uint8_t *, nrows + 1);
+  uint32_t r = 0;
+  for (int b = 0; b < q->ntable_buffers; b += 2)
+    for (uint32_t i = 0; i < q->table_buffers[b].nrows; i++, r++) {
+      q->table_rows[r] = sl_buffer_row(&q->table_buffers[b], i);
+      q->table_keys[r] = sl_buffer_row(&q->table_buffers[b + 1], i);
+    }
+  uint32_t cap = 16;
+  while (cap < 2 * nrows)
+    cap *= 2;
+  q->table_cap = cap;
+  held += (uint64_t)(nrows + 1) * 2 * sizeof(uint8_t *) +
+          (uint64_t)cap * (sizeof(uint64_t) + sizeof(uint32_t));
+  int rc2 = charge_table(q, held, nrows, err);
+  if (rc2 != SL_OK)
+    return rc2;
+  q->table_hash = SL_ANEW_N(&q->arena, uint64_t, cap);
+  q->table_slot_row = SL_ANEW_N(&q->arena, uint32_t, cap);
+  for (r = 0; r < nrows; r++) {
+    const uint8_t *key = q->table_keys[r];
+    bool null_key = false;
+    for (int f = 0; f < q->join_key_layout->nfields; f++)
+      null_key |= sl_row_is_null(key, f);
+    if (null_key)
+      continue;
+    uint64_t h = sl_key_hash(q->join_key_layout, key);
+    uint32_t j = (uint32_t)h & (cap - 1);
+    while (q->table_hash[j])
+      j = (j + 1) & (cap - 1);
+    q->table_hash[j] = h;
+    q->table_slot_row[j] = r;
+  }
+  return SL_OK;
+}
+
+/* ---- setting a query up ------------------------------------------------- */
+
+static const sl_row_layout *layout_of(sl_arena *a, int n,
+                                      const char *const *names,
+                                      const sl_type *const *types) {
+  return sl_row_layout_new(a, n, names, types);
+}
+
+int sl_exec_prepare(exec_query *q, sl_error *err) {
+  const sl_plan *plan = q->plan;
+  sl_arena *a = &q->arena;
+  int rc;
+
+  q->tmp_record = -1;
+  q->stream_layout = sl_plan_input_layout(a, plan, 0);
+  q->stream_leaf = plan->inputs[0].used_leaf;
+  const sl_row_layout *ins[2] = {q->stream_layout, NULL};
+  int base0[2] = {0, -1};
+  int *map0 = sl_plan_column_map(a, plan, ins, base0);
+  rc = compile(q, plan->filter, q->stream_layout, map0, &q->filter, err);
+  if (rc != SL_OK)
+    return rc;
+  q->row_layout = q->stream_layout;
+  int *row_map = map0;
+
+  if (plan->join) {
+    q->join = true;
+    int *table_leaf = plan->inputs[1].used_leaf;
+    q->table_layout = sl_plan_input_layout(a, plan, 1);
+    ins[1] = q->table_layout;
+    int base1[2] = {-1, 0};
+    int *map1 = sl_plan_column_map(a, plan, ins, base1);
+    /* Joined rows: the stream's fields, then the table's. */
+    q->joined_layout =
+        sl_plan_joined_layout(a, q->stream_layout, q->table_layout);
+    int basej[2] = {0, q->stream_layout->nfields};
+    row_map = sl_plan_column_map(a, plan, ins, basej);
+    q->row_layout = q->joined_layout;
+    /* Join keys. */
+    q->nkey_progs = plan->njoin_keys;
+    q->stream_key_progs = SL_ANEW_N(a, sl_expr_prog *, plan->njoin_keys);
+    const sl_type **kt = SL_ANEW_N(a, const sl_type *, plan->njoin_keys);
+    for (int i = 0; i < plan->njoin_keys; i++) {
+      rc = compile(q, plan->join_stream_keys[i], q->stream_layout, map0,
+                   &q->stream_key_progs[i], err);
+      if (rc != SL_OK)
+        return rc;
+      kt[i] = plan->join_stream_keys[i]->type;
+    }
+    q->join_key_layout = layout_of(a, plan->njoin_keys, NULL, kt);
+    rc = compile(q, plan->post_join_filter, q->joined_layout, row_map,
+                 &q->post_join_filter, err);
+    if (rc == SL_OK)
+      rc = load_table(q, table_leaf, map1, err);
+    if (rc != SL_OK)
+      return rc;
+  }
+
+  /* The watermark only matters to windows of event time (and to a stream
+   * feeding a staged plan's stages); it is computed over the source's rows
+   * before the filter (see worker.c). */
+  if (plan->watermark &&
+      ((plan->windowed && !plan->window.proctime) || plan->track_watermark)) {
+    rc = compile(q, plan->watermark, q->stream_layout, map0, &q->wm_prog, err);
+    if (rc != SL_OK)
+      return rc;
+    const sl_type *wt[1] = {plan->watermark->type};
+    q->wm_layout = layout_of(a, 1, NULL, wt);
+  }
+  if (q->wm_prog && plan->track_watermark && plan->kind == SL_PLAN_STATELESS &&
+      plan->rowtime && !plan->keep_late) {
+    rc = compile(q, plan->rowtime, q->stream_layout, map0, &q->rowtime_prog,
+                 err);
+    if (rc != SL_OK)
+      return rc;
+    const sl_type *rt[1] = {plan->rowtime->type};
+    q->rowtime_layout = layout_of(a, 1, NULL, rt);
+  }
+  /* Late records to a table: an aggregate decides which records are late
+   * by their event time before the pipeline (a stream leaf by rowtime_prog
+   * above). */
+  if (q->wm_prog && plan->late_table && plan->kind == SL_PLAN_AGGREGATE &&
+      plan->window.kind != SL_WINDOW_SESSION) {
+    rc = compile(q, plan->window.time, q->stream_layout, map0,
+                 &q->late_time_prog, err);
+    if (rc != SL_OK)
+      return rc;
+    const sl_type *rt[1] = {plan->window.time->type};
+    q->rowtime_layout = layout_of(a, 1, NULL, rt);
+    late_fast_path(q, map0);
+  }
+  /* The output rows. */
+  /* An updating result's rows carry the row kind first (changelog.h). */
+  int shift = plan->changelog ? 1 : 0;
+  q->nout = plan->nout + shift;
+  q->out_names = plan->out_names;
+  q->out_layout = shift
+                      ? sl_exec_changelog_layout(a, plan->nout, plan->out_names,
+                                                 plan->out_types, &q->out_names)
+                      : layout_of(a, q->nout, q->out_names, plan->out_types);
+  if (plan->kind == SL_PLAN_STATELESS) {
+    q->out_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
+    for (int i = 0; i < plan->nout; i++) {
+      rc = compile(q, plan->out[i], q->row_layout, row_map, &q->out_progs[i],
+                   err);
+      if (rc != SL_OK)
+        return rc;
+    }
+    return SL_OK;
+  }
+
+  /* Aggregate: the tmp row per record. */
+  int nf = 2 + plan->nkeys + 2 * plan->naggs;
+  int nrecord = 0;
+  if (plan->late_table && plan->windowed &&
+      plan->window.kind == SL_WINDOW_SESSION &&
+      plan->strategy == SL_STRATEGY_REPARTITION) {
+    q->tmp_record = nf;
+    nrecord = q->stream_layout->nfields;
+  }
+  const sl_type **tt = SL_ANEW_N(a, const sl_type *, nf + nrecord);
+  const sl_bexpr **te = SL_ANEW_N(a, const sl_bexpr *, nf + nrecord);
+  sl_type *ts = sl_type_timestamp(a, 3);
+  sl_type *boolean = sl_type_new(a, SL_TYPE_BOOLEAN);
+  q->tmp_time = 0;
+  q->tmp_keys = 2;
+  q->tmp_args = 2 + plan->nkeys;
+  q->tmp_filters = 2 + plan->nkeys + plan->naggs;
+  bool event_time = plan->windowed && !plan->window.proctime;
+  tt[0] = event_time ? plan->window.time->type : ts;
+  te[0] = event_time ? plan->window.time : NULL;
+  tt[1] = plan->watermark ? plan->watermark->type : ts;
+  /* Field 1 is not evaluated: under repartitioning the sending worker
+   * stores its watermark there (the owner judges lateness by it). */
+  te[1] = NULL;
+  q->tmp_wm_tag = 1;
+  for (int i = 0; i < plan->nkeys; i++) {
+    tt[2 + i] = plan->keys[i]->type;
+    te[2 + i] = plan->keys[i];
+  }
+  sl_agg_desc *descs = SL_ANEW_N(a, sl_agg_desc, plan->naggs + 1);
+  for (int i = 0; i < plan->naggs; i++) {
+    const sl_plan_agg *pa = &plan->aggs[i];
+    int af = q->tmp_args + i, ff = q->tmp_filters + i;
+    tt[af] = pa->arg ? pa->arg->type : boolean;
+    te[af] = pa->arg;
+    tt[ff] = boolean;
+    te[ff] = pa->filter;
+    descs[i].op = pa->op;
+    descs[i].distinct = pa->distinct;
+    descs[i].in_field = pa->arg ? af : -1;
+    descs[i].filter_field = pa->filter ? ff : -1;
+    descs[i].out_type = pa->type;
+  }
+  for (int f = 0; f < nrecord; f++) { /* copied, not evaluated */
+    tt[nf + f] = q->stream_layout->fields[f].type;
+    te[nf + f] = NULL;
+  }
+  nf += nrecord;
+  q->tmp_layout = layout_of(a, nf, NULL, tt);
+  q->tmp_progs = SL_ANEW_N(a, sl_expr_prog *, nf);
+  for (int f = 0; f < nf; f++) {
+    rc = compile(q, te[f], q->row_layout, row_map, &q->tmp_progs[f], err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  q->key_layout = layout_of(a, plan->nkeys, NULL, tt + 2);
+  rc = sl_agg_set_init(a, &q->aggs, plan->naggs, descs, q->tmp_layout, err);
+  if (rc != SL_OK)
+    return rc;
+
+  /* The aggregate row: keys, aggregates, window_start, window_end,
+   * window_time. */
+  int na = plan->nkeys + plan->naggs + 3;
+  const sl_type **at = SL_ANEW_N(a, const sl_type *, na);
+  for (int i = 0; i < plan->nkeys; i++)
+    at[i] = plan->keys[i]->type;
+  for (int i = 0; i < plan->naggs; i++)
+    at[plan->nkeys + i] = plan->aggs[i].type;
+  sl_type *wt = sl_type_timestamp(a, 3);
+  wt->time_attr = SL_TIME_ROWTIME;
+  at[na - 3] = ts;
+  at[na - 2] = ts;
+  at[na - 1] = wt;
+  q->agg_layout = layout_of(a, na, NULL, at);
+  int *ident = SL_ANEW_N(a, int, na);
+  for (int i = 0; i < na; i++)
+    ident[i] = i;
+  rc = compile(q, plan->having, q->agg_layout, ident, &q->having, err);
+  if (rc != SL_OK)
+    return rc;
+  /* final_progs[f] fills output field f; an updating result's op field
+   * (prog NULL) is the coordinator's. */
+  q->final_progs = SL_ANEW_N(a, sl_expr_prog *, q->nout + 1);
+  for (int i = 0; i < plan->nout; i++) {
+    rc = compile(q, plan->out[i], q->agg_layout, ident,
+                 &q->final_progs[i + shift], err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  return SL_OK;
+}
+
+/* ---- the JIT ------------------------------------------------------------ */
+
+/* Compile the pipeline's per-record steps (jit.h) when SET 'sluice.jit' is
+ * on and every expression is supported; otherwise (or if LLVM fails) the
+ * query runs interpreted and q->jit_status says why.  Never fails the
+ * query: the interpreter is always there. */
+void sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
+                         sl_result_sink *shell) {
+  const sl_plan *plan = q->plan;
+  q->jit_status = sl_jit_plan_status(
+      &q->arena, plan, sl_settings_get_bool(settings, "sluice.jit", true));
+  if (q->jit_status)
+    return;
+  double t0 = sl_clock_seconds();
+  sl_error err = {0};
+  int rc =
+      sl_jit_new(&q->jit, sl_settings_get(settings, "sluice.jit.passes"), &err);
+  bool stateless = plan->kind == SL_PLAN_STATELESS;
+  /* A window aggregate over a lookup join: everything up to the tmp rows
+   * in one loop, the table's probe included (a buffer it hands back runs
+   * interpreted up to the fold).  Otherwise the WATERMARK goes into the
+   * first loop over the source's rows (it counts every row, so it runs
+   * before the filter there). */
+  bool fused = !sl_jit_lookup_status(plan) &&
+               sl_settings_get_bool(settings, "sluice.jit.join-probe", true) &&
+               sl_jit_lookup_supported(q->join_key_layout);
+  if (rc == SL_OK && fused) {
+    q->lookup = (sl_jit_lookup){q->stream_key_progs, q->nkey_progs,
+                                q->join_key_layout,  q->post_join_filter,
+                                q->joined_layout,    q->table_layout};
+    q->lookup_table =
+        (sl_jit_lookup_table){q->table_hash, q->table_slot_row, q->table_keys,
+                              q->table_rows, q->table_cap - 1};
+    rc = sl_jit_add_lookup_kernel(q->jit, q->wm_prog, q->wm_layout, q->filter,
+                                  &q->lookup, q->tmp_progs,
+                                  q->tmp_layout->nfields, q->stream_layout,
+                                  q->tmp_layout, true, &q->k_lookup, &err);
+  }
+  if (rc == SL_OK && !fused)
+    rc = sl_jit_add_kernel_pre(
+        q->jit, q->join ? NULL : q->wm_prog, q->wm_layout,
+        q->join ? q->post_join_filter : q->filter,
+        stateless ? q->out_progs : q->tmp_progs,
+        stateless ? plan->nout : q->tmp_layout->nfields, q->row_layout,
+        stateless ? q->out_layout : q->tmp_layout, !stateless, &q->k_main,
+        &err);
+  if (rc == SL_OK && q->join && !fused)
+    rc = sl_jit_add_kernel_pre(q->jit, q->wm_prog, q->wm_layout, q->filter,
+                               q->stream_key_progs, q->nkey_progs,
+                               q->stream_layout, q->join_key_layout, true,
+                               &q->k_join, &err);
+  /* Phase 2: the state update of the window aggregates it handles. */
+  if (rc == SL_OK && !stateless &&
+      sl_settings_get_bool(settings, "sluice.jit.state-update", true) &&
+      !sl_jit_fold_status(plan)) {
+    q->fold_spec = (sl_jit_fold_spec){&plan->window, q->tmp_layout, q->tmp_time,
+                                      q->tmp_keys,   q->key_layout, &q->aggs,
+                                      q->wm_layout};
+    rc = sl_jit_add_fold(q->jit, &q->fold_spec, &q->k_fold, &err);
+  }
+  /* Repartition: the owner of each record's key, computed in one loop. */
+  if (rc == SL_OK && !stateless && q->channels && !sl_jit_route_status(plan)) {
+    q->fold_spec = (sl_jit_fold_spec){&plan->window, q->tmp_layout, q->tmp_time,
+                                      q->tmp_keys,   q->key_layout, &q->aggs,
+                                      q->wm_layout};
+    rc = sl_jit_add_route(q->jit, &q->fold_spec, q->xn, &q->k_route, &err);
+  }
+  const char *dump = sl_settings_get(settings, "sluice.jit.dump");
+  char *ir = NULL;
+  if (rc == SL_OK)
+    rc = sl_jit_compile(q->jit, dump && strcmp(dump, "ir") == 0 ? &ir : NULL,
+                        &err);
+  if (ir) {
+    /* SET 'sluice.jit.dump' = 'ir': the optimized IR, as a notice */
+    if (shell && shell->notice)
+      shell->notice(shell->ctx, ir);
+    else
+      fprintf(stderr, "%s\n", ir);
+    free(ir);
+  }
+  q->jit_seconds = sl_clock_seconds() - t0;
+  if (rc != SL_OK) {
+    q->jit_status =
+        sl_arena_strdup(&q->arena, err.message ? err.message : "JIT failed");
+    sl_jit_free(q->jit);
+    q->jit = NULL;
+    q->k_main = q->k_join = q->k_fold = q->k_lookup = q->k_route = NULL;
+  }
+  sl_error_clear(&err);
+}
+
+/* ---- limits ------------------------------------------------------------- */
+
+uint64_t sl_exec_memory_limit(const sl_settings *settings) {
+  int64_t v = sl_settings_get_int(settings, "sluice.memory-limit", 0);
+  if (v > 0)
+    return (uint64_t)v;
+  return sl_host_default_memory_limit(); /* half the cgroup's or the RAM */
+}
+
+/* ---- changelog rows ----------------------------------------------------- */
+
+const sl_row_layout *sl_exec_changelog_layout(sl_arena *a, int n,
+                                              const char *const *names,
+                                              const sl_type *const *types,
+                                              const char *const **names_out) {
+  const char **nm = SL_ANEW_N(a, const char *, n + 1);
+  const sl_type **ty = SL_ANEW_N(a, const sl_type *, n + 1);
+  sl_type *op = sl_type_new(a, SL_TYPE_VARCHAR); /* STRING NOT NULL */
+  op->not_null = true;
+  nm[0] = SL_CHANGELOG_COLUMN;
+  ty[0] = op;
+  for (int i = 0; i < n; i++) {
+    nm[i + 1] = names[i];
+    ty[i + 1] = types[i];
+  }
+  *names_out = nm;
+  return sl_row_layout_new(a, n + 1, nm, ty);
+}
+
+void sl_exec_set_op(const sl_row_layout *l, uint8_t *row, sl_changelog_op op) {
+  sl_row_set_null(row, 0, false);
+  *(sl_str *)(row + l->fields[0].offset) =
+      sl_str_make(sl_changelog_op_name(op), 2);
+}

@@ -1,0 +1,176 @@
+/* stage_int.h - what the staged-plan runner (stage_runner.c) and the
+ * per-window operators (stage_eval.c) share.  Internal to runtime/.
+ *
+ * Rows of one window's evaluation live in relations (`rel`): buffers of
+ * one layout whose strings may point into the buffers of the relation they
+ * came from (borrow_strings), so every relation of a window is kept until
+ * that window's rows have been written, and freed together then. */
+#ifndef SLUICE_STAGE_INT_H
+#define SLUICE_STAGE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sluice/expr/interpreter.h"
+#include "sluice/planner/plan.h"
+#include "sluice/state/aggregate.h"
+#include "sluice/state/memory_account.h"
+#include "sluice/state/sorted_result.h"
+
+/* Rows of a relation. */
+typedef struct rel {
+  const sl_row_layout *layout;
+  sl_buffer *bufs;
+  int n, cap;
+  bool borrowed; /* bufs belong to someone else (a leaf's store) */
+} rel;
+
+/* Rows a leaf produced for one key: the window end (windowed leaf) or
+ * the time bucket (a stream leaf: event time / bucket width). */
+typedef struct keyed_rows {
+  int64_t key;
+  sorted_result rows;
+} keyed_rows;
+
+/* A leaf's rows, filled by its executor's coordinator thread through the
+ * stage sink (under the runner's lock) and read by the runner. */
+typedef struct leaf_store {
+  const sl_plan *plan;
+  const sl_row_layout *layout;    /* the rows kept: the leaf's output rows,
+                                   * or for window rows those and the
+                                   * window's start, end and time */
+  const sl_row_layout *in_layout; /* the leaf executor's rows */
+  bool stream;
+  bool window_rows;      /* keyed by the window end of each row's time */
+  sl_plan_window window; /* window_rows: the TVF's window (TUMBLE, HOP or
+                          * CUMULATE; the plan's unit_us is the time's) */
+  int time_field;        /* stream, window rows: the event-time field */
+  int live_field;        /* window rows: the hidden $live_from (the last) */
+  int64_t bucket_us;     /* stream: bucket width */
+  int64_t drop_below;    /* stream: rows before this time are too late */
+  int64_t hi_us;         /* stream: the interval's upper end after a window
+                          * end (a window needs rows up to end + hi_us) */
+  bool arrival;          /* updating stages: every row under key 0, in the
+                          * order it came, however late */
+  keyed_rows *keys;      /* sorted by key; room for capkeys from here */
+  int nkeys, capkeys;
+  int front;  /* entries freed before keys (the smallest keys go first: the
+               * array is moved down only when full, not per window) */
+  int64_t wm; /* every row up to here has arrived (see the sink hook) */
+  bool done;
+  uint64_t late, bytes;
+  struct stage_runner *run;
+} leaf_store;
+
+/* The runtime form of one stage: layouts and compiled expressions. */
+typedef struct stage_rt stage_rt;
+struct stage_rt {
+  const sl_stage *st;
+  const sl_row_layout *layout; /* its output rows */
+  stage_rt *input, *left, *right;
+  int leaf;
+  /* SELECT */
+  sl_expr_prog *filter;
+  sl_expr_prog **exprs;
+  /* JOIN: key rows of key_layout from either side; the residual over the
+   * output row; left/right fields' places in the output row */
+  const sl_row_layout *key_layout;
+  sl_expr_prog **lkeys, **rkeys;
+  sl_expr_prog *residual;
+  int stream_side; /* -1, 0 (left) or 1 (right) */
+  /* AGGREGATE: "tmp" rows (groups, then per aggregate its argument and
+   * filter), key rows of the groups */
+  const sl_row_layout *tmp_layout, *group_layout;
+  sl_expr_prog **tmp_progs;
+  int ntmp; /* the groups are tmp fields 0 .. ngroups - 1 */
+  sl_agg_set aggs;
+  /* TOPN: sort rows (partition values, then order values) */
+  const sl_row_layout *sort_layout;
+  sl_expr_prog **sort_progs;
+  int nsort;
+  sl_border *sort_order;
+};
+
+/* One window's evaluation. */
+typedef struct stage_eval {
+  leaf_store *leaves;
+  uint32_t buffer_size;
+  sl_expr_ctx *ctx;
+  sl_error *err;
+  /* What must live until the window's rows are written. */
+  rel **rels;
+  int nrels, caprels;
+  sl_group_table *tables;
+  int ntables, captables;
+} stage_eval;
+
+/* Layouts and compiled expressions of the tree under st. */
+int stage_rt_build(sl_arena *a, const sl_stage *st, const sl_staged_plan *sp,
+                   stage_rt **out, sl_error *err);
+
+/* The rows of stage s for the window ending at end (into *out, owned by
+ * ev until stage_eval_release). */
+int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
+                      const rel **out);
+
+/* Free everything one window's evaluation made. */
+void stage_eval_release(stage_eval *ev);
+
+/* The rows of a leaf under key (NULL if none). */
+keyed_rows *leaf_store_find(const leaf_store *ls, int64_t key);
+
+/* Updating stages' rows for a stage_output: with their kind first when
+ * the result is a changelog (an update_stages_out_fn; the rows buffer,
+ * of the changelog layout, is the caller's). */
+typedef struct update_output {
+  struct stage_output *o;
+  bool changelog;
+  sl_buffer rows; /* the output layout: op, then the top stage's */
+} update_output;
+int stage_write_updates(void *arg, const sl_buffer *rows, const uint8_t *ops,
+                        sl_error *err);
+
+/* A staged query's output rows (stage_runner.c, stage_broadcast.c):
+ * OFFSET and LIMIT over everything written so far. */
+typedef struct stage_output {
+  const sl_sink_connector *sc;
+  sl_sink *sink;
+  int64_t offset, limit; /* -1: no LIMIT */
+  uint64_t skipped, written;
+  bool limit_reached;
+  /* ORDER BY (a bounded query): every row is kept here until the end. */
+  const sl_border *order;
+  int norder;
+  sorted_result *sorted;
+  sl_error *emit_err; /* stage_output_finish's, for the emit callback */
+  /* SET 'sluice.memory-limit': ORDER BY's rows count there (what they
+   * last reported: sorted_charged) until stage_output_free_sorted. */
+  sl_memory_account *memory;
+  uint64_t sorted_charged;
+} stage_output;
+
+/* Write b's rows past OFFSET, up to LIMIT, or keep them for ORDER BY; then
+ * the window's commit (stage_output_window_end).  stage_output_finish:
+ * at the end, ORDER BY's rows in order (and the last commit). */
+int stage_output_write(stage_output *o, const sl_buffer *b, sl_error *err);
+int stage_output_window_end(stage_output *o, sl_error *err);
+int stage_output_finish(stage_output *o, sl_error *err);
+/* ORDER BY's rows are freed and leave the memory account. */
+void stage_output_free_sorted(stage_output *o);
+
+/* Add the work of another executor (a leaf, a node) into t: counts and
+ * times summed, peaks maxed, the first JIT status kept.  Events, workers
+ * and the stages' own counters are the caller's (a leaf re-reads the
+ * stream; nodes read disjoint shares). */
+void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s);
+
+/* The events a staged query read, from events[k], leaf k's: every source's
+ * events count (a join of two tables read 6 and 8: 14), but leaves that
+ * read the same table (a self-join; NEXMark's queries, whose leaves all
+ * filter one generator's stream) each read a copy of one stream, whose
+ * events count once (the largest leaf's count). */
+uint64_t stage_events_of_leaves(const sl_staged_plan *sp,
+                                const uint64_t *events);
+
+#endif

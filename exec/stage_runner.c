@@ -1,0 +1,935 @@
+/* stage_runner.c - running a staged plan (plan.h, "multi-stage plans").
+ *
+ * Each leaf is a single-stage plan run by its own executor (sl_execute_ex,
+ * on its own thread, with its own workers and strategy, or coordinating
+ * the nodes that run it) whose sink is a *stage
+ * sink*: it copies the leaf's result rows into the leaf's store, keyed by
+ * window end (or, for a stream leaf, by time bucket), and learns through
+ * the sink's watermark hook how far they are complete.  This thread fires
+ * a window once every leaf has passed it: every windowed leaf's watermark
+ * has reached the window's end (less one time unit, as windows fire), and
+ * every stream leaf's has reached the end of the interval the window
+ * needs.  It evaluates the stage tree over that window's rows
+ * (stage_eval.c), writes the result rows to the query's sink (OFFSET and
+ * LIMIT applied, one commit per window) and frees the window's rows.
+ * Stream rows are kept until no later window can need them; a stream row
+ * that arrives after that is late: dropped and counted.
+ *
+ * Windows fire in order of their end.  The leaves re-read their sources
+ * (a leaf is a whole pipeline); sharing one scan between leaves is not
+ * done yet.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "distribution.h"
+#include "executor_int.h"
+#include "late_output.h"
+#include "sluice/common/clock.h"
+#include "sluice/common/interrupt.h"
+#include "sluice/exec/executor.h"
+#include "sluice/session/changelog.h"
+#include "sluice/state/window_assign.h"
+#include "stage_int.h"
+#include "updating_stages.h"
+
+/* A stream leaf whose rows wait in its store for more than this, while
+ * it runs ahead of the windows the stages can fire, is held back (its
+ * coordinator waits, and then its workers: worker.c) until the others
+ * catch up. */
+#define STAGE_HOLD_MAX (64u << 20)
+
+typedef struct stage_runner {
+  pthread_mutex_t lock;
+  pthread_cond_t cond; /* news for the runner, and for held-back leaves */
+  int64_t frontier;    /* every window ending at or before it has fired */
+  bool cancelled;      /* the query stopped: leaves stop at their next call */
+  leaf_store *leaves;
+  int nleaves;
+  uint32_t buffer_size;
+  uint64_t peak_bytes;
+  /* Shared by the leaves' executors (query_shared): SET
+   * 'sluice.memory-limit' (shared.memory) counts their state, the rows the
+   * leaves hold here (what they last reported: leaves_charged) and the
+   * updating stages' state (updates_charged); an idle leaf's watermark
+   * moves up to the busy one's (shared.wm_max). */
+  query_shared shared;
+  uint64_t leaves_charged, updates_charged;
+  const char *holder; /* who holds the leaves' rows, with its verb */
+} stage_runner;
+
+typedef struct leaf_thread {
+  stage_runner *run;
+  int index;
+  const sl_plan *plan;
+  const sl_settings *settings;
+  const sl_exec_nodes *nodes; /* the nodes it runs on, or NULL: here */
+  sl_stage_feed *feed;        /* or where its rows come from */
+  pthread_t thread;
+  bool started, finished;
+  int rc;
+  sl_error err;
+  sl_query_stats stats;
+} leaf_thread;
+
+/* ---- the stage sink: a leaf's rows into its store ---------------------- */
+
+struct sl_sink {
+  leaf_store *store;
+  uint64_t rows;
+  uint8_t *scratch; /* window rows: one row of the store's layout */
+};
+
+static int stage_sink_open(const sl_sink_spec *spec, sl_sink **out,
+                           sl_error *err) {
+  leaf_store *ls = spec->arg;
+  if (!ls)
+    return sl_error_set(err, SL_EINTERNAL, "stage sink without a store");
+  if (spec->layout->width != ls->in_layout->width)
+    return sl_error_set(err, SL_EINTERNAL, "stage sink: layouts differ");
+  sl_sink *s = calloc(1, sizeof *s);
+  if (!s)
+    abort();
+  s->store = ls;
+  if (ls->window_rows) {
+    s->scratch = malloc(ls->layout->width);
+    if (!s->scratch)
+      abort();
+  }
+  *out = s;
+  return SL_OK;
+}
+
+/* The allocation that holds a store's keys. */
+static keyed_rows *leaf_store_base(leaf_store *ls) {
+  return ls->front ? ls->keys - ls->front : ls->keys;
+}
+
+/* The rows of key, inserted in key order if new. */
+static keyed_rows *store_key(leaf_store *ls, int64_t key) {
+  keyed_rows *k = leaf_store_find(ls, key);
+  if (k)
+    return k;
+  if (ls->nkeys == ls->capkeys) {
+    /* Full: move down over the freed front, growing first unless that
+     * frees half (so a store that fires as fast as it adds moves its
+     * keys once per half its size, not per window). */
+    keyed_rows *base = leaf_store_base(ls);
+    int total = ls->front + ls->capkeys;
+    if (ls->front == 0 || ls->front < total / 2) {
+      total = total ? total * 2 : 16;
+      base = realloc(base, sizeof *base * (size_t)total);
+      if (!base)
+        abort();
+    }
+    memmove(base, base + ls->front, sizeof *base * (size_t)ls->nkeys);
+    ls->keys = base;
+    ls->capkeys = total;
+    ls->front = 0;
+  }
+  int at = ls->nkeys;
+  while (at > 0 && ls->keys[at - 1].key > key)
+    at--;
+  memmove(&ls->keys[at + 1], &ls->keys[at],
+          sizeof *ls->keys * (size_t)(ls->nkeys - at));
+  ls->nkeys++;
+  k = &ls->keys[at];
+  k->key = key;
+  sorted_result_init_growing(&k->rows, ls->layout, ls->run->buffer_size);
+  return k;
+}
+
+/* A window row: the leaf's row in the store's layout, with its window's
+ * start, end and time after the leaf's columns. */
+static const uint8_t *window_row(const leaf_store *ls, const uint8_t *row,
+                                 int64_t end, uint8_t *scratch) {
+  const sl_row_layout *in = ls->in_layout, *l = ls->layout;
+  const sl_plan_window *w = &ls->window;
+  memset(scratch, 0, l->width);
+  for (int f = 0; f < ls->live_field; f++) {
+    bool null = sl_row_is_null(row, f);
+    sl_row_set_null(scratch, f, null);
+    if (!null)
+      memcpy(scratch + l->fields[f].offset, row + in->fields[f].offset,
+             l->fields[f].size);
+  }
+  int n = ls->live_field;
+  SL_FIELD(scratch, l, n, int64_t) = window_start(w, end);
+  SL_FIELD(scratch, l, n + 1, int64_t) = end;
+  SL_FIELD(scratch, l, n + 2, int64_t) = end - w->unit_us;
+  return scratch;
+}
+
+/* Does the stage tree under st hold a stage of kind k? */
+static bool has_stage(const sl_stage *st, sl_stage_kind k) {
+  for (; st; st = st->input) {
+    if (st->kind == k)
+      return true;
+    if (st->kind == SL_STAGE_JOIN)
+      return has_stage(st->left, k) || has_stage(st->right, k);
+  }
+  return false;
+}
+
+/* Who the leaves' rows wait for, as the memory-limit error names them. */
+static const char *rows_holder(const sl_stage *top) {
+  if (has_stage(top, SL_STAGE_JOIN))
+    return "the join's stages hold";
+  if (has_stage(top, SL_STAGE_TOPN))
+    return "the windowed Top-N holds";
+  return "the windowed stages hold";
+}
+
+/* The leaves' rows held for the stages are over the memory limit: the
+ * error names the leaf holding most. */
+static int leaf_rows_over_limit(const stage_runner *run, uint64_t held,
+                                uint64_t total, sl_error *err) {
+  int most = 0;
+  for (int i = 1; i < run->nleaves; i++)
+    if (run->leaves[i].bytes > run->leaves[most].bytes)
+      most = i;
+  char m[32];
+  return sl_memory_over_error(
+      err, &run->shared.memory, held, total, "use shorter windows",
+      "the rows %s until their windows close (the most, %s, of leaf %d) hold",
+      run->holder, sl_bytes_text(run->leaves[most].bytes, m, sizeof m),
+      most + 1);
+}
+
+/* Add one row to the store under key (k: the last key used, or NULL);
+ * run->lock is held. */
+static int store_add(leaf_store *ls, keyed_rows **k, int64_t key,
+                     const uint8_t *row, sl_error *err) {
+  if (!*k || (*k)->key != key)
+    *k = store_key(ls, key);
+  size_t before = (*k)->rows.nbufs;
+  int rc = sorted_result_add_row(&(*k)->rows, row, err);
+  if ((size_t)(*k)->rows.nbufs != before) {
+    ls->bytes += (*k)->rows.bufs[(*k)->rows.nbufs - 1].cap;
+    /* A new buffer: all the leaves' rows against the limit (updating
+     * stages take their leaves' rows every round and check their own
+     * state: update_stages_check_limit). */
+    stage_runner *run = ls->run;
+    uint64_t held = 0;
+    for (int i = 0; i < run->nleaves; i++)
+      held += run->leaves[i].bytes;
+    uint64_t total;
+    if (sl_memory_grew_over(&run->shared.memory, &run->leaves_charged, held,
+                            &total) &&
+        rc == SL_OK && !ls->arrival)
+      rc = leaf_rows_over_limit(run, held, total, err);
+  }
+  return rc;
+}
+
+static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
+  leaf_store *ls = s->store;
+  stage_runner *run = ls->run;
+  const sl_row_layout *l = ls->in_layout;
+  int key_field =
+      ls->stream || ls->window_rows ? ls->time_field : l->nfields - 1;
+  pthread_mutex_lock(&run->lock);
+  /* Running ahead with much held: wait for the stages to catch up (the
+   * leaf that holds the frontier back is never ahead of it). */
+  while (ls->stream && !run->cancelled && ls->bytes > STAGE_HOLD_MAX &&
+         ls->wm != WM_MIN && run->frontier != WM_MAX &&
+         (run->frontier == WM_MIN || ls->wm - ls->hi_us > run->frontier)) {
+    struct timespec until = sl_clock_deadline_ms(20);
+    pthread_cond_timedwait(&run->cond, &run->lock, &until);
+  }
+  int rc = run->cancelled ? sl_error_set(err, SL_ECANCELLED, "stopped") : SL_OK;
+  keyed_rows *k = NULL;
+  if (ls->arrival) { /* updating stages: all of them, as they come */
+    for (uint32_t i = 0; i < rows->nrows && rc == SL_OK; i++)
+      rc = store_add(ls, &k, 0, sl_buffer_row(rows, i), err);
+  }
+  for (uint32_t i = 0; i < rows->nrows && rc == SL_OK && !ls->arrival; i++) {
+    const uint8_t *row = sl_buffer_row(rows, i);
+    if (sl_row_is_null(row, key_field))
+      continue; /* no event time: it meets no window */
+    int64_t v = SL_FIELD(row, l, key_field, int64_t);
+    if (ls->stream && v < ls->drop_below) {
+      ls->late++;
+      continue;
+    }
+    if (!ls->window_rows) {
+      rc = store_add(ls, &k, ls->stream ? sl_floor_div(v, ls->bucket_us) : v,
+                     row, err);
+      continue;
+    }
+    /* Its windows from the first that had not fired when it came (the
+     * leaf dropped the row if none was left: runtime/worker.c,
+     * drop_late_rows). */
+    const sl_plan_window *w = &ls->window;
+    int64_t live = sl_row_is_null(row, ls->live_field)
+                       ? WM_MIN
+                       : SL_FIELD(row, l, ls->live_field, int64_t);
+    for (int64_t end = first_live_end(w, v, live),
+                 last = last_end(w, slice_of(w, v));
+         end <= last && rc == SL_OK; end += window_step(w))
+      rc = store_add(ls, &k, end, window_row(ls, row, end, s->scratch), err);
+  }
+  s->rows += rows->nrows;
+  pthread_cond_broadcast(&run->cond);
+  pthread_mutex_unlock(&run->lock);
+  return rc;
+}
+
+static int stage_sink_watermark(sl_sink *s, int64_t wm, sl_error *err) {
+  leaf_store *ls = s->store;
+  stage_runner *run = ls->run;
+  pthread_mutex_lock(&run->lock);
+  bool stop = run->cancelled;
+  if (wm > ls->wm) {
+    ls->wm = wm;
+    pthread_cond_broadcast(&run->cond);
+  }
+  pthread_mutex_unlock(&run->lock);
+  return stop ? sl_error_set(err, SL_ECANCELLED, "stopped") : SL_OK;
+}
+
+static int stage_sink_commit(sl_sink *s, sl_error *err) {
+  (void)s;
+  (void)err;
+  return SL_OK;
+}
+
+static int stage_sink_close(sl_sink *s, bool ok, sl_error *err) {
+  (void)ok;
+  (void)err;
+  free(s->scratch);
+  free(s);
+  return SL_OK;
+}
+
+static uint64_t stage_sink_rows(const sl_sink *s) {
+  return s->rows;
+}
+
+static const sl_sink_connector stage_sink = {
+    .name = "stage",
+    .description = "rows of a leaf for the stages above it",
+    .open = stage_sink_open,
+    .write = stage_sink_write,
+    .commit = stage_sink_commit,
+    .close = stage_sink_close,
+    .rows_written = stage_sink_rows,
+    .watermark = stage_sink_watermark,
+};
+
+int stage_write_updates(void *arg, const sl_buffer *in, const uint8_t *ops,
+                        sl_error *err) {
+  update_output *uo = arg;
+  if (!uo->changelog) /* only inserts */
+    return uo->o->limit_reached ? SL_OK : stage_output_write(uo->o, in, err);
+  const sl_row_layout *il = in->layout, *ol = uo->rows.layout;
+  int rc = SL_OK;
+  for (uint32_t r = 0; r < in->nrows && rc == SL_OK; r++) {
+    uint8_t *dst = sl_buffer_append(&uo->rows);
+    if (!dst) {
+      rc = stage_output_write(uo->o, &uo->rows, err);
+      sl_buffer_clear(&uo->rows);
+      dst = sl_buffer_append(&uo->rows);
+    }
+    const uint8_t *src = sl_buffer_row(in, r);
+    sl_exec_set_op(ol, dst, (sl_changelog_op)ops[r]);
+    for (int f = 0; f < il->nfields; f++)
+      sl_row_copy_field(il, src, f, ol, dst, f + 1);
+  }
+  if (rc == SL_OK && uo->rows.nrows)
+    rc = stage_output_write(uo->o, &uo->rows, err);
+  sl_buffer_clear(&uo->rows);
+  return rc;
+}
+
+/* Free the rows of a store's first (smallest) key. */
+static void drop_first_key(leaf_store *ls) {
+  ls->bytes -= sorted_result_bytes(&ls->keys[0].rows);
+  sorted_result_free(&ls->keys[0].rows);
+  ls->keys++;
+  ls->front++;
+  ls->capkeys--;
+  if (--ls->nkeys == 0) { /* empty: all the room from the start again */
+    ls->keys -= ls->front;
+    ls->capkeys += ls->front;
+    ls->front = 0;
+  }
+}
+
+void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
+  t->rows_filtered += s->rows_filtered;
+  t->rows_state += s->rows_state;
+  t->late_dropped += s->late_dropped;
+  t->late_written += s->late_written;
+  t->windows_fired += s->windows_fired;
+  t->groups_emitted += s->groups_emitted;
+  t->source_seconds += s->source_seconds;
+  t->pipeline_seconds += s->pipeline_seconds;
+  t->merge_seconds += s->merge_seconds;
+  t->emit_seconds += s->emit_seconds;
+  t->jit_seconds += s->jit_seconds;
+  t->exchange_rows += s->exchange_rows;
+  t->exchange_bytes += s->exchange_bytes;
+  t->input_bytes += s->input_bytes; /* each leaf holds its own input */
+  if (s->state_bytes_peak > t->state_bytes_peak)
+    t->state_bytes_peak = s->state_bytes_peak;
+  if (s->jit_status[0] && !t->jit_status[0])
+    memcpy(t->jit_status, s->jit_status, sizeof t->jit_status);
+}
+
+/* The table leaf k reads its stream from, or NULL. */
+static const sl_table_def *leaf_table(const sl_staged_plan *sp, int k) {
+  const sl_plan *lp = sp->leaves[k];
+  return lp && lp->ninputs > 0 ? lp->inputs[0].table : NULL;
+}
+
+static bool same_table(const sl_table_def *a, const sl_table_def *b) {
+  return a && b && (a == b || strcmp(a->name, b->name) == 0);
+}
+
+uint64_t stage_events_of_leaves(const sl_staged_plan *sp,
+                                const uint64_t *events) {
+  uint64_t total = 0;
+  for (int k = 0; k < sp->nleaves; k++) {
+    const sl_table_def *t = leaf_table(sp, k);
+    bool first = true; /* the first leaf over its table counts for all */
+    uint64_t most = events[k];
+    for (int j = 0; j < sp->nleaves; j++) {
+      if (j == k || !same_table(t, leaf_table(sp, j)))
+        continue;
+      first &= j > k;
+      if (events[j] > most)
+        most = events[j];
+    }
+    if (first)
+      total += most;
+  }
+  return total;
+}
+
+/* ---- leaves ----------------------------------------------------------------
+ */
+
+/* A leaf fed from outside (a join's side, over links): what the feed brings
+ * into the leaf's stage sink, as an executor would write it. */
+static int feed_leaf(leaf_thread *lt) {
+  leaf_store *ls = &lt->run->leaves[lt->index];
+  sl_sink_spec spec = {NULL, ls->in_layout, NULL,  NULL,
+                       ls,   false,         false, false};
+  sl_sink *sink;
+  int rc = stage_sink_open(&spec, &sink, &lt->err);
+  if (rc != SL_OK)
+    return rc;
+  sl_buffer rows;
+  memset(&rows, 0, sizeof rows);
+  for (;;) {
+    int64_t wm = 0;
+    int k =
+        sl_stage_feed_take(lt->feed, 50, &rows, ls->in_layout, &wm, &lt->err);
+    if (k == SL_FEED_ROWS)
+      rc = stage_sink_write(sink, &rows, &lt->err);
+    else if (k == SL_FEED_WATERMARK)
+      rc = stage_sink_watermark(sink, wm, &lt->err);
+    else if (k == SL_FEED_CLOSED)
+      rc = sl_error_set(&lt->err, SL_ECANCELLED, "stopped");
+    else if (k != SL_FEED_NOTHING)
+      rc = k;
+    if (rc != SL_OK || (k == SL_FEED_WATERMARK && wm == WM_MAX))
+      break;
+    pthread_mutex_lock(&lt->run->lock);
+    bool stop = lt->run->cancelled;
+    pthread_mutex_unlock(&lt->run->lock);
+    if (stop) {
+      rc = sl_error_set(&lt->err, SL_ECANCELLED, "stopped");
+      break;
+    }
+  }
+  sl_buffer_free(&rows);
+  stage_sink_close(sink, rc == SL_OK, NULL);
+  return rc;
+}
+
+static void *leaf_main(void *arg) {
+  leaf_thread *lt = arg;
+  lt->rc = lt->feed ? feed_leaf(lt)
+                    : sl_exec_run(lt->plan, lt->settings, lt->nodes, NULL,
+                                  &lt->run->shared, &lt->stats, &lt->err);
+  stage_runner *run = lt->run;
+  pthread_mutex_lock(&run->lock);
+  lt->finished = true;
+  if (lt->rc == SL_OK) {
+    run->leaves[lt->index].wm = WM_MAX;
+    run->leaves[lt->index].done = true;
+  }
+  pthread_cond_broadcast(&run->cond);
+  pthread_mutex_unlock(&run->lock);
+  return NULL;
+}
+
+/* ---- firing ----------------------------------------------------------- */
+
+/* The interval joins' reach: stream leaf i needs rows up to end + hi and
+ * from end + lo for the window ending at end. */
+static void stream_reach(const sl_stage *st, int64_t *lo, int64_t *hi,
+                         int leaf) {
+  if (!st)
+    return;
+  if (st->kind == SL_STAGE_JOIN) {
+    const sl_stage *sside = st->left->stream    ? st->left
+                            : st->right->stream ? st->right
+                                                : NULL;
+    if (sside && sside->kind == SL_STAGE_LEAF && sside->leaf == leaf) {
+      *lo = st->lo_us;
+      *hi = st->hi_us;
+    }
+  }
+  stream_reach(st->input, lo, hi, leaf);
+  stream_reach(st->left, lo, hi, leaf);
+  stream_reach(st->right, lo, hi, leaf);
+}
+
+/* The LEAF stage that reads leaf i. */
+static const sl_stage *leaf_stage(const sl_stage *st, int leaf) {
+  if (!st)
+    return NULL;
+  if (st->kind == SL_STAGE_LEAF && st->leaf == leaf)
+    return st;
+  const sl_stage *f = leaf_stage(st->input, leaf);
+  if (!f)
+    f = leaf_stage(st->left, leaf);
+  if (!f)
+    f = leaf_stage(st->right, leaf);
+  return f;
+}
+
+/* Write a window's result rows (OFFSET, LIMIT) and commit the window. */
+static int write_ordered(stage_output *o, const sl_buffer *in, sl_error *err);
+
+int stage_output_write(stage_output *o, const sl_buffer *in, sl_error *err) {
+  if (!o->sorted)
+    return write_ordered(o, in, err);
+  int rc = sorted_result_add(o->sorted, in, err);
+  /* Reported as the kept buffers grow (a buffer of rows at a time). */
+  uint64_t held = sorted_result_bytes(o->sorted), total;
+  if (o->memory && rc == SL_OK &&
+      sl_memory_grew_over(o->memory, &o->sorted_charged, held, &total))
+    rc = sl_memory_over_error(
+        err, o->memory, held, total, "add a LIMIT",
+        "ORDER BY's rows (kept until the input ends, to be sorted) hold");
+  return rc;
+}
+
+void stage_output_free_sorted(stage_output *o) {
+  if (!o->sorted)
+    return;
+  if (o->memory)
+    sl_memory_charge(o->memory, &o->sorted_charged, 0);
+  sorted_result_free(o->sorted);
+  o->sorted = NULL;
+}
+
+int stage_output_window_end(stage_output *o, sl_error *err) {
+  /* Sorted rows are committed once, at the end. */
+  return !o->sorted && o->sc->commit ? o->sc->commit(o->sink, err) : SL_OK;
+}
+
+static int emit_sorted(void *arg, sl_buffer *b) {
+  stage_output *o = arg;
+  return write_ordered(o, b, o->emit_err);
+}
+
+int stage_output_finish(stage_output *o, sl_error *err) {
+  if (!o->sorted)
+    return SL_OK;
+  o->emit_err = err;
+  int rc = sorted_result_emit(o->sorted, o->order, o->norder, emit_sorted, o,
+                              &o->limit_reached, err);
+  if (rc == SL_OK && o->sc->commit)
+    rc = o->sc->commit(o->sink, err);
+  return rc;
+}
+
+static int write_ordered(stage_output *o, const sl_buffer *in, sl_error *err) {
+  if (o->limit_reached)
+    return SL_OK;
+  sl_buffer b = *in; /* a copy whose row count may shrink */
+  if (o->skipped < (uint64_t)o->offset && b.nrows) {
+    uint64_t drop = (uint64_t)o->offset - o->skipped;
+    if (drop > b.nrows)
+      drop = b.nrows;
+    b.data += drop * b.layout->width; /* heap stays where it is */
+    b.nrows -= (uint32_t)drop;
+    b.cap -= (uint32_t)(drop * b.layout->width);
+    o->skipped += drop;
+  }
+  if (o->limit >= 0 && o->written + b.nrows >= (uint64_t)o->limit) {
+    b.nrows = (uint32_t)((uint64_t)o->limit - o->written);
+    o->limit_reached = true;
+  }
+  int rc = b.nrows ? o->sc->write(o->sink, &b, err) : SL_OK;
+  o->written += b.nrows;
+  return rc;
+}
+
+static int write_window(stage_output *o, const rel *r, sl_error *err) {
+  int rc = SL_OK;
+  for (int i = 0; i < r->n && rc == SL_OK && !o->limit_reached; i++)
+    rc = stage_output_write(o, &r->bufs[i], err);
+  if (rc == SL_OK)
+    rc = stage_output_window_end(o, err);
+  return rc;
+}
+
+int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
+                      const sl_staged_run *where, sl_result_sink *shell,
+                      sl_query_stats *stats, sl_error *err) {
+  const sl_exec_nodes *const *leaf_nodes = where ? where->leaf_nodes : NULL;
+  bool node = where && where->export.fd >= 0;
+  if (node && !where->dist)
+    return sl_error_set(err, SL_EINTERNAL,
+                        "internal error: stages on a node without the "
+                        "cluster's distribution (sl_staged_run.dist)");
+  const sl_staged_plan *sp = plan->staged;
+  memset(stats, 0, sizeof *stats);
+  sl_arena arena;
+  sl_arena_init(&arena, 0);
+  stage_runner run = {0};
+  pthread_mutex_init(&run.lock, NULL);
+  pthread_cond_init(&run.cond, NULL);
+  run.frontier = WM_MIN;
+  run.nleaves = sp->nleaves;
+  run.holder = rows_holder(sp->top);
+  run.buffer_size =
+      (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
+  run.leaves = calloc((size_t)sp->nleaves, sizeof *run.leaves);
+  leaf_thread *lts = calloc((size_t)sp->nleaves, sizeof *lts);
+  int64_t *lo = calloc((size_t)sp->nleaves, sizeof *lo);
+  int64_t *hi = calloc((size_t)sp->nleaves, sizeof *hi);
+  if (!run.leaves || !lts || !lo || !hi)
+    abort();
+  stage_rt *top = NULL;
+  /* A node runs updating stages up to the stage one key partitions; the
+   * coordinator runs the rest over their changes, which therefore always
+   * carry their kinds (sl_staged_spread_top). */
+  const sl_stage *spread =
+      node && sp->updating ? sl_staged_spread_top(sp) : NULL;
+  const sl_stage *top_stage = spread ? spread : sp->top;
+  bool changelog = plan->changelog || top_stage != sp->top;
+  int rc = stage_rt_build(&arena, top_stage, sp, &top, err);
+  int64_t unit = sp->window.unit_us > 0 ? sp->window.unit_us : 1;
+  /* A stream leaf's rows are bucketed by the windows' slide (sessions:
+   * their gap), so a window finds its interval in few buckets. */
+  int64_t slide = sp->window.slide_us > 0 ? sp->window.slide_us
+                  : sp->window.gap_us > 0 ? sp->window.gap_us
+                                          : unit;
+
+  /* The leaves' stores and the output. */
+  for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
+    sl_plan *lp = sp->leaves[i];
+    leaf_store *ls = &run.leaves[i];
+    ls->plan = lp;
+    ls->run = &run;
+    ls->in_layout =
+        sl_row_layout_new(&arena, lp->nout, lp->out_names, lp->out_types);
+    ls->layout = ls->in_layout;
+    ls->wm = WM_MIN;
+    ls->drop_below = WM_MIN;
+    ls->window_rows = lp->window_rows;
+    ls->live_field = lp->window_rows ? lp->nout - 1 : -1;
+    ls->stream =
+        !(lp->kind == SL_PLAN_AGGREGATE && lp->windowed) && !lp->window_rows;
+    ls->arrival = sp->updating;
+    ls->time_field = -1;
+    for (int c = 0; c < lp->nout && (ls->stream || ls->window_rows); c++)
+      if (lp->out_types[c]->time_attr == SL_TIME_ROWTIME) {
+        ls->time_field = c;
+        break;
+      }
+    if (ls->stream) {
+      ls->bucket_us = slide;
+      stream_reach(sp->top, &lo[i], &hi[i], i);
+      ls->hi_us = hi[i];
+    }
+    if (ls->window_rows) {
+      const sl_stage *st = leaf_stage(sp->top, i);
+      ls->layout = sl_row_layout_new(&arena, st->ncols, st->names, st->types);
+      ls->window = lp->window;
+    }
+    lp->sink = &stage_sink;
+    lp->sink_arg = ls;
+    lp->sink_table = NULL;
+  }
+  stage_output o = {plan->sink,
+                    NULL,
+                    node ? 0 : plan->offset,
+                    node ? -1 : plan->limit,
+                    0,
+                    0,
+                    false,
+                    plan->order,
+                    plan->norder,
+                    NULL,
+                    NULL,
+                    NULL,
+                    0};
+  sorted_result sorted;
+  if (plan->norder > 0 && !node && top) {
+    sorted_result_init(&sorted, top->layout, run.buffer_size);
+    o.sorted = &sorted;
+    o.memory = &run.shared.memory;
+  }
+  sl_sink_to_coordinator_arg tc = {
+      node ? where->export : (sl_frame_out){-1, NULL, NULL}, run.buffer_size};
+  if (node)
+    o.sc = where->dist->sink_to_coordinator;
+  /* Updating stages: rows as they arrive, a changelog's with its kind. */
+  update_output uo = {&o, changelog, {0}};
+  update_stages *updates = NULL;
+  sl_query_shared_init(&run.shared, settings);
+  int64_t *leaf_wm = calloc((size_t)sp->nleaves + 1, sizeof *leaf_wm);
+  if (!leaf_wm)
+    abort();
+  const sl_row_layout *out_layout = top ? top->layout : NULL;
+  const char *const *out_names = top_stage->names;
+  if (rc == SL_OK && sp->updating) {
+    updates = update_stages_new(
+        top, run.buffer_size,
+        sl_settings_get_seconds(settings, "table.exec.state.ttl", 0),
+        stage_write_updates, &uo);
+    if (changelog) {
+      out_layout = sl_exec_changelog_layout(&arena, top->layout->nfields,
+                                            top_stage->names, top_stage->types,
+                                            &out_names);
+      sl_buffer_init(&uo.rows, out_layout, run.buffer_size);
+    }
+  }
+  if (rc == SL_OK) {
+    sl_sink_spec spec = {node ? NULL : plan->sink_table,
+                         out_layout,
+                         out_names,
+                         shell,
+                         node ? &tc : NULL,
+                         changelog,
+                         plan->sink_overwrite,
+                         plan->sink_unbounded};
+    rc = o.sc->open(&spec, &o.sink, err);
+  }
+  /* Late records: every leaf that routes them shares one output. */
+  /* (A node's go to the coordinator, which writes them.) */
+  late_output late;
+  bool late_open = false;
+  if (rc == SL_OK)
+    rc = late_output_open_leaves(&late, sp, node ? &where->export : NULL,
+                                 node ? where->dist : NULL, &arena, &late_open,
+                                 err);
+  int started = 0;
+  for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
+    leaf_thread *lt = &lts[i];
+    lt->run = &run;
+    lt->index = i;
+    lt->plan = sp->leaves[i];
+    lt->settings = settings;
+    lt->nodes = leaf_nodes ? leaf_nodes[i] : NULL;
+    lt->feed = where && where->feeds ? where->feeds[i] : NULL;
+    if (pthread_create(&lt->thread, NULL, leaf_main, lt) != 0) {
+      rc = sl_error_set(err, SL_EINTERNAL, "cannot start stage thread");
+      break;
+    }
+    lt->started = true;
+    started++;
+  }
+
+  stage_eval ev = {
+      run.leaves, run.buffer_size, sl_expr_ctx_new(), err, NULL, 0, 0, NULL, 0,
+      0};
+  double t0 = sl_clock_seconds();
+  int64_t sent_wm = WM_MIN; /* a node: the last watermark sent */
+  pthread_mutex_lock(&run.lock);
+  while (rc == SL_OK) {
+    /* A leaf that failed fails the query. */
+    bool all_done = true;
+    for (int i = 0; i < started; i++) {
+      if (lts[i].finished && lts[i].rc != SL_OK) {
+        sl_error_move(err, &lts[i].err);
+        rc = lts[i].rc;
+        break;
+      }
+      all_done &= run.leaves[i].done;
+    }
+    if (rc != SL_OK)
+      break;
+    /* How far every window is complete: frontier F, the largest end such
+     * that every window ending at or before F may fire. */
+    int64_t frontier = WM_MAX;
+    for (int i = 0; i < sp->nleaves; i++) {
+      const leaf_store *ls = &run.leaves[i];
+      int64_t f = ls->wm == WM_MAX ? WM_MAX
+                  : ls->stream ? (ls->wm == WM_MIN ? WM_MIN : ls->wm - hi[i])
+                               : (ls->wm == WM_MIN ? WM_MIN : ls->wm + unit);
+      if (f < frontier)
+        frontier = f;
+    }
+    /* Updating stages: every row that came, through the stages. */
+    bool pushed = false;
+    for (int i = 0; i < sp->nleaves && updates && rc == SL_OK; i++) {
+      leaf_store *ls = &run.leaves[i];
+      while (ls->nkeys > 0 && rc == SL_OK) {
+        sorted_result *rows = &ls->keys[0].rows;
+        for (int b = 0; b < rows->nbufs && rc == SL_OK; b++)
+          rc = update_stages_push_leaf(updates, i, &rows->bufs[b], err);
+        pushed = true;
+        drop_first_key(ls);
+      }
+    }
+    if (updates) {
+      for (int i = 0; i < sp->nleaves; i++)
+        leaf_wm[i] = run.leaves[i].wm;
+      update_stages_sweep(updates, leaf_wm);
+      uint64_t held = update_stages_bytes(updates);
+      if (held > run.peak_bytes)
+        run.peak_bytes = held;
+      if (rc == SL_OK)
+        rc = update_stages_check_limit(updates, &run.shared.memory,
+                                       &run.updates_charged, err);
+      if (rc == SL_OK && pushed)
+        rc = stage_output_window_end(&o, err);
+      /* A node: the changes sent since the last WM are one round's (the
+       * coordinator passes them on and commits). */
+      if (rc == SL_OK && pushed && node)
+        rc = where->dist->send_wm(&where->export, leaf_wm[0], err);
+      frontier = WM_MIN; /* nothing fires by windows */
+    }
+    /* Fire, in order of end, the windows some windowed leaf has rows for. */
+    for (;;) {
+      int64_t next = WM_MAX;
+      for (int i = 0; i < sp->nleaves; i++) {
+        const leaf_store *ls = &run.leaves[i];
+        if (!ls->stream && ls->nkeys > 0 && ls->keys[0].key < next)
+          next = ls->keys[0].key;
+      }
+      /* Stages without state take rows as they come (a window's may
+       * then go out in several parts); a node keeps to window order,
+       * which the coordinator merges by. */
+      if (next == WM_MAX || (next > frontier && !(sp->at_once && !node)) ||
+          rc != SL_OK)
+        break;
+      const rel *result = NULL;
+      rc = stage_eval_window(&ev, top, next, &result);
+      if (rc == SL_OK && !o.limit_reached)
+        rc = write_window(&o, result, err);
+      /* A node: the rows sent since the last watermark are this window's
+       * (the coordinator puts the nodes' windows back in order). */
+      if (rc == SL_OK && node)
+        rc = where->dist->send_wm(&where->export, next, err);
+      if (node)
+        sent_wm = next;
+      stats->stage_windows++;
+      stage_eval_release(&ev);
+      for (int i = 0; i < sp->nleaves; i++) {
+        leaf_store *ls = &run.leaves[i];
+        if (!ls->stream && ls->nkeys > 0 && ls->keys[0].key == next) {
+          drop_first_key(ls);
+        }
+      }
+    }
+    /* Stream rows no window after the frontier can need. */
+    uint64_t held = 0;
+    for (int i = 0; i < sp->nleaves; i++) {
+      leaf_store *ls = &run.leaves[i];
+      if (ls->stream && frontier != WM_MIN && frontier != WM_MAX) {
+        ls->drop_below = frontier + lo[i];
+        while (ls->nkeys > 0 &&
+               (ls->keys[0].key + 1) * ls->bucket_us <= ls->drop_below) {
+          drop_first_key(ls);
+        }
+      }
+      held += ls->bytes;
+    }
+    sl_memory_charge(&run.shared.memory, &run.leaves_charged, held);
+    if (held > run.peak_bytes)
+      run.peak_bytes = held;
+    run.frontier = frontier;
+    /* A node: every window to the frontier has been sent (the coordinator
+     * need not wait for windows this node has no rows for). */
+    if (rc == SL_OK && node && frontier > sent_wm && frontier != WM_MAX) {
+      rc = where->dist->send_wm(&where->export, frontier, err);
+      sent_wm = frontier;
+    }
+    pthread_cond_broadcast(&run.cond); /* held-back leaves look again */
+
+    if (rc != SL_OK || o.limit_reached || all_done)
+      break;
+    if (sl_interrupt_pending() ||
+        (where && where->cancel && atomic_load(where->cancel))) {
+      rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
+      break;
+    }
+    struct timespec until = sl_clock_deadline_ms(20);
+    pthread_cond_timedwait(&run.cond, &run.lock, &until);
+  }
+  run.cancelled = true; /* leaves still running stop at their next call */
+  pthread_cond_broadcast(&run.cond);
+  pthread_mutex_unlock(&run.lock);
+  for (int i = 0; i < started; i++)
+    pthread_join(lts[i].thread, NULL);
+  double seconds = sl_clock_seconds() - t0;
+
+  uint64_t *leaf_events = calloc((size_t)sp->nleaves, sizeof *leaf_events);
+  if (!leaf_events)
+    abort();
+  for (int i = 0; i < started; i++) {
+    const sl_query_stats *ls = &lts[i].stats;
+    leaf_events[i] = ls->events;
+    stage_stats_add_work(stats, ls);
+    stats->workers += ls->workers;
+    sl_error_clear(&lts[i].err);
+  }
+  stats->events = stage_events_of_leaves(sp, leaf_events);
+  free(leaf_events);
+  for (int i = 0; i < sp->nleaves; i++) {
+    stats->stage_late += run.leaves[i].late;
+    for (int k = 0; k < run.leaves[i].nkeys; k++)
+      sorted_result_free(&run.leaves[i].keys[k].rows);
+    free(leaf_store_base(&run.leaves[i]));
+  }
+  stats->stage_state_peak = run.peak_bytes;
+  if (rc == SL_OK && o.sink)
+    rc = stage_output_finish(&o, err);
+  stage_output_free_sorted(&o);
+  stats->rows_out = o.written;
+  stats->seconds = seconds;
+  if (o.sink)
+    rc = sl_sink_close_after(o.sc, o.sink, rc, err);
+  if (late_open) {
+    stats->late_written = late.written;
+    rc = late_output_close(&late, rc, err);
+  }
+  stage_eval_release(&ev);
+  if (updates) {
+    /* The leaves' last watermarks (an ended leaf's is the end of time):
+     * what the joins still hold after them is what no bound ever drops. */
+    for (int i = 0; i < sp->nleaves; i++)
+      leaf_wm[i] = run.leaves[i].wm;
+    update_stages_sweep_now(updates, leaf_wm);
+    stats->state_evicted = update_stages_evicted(updates);
+    stats->state_rows_end = update_stages_join_rows(updates);
+  }
+  update_stages_free(updates);
+  free(leaf_wm);
+  if (uo.rows.data)
+    sl_buffer_free(&uo.rows);
+  free(ev.rels);
+  free(ev.tables);
+  sl_expr_ctx_free(ev.ctx);
+  free(run.leaves);
+  free(lts);
+  free(lo);
+  free(hi);
+  pthread_mutex_destroy(&run.lock);
+  pthread_cond_destroy(&run.cond);
+  sl_memory_account_close(&run.shared.memory);
+  sl_arena_free(&arena);
+  return rc;
+}

@@ -1,0 +1,413 @@
+/* explain_stages.c - EXPLAIN of a staged plan (plan.h, "multi-stage
+ * plans"): the stages evaluated per window, and under them each leaf's own
+ * pipeline as explain_plan.c prints a single-stage plan (its strategy
+ * chosen on its own). */
+#include <stdio.h>
+#include <string.h>
+
+#include "explain_tree.h"
+#include "sluice/explain/explain.h"
+#include "sluice/planner/plan.h"
+
+static const char *list(sl_arena *a, int n, sl_bexpr *const *e) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  for (int i = 0; i < n; i++)
+    sl_strbuf_printf(&b, "%s%s", i ? ", " : "", sl_explain_expr(a, e[i]));
+  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return s;
+}
+
+static const char *offset_str(sl_arena *a, int64_t us) {
+  if (us == 0)
+    return "window end";
+  return sl_arena_printf(a, "window end %s %s", us < 0 ? "-" : "+",
+                         sl_explain_duration(a, (us < 0 ? -us : us) / 1000));
+}
+
+/* What the stage tree printer carries: leaves already shown (a shared
+ * leaf is printed once). */
+typedef struct printer {
+  const sl_plan *p;
+  int workers;
+  bool *shown;
+} printer;
+
+/* "a.b + 10 s": column col of a side's rows plus an offset, as EXPLAIN
+ * shows a bound. */
+static const char *plus_offset(sl_arena *a, const char *col, int64_t us) {
+  if (us == 0)
+    return col;
+  uint64_t m = us < 0 ? (uint64_t)0 - (uint64_t)us : (uint64_t)us;
+  char frac[16] = "";
+  if (m % 1000000) {
+    snprintf(frac, sizeof frac, ".%06llu", (unsigned long long)(m % 1000000));
+    for (size_t k = strlen(frac); frac[k - 1] == '0'; k--)
+      frac[k - 1] = '\0';
+  }
+  return sl_arena_printf(a, "%s %c %llu%s s", col, us < 0 ? '-' : '+',
+                         (unsigned long long)(m / 1000000), frac);
+}
+
+/* How long a regular join keeps the rows of side `side` (0 left, 1 right):
+ * until the other side's watermark passes a bound (stage_plan.c's
+ * add_bound), or for as long as the query runs, and why. */
+static const char *join_side_state(sl_arena *a, const sl_stage *st, int side) {
+  const char *me = side ? "right" : "left", *other = side ? "left" : "right";
+  const sl_stage *mine = side ? st->right : st->left;
+  sl_strbuf b = SL_STRBUF_INIT;
+  for (int k = 0; k < st->nbounds; k++) {
+    if (st->bounds[k].side == side)
+      continue; /* a bound by this side's watermark drops the other's */
+    sl_strbuf_printf(&b, "%s%s", b.len ? " or its " : "",
+                     plus_offset(a, mine->names[st->bounds[k].col],
+                                 st->bounds[k].offset_us));
+  }
+  const char *r =
+      b.len ? sl_arena_printf(a,
+                              "a %s row is dropped once the %s side's "
+                              "watermark passes its %s (the %s side's late "
+                              "rows are dropped)",
+                              me, other, sl_strbuf_cstr(&b), other)
+            : sl_arena_printf(a,
+                              "a %s row is kept for as long as the query "
+                              "runs: no condition bounds the %s side's event "
+                              "time from above by a TIMESTAMP column of the "
+                              "%s row (plus or minus an interval)",
+                              me, other, me);
+  sl_strbuf_free(&b);
+  return r;
+}
+
+static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st);
+static xnode *stage_node_of(sl_arena *a, printer *pr, const sl_stage *st);
+
+static xnode *leaf_node(sl_arena *a, printer *pr, const sl_stage *st) {
+  const sl_plan *lp = pr->p->staged->leaves[st->leaf];
+  int workers = pr->workers;
+  /* A leaf without state (a stream, window TVF rows) has no strategy:
+   * each worker passes its own share on. */
+  const char *strategy = lp->kind != SL_PLAN_AGGREGATE ? "none (no state)"
+                         : lp->strategy == SL_STRATEGY_REPARTITION
+                             ? "repartition"
+                             : "late-merge";
+  if (pr->shown[st->leaf]) {
+    xnode *n = sl_xnode(a, "Leaf");
+    n->detail = sl_arena_printf(
+        a, "%d { shared: the leaf above, computed once }", st->leaf + 1);
+    sl_xnode_attr(a, n, "leaf", sl_arena_printf(a, "%d", st->leaf + 1));
+    return n;
+  }
+  pr->shown[st->leaf] = true;
+  xnode *n = sl_explain_plan_tree(a, lp, workers, strategy, NULL);
+  n->name = "Leaf";
+  n->detail = sl_arena_printf(
+      a, "%d { %s, strategy: %s }", st->leaf + 1,
+      pr->p->staged->updating
+          ? "every row to the stages above as it arrives, however late"
+      : st->stream ? "every row to the stages above, kept until no later "
+                     "window can need it"
+                   : "each window's rows to the stages above when the "
+                     "leaf's watermark passes the window end",
+      strategy);
+  sl_xnode_attr(a, n, "leaf", sl_arena_printf(a, "%d", st->leaf + 1));
+  sl_xnode_attr(a, n, "strategy", strategy);
+  if (lp->late_table && lp->kind != SL_PLAN_AGGREGATE) {
+    const char *late = sl_arena_printf(a,
+                                       "written whole to table '%s' (SET "
+                                       "'sluice.late-records')",
+                                       lp->late_table->name);
+    size_t len = strlen(n->detail);
+    n->detail = sl_arena_printf(a, "%.*s, late records: %s }", (int)(len - 2),
+                                n->detail, late);
+    sl_xnode_attr(a, n, "late records", late);
+  }
+  return n;
+}
+
+/* A stage's node; the stage up to which the nodes run split updating
+ * stages says so (sl_staged_spread_top). */
+static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
+  xnode *n = stage_node_of(a, pr, st);
+  const sl_staged_plan *sp = pr->p->staged;
+  if (sp->updating && sp->join_strategy == SL_JOIN_SHUFFLE && st != sp->top &&
+      st == sl_staged_spread_top(sp))
+    n->detail = sl_arena_printf(
+        a,
+        "%s%s[on the nodes: this stage and those below it, each node "
+        "over the keys routed to it; the stages above run in this "
+        "process over their changes]",
+        n->detail ? n->detail : "", n->detail ? " " : "");
+  return n;
+}
+
+static xnode *stage_node_of(sl_arena *a, printer *pr, const sl_stage *st) {
+  xnode *n = NULL;
+  switch (st->kind) {
+  case SL_STAGE_LEAF:
+    return leaf_node(a, pr, st);
+  case SL_STAGE_SELECT: {
+    n = sl_xnode(a, "Project");
+    sl_strbuf b = SL_STRBUF_INIT;
+    for (int i = 0; i < st->nexprs; i++) {
+      const char *e = sl_explain_expr(a, st->exprs[i]);
+      if (strcmp(e, st->names[i]) != 0)
+        sl_strbuf_printf(&b, "%s%s := %s", i ? ", " : "", st->names[i], e);
+      else
+        sl_strbuf_printf(&b, "%s%s", i ? ", " : "", e);
+    }
+    n->detail = sl_arena_printf(a, "[%s]", sl_strbuf_cstr(&b));
+    sl_strbuf_free(&b);
+    xnode *below = n;
+    if (st->filter) {
+      xnode *f = sl_xnode(a, "Filter");
+      f->detail = sl_explain_expr(a, st->filter);
+      sl_xnode_kid(a, n, f);
+      below = f;
+    }
+    sl_xnode_kid(a, below, stage_node(a, pr, st->input));
+    return n;
+  }
+  case SL_STAGE_JOIN: {
+    if (pr->p->staged->updating) {
+      bool shuffled = pr->p->staged->join_strategy == SL_JOIN_SHUFFLE;
+      n = sl_xnode(a, "Join");
+      n->detail = sl_arena_printf(
+          a,
+          "%s { regular join: every row of either side is kept under its "
+          "join key and probes the other side's rows%s, %s%s%sjoined rows "
+          "inserted%s; strategy: %s }",
+          st->nkeys > 0 ? sl_arena_printf(a, "[hash on %s = %s]",
+                                          list(a, st->nkeys, st->lkeys),
+                                          list(a, st->nkeys, st->rkeys))
+                        : "[nested loop]",
+          st->nbounds ? ""
+                      : " (state for both sides for as long as the query "
+                        "runs: no condition bounds either side's event time "
+                        "from above by a column of the other side's rows)",
+          st->residual ? "condition: " : "",
+          st->residual ? sl_explain_expr(a, st->residual) : "",
+          st->residual ? ", " : "",
+          st->retracting ? ", and deleted when a row they joined is taken "
+                           "back"
+                         : "",
+          !shuffled ? "single: in this process, as rows arrive"
+          : pr->p->staged->nleaves > 2
+              ? sl_arena_printf(
+                    a,
+                    "repartition: every row of every leaf goes to the node "
+                    "its join key's hash names (leaf %d's nodes run the "
+                    "stages), joined there as it arrives",
+                    pr->p->staged->local_leaf + 1)
+              : sl_arena_printf(
+                    a,
+                    "repartition: every row of leaves %d and %d goes to the "
+                    "node its join key's hash names (leaf %d's nodes run the "
+                    "stages), joined there as it arrives",
+                    pr->p->staged->local_leaf + 1,
+                    pr->p->staged->bcast_leaf + 1,
+                    pr->p->staged->local_leaf + 1));
+      if (st->nbounds)
+        n->detail = sl_arena_printf(a, "%s (state: %s; %s)", n->detail,
+                                    join_side_state(a, st, 0),
+                                    join_side_state(a, st, 1));
+      sl_xnode_attr(a, n, "strategy", shuffled ? "repartition" : "single");
+      sl_xnode_kid(a, n, stage_node(a, pr, st->left));
+      sl_xnode_kid(a, n, stage_node(a, pr, st->right));
+      return n;
+    }
+    bool interval = st->left->stream || st->right->stream;
+    n = sl_xnode(a, interval ? "IntervalJoin" : "WindowJoin");
+    sl_strbuf b = SL_STRBUF_INIT;
+    if (st->nkeys > 0)
+      sl_strbuf_printf(&b, "[hash on %s = %s]", list(a, st->nkeys, st->lkeys),
+                       list(a, st->nkeys, st->rkeys));
+    else
+      sl_strbuf_append(&b, "[nested loop]");
+    sl_strbuf_append(&b, " { ");
+    if (interval)
+      sl_strbuf_printf(&b,
+                       "stream rows with event time in [%s, %s] meet the "
+                       "window's rows, ",
+                       offset_str(a, st->lo_us), offset_str(a, st->hi_us));
+    if (st->residual)
+      sl_strbuf_printf(&b, "condition: %s, ", sl_explain_expr(a, st->residual));
+    const sl_staged_plan *sp = pr->p->staged;
+    bool bcast = sp->join_strategy == SL_JOIN_BROADCAST;
+    bool rep = sp->join_strategy == SL_JOIN_REPARTITION;
+    bool late = sp->join_strategy == SL_JOIN_LATE_MERGE ||
+                sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS;
+    bool shuffle = sp->join_strategy == SL_JOIN_SHUFFLE;
+    if (sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS)
+      sl_strbuf_printf(&b,
+                       "strategy: late merge: every node holds its rows of "
+                       "leaves %d and %d per window (a set of rows per join "
+                       "key) until its watermark passes the first window "
+                       "that needs them, then sends each partition's rows "
+                       "to the node its join key's hash names (leaf %d's "
+                       "nodes run the stages), which concatenates every "
+                       "node's and probes",
+                       sp->local_leaf + 1, sp->bcast_leaf + 1,
+                       sp->local_leaf + 1);
+    else if (shuffle)
+      sl_strbuf_printf(&b,
+                       "strategy: repartition: every row of leaves %d and "
+                       "%d goes to the node its join key's hash names (leaf "
+                       "%d's nodes run the stages), joined there per window "
+                       "once both sides have passed it",
+                       sp->local_leaf + 1, sp->bcast_leaf + 1,
+                       sp->local_leaf + 1);
+    else if (bcast)
+      sl_strbuf_printf(&b,
+                       "strategy: broadcast: every row of leaf %d to each "
+                       "node, joined there per window with the node's own "
+                       "rows of leaf %d once both sides have passed it",
+                       sp->bcast_leaf + 1, sp->local_leaf + 1);
+    else if (rep)
+      sl_strbuf_printf(&b,
+                       "strategy: repartition: leaf %d's partition leaders "
+                       "split its groups by the join key, each row of leaf "
+                       "%d goes to the node leading its join key, joined "
+                       "there per window once both sides have passed it",
+                       sp->local_leaf + 1, sp->bcast_leaf + 1);
+    else if (late)
+      sl_strbuf_printf(&b,
+                       "strategy: late merge: leaves %d and %d both split "
+                       "their groups by the join key at partition leaders; "
+                       "leader p of each finishes partition p of a window "
+                       "at its trigger and leaf %d's hands it to leaf %d's "
+                       "node p, which probes",
+                       sp->local_leaf + 1, sp->bcast_leaf + 1,
+                       sp->bcast_leaf + 1, sp->local_leaf + 1);
+    else
+      sl_strbuf_append(&b, "strategy: single: per window in this process, "
+                           "once both sides have passed it");
+    sl_strbuf_append(&b, "; state freed when the window fires }");
+    n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+    sl_strbuf_free(&b);
+    sl_xnode_attr(a, n, "strategy",
+                  bcast            ? "broadcast"
+                  : rep || shuffle ? "repartition"
+                  : late           ? "late-merge"
+                                   : "single");
+    sl_xnode_kid(a, n, stage_node(a, pr, st->left));
+    sl_xnode_kid(a, n, stage_node(a, pr, st->right));
+    return n;
+  }
+  case SL_STAGE_AGGREGATE: {
+    n = sl_xnode(a, st->stream ? "GroupAggregate" : "WindowGroupAggregate");
+    sl_strbuf b = SL_STRBUF_INIT;
+    for (int i = 0; i < st->naggs; i++)
+      sl_strbuf_printf(
+          &b, "%s%s(%s%s)", i ? ", " : "", st->names[st->ngroups + i],
+          st->aggs[i].distinct ? "DISTINCT " : "",
+          st->aggs[i].arg ? sl_explain_expr(a, st->aggs[i].arg) : "*");
+    n->detail = sl_arena_printf(
+        a, "{ keys: [%s], aggs: [%s], %s }", list(a, st->ngroups, st->groups),
+        sl_strbuf_cstr(&b),
+        !st->stream ? "per window of the rows below"
+        : st->retracting
+            ? "groups kept for as long as the query runs, updated as rows "
+              "arrive; a row taken back is taken out of its group (MIN, "
+              "MAX and DISTINCT keep every value with its count)"
+            : "groups kept for as long as the query runs, updated as rows "
+              "arrive");
+    sl_strbuf_free(&b);
+    break;
+  }
+  case SL_STAGE_TOPN: {
+    n = sl_xnode(a, st->stream ? "TopN" : "WindowTopN");
+    sl_strbuf b = SL_STRBUF_INIT;
+    for (int i = 0; i < st->norder; i++)
+      sl_strbuf_printf(&b, "%s%s%s", i ? ", " : "",
+                       sl_explain_expr(a, st->order[i]),
+                       st->order_desc[i] ? " DESC" : "");
+    n->detail =
+        st->stream
+            ? sl_arena_printf(
+                  a,
+                  "{ ROW_NUMBER() partition: [%s], order: [%s], first %lld "
+                  "rows of each partition shown (%s)%s; a row entering or "
+                  "leaving them renumbers those after it: -U/+U per "
+                  "changed place }",
+                  list(a, st->npartition, st->partition), sl_strbuf_cstr(&b),
+                  (long long)st->topn_limit,
+                  st->topn_limit == 1 ? "deduplication" : "Top-N",
+                  st->retracting ? ", every row kept as the input takes "
+                                   "rows back"
+                                 : ", only they kept")
+            : sl_arena_printf(
+                  a,
+                  "{ ROW_NUMBER() partition: [%s], order: [%s], per window }",
+                  list(a, st->npartition, st->partition), sl_strbuf_cstr(&b));
+    sl_strbuf_free(&b);
+    break;
+  }
+  }
+  sl_xnode_kid(a, n, stage_node(a, pr, st->input));
+  return n;
+}
+
+xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
+                              const sl_query_stats *st) {
+  xnode *sink = sl_explain_sink_node(a, p, st);
+  xnode *above = sink;
+  if (p->limit >= 0 || p->offset > 0) {
+    xnode *lim = sl_xnode(a, "Limit");
+    lim->detail = sl_arena_printf(a, "%lld rows after skipping %lld",
+                                  (long long)p->limit, (long long)p->offset);
+    sl_xnode_kid(a, sink, lim);
+    above = lim;
+  }
+  xnode *stages = sl_xnode(a, "Stages");
+  stages->detail =
+      p->staged->updating
+          ? sl_arena_printf(a,
+                            "{ %d lea%s, each its own pipeline; updating "
+                            "stages over streams: rows go through them as "
+                            "they arrive, and none is late }",
+                            p->staged->nleaves,
+                            p->staged->nleaves == 1 ? "f" : "ves")
+      : p->staged->at_once
+          ? sl_arena_printf(a,
+                            "{ %d leaf, its own pipeline; no stage above "
+                            "holds state: rows go out as they arrive, "
+                            "each with its window }",
+                            p->staged->nleaves)
+          : sl_arena_printf(
+                a,
+                "{ %d lea%s, each its own pipeline; the stages above run "
+                "once per window, when every leaf has passed its end }",
+                p->staged->nleaves, p->staged->nleaves == 1 ? "f" : "ves");
+  if (st) {
+    sl_xnode_actual(a, stages, "windows evaluated",
+                    sl_explain_count(a, st->stage_windows));
+    sl_xnode_actual(a, stages, "late stream rows dropped",
+                    sl_explain_count(a, st->stage_late));
+    sl_xnode_actual(a, stages, "peak bytes of leaf rows held",
+                    sl_explain_count(a, st->stage_state_peak));
+    sl_xnode_actual(a, stages, "leaf records dropped as late",
+                    sl_explain_count(a, st->late_dropped));
+    if (st->late_written)
+      sl_xnode_actual(a, stages, "leaf late records written",
+                      sl_explain_count(a, st->late_written));
+    /* Each leaf reads its own copy of its stream: the bytes of all. */
+    if (st->input_bytes)
+      sl_xnode_actual(a, stages, "leaf input bytes",
+                      sl_explain_count(a, st->input_bytes));
+    if (p->staged->updating) {
+      sl_xnode_actual(a, stages, "join rows dropped by time bounds",
+                      sl_explain_count(a, st->state_evicted));
+      sl_xnode_actual(a, stages, "join rows held at the end",
+                      sl_explain_count(a, st->state_rows_end));
+    }
+  }
+  sl_xnode_kid(a, above, stages);
+  printer pr = {
+      p, workers,
+      SL_ANEW_N(a, bool, p->staged->nleaves > 0 ? p->staged->nleaves : 1)};
+  sl_xnode_kid(a, stages, stage_node(a, &pr, p->staged->top));
+  if (p->changelog)
+    sl_explain_mark_changelog_staged(a, sink);
+  return sink;
+}

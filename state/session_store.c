@@ -1,0 +1,222 @@
+/* session_store.c - per-key session lists with merging (session_store.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice/state/session_store.h"
+
+#define WM_MAX INT64_MAX
+
+void session_store_init(session_store *s, const sl_row_layout *key_layout,
+                        const sl_agg_set *aggs) {
+  memset(s, 0, sizeof *s);
+  s->head_set.n = 0;
+  s->head_set.aggs = NULL;
+  s->head_set.input = key_layout;
+  s->head_set.state_width = sizeof(session *);
+  s->aggs = aggs;
+  s->free_list = NULL;
+  s->min_start = WM_MAX;
+  s->min_end = WM_MAX;
+  s->open = 0;
+  sl_group_table_init(&s->keys, key_layout, &s->head_set, 64);
+}
+
+void session_store_free(session_store *s) {
+  free(s->by_end.v);
+  free(s->by_start.v);
+  sl_group_table_free(&s->keys);
+}
+
+uint64_t session_store_bytes(const session_store *s) {
+  return sl_group_table_bytes(&s->keys) +
+         ((uint64_t)s->by_end.cap + s->by_start.cap) * sizeof(session_timer);
+}
+
+/* ---- timers: a binary min-heap on `at` ---------------------------------- */
+
+static void heap_push(session_heap *h, int64_t at, session *ss) {
+  if (h->n == h->cap) {
+    h->cap = h->cap ? h->cap * 2 : 64;
+    h->v = realloc(h->v, sizeof *h->v * h->cap);
+    if (!h->v)
+      abort();
+  }
+  uint32_t i = h->n++;
+  session_timer t = {at, ss, ss->gen};
+  while (i > 0) {
+    uint32_t up = (i - 1) / 2;
+    if (h->v[up].at <= at)
+      break;
+    h->v[i] = h->v[up];
+    i = up;
+  }
+  h->v[i] = t;
+}
+
+static void heap_pop(session_heap *h) {
+  session_timer last = h->v[--h->n];
+  uint32_t i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= h->n)
+      break;
+    if (c + 1 < h->n && h->v[c + 1].at < h->v[c].at)
+      c++;
+    if (h->v[c].at >= last.at)
+      break;
+    h->v[i] = h->v[c];
+    i = c;
+  }
+  if (h->n)
+    h->v[i] = last;
+}
+
+/* The earliest start of a session still held (stale timers dropped). */
+static int64_t earliest_start(session_heap *h) {
+  while (h->n) {
+    const session_timer *t = &h->v[0];
+    if (t->gen == t->ss->gen && t->at == t->ss->start)
+      return t->at;
+    heap_pop(h);
+  }
+  return WM_MAX;
+}
+
+static session *new_session(session_store *s, uint64_t hash, const uint8_t *key,
+                            int64_t start, int64_t end) {
+  session *ss = s->free_list;
+  if (ss) {
+    s->free_list = ss->next;
+  } else {
+    ss = SL_ANEW(&s->keys.arena, session);
+    ss->states = sl_arena_alloc(&s->keys.arena, s->aggs->state_width + 1);
+    ss->key = sl_arena_alloc(&s->keys.arena, s->head_set.input->width + 1);
+  }
+  ss->gen++;
+  ss->start = start;
+  ss->end = end;
+  ss->next = NULL;
+  ss->hash = hash;
+  memcpy(ss->key, key, s->head_set.input->width);
+  sl_agg_state_init(s->aggs, ss->states);
+  s->open++;
+  heap_push(&s->by_end, end, ss);
+  heap_push(&s->by_start, start, ss);
+  return ss;
+}
+
+static session **head_of(session_store *s, uint64_t hash, const uint8_t *key) {
+  return (session **)sl_group_table_upsert(&s->keys, hash, key);
+}
+
+static bool touches(const session *ss, int64_t start, int64_t end) {
+  return ss->start <= end && start <= ss->end;
+}
+
+bool session_store_overlaps(session_store *s, uint64_t hash, const uint8_t *key,
+                            int64_t start, int64_t end, int64_t closed_end) {
+  for (session *ss = *head_of(s, hash, key); ss; ss = ss->next)
+    if (ss->end > closed_end && touches(ss, start, end))
+      return true;
+  return false;
+}
+
+session *session_store_add(session_store *s, uint64_t hash, const uint8_t *key,
+                           int64_t start, int64_t end, const uint8_t *states,
+                           int64_t closed_end, sl_error *err) {
+  session **head = head_of(s, hash, key);
+  session *merged = NULL;
+  int64_t was_start = WM_MAX; /* merged's start when found */
+  session **pp = head;
+  while (*pp) {
+    session *ss = *pp;
+    if (ss->end <= closed_end || !touches(ss, start, end)) {
+      pp = &ss->next;
+      continue;
+    }
+    if (!merged) {
+      merged = ss;
+      was_start = ss->start;
+      pp = &ss->next;
+      continue;
+    }
+    /* A second session touches: fold it into the first and unlink it. */
+    if (sl_agg_merge(s->aggs, merged->states, ss->states, &s->keys.arena,
+                     err) != SL_OK)
+      return NULL;
+    if (ss->start < merged->start)
+      merged->start = ss->start;
+    if (ss->end > merged->end)
+      merged->end = ss->end;
+    *pp = ss->next;
+    ss->gen++;
+    ss->next = s->free_list;
+    s->free_list = ss;
+    s->open--;
+  }
+  if (!merged) {
+    /* The table's copy of the key: its long strings live in the table's
+     * arena, key's may not outlive this call. */
+    const uint8_t *kept = (const uint8_t *)head - s->head_set.input->width;
+    merged = new_session(s, hash, kept, start, end);
+    /* keep the list sorted by start */
+    pp = head;
+    while (*pp && (*pp)->start < start)
+      pp = &(*pp)->next;
+    merged->next = *pp;
+    *pp = merged;
+  } else {
+    if (start < merged->start)
+      merged->start = start;
+    if (end > merged->end)
+      merged->end = end;
+  }
+  if (states && sl_agg_merge(s->aggs, merged->states, states, &s->keys.arena,
+                             err) != SL_OK)
+    return NULL;
+  if (merged->start < was_start && was_start != WM_MAX)
+    heap_push(&s->by_start, merged->start, merged);
+  if (merged->start < s->min_start)
+    s->min_start = merged->start;
+  if (merged->end < s->min_end)
+    s->min_end = merged->end;
+  return merged;
+}
+
+int session_store_close(session_store *s, session_pred can_close, session_fn fn,
+                        void *arg, sl_error *err) {
+  (void)err;
+  session_heap *h = &s->by_end;
+  while (h->n) {
+    session_timer t = h->v[0];
+    session *ss = t.ss;
+    if (t.gen != ss->gen) { /* closed, or folded into another */
+      heap_pop(h);
+      continue;
+    }
+    if (t.at != ss->end) { /* it grew since: due at its end now */
+      heap_pop(h);
+      heap_push(h, ss->end, ss);
+      continue;
+    }
+    if (!can_close(arg, ss))
+      break;
+    heap_pop(h);
+    int rc = fn(arg, ss->key, ss);
+    if (rc != SL_OK)
+      return rc;
+    session **pp = head_of(s, ss->hash, ss->key);
+    while (*pp != ss)
+      pp = &(*pp)->next;
+    *pp = ss->next;
+    ss->gen++;
+    s->open--;
+    if (s->reuse_closed) {
+      ss->next = s->free_list;
+      s->free_list = ss;
+    }
+  }
+  s->min_end = h->n ? h->v[0].at : WM_MAX;
+  s->min_start = earliest_start(&s->by_start);
+  return SL_OK;
+}
