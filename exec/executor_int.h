@@ -402,7 +402,7 @@ int sl_accepting_join(sl_accepting *a, int rc, sl_error *err);
  * are the nodes when per_node is 0).  Returns rc. */
 int sl_channel_failed(sl_error *err, int rc, int from, int to, int per_node);
 
-/* A plan of constant rows (runtime/constant_rows.c). */
+/* A plan of constant rows (exec/constant_rows.c). */
 int sl_execute_constant(const sl_plan *plan, sl_result_sink *shell,
                         sl_query_stats *stats, sl_error *err);
 

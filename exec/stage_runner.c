@@ -260,7 +260,7 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
       continue;
     }
     /* Its windows from the first that had not fired when it came (the
-     * leaf dropped the row if none was left: runtime/worker.c,
+     * leaf dropped the row if none was left: exec/worker.c,
      * drop_late_rows). */
     const sl_plan_window *w = &ls->window;
     int64_t live = sl_row_is_null(row, ls->live_field)

@@ -1,6 +1,6 @@
 /* jit_fold.c - phase 2 of the JIT: the fold of a batch of tmp rows into
  * the window state (jit.h, sl_jit_add_fold), the compiled twin of
- * sl_worker_fold_row (runtime/worker.c) for late-merge event-time TUMBLE
+ * sl_worker_fold_row (exec/worker.c) for late-merge event-time TUMBLE
  * and HOP windows:
  *
  *   for r in pos..n:

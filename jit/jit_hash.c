@@ -2,8 +2,8 @@
  * state update (jit_fold.c) and the lookup join's probe (jit_kernel.c).
  *
  * Both must agree bit for bit with the C side: a group table or a join
- * table built by C (sl_key_hash, runtime/group_table.c; sl_hash_bytes,
- * runtime/row_layout.c) is probed by compiled code and vice versa.  String
+ * table built by C (sl_key_hash, state/group_table.c; sl_hash_bytes,
+ * row/row_layout.c) is probed by compiled code and vice versa.  String
  * bytes are hashed and compared inline rather than by calls: on YSB the
  * two calls per record (ad_id for the join, campaign_id for the group)
  * were a fifth of the compiled pipeline's time.

@@ -2,7 +2,7 @@
  *
  * lemon generates build/parser/generated/grammar.c and grammar.h from this
  * file; the token codes (TK_*) in grammar.h are what the tokenizer returns.
- * Actions build the AST (sluice/ast.h) in the arena of the parse context
+ * Actions build the AST (sluice/parser/ast.h) in the arena of the parse context
  * through the p_* helpers of parse_build.c.  Every node's span runs from its
  * first token to ctx->last_end, the end of the last token shifted before
  * the rule was reduced.

@@ -2,7 +2,7 @@
  * (grammar.y) and the parse driver (parse.c).
  *
  * Nothing outside parser/ should include this: the public API is in
- * sluice/parser.h.  The grammar's semantic actions call the small builder
+ * sluice/parser/parser.h.  The grammar's semantic actions call the small builder
  * functions declared here (implemented in parse_build.c) so that the actions
  * themselves stay one-liners.
  */

@@ -2,7 +2,7 @@
  * how long a worker's share of the stream may give no row before the
  * worker counts as idle.  The plan carries it, so that EXPLAIN shows it and
  * a node that plans a query's text runs it as the shell would; the
- * runtime decides what idle means (runtime/worker.c, advance_if_idle). */
+ * runtime decides what idle means (exec/worker.c, advance_if_idle). */
 #include "sluice/common/settings.h"
 #include "sluice/planner/plan.h"
 

@@ -752,7 +752,7 @@ static int stage_window_rows(stager *g, const sl_bfrom *f, sl_stage **out) {
     return refuse(g, f->span, "a window table function over an aggregate");
   leaf->window_rows = true;
   /* A hidden last column: NULL, or the end of the first window of the
-   * row's that had not fired when the row came (runtime/worker.c). */
+   * row's that had not fired when the row came (exec/worker.c). */
   int n = leaf->nout;
   sl_bexpr **cols = SL_ANEW_N(g->a, sl_bexpr *, n + 1);
   const char **names = SL_ANEW_N(g->a, const char *, n + 1);

@@ -390,7 +390,7 @@ static void explain_channels(sl_session *s, int nodes, int channels,
 }
 
 /* Late merge at partition leaders, for EXPLAIN's Nodes block: who leads
- * what, the epochs, and the channels between nodes (runtime/node_leaders.h);
+ * what, the epochs, and the channels between nodes (cluster/node_leaders.h);
  * with EXPLAIN ANALYZE what moved. */
 static void explain_leaders(sl_session *s, const sl_plan *plan, int n,
                             const sl_query_stats *st, sl_strbuf *out) {
@@ -669,7 +669,7 @@ static int start_on_cluster(sl_session *s, sl_cluster *c, const sl_plan *plan,
 /* A broadcast join on the nodes: the local leaf's cluster runs the
  * stages, each node over its own share; the broadcast leaf runs on a
  * cluster of its own, and this process sends its rows to every stage
- * node (runtime/stage_broadcast.c).  Under a repartition of more than two
+ * node (cluster/stage_broadcast.c).  Under a repartition of more than two
  * leaves (q23) every leaf but the local one is such a side, each on a
  * cluster of its own. */
 static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,

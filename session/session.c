@@ -5,7 +5,7 @@
  * Statements that only read or change the session (SET, SHOW TABLES, ...)
  * are answered here from the catalog and settings.  Queries and INSERTs are
  * bound, planned (planner/physical_plan.c) and run by the executor
- * (runtime/executor.c) until their bounded sources end, Ctrl-C, or an
+ * (exec/executor.c) until their bounded sources end, Ctrl-C, or an
  * error; a summary line follows as a notice.
  */
 #include "sluice/session/session.h"

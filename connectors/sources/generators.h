@@ -1,6 +1,6 @@
 /* generators.h - the built-in event generator sources: NEXMark, YSB,
  * cluster monitoring (cm), read-only key/timestamp pairs (ro) and datagen.
- * Each is a const connector registered by name in runtime/connectors.c. */
+ * Each is a const connector registered by name in connectors/registry.c. */
 #ifndef SLUICE_GENERATORS_H
 #define SLUICE_GENERATORS_H
 

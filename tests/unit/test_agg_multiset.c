@@ -1,5 +1,5 @@
 /* test_agg_multiset.c - MIN, MAX and DISTINCT aggregates that take rows
- * back (runtime/agg_multiset.c): the value after its maximum is taken
+ * back (state/agg_multiset.c): the value after its maximum is taken
  * back, duplicates counted, strings, FILTER and NULLs ignored, a group
  * emptied or removed (state TTL), and a retraction of a value never added
  * refused (or, lenient, ignored). */

@@ -1,5 +1,5 @@
 /* test_aggregate.c - partial aggregate states and group tables
- * (runtime/aggregate.c, runtime/group_table.c): updates, NULLs, DISTINCT,
+ * (state/aggregate.c, state/group_table.c): updates, NULLs, DISTINCT,
  * overflow, and the CRDT property the late-merge strategy relies on: the
  * merge of per-worker partials equals one state fed every row. */
 #include <setjmp.h>

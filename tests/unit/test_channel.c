@@ -1,4 +1,4 @@
-/* test_channel.c - the in-process channel (runtime/channel_local.c) against
+/* test_channel.c - the in-process channel (net/channel_local.c) against
  * the protocol of channel.h, under real threads: FIFO order over millions
  * of slots, no overwrite under a slow consumer, back-pressure, tiny and
  * full payloads, many channels at once, orderly close, and abort from

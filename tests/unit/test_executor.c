@@ -1,4 +1,4 @@
-/* test_executor.c - the executor's counters and limits (runtime/executor.c):
+/* test_executor.c - the executor's counters and limits (exec/executor.c):
  * late records are counted, events and rows are counted, LIMIT stops a
  * query, and a query over a source that fails reports the error. */
 #include <setjmp.h>

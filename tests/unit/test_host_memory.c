@@ -1,5 +1,5 @@
 /* test_host_memory.c - the default memory limit from the cgroup's limit
- * (runtime/host_memory.c): cgroup v2 and v1 files under a fake root, the
+ * (state/host_memory.c): cgroup v2 and v1 files under a fake root, the
  * smallest limit over the ancestors, a container's own cgroup mounted at
  * the top, "max" and v1's "no limit", and the real files of this machine. */
 #include <setjmp.h>

@@ -1,7 +1,7 @@
 /* test_join_bounds.c - a regular join of two streams whose condition bounds
  * each side's event time by the other side's rows drops the rows of BOTH
  * sides once no later row can meet them (planner/stage_plan.c's add_bound
- * has the rule; runtime/update_stages.c the sweep), and EXPLAIN says when
+ * has the rule; exec/updating_stages.c the sweep), and EXPLAIN says when
  * each side's rows go, or that a side is kept for ever and why.
  *
  * The stream: NEXMark's generator, 100,000 events, whose proportions are

@@ -1,5 +1,5 @@
 /* test_memory_account.c - one memory budget for a query's processes on a
- * host (runtime/memory_account.c): a forked process (as --nodes forks its
+ * host (state/memory_account.c): a forked process (as --nodes forks its
  * nodes) that joins the shell's counter adds to the sum the shell's limit
  * bounds, the error names that process, a process that dies holding bytes
  * is taken out of the sum, and the segment goes with the shell. */

@@ -1,5 +1,5 @@
 /* test_partition_leader.c - late merge at partition leaders, the pure parts
- * (runtime/partition_leader.c): the partition of a key, splitting a
+ * (cluster/partition_leader.c): the partition of a key, splitting a
  * partial state by partition (every group goes to exactly one part, the
  * right one, with its state intact), and a leader's store: merging deltas
  * equals merging whole partials, and the vector-clock rule fires a window

@@ -1,4 +1,4 @@
-/* test_session_store.c - session windows per key (runtime/session_store.c)
+/* test_session_store.c - session windows per key (state/session_store.c)
  * against a brute-force model: random records under a rising watermark,
  * closed at every step.  The store visits sessions in order of end through
  * heaps of lazily updated timers; the model scans every session every

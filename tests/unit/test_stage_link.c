@@ -1,5 +1,5 @@
 /* test_stage_link.c - links between a join's side and its stage nodes
- * (runtime/stage_link.c) over loopback TCP: the link sink routes each row
+ * (cluster/stage_link.c) over loopback TCP: the link sink routes each row
  * to the stage node leading its join key's partition (or to every one),
  * the link reader hands on the smallest of its senders' watermarks and
  * only once every sender has connected, and a link that ends before its

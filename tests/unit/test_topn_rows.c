@@ -1,5 +1,5 @@
 /* test_topn_rows.c - a Top-N partition's rows in sorted chunks
- * (runtime/topn_rows.c), against a plain sorted array: places and ranks
+ * (state/topn_rows.c), against a plain sorted array: places and ranks
  * for new rows and for equal ones, rows by rank, removals that empty
  * chunks, splits of full chunks, and the bytes held. */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /* test_transport_choice.c - which transport the channels between nodes
- * use (sl_cluster_transport, shell/cluster.c): for every value of
+ * use (sl_cluster_transport, cluster/cluster_client.c): for every value of
  * sluice.transport, nodes forked on this host or daemons, with and without
  * an RDMA device on every node; the errors name the node and say what to
  * do.  The cluster is built by hand (no processes): the choice depends only

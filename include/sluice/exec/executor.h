@@ -42,7 +42,7 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
  * node process serving it call this before a query with the shell's pid
  * (on a node: QUERY's query id >> 32) and the name the memory-limit error
  * gives this process ("the shell", "node 1"); the queries it runs after
- * count on that shell's counter on this host (runtime/memory_account.h). */
+ * count on that shell's counter on this host (include/sluice/state/memory_account.h). */
 void sl_memory_host_join(uint64_t shell_pid, const char *who);
 
 /* The same in a cluster (node.h): nodes == NULL is sl_execute; with
@@ -56,7 +56,7 @@ int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
 
 /* Rows of a staged plan's leaf that arrive from outside the process: a
  * join's side, which its nodes send to every node running the stages
- * (runtime/stage_feed.c).  Thread-safe: one thread pushes (the node's link
+ * (exec/stage_feed.c).  Thread-safe: one thread pushes (the node's link
  * reader, below), one takes (the stage runner).  The feed copies what is
  * pushed; the caller frees the feed after the run. */
 typedef struct sl_stage_feed sl_stage_feed;
@@ -83,7 +83,7 @@ enum {
 int sl_stage_feed_take(sl_stage_feed *f, int timeout_ms, sl_buffer *rows,
                        const sl_row_layout *layout, int64_t *wm, sl_error *err);
 
-/* Links (runtime/stage_link.c): a join's side goes from every node of its
+/* Links (cluster/stage_link.c): a join's side goes from every node of its
  * leaf straight to the nodes running the stages, over one TCP connection
  * per pair.  The sending end is a sink (the side's plan->sink, with an
  * sl_stage_link_spec as its arg): each row to the stage node leading its
@@ -151,14 +151,14 @@ typedef struct sl_staged_run {
 
 /* Run a staged plan (plan.h, SL_PLAN_STAGED): every leaf with its own
  * executor (or its feed), the stages above them in this process once per
- * window (runtime/stage_runner.c).  The leaves' strategies must be set. */
+ * window (exec/stage_runner.c).  The leaves' strategies must be set. */
 int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
                       const sl_staged_run *run, sl_result_sink *shell,
                       sl_query_stats *stats, sl_error *err);
 
 /* The coordinator of a join whose stages run on the nodes (plan.h,
  * SL_JOIN_BROADCAST, _REPARTITION, _LATE_MERGE, _SHUFFLE;
- * runtime/stage_broadcast.c): each side, leaf side_leaf[j], runs on
+ * cluster/stage_broadcast.c): each side, leaf side_leaf[j], runs on
  * sides[j] (sent it), whose nodes send its rows and watermarks over links
  * to the n nodes at stage_fds, which were sent the query to run the
  * stages over their own share of the local leaf; this process runs each

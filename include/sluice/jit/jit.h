@@ -14,7 +14,7 @@
  * what the interpreter computes.
  * Phase 2 (sl_jit_add_fold, below) compiles the window state update too
  * for the common window aggregates; the rest of it, and the lookup join's
- * hash probe, stay in C (runtime/worker.c).
+ * hash probe, stay in C (exec/worker.c).
  *
  * Fallback.  sl_jit_supports() says whether every node of a program
  * compiles to native code and, if not, why ("JIT does not handle
@@ -114,7 +114,7 @@ typedef struct sl_jit_lookup {
   const sl_row_layout *joined, *table;
 } sl_jit_lookup;
 
-/* The join table, as runtime/executor.c builds it: open addressing over
+/* The join table, as exec/executor.c builds it: open addressing over
  * mask + 1 slots, hash[j] = sl_key_hash of the key (0: empty), slot_row[j]
  * its table row, whose key row (key_layout) is keys[r] and whose row
  * (table layout) is rows[r]. */
@@ -206,7 +206,7 @@ const char *sl_jit_plan_interpreted(sl_arena *a, const sl_plan *p);
 
 /* ---- phase 2: the fold of tmp rows into window state ----------------------
  * One compiled function per query that does, for a batch of tmp rows, what
- * sl_worker_fold_row (runtime/worker.c) does for each: advance the
+ * sl_worker_fold_row (exec/worker.c) does for each: advance the
  * watermark over the input rows before it, lateness, slice, key hash (equal
  * to sl_key_hash), the probe of the slice's group table and, on a hit, the
  * aggregate updates inline; a new group is inserted by a direct call to
@@ -264,7 +264,7 @@ int sl_jit_fold_run(const sl_jit_kernel *k, sl_jit_fold_call *c);
 /* ---- repartition: the owner of each tmp row ------------------------------
  * One compiled function per query that computes, for a batch of tmp rows,
  * the exchange member owning each row's key: (sl_key_hash of the key row
- * >> 32) % owners, exactly as runtime/worker.c does in C.  For aggregates
+ * >> 32) % owners, exactly as exec/worker.c does in C.  For aggregates
  * that repartition (sl_jit_route_status NULL); the copy into the
  * outgoing slot stays a memcpy in C. */
 

@@ -239,7 +239,7 @@ static inline bool sl_plan_sessions_on_one_process(const sl_plan *p) {
  * aggregate groups and a Top-N partitions by a window bound.  So the stages
  * never mix rows of different windows, and the runtime evaluates the tree
  * once per window, when every leaf has passed that window's end
- * (runtime/stage_runner.c).  Expressions of a stage are over its input's
+ * (exec/stage_runner.c).  Expressions of a stage are over its input's
  * row (a join's: the left row then the right row), as in the bound tree.
  */
 typedef enum sl_stage_kind {
@@ -343,7 +343,7 @@ struct sl_staged_plan {
   /* Stages over streams without windows (a regular join of two streams,
    * Top-N or deduplication by ROW_NUMBER over a stream): every stage keeps
    * state for as long as the query runs and handles rows as they arrive
-   * (runtime/update_stages.c); the result is a changelog when a Top-N
+   * (exec/updating_stages.c); the result is a changelog when a Top-N
    * updates its rows (sl_plan.changelog), else rows are only inserted.
    * Every leaf is a stream. */
   bool updating;

@@ -131,7 +131,7 @@ typedef struct sl_slot_pool sl_slot_pool;
 sl_slot_pool *sl_slot_pool_new(size_t max_bytes);
 void sl_slot_pool_free(sl_slot_pool *p);
 
-/* The query's memory account (runtime/memory_account.h) that the pool's
+/* The query's memory account (include/sluice/state/memory_account.h) that the pool's
  * kept arrays count in (a kept array is memory the process holds) and
  * that its tables ask before doubling (sl_group_table.budget).  The pool
  * keeps an array only while the account has room for it. */

@@ -55,7 +55,7 @@ static inline int64_t slice_of(const sl_plan_window *pw, int64_t ts) {
 
 /* The first window of a record at time ts that it counts in: its first
  * window, or the later one live names when that is later (a window row
- * whose first windows had fired when it came: runtime/worker.c). */
+ * whose first windows had fired when it came: exec/worker.c). */
 static inline int64_t first_live_end(const sl_plan_window *pw, int64_t ts,
                                      int64_t live) {
   int64_t end = first_end(pw, slice_of(pw, ts));
