@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # seed_sql.sh OUT_DIR - the SQL fuzz target's starting corpus, from the SQL
-# the tests and examples already hold: per tests/sql/*.test file, one input
-# per query or statement, preceded by that file's CREATE and SET
+# the tests and examples already hold: per tests/sql/<area>/*.test file,
+# one input per query or statement, preceded by that file's CREATE and SET
 # statements (so that it binds); every example and golden script whole.
 set -euo pipefail
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
 cd "$(dirname "$0")/../.."
-for f in tests/sql/*.test; do
-  awk -v out="$out" -v base="$(basename "$f" .test)" '
+for f in tests/sql/*/*.test; do
+  base=$(basename "$(dirname "$f")")-$(basename "$f" .test)
+  awk -v out="$out" -v base="$base" '
     function flush() {
       if (sql == "") return
       if (toupper(sql) ~ /^[ \t\n]*(CREATE|SET|DROP)/) ddl = ddl sql ";\n"

@@ -1,5 +1,6 @@
 /* test_binder.c - the binder: NEXMark DDL, views and queries bind with
- * Flink's types; every error message and its position. */
+ * Flink's types; every error's code and position (the messages are in
+ * tests/sql/errors/binder.test). */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,15 +62,12 @@ static void expect_schema(const char *sql, const char *schema) {
   tbound_done(&t);
 }
 
-/* Bind sql, which must fail with code, message and position. */
-static void expect_error(const char *sql, int code, const char *message,
-                         int line, int column) {
+/* Bind sql, which must fail with code at the position line:column. */
+static void expect_error(const char *sql, int code, int line, int column) {
   tbound t;
   tbind(&t, cat, sql);
   if (t.rc == SL_OK)
     fail_msg("expected an error for: %s", sql);
-  if (strcmp(t.err.message, message) != 0)
-    fail_msg("message\n  got:  %s\n  want: %s", t.err.message, message);
   assert_int_equal(t.rc, code);
   assert_int_equal(t.err.code, code);
   assert_int_equal(t.err.line, line);
@@ -355,164 +353,78 @@ static void test_statements(void **state) {
   tbound_done(&t);
 }
 
-static void test_errors(void **state) {
+/* Each error's code and the position it points at (line, column); the
+ * messages are checked in tests/sql/errors/binder.test, under every
+ * configuration. */
+static void test_error_positions(void **state) {
   (void)state;
-  expect_error("SELECT * FROM bidd", SL_EBIND,
-               "unknown table 'bidd' (did you mean 'bid'?)", 1, 15);
-  expect_error("SELECT pricee FROM bid", SL_EBIND,
-               "unknown column 'pricee' in table 'bid' (did you mean "
-               "'price'?)",
-               1, 8);
-  expect_error("SELECT B.pricee FROM bid B", SL_EBIND,
-               "unknown column 'pricee' in table 'B' (did you mean 'price'?)",
-               1, 10);
-  expect_error("SELECT x.pricee FROM (SELECT price FROM bid) x", SL_EBIND,
-               "unknown column 'pricee' in table 'x' (did you mean 'price'?)",
-               1, 10);
+  expect_error("SELECT * FROM bidd", SL_EBIND, 1, 15);
+  expect_error("SELECT pricee FROM bid", SL_EBIND, 1, 8);
+  expect_error("SELECT B.pricee FROM bid B", SL_EBIND, 1, 10);
+  expect_error("SELECT x.pricee FROM (SELECT price FROM bid) x", SL_EBIND, 1,
+               10);
   expect_error("SELECT dateTime FROM bid B JOIN auction A ON B.auction = A.id",
-               SL_EBIND,
-               "column 'dateTime' is ambiguous: it is in both 'B' and 'A'; "
-               "qualify it",
-               1, 8);
-  expect_error("SELECT * FROM bid B WHERE B.channel = 5", SL_EBIND,
-               "cannot compare VARCHAR with INT in (B.channel = 5)", 1, 27);
-  expect_error("SELECT * FROM bid WHERE price", SL_EBIND,
-               "WHERE must be BOOLEAN, got BIGINT", 1, 25);
-  expect_error("SELECT bidder, COUNT(*) FROM bid GROUP BY auction", SL_EBIND,
-               "expression 'bidder' must appear in GROUP BY or be inside an "
-               "aggregate function",
-               1, 8);
-  expect_error("SELECT * FROM bid WHERE COUNT(*) > 1", SL_EBIND,
-               "aggregate function COUNT is not allowed in WHERE", 1, 25);
-  expect_error("SELECT SUM(MAX(price)) FROM bid", SL_EBIND,
-               "aggregate functions cannot be nested: MAX inside SUM", 1, 12);
+               SL_EBIND, 1, 8);
+  expect_error("SELECT * FROM bid B WHERE B.channel = 5", SL_EBIND, 1, 27);
+  expect_error("SELECT * FROM bid WHERE price", SL_EBIND, 1, 25);
+  expect_error("SELECT bidder, COUNT(*) FROM bid GROUP BY auction", SL_EBIND, 1,
+               8);
+  expect_error("SELECT * FROM bid WHERE COUNT(*) > 1", SL_EBIND, 1, 25);
+  expect_error("SELECT SUM(MAX(price)) FROM bid", SL_EBIND, 1, 12);
   expect_error("SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(x), INTERVAL "
                "'10' SECOND))",
-               SL_EBIND,
-               "window function TUMBLE needs a time attribute: column 'x' of "
-               "table 't' is TIMESTAMP(3) without a WATERMARK (declare "
-               "WATERMARK FOR x AS ... or use PROCTIME())",
-               1, 48);
+               SL_EBIND, 1, 48);
   expect_error("SELECT COUNT(*) FROM t GROUP BY TUMBLE(x, INTERVAL '1' "
                "MINUTE)",
-               SL_EBIND,
-               "window function TUMBLE needs a time attribute: column 'x' of "
-               "table 't' is TIMESTAMP(3) without a WATERMARK (declare "
-               "WATERMARK FOR x AS ... or use PROCTIME())",
-               1, 40);
-  expect_error("SELECT MODD(price, 2) FROM bid", SL_EBIND,
-               "unknown function 'MODD' (did you mean 'MOD'?)", 1, 8);
-  expect_error("SELECT MOD(price) FROM bid", SL_EBIND,
-               "wrong number of arguments to MOD: got 1, expected 2 (MOD(a, "
-               "b))",
-               1, 8);
+               SL_EBIND, 1, 40);
+  expect_error("SELECT MODD(price, 2) FROM bid", SL_EBIND, 1, 8);
+  expect_error("SELECT MOD(price) FROM bid", SL_EBIND, 1, 8);
   expect_error("INSERT INTO sink SELECT auction, bidder, price FROM bid",
-               SL_EBIND,
-               "INSERT INTO 'sink' has 2 target columns but the query returns "
-               "3 columns",
-               1, 18);
-  expect_error("INSERT INTO sink SELECT channel, price FROM bid", SL_EBIND,
-               "cannot write column 1 ('channel', VARCHAR) of the query into "
-               "column 'a' of 'sink' (BIGINT): CAST it",
-               1, 25);
+               SL_EBIND, 1, 18);
+  expect_error("INSERT INTO sink SELECT channel, price FROM bid", SL_EBIND, 1,
+               25);
   expect_error("CREATE TABLE d (a INT, a BIGINT) WITH ('connector' = "
                "'datagen')",
-               SL_EBIND, "duplicate column 'a' in CREATE TABLE 'd'", 1, 24);
+               SL_EBIND, 1, 24);
   expect_error("CREATE TABLE w (a INT, WATERMARK FOR b AS b) WITH "
                "('connector' = 'datagen')",
-               SL_EBIND,
-               "WATERMARK FOR column 'b' does not exist in 'w' (did you mean "
-               "'a'?)",
-               1, 38);
+               SL_EBIND, 1, 38);
   expect_error("CREATE TABLE w (a INT, WATERMARK FOR a AS a) WITH "
                "('connector' = 'datagen')",
-               SL_EBIND,
-               "WATERMARK FOR column 'a' must be TIMESTAMP(3) or "
-               "TIMESTAMP_LTZ(3) (precision 0 to 3), got INT",
-               1, 38);
-  expect_error("CREATE TABLE nc (a INT)", SL_EBIND,
-               "table 'nc' has no 'connector' option: add WITH ('connector' = "
-               "'...'), e.g. 'nexmark', 'datagen', 'filesystem', 'print' or "
-               "'blackhole'",
-               1, 14);
+               SL_EBIND, 1, 38);
+  expect_error("CREATE TABLE nc (a INT)", SL_EBIND, 1, 14);
   expect_error("CREATE TABLE t (a INT) WITH ('connector' = 'datagen')",
-               SL_ECATALOG,
-               "table 't' already exists (DROP TABLE t first, or use CREATE "
-               "TABLE IF NOT EXISTS)",
-               1, 14);
-  expect_error("CREATE VIEW v (a, b) AS SELECT auction FROM bid", SL_EBIND,
-               "view 'v' has 2 column names but its query returns 1 column", 1,
+               SL_ECATALOG, 1, 14);
+  expect_error("CREATE VIEW v (a, b) AS SELECT auction FROM bid", SL_EBIND, 1,
                13);
-  expect_error("DESCRIBE bidd", SL_ECATALOG,
-               "unknown table 'bidd' (did you mean 'bid'?)", 1, 10);
-  expect_error("DROP TABLE bid", SL_ECATALOG,
-               "'bid' is a view, not a table; use DROP VIEW bid", 1, 12);
+  expect_error("DESCRIBE bidd", SL_ECATALOG, 1, 10);
+  expect_error("DROP TABLE bid", SL_ECATALOG, 1, 12);
   expect_error("CREATE FUNCTION count_char AS "
                "'com.github.nexmark.flink.udf.CountChar'",
-               SL_EUNSUPPORTED,
-               "user-defined functions (Java class "
-               "'com.github.nexmark.flink.udf.CountChar') are not supported; "
-               "Sluice has built-in functions only (SHOW FUNCTIONS lists "
-               "them)",
-               1, 1);
-  expect_error("SELECT 99999999999999999999", SL_EBIND,
-               "integer literal 99999999999999999999 is out of range for "
-               "BIGINT; write it as a DECIMAL (99999999999999999999.0)",
-               1, 8);
-  expect_error(
-      "SELECT CAST(price AS TIMESTAMP(3)) FROM bid", SL_EBIND,
-      "cannot CAST BIGINT to TIMESTAMP(3): use TO_TIMESTAMP_LTZ(value, "
-      "3) for epoch milliseconds",
-      1, 8);
+               SL_EUNSUPPORTED, 1, 1);
+  expect_error("SELECT 99999999999999999999", SL_EBIND, 1, 8);
+  expect_error("SELECT CAST(price AS TIMESTAMP(3)) FROM bid", SL_EBIND, 1, 8);
   expect_error("SELECT TUMBLE_START(dateTime, INTERVAL '5' SECOND), COUNT(*) "
                "FROM bid GROUP BY TUMBLE(dateTime, INTERVAL '10' SECOND)",
-               SL_EBIND,
-               "TUMBLE_START(...) must have the same arguments as the GROUP "
-               "BY TUMBLE(...) window",
-               1, 8);
+               SL_EBIND, 1, 8);
   expect_error("SELECT TUMBLE_START(dateTime, INTERVAL '5' SECOND) FROM bid",
-               SL_EBIND,
-               "TUMBLE_START needs GROUP BY TUMBLE(...) with the same "
-               "arguments",
-               1, 8);
-  expect_error("SELECT ROW_NUMBER() FROM bid", SL_EBIND,
-               "ROW_NUMBER needs an OVER (PARTITION BY ... ORDER BY ...) "
-               "clause",
-               1, 8);
+               SL_EBIND, 1, 8);
+  expect_error("SELECT ROW_NUMBER() FROM bid", SL_EBIND, 1, 8);
   expect_error("SELECT * FROM bid WHERE ROW_NUMBER() OVER (ORDER BY price) = "
                "1",
-               SL_EBIND,
-               "window function ROW_NUMBER(...) OVER is not allowed in WHERE; "
-               "compute it in a subquery's SELECT list",
-               1, 25);
+               SL_EBIND, 1, 25);
   expect_error("SELECT CASE WHEN price > 1 THEN 1 ELSE 'x' END FROM bid",
-               SL_EBIND, "CASE results have no common type: INT, CHAR(1)", 1,
-               8);
+               SL_EBIND, 1, 8);
   expect_error("SELECT * FROM TABLE(HOP(TABLE bid, DESCRIPTOR(dateTime), "
                "INTERVAL '3' SECOND, INTERVAL '10' SECOND))",
-               SL_EBIND,
-               "HOP size (10000 ms) must be an integral multiple of the slide "
-               "(3000 ms)",
-               1, 15);
+               SL_EBIND, 1, 15);
   expect_error("SELECT * FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(price), "
                "INTERVAL '10' SECOND))",
-               SL_EBIND,
-               "window function TUMBLE needs a time attribute: column 'price' "
-               "of table 'bid' is BIGINT, not a TIMESTAMP with a WATERMARK "
-               "(or PROCTIME())",
-               1, 50);
-  expect_error("SELECT bid.pricee FROM datagen", SL_EBIND,
-               "unknown field 'pricee' in 'bid' (did you mean 'price'?)", 1,
-               12);
-  expect_error("SELECT Bx.price FROM bid B", SL_EBIND,
-               "unknown table or column 'Bx' in 'Bx.price' (did you mean "
-               "'B'?)",
-               1, 8);
-  expect_error("SELECT upper(price) FROM bid", SL_EBIND,
-               "UPPER expects a string argument, got BIGINT", 1, 14);
-  expect_error("SELECT * FROM bid WHERE channel LIKE 5", SL_EBIND,
-               "LIKE needs string operands, got INT in (channel LIKE 5)", 1,
-               38);
+               SL_EBIND, 1, 50);
+  expect_error("SELECT bid.pricee FROM datagen", SL_EBIND, 1, 12);
+  expect_error("SELECT Bx.price FROM bid B", SL_EBIND, 1, 8);
+  expect_error("SELECT upper(price) FROM bid", SL_EBIND, 1, 14);
+  expect_error("SELECT * FROM bid WHERE channel LIKE 5", SL_EBIND, 1, 38);
   /* errors inside a view's stored text point at the view reference */
   sl_catalog *saved = cat;
   cat = sl_catalog_new();
@@ -524,10 +436,7 @@ static void test_errors(void **state) {
                                &err),
                    SL_OK);
   assert_true(sl_catalog_drop(cat, "base"));
-  expect_error("SELECT *\nFROM   v1", SL_EBIND,
-               "in view 'v1': unknown table 'base' (SHOW TABLES lists the "
-               "tables)",
-               2, 8);
+  expect_error("SELECT *\nFROM   v1", SL_EBIND, 2, 8);
   sl_error_clear(&err);
   sl_catalog_free(cat);
   cat = saved;
@@ -582,7 +491,7 @@ int main(void) {
       cmocka_unit_test(test_aggregates),
       cmocka_unit_test(test_windows),
       cmocka_unit_test(test_statements),
-      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_error_positions),
       cmocka_unit_test(test_example_files),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
