@@ -31,7 +31,7 @@
 #include "sluice/common/arena.h"
 #include "sluice/common/error.h"
 #include "sluice/row/row.h"
-#include "sluice/session/session.h"
+#include "sluice/connectors/result_sink.h"
 
 /* The flattened physical columns of a table (leaves of ROW columns, in
  * declaration order, computed columns left out).  Arrays in arena a. */

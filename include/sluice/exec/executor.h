@@ -28,7 +28,7 @@
 #include "sluice/common/error.h"
 #include "sluice/common/settings.h"
 #include "sluice/planner/plan.h"
-#include "sluice/session/session.h"
+#include "sluice/connectors/result_sink.h"
 
 /* sl_query_stats is defined in plan.h (EXPLAIN ANALYZE prints it). */
 
