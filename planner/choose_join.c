@@ -617,18 +617,37 @@ static int choose_updating(sl_staged_plan *sp, const sl_strategy_inputs *in,
 
 int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
                         sl_arena *arena, sl_error *err) {
-  (void)err;
   sl_staged_plan *sp = plan->staged;
   sp->join_strategy = SL_JOIN_SINGLE;
   sp->local_leaf = sp->bcast_leaf = -1;
   sp->nroute = 0;
   sp->join_why = NULL;
-  if (nodes <= 1)
-    return SL_OK;
   const char *want = sl_settings_get(in->settings, "sluice.join-strategy");
   const char *strategy = sl_settings_get(in->settings, "sluice.strategy");
+  /* 'sluice.strategy' = 'broadcast' asks only for this (a leaf's aggregate
+   * has no broadcast, choose_strategy.c): where the join cannot honour it,
+   * it is refused, never run as something else. */
+  bool bcast = strategy && !strcmp(strategy, "broadcast");
+  if (bcast && want && strcmp(want, "auto") && strcmp(want, "broadcast"))
+    return sl_error_set(
+        err, SL_EUNSUPPORTED,
+        "SET 'sluice.strategy' = 'broadcast' asks a multi-stage join to "
+        "send its smaller side to every node, but SET "
+        "'sluice.join-strategy' = '%s' asks for another: set one of them "
+        "('sluice.join-strategy' = 'broadcast', or 'sluice.strategy' = "
+        "'auto')",
+        want);
+  if (bcast && nodes <= 1)
+    return sl_error_set(
+        err, SL_EUNSUPPORTED,
+        "SET 'sluice.strategy' = 'broadcast' sends the smaller side of a "
+        "multi-stage join to every node, but this query runs on one "
+        "(sluice.nodes = 1): SET 'sluice.nodes' to 2 or more, or use "
+        "'auto', 'late-merge' or 'repartition'");
+  if (nodes <= 1)
+    return SL_OK;
   if (!want || !strcmp(want, "auto"))
-    want = strategy && !strcmp(strategy, "broadcast") ? "broadcast" : "auto";
+    want = bcast ? "broadcast" : "auto";
   if (!strcmp(want, "single")) {
     sp->join_why = "forced by SET 'sluice.join-strategy'";
     return SL_OK;

@@ -165,9 +165,18 @@ int sl_plan_choose_strategy(sl_plan *plan, const sl_strategy_inputs *in,
   *why = NULL;
   if (plan->kind != SL_PLAN_AGGREGATE)
     return SL_OK;
-  if (!want || strcmp(want, "auto") == 0 ||
-      (in->staged_leaf && strcmp(want, "broadcast") == 0)) {
+  bool join_broadcast = in->staged_leaf && want && !strcmp(want, "broadcast");
+  if (!want || strcmp(want, "auto") == 0 || join_broadcast) {
     auto_strategy(plan, in, arena, why);
+    /* 'broadcast' is how the stages' join meets (choose_join.c); a leaf's
+     * aggregate has no broadcast, so its own strategy is chosen as for
+     * 'auto' -- said here, not silently. */
+    if (join_broadcast)
+      *why = sl_arena_printf(
+          arena,
+          "auto, since 'sluice.strategy' = 'broadcast' applies to the "
+          "stages' join, not to a leaf's aggregate%s%s",
+          *why ? ": " : "", *why ? *why : "");
     /* sampling and calibration stop early on Ctrl-C and .timeout */
     return sl_interrupt_pending()
                ? sl_error_set(err, SL_ECANCELLED, "query cancelled")

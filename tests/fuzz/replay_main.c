@@ -4,7 +4,10 @@
  * on (tests/fuzz/regressions) stay fixed in every build, with gcc and
  * without sanitizers too.
  *
- *   fuzz_X_replay FILE|DIR...     replay; exit 0 when nothing aborted
+ *   fuzz_X_replay FILE|DIR...     replay; exit 0 when nothing aborted and
+ *                                 every DIR held at least one input (an
+ *                                 empty or missing corpus replays nothing,
+ *                                 which must not pass as a replay)
  *   fuzz_X_replay --seeds DIR     write the target's seed inputs into DIR
  *                                 (targets that make their own) */
 #include <dirent.h>
@@ -94,9 +97,15 @@ int main(int argc, char **argv) {
   int rc = 0, count = 0;
   for (int i = 1; i < argc; i++) {
     struct stat st;
-    if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+    if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+      int before = count;
       rc |= replay_dir(argv[i], &count);
-    else {
+      if (count == before) {
+        fprintf(stderr, "replay: %s holds no inputs (nothing replayed)\n",
+                argv[i]);
+        rc = -1;
+      }
+    } else {
       rc |= replay_file(argv[i]);
       count++;
     }

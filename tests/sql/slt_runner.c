@@ -17,13 +17,27 @@
  *   1	one                          <- one row per line, cells separated by
  *   2	NULL                            a tab, SQL NULL written NULL
  *
+ *   query I
+ *   SELECT 1 WHERE false
+ *   ----
+ *   (no rows)                      <- the one way to expect an empty result
+ *
  * A record ends at a blank line.  EXPLAIN output (free text) compares as one
  * row per line.  `--set key=value` applies a setting before each file, so
  * CMake runs every file at several worker counts and with the JIT on and off.
  *
+ * A record that cannot fail is an error, reported at its file:line: a query
+ * with no "----" or nothing under it (an empty result is written
+ * "(no rows)"), a `statement error` with no expected message, and a file
+ * with no records at all.
+ *
  * --run-examples FILE...: runs the files in one session as a user would;
- * every statement must succeed (results are not compared here: examples
- * are checked against independent computations in tests/differential).
+ * every statement must succeed.  Results are not compared here.  Of the
+ * examples, tests/differential compares with sqlite3 the published texts of
+ * examples/ysb.sql and NEXMark q3, q4, q5, q7, q8, q9, q10, q13, q15-q20
+ * and q23, and q11's SELECT written out in run_differential.sh; q0, q1, q2,
+ * q12, q14, q21, q22, quickstart.sql and nexmark_windows.sql are only run
+ * (they must succeed), their rows checked by nothing.
  * --explain-examples FILE...: the same, except that queries and INSERTs run
  * as EXPLAIN (parse + bind), for examples Sluice cannot run yet.
  *
@@ -109,6 +123,10 @@ static int on_notice(void *ctx, const char *text) {
   (void)ctx, (void)text;
   return SL_OK;
 }
+
+/* The expected block of a query whose result is empty (a blank line ends
+ * the block, so an empty result needs a line that says so). */
+#define NO_ROWS "(no rows)"
 
 /* ---- reading records ----------------------------------------------------- */
 
@@ -208,6 +226,31 @@ static int run_sql(sl_session *s, const char *sql, int first_line,
   return rc;
 }
 
+/* What makes a record unable to fail, or NULL when it can.  A query's
+ * sole expected line "(no rows)" becomes the empty result it stands for. */
+static const char *record_problem(bool is_query, bool expect_error,
+                                  bool has_expected, int sql_line,
+                                  collected *expected) {
+  if (!sql_line)
+    return "the record has no SQL";
+  if (expect_error && expected->nrows == 0)
+    return "'statement error' without the expected message: add '----' and "
+           "a line the error message must contain";
+  if (!is_query)
+    return NULL;
+  if (!has_expected || expected->nrows == 0)
+    return "query without expected results: add '----' and the rows, or "
+           "'(no rows)' for an empty result";
+  bool marker = false;
+  for (int i = 0; i < expected->nrows; i++)
+    marker |= strcmp(expected->rows[i], NO_ROWS) == 0;
+  if (marker && expected->nrows > 1)
+    return "'" NO_ROWS "' must be the only line of an expected result";
+  if (marker)
+    clear_rows(expected);
+  return NULL;
+}
+
 static void run_file(const char *path, int nsets, char **sets, stats *st) {
   size_t len;
   char *data = read_file(path, &len);
@@ -238,6 +281,7 @@ static void run_file(const char *path, int nsets, char **sets, stats *st) {
 
   char *line;
   int lineno;
+  int nrecords = 0;
   while (next_line(&r, &line, &lineno)) {
     if (blank(line) || line[0] == '#') {
       free(line);
@@ -289,11 +333,19 @@ static void run_file(const char *path, int nsets, char **sets, stats *st) {
       }
     }
 
+    nrecords++;
+    const char *malformed = record_problem(is_query, expect_error, has_expected,
+                                           sql_line, &expected);
+
     collected got = {0};
     sl_error err = {0};
     int rc = run_sql(s, sl_strbuf_cstr(&sql), sql_line, &got, &err);
     bool ok = true;
-    if (expect_error) {
+    if (malformed) {
+      /* Run anyway, so the records after it see the same session. */
+      fprintf(stderr, "%s:%d: %s\n", path, record_line, malformed);
+      ok = false;
+    } else if (expect_error) {
       if (rc == SL_OK) {
         fprintf(stderr, "%s:%d: statement should have failed but succeeded\n",
                 path, record_line);
@@ -338,6 +390,11 @@ static void run_file(const char *path, int nsets, char **sets, stats *st) {
     clear_rows(&expected);
     sl_strbuf_free(&sql);
   }
+  if (nrecords == 0) {
+    fprintf(stderr, "%s:%d: the file has no records (nothing was tested)\n",
+            path, r.line);
+    st->failed++;
+  }
   sl_session_free(s);
   free(data);
 }
@@ -356,11 +413,13 @@ static void explain_examples(int nfiles, char **files, bool run, stats *st) {
     }
     size_t pos = 0;
     int line = 1;
+    int nstatements = 0;
     for (;;) {
       size_t skip = 0;
       size_t n = sl_sql_next_statement(data + pos, len - pos, &skip);
       if (n == 0)
         break;
+      nstatements++;
       for (size_t i = 0; i < skip; i++)
         if (data[pos + i] == '\n')
           line++;
@@ -398,6 +457,11 @@ static void explain_examples(int nfiles, char **files, bool run, stats *st) {
       sl_error_clear(&err);
       clear_rows(&got);
       sl_strbuf_free(&sql);
+    }
+    if (nstatements == 0) {
+      fprintf(stderr, "%s:%d: the file has no statements (nothing was run)\n",
+              files[f], line);
+      st->failed++;
     }
     free(data);
   }

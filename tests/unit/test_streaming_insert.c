@@ -232,6 +232,70 @@ static void test_parts_roll_by_interval(void **state) {
   check_after_stop(f);
 }
 
+static double monotonic_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 'check-interval' is how often the rollover interval is checked (Flink's
+ * filesystem connector): with parts due after 20 ms but checked once a
+ * second, a part rolls at most once a second.  Checking at every batch
+ * instead (the option ignored) rolls tens of parts a second; not reading it
+ * (the default, 1 min) rolls none before the stop. */
+static void test_check_interval_paces_rolls(void **state) {
+  fixture *f = *state;
+  make_csv_table(f, "n BIGINT",
+                 ", 'sink.rolling-policy.rollover-interval' = '20 ms', "
+                 "'sink.rolling-policy.check-interval' = '1 s'");
+  running r;
+  double t0 = monotonic_seconds();
+  start(&r, f->writer, "INSERT INTO out SELECT n FROM seq");
+  parts p = wait_for_parts(f->table_dir, 1);
+  assert_true(p.visible >= 1); /* a check rolled the first part */
+  nap_ms(2000);
+  p = look(f->table_dir);
+  double elapsed = monotonic_seconds() - t0;
+  stop(&r);
+  /* One roll per whole second at most, and the part the stop finishes. */
+  if (p.visible > (int)elapsed + 1)
+    fail_msg("%d parts rolled in %.1f s with a check-interval of 1 s",
+             p.visible, elapsed);
+  check_after_stop(f);
+}
+
+/* The same in a PARTITIONED BY table (q10's sink): each partition's part
+ * is checked once a second.  One partition, committed only after an hour,
+ * so that nothing but the rolling policy finishes its parts. */
+static void test_check_interval_paces_partition_rolls(void **state) {
+  fixture *f = *state;
+  char sql[2048];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE out (n BIGINT, dt STRING) PARTITIONED BY (dt) WITH "
+           "('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv', "
+           "'sink.partition-commit.delay' = '1 h', "
+           "'sink.rolling-policy.rollover-interval' = '20 ms', "
+           "'sink.rolling-policy.check-interval' = '1 s')",
+           f->table_dir);
+  run_sql(f->writer, sql);
+  run_sql(f->reader, sql);
+  char part_dir[700];
+  snprintf(part_dir, sizeof part_dir, "%s/dt=d", f->table_dir);
+  running r;
+  double t0 = monotonic_seconds();
+  start(&r, f->writer, "INSERT INTO out SELECT n, 'd' FROM seq");
+  parts p = wait_for_parts(part_dir, 1);
+  assert_true(p.visible >= 1);
+  nap_ms(2000);
+  p = look(part_dir);
+  double elapsed = monotonic_seconds() - t0;
+  stop(&r);
+  if (p.visible > (int)elapsed + 1)
+    fail_msg("%d parts rolled in %.1f s with a check-interval of 1 s",
+             p.visible, elapsed);
+  assert_true(p.all_whole);
+}
+
 /* Parts roll by size: none grows past 'file-size' by more than a row. */
 static void test_parts_roll_by_size(void **state) {
   fixture *f = *state;
@@ -346,6 +410,10 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_parts_roll_by_interval, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_check_interval_paces_rolls, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_check_interval_paces_partition_rolls,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_parts_roll_by_size, setup, teardown),
       cmocka_unit_test_setup_teardown(test_parts_per_window, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stop_keeps_open_part, setup,
