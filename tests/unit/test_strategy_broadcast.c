@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/session.h"
-#include "sluice/strbuf.h"
+#include "sluice/session/session.h"
+#include "sluice/common/strbuf.h"
 
 static int on_text(void *ctx, const char *text) {
   sl_strbuf_append(ctx, text);
