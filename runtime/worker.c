@@ -800,6 +800,8 @@ static int process_rows(worker_state *s, const sl_buffer *buf,
 }
 
 static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n);
+static int process_steps(worker_state *s, const sl_buffer *in, uint32_t n,
+                         bool *back);
 
 /* The WATERMARK expression of input rows 0..n (s->sel is 0..n-1 here). */
 static int eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n) {
@@ -1070,7 +1072,26 @@ static int process_buffer(worker_state *s, const sl_buffer *in) {
   return rc == SL_OK ? write_late_rows(s) : rc;
 }
 
+/* The pipeline over a buffer's rows sel[0..n), counted for EXPLAIN ANALYZE
+ * and 'sluice.jit' = 'require' (worker.jit_*): with the JIT's functions,
+ * did the whole buffer run compiled, or did a step hand it back to the
+ * interpreter (SL_JIT_RETRY, or window rows partly late)? */
 static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
+  bool back = s->q->jit && s->partly_late;
+  int rc = process_steps(s, in, n, &back);
+  worker *w = s->w;
+  if (s->q->jit && back) {
+    w->jit_back_buffers++;
+    w->jit_back_rows += n;
+  } else if (s->q->jit) {
+    w->jit_buffers++;
+    w->jit_rows += n;
+  }
+  return rc;
+}
+
+static int process_steps(worker_state *s, const sl_buffer *in, uint32_t n,
+                         bool *back) {
   exec_query *q = s->q;
   int rc;
   /* The kernels compute the watermark unless it was (into scratch then:
@@ -1084,6 +1105,7 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
     rc = sl_worker_jit_lookup(s, in, n, wm_out);
     if (rc != SL_JIT_RETRY)
       return rc;
+    *back = true;
   }
   if (q->k_main && !q->join && compiled) {
     /* the whole pipeline up to the state (or the output) in one loop */
@@ -1091,6 +1113,7 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
     rc = sl_worker_jit_main(s, in, s->sel, n, wm_out, &s->w->rows_filtered);
     if (rc != SL_JIT_RETRY)
       return rc;
+    *back = true;
   }
   /* A join: the stream filter and the join keys in one compiled loop */
   const sl_buffer *pre = NULL;
@@ -1106,6 +1129,7 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
       pre = &s->keys;
     } else {
       sl_buffer_clear(&s->keys);
+      *back = true;
     }
   }
   /* Handed back (or not compiled): the interpreter, from the watermark on */
@@ -1144,6 +1168,7 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
           return rc;
         continue;
       }
+      *back = true;
     }
     if (q->post_join_filter) {
       rc = sl_expr_filter(q->post_join_filter, &s->joined, s->sel2, &nj, s->ctx,
