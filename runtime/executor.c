@@ -1401,7 +1401,7 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
     if (coordinator_of_nodes) { /* the slowest node's compile */
       if (ws[i].jit_seconds > stats->jit_seconds)
         stats->jit_seconds = ws[i].jit_seconds;
-      if (i == 0)
+      if (!stats->jit_status[0]) /* any node that ran interpreted */
         snprintf(stats->jit_status, sizeof stats->jit_status, "%s",
                  ws[i].jit_status);
     }

@@ -118,6 +118,17 @@ static void test_compiled_buffers_counted(void **state) {
   assert_int_equal(st.jit_rows, 11);
   assert_int_equal(st.jit_back_buffers, 0);
 
+  /* A lookup join without state: the stream's filter and keys, then the
+   * joined rows (900 of alice's), in two compiled loops. */
+  assert_int_equal(run(s,
+                       "SELECT c.user_name, f.n FROM clicks AS c JOIN fanout "
+                       "AS f ON c.user_name = f.user_name WHERE f.n < 3",
+                       &st, &err),
+                   SL_OK);
+  assert_int_equal(st.jit_buffers, 1);
+  assert_int_equal(st.jit_rows, 11);
+  assert_int_equal(st.jit_back_buffers, 0);
+
   sl_strbuf text = SL_STRBUF_INIT;
   assert_int_equal(explain(s, "EXPLAIN ANALYZE " STATELESS, &text, &err),
                    SL_OK);
