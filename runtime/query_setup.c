@@ -468,12 +468,17 @@ int sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
   q->jit_seconds = sl_clock_seconds() - t0;
   int out = SL_OK;
   if (rc != SL_OK) {
-    q->jit_status = sl_arena_printf(&q->arena, "LLVM set-up failed: %s",
-                                    err.message ? err.message : "no message");
+    q->jit_status = sl_arena_printf(
+        &q->arena, "%s%s", rc == SL_ECANCELLED ? "" : "LLVM set-up failed: ",
+        err.message ? err.message : "no message");
     sl_jit_free(q->jit);
     q->jit = NULL;
     q->k_main = q->k_join = q->k_fold = q->k_lookup = q->k_route = NULL;
-    if (jit_required(settings))
+    /* Under 'require' a stopped compile (Ctrl-C) ends the query as
+     * stopped, not as a pipeline that failed to compile. */
+    if (jit_required(settings) && rc == SL_ECANCELLED)
+      out = sl_error_set(qerr, SL_ECANCELLED, "query cancelled");
+    else if (jit_required(settings))
       out = sl_error_set(
           qerr, SL_EINTERNAL,
           "the pipeline reading '%s' should run compiled but did not (%s); "
