@@ -171,6 +171,11 @@ static int on_done(worker *w, const sl_strbuf *p, sl_error *err) {
   w->rows_filtered = st.rows_filtered;
   w->rows_joined = st.rows_joined;
   w->rows_state = st.rows_state;
+  w->jit_buffers = st.jit_buffers;
+  w->jit_rows = st.jit_rows;
+  w->jit_back_buffers = st.jit_back_buffers;
+  w->jit_back_rows = st.jit_back_rows;
+  w->jit_fold_rows_c = st.jit_fold_rows_c;
   w->state_bytes_peak = st.state_bytes_peak;
   w->source_seconds = st.source_seconds;
   w->pipeline_seconds = st.pipeline_seconds;

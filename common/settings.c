@@ -54,13 +54,22 @@ static const known_setting KNOWN[] = {
       "0..N microseconds (timing noise that must not change results)"},
      V_ANY,
      NULL},
+    {{"sluice.debug.jit-fail", "off",
+      "testing only: LLVM fails to compile every pipeline (it is given a "
+      "pass it does not know), as a broken LLVM would"},
+     V_BOOL,
+     NULL},
     {{"sluice.epoch-size", "64mb",
       "input per node between two merges of shared state (late merge)"},
      V_SIZE,
      NULL},
-    {{"sluice.jit", "on", "compile pipelines with LLVM (off: interpreter)"},
+    {{"sluice.jit", "on",
+      "compile pipelines with LLVM: on (a pipeline LLVM fails on runs "
+      "interpreted; EXPLAIN ANALYZE says why), off (interpreter), or "
+      "require (a pipeline EXPLAIN marks compiled that LLVM fails on is an "
+      "error)"},
      V_BOOL,
-     NULL},
+     "require"},
     {{"sluice.jit.dump", "none", "print generated code: none or ir"},
      V_ENUM,
      "none|ir"},
@@ -351,11 +360,13 @@ static int validate(const known_setting *k, const char *v, sl_error *err) {
                           v, k->info.key);
     return SL_OK;
   }
-  case V_BOOL:
-    if (!parse_bool(v, &b))
+  case V_BOOL: /* choices: further words it takes (sluice.jit's require) */
+    if (!parse_bool(v, &b) && !(k->choices && enum_has(k->choices, v)))
       return sl_error_set(err, SL_EINVAL,
-                          "invalid value '%s' for '%s': expected on or off", v,
-                          k->info.key);
+                          "invalid value '%s' for '%s': expected on or "
+                          "off%s%s%s",
+                          v, k->info.key, k->choices ? " (or " : "",
+                          k->choices ? k->choices : "", k->choices ? ")" : "");
     return SL_OK;
   case V_ENUM:
     if (!enum_has(k->choices, v)) {

@@ -1017,8 +1017,13 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
   }
   /* The coordinator of nodes runs no pipeline: the nodes compile theirs
    * (and report it), and compiling here would only take CPU from them. */
-  if (!coordinator_of_nodes)
-    sl_exec_prepare_jit(&q, settings, shell);
+  if (!coordinator_of_nodes) {
+    rc = sl_exec_prepare_jit(&q, settings, shell, err);
+    if (rc != SL_OK) { /* 'sluice.jit' = 'require' and LLVM failed */
+      free_query(&q);
+      return rc;
+    }
+  }
   stats->jit_seconds = q.jit_seconds;
   snprintf(stats->jit_status, sizeof stats->jit_status, "%s",
            q.jit_status ? q.jit_status : "");
@@ -1383,6 +1388,11 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
     stats->rows_filtered += ws[i].rows_filtered;
     stats->rows_joined += ws[i].rows_joined;
     stats->rows_state += ws[i].rows_state;
+    stats->jit_buffers += ws[i].jit_buffers;
+    stats->jit_rows += ws[i].jit_rows;
+    stats->jit_back_buffers += ws[i].jit_back_buffers;
+    stats->jit_back_rows += ws[i].jit_back_rows;
+    stats->jit_fold_rows_c += ws[i].jit_fold_rows_c;
     if (ws[i].state_bytes_peak > stats->state_bytes_peak)
       stats->state_bytes_peak = ws[i].state_bytes_peak;
     stats->source_seconds += ws[i].source_seconds;
@@ -1398,7 +1408,7 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
     if (coordinator_of_nodes) { /* the slowest node's compile */
       if (ws[i].jit_seconds > stats->jit_seconds)
         stats->jit_seconds = ws[i].jit_seconds;
-      if (i == 0)
+      if (!stats->jit_status[0]) /* any node that ran interpreted */
         snprintf(stats->jit_status, sizeof stats->jit_status, "%s",
                  ws[i].jit_status);
     }

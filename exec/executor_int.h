@@ -259,6 +259,11 @@ typedef struct worker {
   uint64_t late, skipped;
   uint64_t input_bytes; /* the source's stats.bytes */
   uint64_t rows_filtered, rows_joined, rows_state, state_bytes_peak;
+  /* With the JIT's functions (worker.c): buffers (and their rows) that ran
+   * compiled whole, those a step handed back to the interpreter, and rows
+   * the compiled fold handed to C (sl_query_stats says more). */
+  uint64_t jit_buffers, jit_rows, jit_back_buffers, jit_back_rows;
+  uint64_t jit_fold_rows_c;
   /* A node of a cluster (coordinator side): its JIT as it reported it. */
   double jit_seconds;
   char jit_status[160];
@@ -308,11 +313,11 @@ extern void *sl_worker_main(void *arg);
 
 /* Setting a query up (query_setup.c), before its workers start: the
  * lookup join's table, layouts and programs; then the JIT's functions
- * (never fails: without them the query runs interpreted, and
- * q->jit_status says why; shell may be NULL). */
+ * (without them the query runs interpreted, and q->jit_status says why;
+ * an error only under 'sluice.jit' = 'require'; shell may be NULL). */
 int sl_exec_prepare(exec_query *q, sl_error *err);
-void sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
-                         sl_result_sink *shell);
+int sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
+                        sl_result_sink *shell, sl_error *err);
 /* The exchange's channels, q->channels (xn x xn; exchange_open.c). */
 int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
                           sl_error *err);

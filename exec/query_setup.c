@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "executor_int.h"
@@ -373,21 +374,34 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
 
 /* ---- the JIT ------------------------------------------------------------ */
 
+/* SET 'sluice.jit' = 'require': the JIT must compile what the planner
+ * marked compilable (sl_jit_plan_status), or the query fails. */
+static bool jit_required(const sl_settings *settings) {
+  const char *v = sl_settings_get(settings, "sluice.jit");
+  return v && strcasecmp(v, "require") == 0;
+}
+
 /* Compile the pipeline's per-record steps (jit.h) when SET 'sluice.jit' is
  * on and every expression is supported; otherwise (or if LLVM fails) the
- * query runs interpreted and q->jit_status says why.  Never fails the
- * query: the interpreter is always there. */
-void sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
-                         sl_result_sink *shell) {
+ * query runs interpreted and q->jit_status says why.  Fails the query only
+ * under 'sluice.jit' = 'require' when LLVM failed on a pipeline the
+ * planner marked compilable: otherwise the interpreter is always there. */
+int sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
+                        sl_result_sink *shell, sl_error *qerr) {
   const sl_plan *plan = q->plan;
   q->jit_status = sl_jit_plan_status(
       &q->arena, plan, sl_settings_get_bool(settings, "sluice.jit", true));
   if (q->jit_status)
-    return;
+    return SL_OK;
   double t0 = sl_clock_seconds();
   sl_error err = {0};
-  int rc =
-      sl_jit_new(&q->jit, sl_settings_get(settings, "sluice.jit.passes"), &err);
+  /* SET 'sluice.debug.jit-fail' = 'on' (tests): LLVM's optimizer is given
+   * a pass it does not know, so compiling fails in LLVM itself. */
+  const char *passes =
+      sl_settings_get_bool(settings, "sluice.debug.jit-fail", false)
+          ? SL_JIT_BROKEN_PASSES
+          : sl_settings_get(settings, "sluice.jit.passes");
+  int rc = sl_jit_new(&q->jit, passes, &err);
   bool stateless = plan->kind == SL_PLAN_STATELESS;
   /* A window aggregate over a lookup join: everything up to the tmp rows
    * in one loop, the table's probe included (a buffer it hands back runs
@@ -452,14 +466,28 @@ void sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
     free(ir);
   }
   q->jit_seconds = sl_clock_seconds() - t0;
+  int out = SL_OK;
   if (rc != SL_OK) {
-    q->jit_status =
-        sl_arena_strdup(&q->arena, err.message ? err.message : "JIT failed");
+    q->jit_status = sl_arena_printf(
+        &q->arena, "%s%s", rc == SL_ECANCELLED ? "" : "LLVM set-up failed: ",
+        err.message ? err.message : "no message");
     sl_jit_free(q->jit);
     q->jit = NULL;
     q->k_main = q->k_join = q->k_fold = q->k_lookup = q->k_route = NULL;
+    /* Under 'require' a stopped compile (Ctrl-C) ends the query as
+     * stopped, not as a pipeline that failed to compile. */
+    if (jit_required(settings) && rc == SL_ECANCELLED)
+      out = sl_error_set(qerr, SL_ECANCELLED, "query cancelled");
+    else if (jit_required(settings))
+      out = sl_error_set(
+          qerr, SL_EINTERNAL,
+          "the pipeline reading '%s' should run compiled but did not (%s); "
+          "SET 'sluice.jit' = 'on' lets it run interpreted",
+          plan->inputs[0].table ? plan->inputs[0].table->name : "?",
+          q->jit_status);
   }
   sl_error_clear(&err);
+  return out;
 }
 
 /* ---- limits ------------------------------------------------------------- */

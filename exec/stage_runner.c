@@ -370,6 +370,11 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
   t->merge_seconds += s->merge_seconds;
   t->emit_seconds += s->emit_seconds;
   t->jit_seconds += s->jit_seconds;
+  t->jit_buffers += s->jit_buffers;
+  t->jit_rows += s->jit_rows;
+  t->jit_back_buffers += s->jit_back_buffers;
+  t->jit_back_rows += s->jit_back_rows;
+  t->jit_fold_rows_c += s->jit_fold_rows_c;
   t->exchange_rows += s->exchange_rows;
   t->exchange_bytes += s->exchange_bytes;
   t->input_bytes += s->input_bytes; /* each leaf holds its own input */

@@ -793,6 +793,14 @@ static int process_rows(worker_state *s, const sl_buffer *buf,
 }
 
 static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n);
+/* What the JIT's functions did with one buffer (process_filtered). */
+typedef struct jit_use {
+  bool ran;  /* a compiled function did (its share of) the step */
+  bool back; /* a compiled step was handed back to, or left to, the
+              * interpreter */
+} jit_use;
+static int process_steps(worker_state *s, const sl_buffer *in, uint32_t n,
+                         jit_use *use);
 
 /* The WATERMARK expression of input rows 0..n (s->sel is 0..n-1 here). */
 static int eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n) {
@@ -1063,7 +1071,27 @@ static int process_buffer(worker_state *s, const sl_buffer *in) {
   return rc == SL_OK ? write_late_rows(s) : rc;
 }
 
+/* The pipeline over a buffer's rows sel[0..n), counted for EXPLAIN ANALYZE
+ * (worker.jit_*): with the JIT's functions, a buffer ran compiled when
+ * compiled functions did every step of it; otherwise a step handed it back
+ * to the interpreter (SL_JIT_RETRY: an error to report, rows that do not
+ * fit) or left it there (window rows partly late). */
 static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
+  jit_use use = {false, false};
+  int rc = process_steps(s, in, n, &use);
+  worker *w = s->w;
+  if (s->q->jit && use.ran && !use.back) {
+    w->jit_buffers++;
+    w->jit_rows += n;
+  } else if (s->q->jit) {
+    w->jit_back_buffers++;
+    w->jit_back_rows += n;
+  }
+  return rc;
+}
+
+static int process_steps(worker_state *s, const sl_buffer *in, uint32_t n,
+                         jit_use *use) {
   exec_query *q = s->q;
   int rc;
   /* The kernels compute the watermark unless it was (into scratch then:
@@ -1075,16 +1103,22 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
   bool compiled = !s->partly_late;
   if (q->k_lookup && compiled) {
     rc = sl_worker_jit_lookup(s, in, n, wm_out);
-    if (rc != SL_JIT_RETRY)
+    use->ran = rc != SL_JIT_RETRY;
+    if (use->ran)
       return rc;
   }
   if (q->k_main && !q->join && compiled) {
     /* the whole pipeline up to the state (or the output) in one loop */
     s->origin = NULL;
     rc = sl_worker_jit_main(s, in, s->sel, n, wm_out, &s->w->rows_filtered);
-    if (rc != SL_JIT_RETRY)
+    use->ran = rc != SL_JIT_RETRY;
+    if (use->ran)
       return rc;
   }
+  /* Without a join, the interpreter does the whole step from here; with
+   * one, each compiled loop below says what it did. */
+  if (!q->join && q->jit)
+    use->back = true;
   /* A join: the stream filter and the join keys in one compiled loop */
   const sl_buffer *pre = NULL;
   if (q->k_join) {
@@ -1097,8 +1131,10 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
         memcpy(s->sel, s->jsel, sizeof(uint32_t) * nf);
       n = nf;
       pre = &s->keys;
+      use->ran = true;
     } else {
       sl_buffer_clear(&s->keys);
+      use->back = true;
     }
   }
   /* Handed back (or not compiled): the interpreter, from the watermark on */
@@ -1133,11 +1169,14 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
       rc = sl_worker_jit_main(s, &s->joined, s->sel2, nj, NULL,
                               &s->w->rows_joined);
       if (rc != SL_JIT_RETRY) {
+        use->ran = true;
         if (rc != SL_OK)
           return rc;
         continue;
       }
     }
+    if (q->jit)
+      use->back = true; /* these joined rows: the interpreter */
     if (q->post_join_filter) {
       rc = sl_expr_filter(q->post_join_filter, &s->joined, s->sel2, &nj, s->ctx,
                           &s->w->err);

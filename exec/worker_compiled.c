@@ -46,6 +46,7 @@ int sl_worker_fold_tmp_compiled(worker_state *s, const uint32_t *sel) {
     }
     if (done == SL_OK)
       return SL_OK;
+    s->w->jit_fold_rows_c++;
     uint32_t r = c.pos;
     uint32_t input_row = s->origin ? s->origin[sel[r]] : sel[r];
     sl_worker_advance_watermark(s, input_row);

@@ -189,9 +189,18 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
   bool route = !why && workers > 1 && !sl_jit_route_status(p);
   /* subtrees the compiled code hands to the interpreter, per row */
   const char *interp = why ? NULL : sl_jit_plan_interpreted(a, p);
+  /* After a run: how many buffers really ran compiled, and how many a
+   * compiled step handed back to the interpreter (worker.c) */
+  const char *ran = "";
+  if (st && !why)
+    ran = sl_arena_printf(
+        a, ", %llu of %llu buffers; %llu handed back",
+        (unsigned long long)st->jit_buffers,
+        (unsigned long long)(st->jit_buffers + st->jit_back_buffers),
+        (unsigned long long)st->jit_back_buffers);
   pipe->detail = sl_arena_printf(
-      a, "[%s%s%s%s%s, %d worker%s, each on its own share of the stream]",
-      why ? sl_arena_printf(a, "interpreted: %s", why) : "compiled",
+      a, "[%s%s%s%s%s%s, %d worker%s, each on its own share of the stream]",
+      why ? sl_arena_printf(a, "interpreted: %s", why) : "compiled", ran,
       interp ? sl_arena_printf(a, " (%s through the interpreter)", interp) : "",
       probe ? ", join probe compiled" : "",
       state ? ", state update compiled" : "", route ? ", routing compiled" : "",
@@ -206,9 +215,18 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
   if (why)
     sl_xnode_attr(a, pipe, "interpreted_because", why);
   sl_xnode_attr(a, pipe, "workers", sl_arena_printf(a, "%d", workers));
-  if (st && !why)
+  if (st && !why) {
     sl_xnode_actual(a, pipe, "JIT compile time",
                     sl_arena_printf(a, "%.1f ms", st->jit_seconds * 1000));
+    sl_xnode_actual(a, pipe, "buffers compiled", count(a, st->jit_buffers));
+    sl_xnode_actual(a, pipe, "rows compiled", count(a, st->jit_rows));
+    sl_xnode_actual(a, pipe, "buffers handed back",
+                    count(a, st->jit_back_buffers));
+    sl_xnode_actual(a, pipe, "rows handed back", count(a, st->jit_back_rows));
+    if (st->jit_fold_rows_c)
+      sl_xnode_actual(a, pipe, "rows the state update handed to C",
+                      count(a, st->jit_fold_rows_c));
+  }
   if (st) {
     sl_xnode_actual(a, pipe, "time in operators",
                     secs(a, st->pipeline_seconds));

@@ -49,6 +49,9 @@ static const pipeline PIPELINES[] = {
     {"O3", "default<O3>", LLVMCodeGenLevelAggressive},
     {"light", "sroa,early-cse,instcombine,simplifycfg", LLVMCodeGenLevelLess},
     {"fast", "sroa,early-cse,simplifycfg", LLVMCodeGenLevelNone},
+    /* Not a setting's value: a pass LLVM does not know, so that tests can
+     * make LLVM itself fail (SL_JIT_BROKEN_PASSES, jit.h). */
+    {SL_JIT_BROKEN_PASSES, "sluice-debug-no-such-pass", LLVMCodeGenLevelNone},
 };
 #define DEFAULT_PIPELINE "light"
 

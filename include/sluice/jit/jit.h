@@ -64,7 +64,10 @@ bool sl_jit_supports(const sl_expr_prog *p, char *why, size_t whylen);
 
 /* A new, empty JIT with the named optimization pipeline: "default" (or
  * NULL: the chosen one, see jit_engine.c), "O0", "O1", "O2", "O3",
- * "light" or "fast" (SET 'sluice.jit.passes'). */
+ * "light" or "fast" (SET 'sluice.jit.passes'); or SL_JIT_BROKEN_PASSES,
+ * a pipeline LLVM refuses when compiling (SET 'sluice.debug.jit-fail':
+ * tests of what happens when LLVM fails). */
+#define SL_JIT_BROKEN_PASSES "debug-broken"
 int sl_jit_new(sl_jit **out, const char *passes, sl_error *err);
 void sl_jit_free(sl_jit *j);
 bool sl_jit_pipeline_known(const char *name);

@@ -492,6 +492,13 @@ typedef struct sl_query_stats {
   double jit_seconds;        /* building and compiling the JIT's kernels */
   char jit_status[160];      /* why the pipeline ran interpreted; "" when
                               * it ran compiled */
+  /* With the JIT's functions: buffers (rows) the compiled pipeline ran
+   * whole, buffers (rows) a step handed back to the interpreter (a runtime
+   * error to report, rows that do not fit, window rows partly late), and
+   * rows the compiled state update handed to C (another slice, a NULL
+   * event time, an overflow). */
+  uint64_t jit_buffers, jit_rows, jit_back_buffers, jit_back_rows;
+  uint64_t jit_fold_rows_c;
   int workers;
 } sl_query_stats;
 

@@ -1,0 +1,213 @@
+/* test_jit_ran.c - a query run with the JIT on really runs compiled, and
+ * says so truthfully (runtime/query_setup.c, worker.c, explain_plan.c):
+ * the buffers that ran compiled and those handed back to the interpreter
+ * are counted; when LLVM fails (SET 'sluice.debug.jit-fail' makes it fail
+ * in its optimizer), EXPLAIN ANALYZE says the pipeline ran interpreted and
+ * why, and 'sluice.jit' = 'require' makes it an error.  Expected counts
+ * come from tests/sql/data/clicks.csv (11 rows, 1 buffer at 1 worker) and
+ * fanout.csv (alice matches 300 table rows). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice/binder.h"
+#include "sluice/executor.h"
+#include "sluice/parser.h"
+#include "sluice/plan.h"
+#include "sluice/session.h"
+#include "sluice/strbuf.h"
+
+static void exec_ok(sl_session *s, const char *sql) {
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sl_error err = {0};
+  if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) != SL_OK)
+    fail_msg("%s: %s", sql, err.message);
+}
+
+/* Plan and run sql; returns the status and fills stats. */
+static int run(sl_session *s, const char *sql, sl_query_stats *st,
+               sl_error *err) {
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  char *text = sl_arena_strdup(&a, sql);
+  sl_stmt *stmt;
+  sl_bound_stmt *b = NULL;
+  sl_plan *plan;
+  uint64_t rows = 0;
+  sl_result_sink sink = sl_result_sink_discard(&rows);
+  memset(st, 0, sizeof *st);
+  int rc = sl_parse_one(&a, text, strlen(text), 1, &stmt, err);
+  if (rc == SL_OK)
+    rc = sl_bind(&a, sl_session_catalog(s), stmt, text, 1, &b, err);
+  if (rc == SL_OK)
+    rc = sl_plan_build(&a, b, &plan, err);
+  if (rc == SL_OK)
+    rc = sl_execute(plan, sl_session_settings(s), &sink, st, err);
+  if (b)
+    sl_bound_stmt_release(b);
+  sl_arena_free(&a);
+  return rc;
+}
+
+static int keep_text(void *c, const char *t) {
+  sl_strbuf_append(c, t);
+  return SL_OK;
+}
+
+/* EXPLAIN ANALYZE sql's text into out (the status returned). */
+static int explain(sl_session *s, const char *sql, sl_strbuf *out,
+                   sl_error *err) {
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sink.ctx = out;
+  sink.text = keep_text;
+  return sl_session_execute(s, sql, strlen(sql), 1, &sink, err);
+}
+
+static sl_session *clicks_session(void) {
+  const char *dir = getenv("SLUICE_SOURCE_DIR");
+  char sql[1024];
+  sl_session *s = sl_session_new();
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE clicks (user_name STRING, url STRING, price INT, ts "
+           "TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH "
+           "('connector' = 'filesystem', 'path' = "
+           "'%s/tests/sql/data/clicks.csv', 'format' = 'csv')",
+           dir ? dir : ".");
+  exec_ok(s, sql);
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE fanout (user_name STRING, n INT) WITH ('connector' "
+           "= 'filesystem', 'path' = '%s/tests/sql/data/fanout.csv', "
+           "'format' = 'csv')",
+           dir ? dir : ".");
+  exec_ok(s, sql);
+  exec_ok(s, "SET 'parallelism.default' = '1'");
+  exec_ok(s, "SET 'sluice.jit' = 'require'");
+  return s;
+}
+
+#define STATELESS "SELECT user_name, price * 3 - 1 FROM clicks WHERE price > 40"
+
+/* The file's one buffer ran through the compiled function, whole. */
+static void test_compiled_buffers_counted(void **state) {
+  (void)state;
+  sl_session *s = clicks_session();
+  sl_query_stats st;
+  sl_error err = {0};
+  assert_int_equal(run(s, STATELESS, &st, &err), SL_OK);
+  assert_string_equal(st.jit_status, "");
+  assert_int_equal(st.jit_buffers, 1);
+  assert_int_equal(st.jit_rows, 11);
+  assert_int_equal(st.jit_back_buffers, 0);
+  assert_int_equal(st.jit_back_rows, 0);
+  /* A window aggregate too: 11 rows to the compiled fold. */
+  assert_int_equal(
+      run(s,
+          "SELECT user_name, COUNT(*) FROM TABLE(TUMBLE(TABLE clicks, "
+          "DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY user_name, "
+          "window_start, window_end",
+          &st, &err),
+      SL_OK);
+  assert_int_equal(st.jit_buffers, 1);
+  assert_int_equal(st.jit_rows, 11);
+  assert_int_equal(st.jit_back_buffers, 0);
+
+  /* A lookup join without state: the stream's filter and keys, then the
+   * joined rows (900 of alice's), in two compiled loops. */
+  assert_int_equal(run(s,
+                       "SELECT c.user_name, f.n FROM clicks AS c JOIN fanout "
+                       "AS f ON c.user_name = f.user_name WHERE f.n < 3",
+                       &st, &err),
+                   SL_OK);
+  assert_int_equal(st.jit_buffers, 1);
+  assert_int_equal(st.jit_rows, 11);
+  assert_int_equal(st.jit_back_buffers, 0);
+
+  sl_strbuf text = SL_STRBUF_INIT;
+  assert_int_equal(explain(s, "EXPLAIN ANALYZE " STATELESS, &text, &err),
+                   SL_OK);
+  const char *out = sl_strbuf_cstr(&text);
+  assert_non_null(strstr(out, "Pipeline [compiled, 1 of 1 buffers; 0 handed "
+                              "back, 1 worker,"));
+  assert_non_null(strstr(out, "rows compiled=11,"));
+  sl_strbuf_free(&text);
+  sl_session_free(s);
+}
+
+/* A lookup join whose matches do not fit a 16 KB buffer (alice: 300 table
+ * rows): the compiled probe hands the buffer back, and that is counted,
+ * not claimed as compiled -- and it is no error under 'require'. */
+static void test_hand_back_counted(void **state) {
+  (void)state;
+  sl_session *s = clicks_session();
+  exec_ok(s, "SET 'sluice.buffer-size' = '16384'");
+  const char *sql =
+      "SELECT c.user_name, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE "
+      "clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND)) AS c JOIN fanout AS f "
+      "ON c.user_name = f.user_name GROUP BY c.user_name, window_start, "
+      "window_end";
+  sl_query_stats st;
+  sl_error err = {0};
+  assert_int_equal(run(s, sql, &st, &err), SL_OK);
+  assert_string_equal(st.jit_status, "");
+  assert_int_equal(st.jit_buffers, 0);
+  assert_int_equal(st.jit_back_buffers, 1);
+  assert_int_equal(st.jit_back_rows, 11);
+  sl_session_free(s);
+}
+
+/* LLVM fails: EXPLAIN ANALYZE says interpreted and LLVM's reason; under
+ * 'require' the query is an error naming the pipeline; under 'on' it runs
+ * interpreted (the rows are still right). */
+static void test_llvm_failure_is_shown_and_required(void **state) {
+  (void)state;
+  sl_session *s = clicks_session();
+  exec_ok(s, "SET 'sluice.debug.jit-fail' = 'on'");
+  sl_query_stats st;
+  sl_error err = {0};
+  assert_int_equal(run(s, STATELESS, &st, &err), SL_EINTERNAL);
+  assert_non_null(strstr(err.message, "the pipeline reading 'clicks' should "
+                                      "run compiled but did not"));
+  assert_non_null(strstr(err.message, "unknown pass name"));
+  sl_error_clear(&err);
+
+  exec_ok(s, "SET 'sluice.jit' = 'on'");
+  assert_int_equal(run(s, STATELESS, &st, &err), SL_OK);
+  assert_non_null(strstr(st.jit_status, "LLVM set-up failed: "));
+  assert_int_equal(st.jit_buffers + st.jit_back_buffers, 0);
+  assert_int_equal(st.rows_out, 5); /* price > 40: 50 70 80 90 110 */
+  sl_strbuf text = SL_STRBUF_INIT;
+  assert_int_equal(explain(s, "EXPLAIN ANALYZE " STATELESS, &text, &err),
+                   SL_OK);
+  assert_non_null(strstr(sl_strbuf_cstr(&text),
+                         "Pipeline [interpreted: LLVM set-up failed: JIT: "
+                         "optimizing: unknown pass name"));
+  sl_strbuf_free(&text);
+  /* A pipeline the planner leaves to the interpreter (too large to
+   * compile) is no error under 'require': LLVM is never asked. */
+  exec_ok(s, "SET 'sluice.jit' = 'require'");
+  sl_strbuf big = SL_STRBUF_INIT;
+  sl_strbuf_append(&big, "SELECT price");
+  for (int i = 0; i < 1500; i++)
+    sl_strbuf_printf(&big, ", price * %d + 1", i);
+  sl_strbuf_append(&big, " FROM clicks");
+  assert_int_equal(run(s, sl_strbuf_cstr(&big), &st, &err), SL_OK);
+  assert_non_null(strstr(st.jit_status, "too large to compile"));
+  sl_strbuf_free(&big);
+  sl_session_free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_compiled_buffers_counted),
+      cmocka_unit_test(test_hand_back_counted),
+      cmocka_unit_test(test_llvm_failure_is_shown_and_required),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
