@@ -17,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/binder.h"
-#include "sluice/executor.h"
-#include "sluice/parser.h"
-#include "sluice/plan.h"
-#include "sluice/session.h"
-#include "sluice/strbuf.h"
+#include "sluice/binder/binder.h"
+#include "sluice/exec/executor.h"
+#include "sluice/parser/parser.h"
+#include "sluice/planner/plan.h"
+#include "sluice/session/session.h"
+#include "sluice/common/strbuf.h"
 
 static void exec_ok(sl_session *s, const char *sql) {
   sl_result_sink sink = sl_result_sink_discard(NULL);
