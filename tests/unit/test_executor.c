@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "session_helpers.h"
 #include "sluice/binder/binder.h"
 #include "sluice/common/strbuf.h"
 #include "sluice/exec/executor.h"
@@ -20,50 +21,11 @@
 #include "sluice/planner/plan.h"
 #include "sluice/session/session.h"
 
-static void exec_ok(sl_session *s, const char *sql) {
-  sl_result_sink sink = sl_result_sink_discard(NULL);
-  sl_error err = {0};
-  if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) != SL_OK)
-    fail_msg("%s: %s", sql, err.message);
-}
-
-/* Plan and run sql; returns the status, fills stats and the row count. */
-static int run(sl_session *s, const char *sql, sl_query_stats *st,
-               uint64_t *rows, sl_error *err) {
-  sl_arena a;
-  sl_arena_init(&a, 0);
-  char *text = sl_arena_strdup(&a, sql);
-  sl_stmt *stmt;
-  sl_bound_stmt *b = NULL;
-  sl_plan *plan;
-  *rows = 0;
-  sl_result_sink sink = sl_result_sink_discard(rows);
-  int rc = sl_parse_one(&a, text, strlen(text), 1, &stmt, err);
-  if (rc == SL_OK)
-    rc = sl_bind(&a, sl_session_catalog(s), stmt, text, 1, &b, err);
-  if (rc == SL_OK)
-    rc = sl_plan_build(&a, b, &plan, err);
-  if (rc == SL_OK)
-    rc = sl_execute(plan, sl_session_settings(s), &sink, st, err);
-  if (b)
-    sl_bound_stmt_release(b);
-  sl_arena_free(&a);
-  return rc;
-}
-
 static sl_session *clicks_session(int workers) {
-  const char *dir = getenv("SLUICE_SOURCE_DIR");
-  char sql[1024];
-  snprintf(sql, sizeof sql,
-           "CREATE TABLE clicks (user_name STRING, url STRING, price INT, ts "
-           "TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH "
-           "('connector' = 'filesystem', 'path' = "
-           "'%s/tests/sql/data/clicks.csv', 'format' = 'csv')",
-           dir ? dir : ".");
-  sl_session *s = sl_session_new();
-  exec_ok(s, sql);
+  char sql[64];
+  sl_session *s = session_with_clicks();
   snprintf(sql, sizeof sql, "SET 'parallelism.default' = '%d'", workers);
-  exec_ok(s, sql);
+  session_exec_ok(s, sql);
   return s;
 }
 
@@ -75,7 +37,8 @@ static void test_late_records_counted(void **state) {
     uint64_t rows;
     sl_error err = {0};
     assert_int_equal(
-        run(s,
+        session_run_query(
+            s,
             "SELECT user_name, COUNT(*) FROM TABLE(TUMBLE(TABLE clicks, "
             "DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY user_name, "
             "window_start, window_end",
@@ -88,8 +51,9 @@ static void test_late_records_counted(void **state) {
     assert_int_equal(st.windows_fired, 4);
     assert_int_equal(st.workers, w);
     /* A stateless query has no windows: nothing is late. */
-    assert_int_equal(run(s, "SELECT user_name FROM clicks", &st, &rows, &err),
-                     SL_OK);
+    assert_int_equal(
+        session_run_query(s, "SELECT user_name FROM clicks", &st, &rows, &err),
+        SL_OK);
     assert_int_equal(st.late_dropped, 0);
     assert_int_equal(rows, 11);
     sl_session_free(s);
@@ -100,13 +64,14 @@ static void test_limit_stops(void **state) {
   (void)state;
   sl_session *s = sl_session_new();
   /* An unbounded source: only LIMIT ends the query. */
-  exec_ok(s, "CREATE TABLE r (key BIGINT, ts TIMESTAMP(3)) WITH "
-             "('connector' = 'ro', 'key.range' = '100')");
+  session_exec_ok(s, "CREATE TABLE r (key BIGINT, ts TIMESTAMP(3)) WITH "
+                     "('connector' = 'ro', 'key.range' = '100')");
   sl_query_stats st;
   uint64_t rows;
   sl_error err = {0};
-  assert_int_equal(run(s, "SELECT key FROM r LIMIT 1000", &st, &rows, &err),
-                   SL_OK);
+  assert_int_equal(
+      session_run_query(s, "SELECT key FROM r LIMIT 1000", &st, &rows, &err),
+      SL_OK);
   assert_int_equal(rows, 1000);
   assert_int_equal(st.rows_out, 1000);
   assert_true(st.events >= 1000);
@@ -116,18 +81,19 @@ static void test_limit_stops(void **state) {
 static void test_errors_stop_the_query(void **state) {
   (void)state;
   sl_session *s = sl_session_new();
-  exec_ok(s, "CREATE TABLE r (key BIGINT, ts TIMESTAMP(3)) WITH "
-             "('connector' = 'ro', 'key.range' = '100', 'events.num' = "
-             "'100000')");
+  session_exec_ok(s, "CREATE TABLE r (key BIGINT, ts TIMESTAMP(3)) WITH "
+                     "('connector' = 'ro', 'key.range' = '100', 'events.num' = "
+                     "'100000')");
   sl_query_stats st;
   uint64_t rows;
   sl_error err = {0};
   /* Integer overflow in SUM is an error, not a wrap. */
-  assert_int_equal(run(s,
-                       "SELECT SUM(key + 9223372036854775000) FROM r "
-                       "GROUP BY key",
-                       &st, &rows, &err),
-                   SL_EINVAL);
+  assert_int_equal(
+      session_run_query(s,
+                        "SELECT SUM(key + 9223372036854775000) FROM r "
+                        "GROUP BY key",
+                        &st, &rows, &err),
+      SL_EINVAL);
   assert_non_null(strstr(err.message, "overflow"));
   sl_error_clear(&err);
   sl_session_free(s);
@@ -317,13 +283,13 @@ static void test_join_counts_every_source(void **state) {
   for (int nodes = 1; nodes <= 2; nodes++) {
     for (int k = 0; k < (nodes == 1 ? 1 : 5); k++) {
       sl_session *s = clicks_session(2);
-      exec_ok(s, buys);
+      session_exec_ok(s, buys);
       char set[128];
       snprintf(set, sizeof set, "SET 'sluice.nodes' = '%d'", nodes);
-      exec_ok(s, set);
+      session_exec_ok(s, set);
       snprintf(set, sizeof set, "SET 'sluice.join-strategy' = '%s'",
                strategies[k]);
-      exec_ok(s, set);
+      session_exec_ok(s, set);
       /* A regular join of two streams (updating stages), a window join. */
       expect_events(s,
                     "SELECT c.url, b.amount FROM clicks c JOIN buys b ON "

@@ -17,44 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session_helpers.h"
 #include "sluice/binder/binder.h"
+#include "sluice/common/strbuf.h"
 #include "sluice/exec/executor.h"
 #include "sluice/parser/parser.h"
 #include "sluice/planner/plan.h"
 #include "sluice/session/session.h"
-#include "sluice/common/strbuf.h"
-
-static void exec_ok(sl_session *s, const char *sql) {
-  sl_result_sink sink = sl_result_sink_discard(NULL);
-  sl_error err = {0};
-  if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) != SL_OK)
-    fail_msg("%s: %s", sql, err.message);
-}
-
-/* Plan and run sql; returns the status and fills stats. */
-static int run(sl_session *s, const char *sql, sl_query_stats *st,
-               sl_error *err) {
-  sl_arena a;
-  sl_arena_init(&a, 0);
-  char *text = sl_arena_strdup(&a, sql);
-  sl_stmt *stmt;
-  sl_bound_stmt *b = NULL;
-  sl_plan *plan;
-  uint64_t rows = 0;
-  sl_result_sink sink = sl_result_sink_discard(&rows);
-  memset(st, 0, sizeof *st);
-  int rc = sl_parse_one(&a, text, strlen(text), 1, &stmt, err);
-  if (rc == SL_OK)
-    rc = sl_bind(&a, sl_session_catalog(s), stmt, text, 1, &b, err);
-  if (rc == SL_OK)
-    rc = sl_plan_build(&a, b, &plan, err);
-  if (rc == SL_OK)
-    rc = sl_execute(plan, sl_session_settings(s), &sink, st, err);
-  if (b)
-    sl_bound_stmt_release(b);
-  sl_arena_free(&a);
-  return rc;
-}
 
 static int keep_text(void *c, const char *t) {
   sl_strbuf_append(c, t);
@@ -73,22 +42,15 @@ static int explain(sl_session *s, const char *sql, sl_strbuf *out,
 static sl_session *clicks_session(void) {
   const char *dir = getenv("SLUICE_SOURCE_DIR");
   char sql[1024];
-  sl_session *s = sl_session_new();
-  snprintf(sql, sizeof sql,
-           "CREATE TABLE clicks (user_name STRING, url STRING, price INT, ts "
-           "TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH "
-           "('connector' = 'filesystem', 'path' = "
-           "'%s/tests/sql/data/clicks.csv', 'format' = 'csv')",
-           dir ? dir : ".");
-  exec_ok(s, sql);
+  sl_session *s = session_with_clicks();
   snprintf(sql, sizeof sql,
            "CREATE TABLE fanout (user_name STRING, n INT) WITH ('connector' "
            "= 'filesystem', 'path' = '%s/tests/sql/data/fanout.csv', "
            "'format' = 'csv')",
            dir ? dir : ".");
-  exec_ok(s, sql);
-  exec_ok(s, "SET 'parallelism.default' = '1'");
-  exec_ok(s, "SET 'sluice.jit' = 'require'");
+  session_exec_ok(s, sql);
+  session_exec_ok(s, "SET 'parallelism.default' = '1'");
+  session_exec_ok(s, "SET 'sluice.jit' = 'require'");
   return s;
 }
 
@@ -100,7 +62,7 @@ static void test_compiled_buffers_counted(void **state) {
   sl_session *s = clicks_session();
   sl_query_stats st;
   sl_error err = {0};
-  assert_int_equal(run(s, STATELESS, &st, &err), SL_OK);
+  assert_int_equal(session_run_query(s, STATELESS, &st, NULL, &err), SL_OK);
   assert_string_equal(st.jit_status, "");
   assert_int_equal(st.jit_buffers, 1);
   assert_int_equal(st.jit_rows, 11);
@@ -108,11 +70,12 @@ static void test_compiled_buffers_counted(void **state) {
   assert_int_equal(st.jit_back_rows, 0);
   /* A window aggregate too: 11 rows to the compiled fold. */
   assert_int_equal(
-      run(s,
+      session_run_query(
+          s,
           "SELECT user_name, COUNT(*) FROM TABLE(TUMBLE(TABLE clicks, "
           "DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY user_name, "
           "window_start, window_end",
-          &st, &err),
+          &st, NULL, &err),
       SL_OK);
   assert_int_equal(st.jit_buffers, 1);
   assert_int_equal(st.jit_rows, 11);
@@ -120,11 +83,12 @@ static void test_compiled_buffers_counted(void **state) {
 
   /* A lookup join without state: the stream's filter and keys, then the
    * joined rows (900 of alice's), in two compiled loops. */
-  assert_int_equal(run(s,
-                       "SELECT c.user_name, f.n FROM clicks AS c JOIN fanout "
-                       "AS f ON c.user_name = f.user_name WHERE f.n < 3",
-                       &st, &err),
-                   SL_OK);
+  assert_int_equal(
+      session_run_query(s,
+                        "SELECT c.user_name, f.n FROM clicks AS c JOIN fanout "
+                        "AS f ON c.user_name = f.user_name WHERE f.n < 3",
+                        &st, NULL, &err),
+      SL_OK);
   assert_int_equal(st.jit_buffers, 1);
   assert_int_equal(st.jit_rows, 11);
   assert_int_equal(st.jit_back_buffers, 0);
@@ -146,7 +110,7 @@ static void test_compiled_buffers_counted(void **state) {
 static void test_hand_back_counted(void **state) {
   (void)state;
   sl_session *s = clicks_session();
-  exec_ok(s, "SET 'sluice.buffer-size' = '16384'");
+  session_exec_ok(s, "SET 'sluice.buffer-size' = '16384'");
   const char *sql =
       "SELECT c.user_name, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE "
       "clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND)) AS c JOIN fanout AS f "
@@ -154,7 +118,7 @@ static void test_hand_back_counted(void **state) {
       "window_end";
   sl_query_stats st;
   sl_error err = {0};
-  assert_int_equal(run(s, sql, &st, &err), SL_OK);
+  assert_int_equal(session_run_query(s, sql, &st, NULL, &err), SL_OK);
   assert_string_equal(st.jit_status, "");
   assert_int_equal(st.jit_buffers, 0);
   assert_int_equal(st.jit_back_buffers, 1);
@@ -168,17 +132,18 @@ static void test_hand_back_counted(void **state) {
 static void test_llvm_failure_is_shown_and_required(void **state) {
   (void)state;
   sl_session *s = clicks_session();
-  exec_ok(s, "SET 'sluice.debug.jit-fail' = 'on'");
+  session_exec_ok(s, "SET 'sluice.debug.jit-fail' = 'on'");
   sl_query_stats st;
   sl_error err = {0};
-  assert_int_equal(run(s, STATELESS, &st, &err), SL_EINTERNAL);
+  assert_int_equal(session_run_query(s, STATELESS, &st, NULL, &err),
+                   SL_EINTERNAL);
   assert_non_null(strstr(err.message, "the pipeline reading 'clicks' should "
                                       "run compiled but did not"));
   assert_non_null(strstr(err.message, "unknown pass name"));
   sl_error_clear(&err);
 
-  exec_ok(s, "SET 'sluice.jit' = 'on'");
-  assert_int_equal(run(s, STATELESS, &st, &err), SL_OK);
+  session_exec_ok(s, "SET 'sluice.jit' = 'on'");
+  assert_int_equal(session_run_query(s, STATELESS, &st, NULL, &err), SL_OK);
   assert_non_null(strstr(st.jit_status, "LLVM set-up failed: "));
   assert_int_equal(st.jit_buffers + st.jit_back_buffers, 0);
   assert_int_equal(st.rows_out, 5); /* price > 40: 50 70 80 90 110 */
@@ -191,13 +156,14 @@ static void test_llvm_failure_is_shown_and_required(void **state) {
   sl_strbuf_free(&text);
   /* A pipeline the planner leaves to the interpreter (too large to
    * compile) is no error under 'require': LLVM is never asked. */
-  exec_ok(s, "SET 'sluice.jit' = 'require'");
+  session_exec_ok(s, "SET 'sluice.jit' = 'require'");
   sl_strbuf big = SL_STRBUF_INIT;
   sl_strbuf_append(&big, "SELECT price");
   for (int i = 0; i < 1500; i++)
     sl_strbuf_printf(&big, ", price * %d + 1", i);
   sl_strbuf_append(&big, " FROM clicks");
-  assert_int_equal(run(s, sl_strbuf_cstr(&big), &st, &err), SL_OK);
+  assert_int_equal(session_run_query(s, sl_strbuf_cstr(&big), &st, NULL, &err),
+                   SL_OK);
   assert_non_null(strstr(st.jit_status, "too large to compile"));
   sl_strbuf_free(&big);
   sl_session_free(s);

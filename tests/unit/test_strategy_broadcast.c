@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/session/session.h"
+#include "session_helpers.h"
 #include "sluice/common/strbuf.h"
+#include "sluice/session/session.h"
 
 static int on_text(void *ctx, const char *text) {
   sl_strbuf_append(ctx, text);
@@ -71,16 +72,8 @@ static const char *join_sql =
     "AND c.window_end = x.window_end";
 
 static sl_session *broadcast_session(int nodes) {
-  const char *dir = getenv("SLUICE_SOURCE_DIR");
-  char sql[1024];
-  snprintf(sql, sizeof sql,
-           "CREATE TABLE clicks (user_name STRING, url STRING, price INT, ts "
-           "TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH "
-           "('connector' = 'filesystem', 'path' = "
-           "'%s/tests/sql/data/clicks.csv', 'format' = 'csv')",
-           dir ? dir : ".");
-  sl_session *s = sl_session_new();
-  exec_ok(s, sql);
+  char sql[64];
+  sl_session *s = session_with_clicks();
   snprintf(sql, sizeof sql, "SET 'sluice.nodes' = '%d'", nodes);
   exec_ok(s, sql);
   exec_ok(s, "SET 'sluice.strategy' = 'broadcast'");
