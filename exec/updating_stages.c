@@ -35,6 +35,7 @@ typedef struct jside {
   jrow **buckets;
   uint32_t cap, count;
   uint64_t bytes;
+  uint64_t added; /* rows ever added (a sweep's "anything new?") */
 } jside;
 
 /* A Top-N partition: its rows in order, the first N (all of them when
@@ -62,6 +63,11 @@ struct ustage {
   int *side_leaves[2]; /* the leaves under each side (their watermarks) */
   int nside_leaves[2];
   int64_t *swept; /* per bound: the watermark its last sweep used */
+  /* ... and how many rows the side it sweeps had been given by then: a
+   * row that comes after a sweep must be swept even if the watermark has
+   * not moved since (the other side's stream ended: its watermark stays at
+   * the end of time while this side's rows still come). */
+  uint64_t *swept_added;
   uint64_t evicted;
   /* AGGREGATE: the stage's aggregates and a count of its rows (a group
    * whose rows were all taken back is deleted), over tmp rows */
@@ -150,7 +156,9 @@ static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
       collect_leaves(k ? rt->right : rt->left, &s->side_leaves[k],
                      &s->nside_leaves[k]);
     s->swept = calloc((size_t)rt->st->nbounds + 1, sizeof *s->swept);
-    if (!s->swept)
+    s->swept_added =
+        calloc((size_t)rt->st->nbounds + 1, sizeof *s->swept_added);
+    if (!s->swept || !s->swept_added)
       abort();
     for (int k = 0; k < rt->st->nbounds; k++)
       s->swept[k] = INT64_MIN;
@@ -332,6 +340,7 @@ static void side_add(jside *t, uint64_t hash, const sl_row_layout *kl,
   r->next = t->buckets[hash & (t->cap - 1)];
   t->buckets[hash & (t->cap - 1)] = r;
   t->count++;
+  t->added++;
   t->bytes += size;
 }
 
@@ -500,13 +509,16 @@ static void join_sweep(ustage *s, const int64_t *leaf_wm) {
     for (int i = 0; i < s->nside_leaves[a]; i++)
       if (leaf_wm[s->side_leaves[a][i]] < wm)
         wm = leaf_wm[s->side_leaves[a][i]];
-    if (wm == INT64_MIN || wm <= s->swept[k])
+    jside *other = &s->sides[1 - a];
+    if (wm == INT64_MIN ||
+        (wm <= s->swept[k] && other->added == s->swept_added[k]))
       continue;
     s->swept[k] = wm;
+    s->swept_added[k] = other->added;
     const sl_row_layout *l = a ? s->rt->left->layout : s->rt->right->layout;
     int col = st->bounds[k].col;
     bound_test bt = {col, l->fields[col].offset, st->bounds[k].offset_us, wm};
-    s->evicted += side_remove_if(&s->sides[1 - a], passed_bound, &bt);
+    s->evicted += side_remove_if(other, passed_bound, &bt);
   }
 }
 
@@ -1086,6 +1098,7 @@ void update_stages_free(update_stages *u) {
       free(s->side_leaves[0]);
       free(s->side_leaves[1]);
       free(s->swept);
+      free(s->swept_added);
       for (int k = 0; k < 2; k++) {
         for (uint32_t b = 0; b < s->sides[k].cap; b++)
           for (jrow *r = s->sides[k].buckets[b], *next; r; r = next) {
