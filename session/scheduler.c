@@ -787,6 +787,10 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
   return rc;
 }
 
+int session_ready_nodes(sl_session *s, sl_result_sink *sink, sl_error *err) {
+  return ensure_cluster(s, sink, err);
+}
+
 int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
                     sl_result_sink *sink, sl_query_stats *st, sl_error *err) {
   if (plan->kind == SL_PLAN_CONSTANT) /* no source: nothing for nodes */
@@ -794,6 +798,15 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   int rc = ensure_cluster(s, sink, err);
   if (rc != SL_OK)
     return rc;
+  int n = session_node_count(s);
+  if (s->planned_nodes > 0 && n != s->planned_nodes)
+    return sl_error_set(
+        err, SL_EIO,
+        "the cluster changed while this query was planned: it was placed "
+        "on %d node%s and %d %s now (said above): run it again to place it "
+        "on the nodes there are",
+        s->planned_nodes, s->planned_nodes == 1 ? "" : "s", n,
+        n == 1 ? "is" : "are");
   /* The memory limit bounds the sum over this process and its nodes on
    * this host (they join with this pid, QUERY's query id >> 32). */
   if (s->cluster)

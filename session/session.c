@@ -475,6 +475,12 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   sl_query_stats st;
   bool analyzed = false;
   const char *why = NULL;
+  if (plan && ast->u.explain.analyze && plan->kind != SL_PLAN_CONSTANT) {
+    int rc = session_ready_nodes(s, sink, err); /* as run_query */
+    if (rc != SL_OK)
+      return rc;
+    s->planned_nodes = session_node_count(s);
+  }
   if (plan) {
     int rc = choose_strategy(s, plan, arena, &why, err);
     if (rc != SL_OK)
@@ -517,6 +523,15 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   int rc = sl_plan_build(arena, b, &plan, err);
   if (rc != SL_OK)
     return rc;
+  /* The nodes first: a node lost since the last statement changes how
+   * many there are, and the plan must be for the nodes that run it (a
+   * join placed on two nodes cannot run on the one left). */
+  if (plan->kind != SL_PLAN_CONSTANT) {
+    rc = session_ready_nodes(s, sink, err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  s->planned_nodes = session_node_count(s);
   const char *why;
   rc = choose_strategy(s, plan, arena, &why, err);
   if (rc != SL_OK)
