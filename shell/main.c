@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sluice/cluster/cluster_client.h"
+#include "sluice/node/node_daemon.h"
 #include "sluice/common/interrupt.h"
 #include "sluice/common/version.h"
 #include "sluice/shell/shell.h"

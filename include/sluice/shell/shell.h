@@ -154,13 +154,6 @@ typedef struct sl_cli_options {
   int max_pending;      /* --max-pending N: unauthenticated connections */
 } sl_cli_options;
 
-/* Where `sluice node` listens when not told: loopback only. */
-#define SL_NODE_DEFAULT_PORT 7433
-/* Connections a daemon lets prove the secret at once, by default and at
- * most (--max-pending). */
-#define SL_NODE_DEFAULT_MAX_PENDING 64
-#define SL_NODE_MAX_PENDING 1024
-
 enum { SL_CLI_OK = 0, SL_CLI_USAGE = 2 };
 
 /* Parse argv.  On a usage error returns SL_CLI_USAGE and writes a message
