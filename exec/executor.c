@@ -672,46 +672,12 @@ static void collect_stats(exec_run *r) {
   }
 }
 
-/* Free what a worker left in its queue and its session store. */
-static void free_worker(exec_query *q, worker *w) {
-  window_partial *p = w->partials;
-  while (p) {
-    window_partial *next = p->next;
-    sl_group_table_free(p->table);
-    free(p->table);
-    free(p);
-    p = next;
-  }
-  out_batch *lists[2] = {w->batches, w->free_batches};
-  for (int l = 0; l < 2; l++)
-    for (out_batch *b = lists[l]; b;) {
-      out_batch *next = b->next;
-      sl_buffer_free(&b->buf);
-      free(b);
-      b = next;
-    }
-  for (session_fragment *f = w->fragments; f;) {
-    session_fragment *next = f->next;
-    session_fragment_free(f);
-    f = next;
-  }
-  if (w->sessions) {
-    sl_memory_charge(q->memory, &w->sessions_charged, 0);
-    session_store_free(w->sessions);
-    free(w->sessions);
-  }
-  sl_error_clear(&w->err);
-  pthread_mutex_destroy(&w->lock);
-  pthread_cond_destroy(&w->drained);
-  pthread_mutex_destroy(&w->send_lock);
-}
-
 /* Free the workers, the coordinator's state and the query. */
 static void tear_down(exec_run *r) {
   exec_query *q = &r->q;
   coordinator *c = &r->c;
   for (int i = 0; i < r->started; i++)
-    free_worker(q, &r->ws[i]);
+    sl_exec_worker_free(&r->ws[i]);
   free(r->ws);
   pthread_mutex_destroy(&r->shared.lock);
   pthread_cond_destroy(&r->shared.cond);

@@ -370,6 +370,11 @@ out_batch *sl_exec_take_batch(worker *w, uint32_t cap);
 void sl_exec_publish_batch(worker *w, out_batch *b);
 void sl_exec_return_batch(worker *w, out_batch *b);
 
+/* After the query: free what worker w left in its queue, its session
+ * store (off the memory account), its error and its locks
+ * (worker_queue.c). */
+void sl_exec_worker_free(worker *w);
+
 /* A worker whose source is open waits for the others (worker_queue.c). */
 void sl_exec_wait_ready(exec_shared *sh);
 

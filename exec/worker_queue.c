@@ -7,6 +7,7 @@
 
 #include "executor_int.h"
 #include "sluice/common/clock.h"
+#include "sluice/state/session_store.h"
 
 out_batch *sl_exec_take_batch(worker *w, uint32_t cap) {
   out_batch *b = NULL;
@@ -116,4 +117,37 @@ uint64_t sl_exec_partials_bytes(worker *w, uint32_t *n) {
     bytes += f->held_bytes; /* session windows' closed sessions */
   pthread_mutex_unlock(&w->lock);
   return bytes;
+}
+
+void sl_exec_worker_free(worker *w) {
+  window_partial *p = w->partials;
+  while (p) {
+    window_partial *next = p->next;
+    sl_group_table_free(p->table);
+    free(p->table);
+    free(p);
+    p = next;
+  }
+  out_batch *lists[2] = {w->batches, w->free_batches};
+  for (int l = 0; l < 2; l++)
+    for (out_batch *b = lists[l]; b;) {
+      out_batch *next = b->next;
+      sl_buffer_free(&b->buf);
+      free(b);
+      b = next;
+    }
+  for (session_fragment *f = w->fragments; f;) {
+    session_fragment *next = f->next;
+    session_fragment_free(f);
+    f = next;
+  }
+  if (w->sessions) {
+    sl_memory_charge(w->q->memory, &w->sessions_charged, 0);
+    session_store_free(w->sessions);
+    free(w->sessions);
+  }
+  sl_error_clear(&w->err);
+  pthread_mutex_destroy(&w->lock);
+  pthread_cond_destroy(&w->drained);
+  pthread_mutex_destroy(&w->send_lock);
 }
