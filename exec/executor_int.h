@@ -1,5 +1,7 @@
-/* executor_int.h - what the coordinator (executor.c) and the workers
- * (worker.c) share while a query runs.  Internal to runtime/. */
+/* executor_int.h - what the coordinator (executor.c, coordinator_int.h)
+ * and the workers (worker.c, worker_ops_int.h) share while a query runs,
+ * and the workers' queues to the coordinator (worker_queue.c).  Internal
+ * to exec/. */
 #ifndef SLUICE_EXECUTOR_INT_H
 #define SLUICE_EXECUTOR_INT_H
 
@@ -329,7 +331,7 @@ typedef struct sl_sink_to_coordinator_arg {
   uint32_t buffer_size;
 } sl_sink_to_coordinator_arg;
 
-/* Set by executor.c so workers can wake the coordinator. */
+/* Wake the coordinator (worker_queue.c). */
 void sl_exec_signal(worker *w);
 
 /* SET 'sluice.memory-limit': the bytes a query may hold on this host,
@@ -361,14 +363,19 @@ int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
                       const sl_buffer *in, const uint32_t *sel, uint32_t n,
                       sl_buffer *out, sl_expr_ctx *ctx, sl_error *err);
 
-/* Result batches of a worker (executor.c): one from its free list (or a
+/* Result batches of a worker (worker_queue.c): one from its free list (or a
  * new one) with room for cap bytes, cleared; a finished one handed to
  * the coordinator; one given back unused. */
 out_batch *sl_exec_take_batch(worker *w, uint32_t cap);
 void sl_exec_publish_batch(worker *w, out_batch *b);
 void sl_exec_return_batch(worker *w, out_batch *b);
 
-/* A worker whose source is open waits for the others (executor.c). */
+/* After the query: free what worker w left in its queue, its session
+ * store (off the memory account), its error and its locks
+ * (worker_queue.c). */
+void sl_exec_worker_free(worker *w);
+
+/* A worker whose source is open waits for the others (worker_queue.c). */
 void sl_exec_wait_ready(exec_shared *sh);
 
 /* Window arithmetic (worker.c), exposed for the coordinator. */
