@@ -33,8 +33,8 @@
 #include "../exec/late_output.h"
 #include "../exec/stage_int.h"
 #include "../exec/updating_stages.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/clock.h"
-#include "sluice/common/interrupt.h"
 #include "sluice/net/node_messages.h"
 #include "sluice/state/sorted_result.h"
 
@@ -102,8 +102,7 @@ static const sl_sink_connector side_sink = {
 
 typedef struct side {
   const sl_plan *leaf;
-  const sl_settings *settings;
-  const sl_exec_nodes *nodes;
+  sl_run run; /* its nodes: the side's */
   int rc;
   sl_error err;
   sl_query_stats stats;
@@ -114,8 +113,7 @@ typedef struct side {
 
 static void *side_main(void *arg) {
   side *sd = arg;
-  sd->rc = sl_execute_ex(sd->leaf, sd->settings, sd->nodes, NULL, &sd->stats,
-                         &sd->err);
+  sd->rc = sl_execute(sd->leaf, &sd->run, NULL, &sd->stats, &sd->err);
   atomic_store(&sd->done, true);
   return NULL;
 }
@@ -286,11 +284,12 @@ static int malformed(int rc, int node, sl_error *why, sl_error *err) {
   return rc;
 }
 
-int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
+int sl_execute_broadcast(const sl_plan *plan, const sl_run *run,
                          const sl_exec_nodes *sides, const int *side_leaf,
                          int nsides, const int *stage_fds, int n,
                          sl_result_sink *shell, sl_query_stats *stats,
                          sl_error *err) {
+  const sl_settings *settings = run->settings;
   const sl_staged_plan *sp = plan->staged;
   memset(stats, 0, sizeof *stats);
   sl_arena arena;
@@ -326,8 +325,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
     leaf->sink_arg = &b;
     leaf->sink_table = NULL;
     sd[j].leaf = leaf;
-    sd[j].settings = settings;
-    sd[j].nodes = &sides[j];
+    sd[j].run = (sl_run){settings, run->cancel, &sides[j]};
   }
 
   /* An updating result is a changelog when its stages update rows: the
@@ -424,7 +422,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
   while (ndone < n) {
     if (!stopping && r.out.limit_reached)
       stopping = true;
-    if (!stopping && sl_interrupt_pending()) {
+    if (!stopping && sl_cancel_pending(run->cancel)) {
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       stopping = true;
     }

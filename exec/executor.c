@@ -13,8 +13,8 @@
 
 #include "coordinator_int.h"
 #include "late_output.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/clock.h"
-#include "sluice/common/interrupt.h"
 
 /* ---- shared helpers ---------------------------------------------------- */
 
@@ -65,15 +65,14 @@ static void free_query(exec_query *q) {
   sl_arena_free(&q->arena);
 }
 
-int sl_execute(const sl_plan *plan, const sl_settings *settings,
-               sl_result_sink *shell, sl_query_stats *stats, sl_error *err) {
-  return sl_execute_ex(plan, settings, NULL, shell, stats, err);
-}
-
-int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
-                  const sl_exec_nodes *nodes, sl_result_sink *shell,
-                  sl_query_stats *stats, sl_error *err) {
-  return sl_exec_run(plan, settings, nodes, shell, NULL, stats, err);
+int sl_execute(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
+               sl_query_stats *stats, sl_error *err) {
+  /* What this thread compiles for the plan (expressions, the JIT) stops on
+   * the run's token, whoever called. */
+  const sl_cancel *outer = sl_cancel_scope_enter(run->cancel);
+  int rc = sl_exec_run(plan, run, shell, NULL, stats, err);
+  sl_cancel_scope_leave(outer);
+  return rc;
 }
 
 void sl_query_shared_init(query_shared *sh, const sl_settings *settings) {
@@ -91,6 +90,7 @@ typedef struct exec_run {
   const sl_plan *plan;
   const sl_settings *settings;
   const sl_exec_nodes *nodes;
+  const sl_cancel *token; /* stops the query (sl_run.cancel) */
   sl_result_sink *shell;
   query_shared *with_others;
   sl_query_stats *stats;
@@ -528,7 +528,7 @@ static int coordinate(exec_run *r, int rc) {
       if (rc != SL_OK)
         break;
     }
-    if (sl_interrupt_pending() ||
+    if (sl_cancel_pending(r->token) ||
         (node && nodes->cancel && atomic_load(nodes->cancel))) {
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       break;
@@ -696,10 +696,11 @@ static void tear_down(exec_run *r) {
   free_query(q);
 }
 
-int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
-                const sl_exec_nodes *nodes, sl_result_sink *shell,
+int sl_exec_run(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
                 query_shared *with_others, sl_query_stats *stats,
                 sl_error *err) {
+  const sl_settings *settings = run->settings;
+  const sl_exec_nodes *nodes = run->nodes;
   if (plan->kind == SL_PLAN_CONSTANT)
     return sl_execute_constant(plan, shell, stats, err);
   bool coordinator_of_nodes = nodes && nodes->nnodes > 0;
@@ -717,6 +718,7 @@ int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
   r.plan = plan;
   r.settings = settings;
   r.nodes = nodes;
+  r.token = run->cancel;
   r.shell = shell;
   r.with_others = with_others;
   r.stats = stats;

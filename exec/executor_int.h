@@ -338,10 +338,10 @@ void sl_exec_signal(worker *w);
  * summed over its processes here (0 or unset: half the cgroup's memory
  * limit or of the RAM, host_memory.h). */
 uint64_t sl_exec_memory_limit(const sl_settings *settings);
-/* sl_execute_ex with what it shares with the query's other executors in
- * this process (a staged run's, for all its leaves), or NULL: its own. */
-int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
-                const sl_exec_nodes *nodes, sl_result_sink *shell,
+/* sl_execute with what it shares with the query's other executors in
+ * this process (a staged run's, for all its leaves), or NULL: its own.
+ * The caller enters run->cancel as the thread's cancel scope. */
+int sl_exec_run(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
                 query_shared *with_others, sl_query_stats *stats,
                 sl_error *err);
 /* An updating result's row layout (changelog.h): the op column, then the

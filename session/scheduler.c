@@ -621,7 +621,7 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
 
 /* Send plan (leaf >= 0: that leaf of the query's staged plan) to the nodes
  * of c: the channels its strategy needs between them first, then QUERY.
- * nodes (with fds, room for c->n) gets what sl_execute_ex needs.  A join
+ * nodes (with fds, room for c->n) gets what sl_execute needs.  A join
  * on the nodes (stage_link.c): the stage nodes (fed >= 0) listen for links
  * first and their "S node host:port" lines are appended to links; the
  * side's nodes (links given, fed < 0) are sent those lines. */
@@ -718,8 +718,9 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
     }
   }
   if (rc == SL_OK)
-    rc = sl_execute_broadcast(plan, s->settings, side, side_leaf, nsides,
-                              local.fds, n, sink, st, err);
+    rc = sl_execute_broadcast(plan, &(sl_run){s->settings, s->cancel, NULL},
+                              side, side_leaf, nsides, local.fds, n, sink, st,
+                              err);
   sl_cluster_sync(s->cluster);
   for (int j = 0; j < tried; j++)
     sl_cluster_sync(s->leaf_clusters[j]);
@@ -774,7 +775,8 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
                       "on the nodes).");
   const sl_staged_run run = {per_leaf, NULL, {-1, NULL, NULL}, NULL, NULL};
   if (rc == SL_OK)
-    rc = sl_execute_staged(plan, s->settings, &run, sink, st, err);
+    rc = sl_execute_staged(plan, &(sl_run){s->settings, s->cancel, NULL}, &run,
+                           sink, st, err);
   for (int k = 0; k < sp->nleaves; k++)
     if (per_leaf[k])
       sl_cluster_sync(k ? s->leaf_clusters[k - 1] : s->cluster);
@@ -794,7 +796,8 @@ int session_ready_nodes(sl_session *s, sl_result_sink *sink, sl_error *err) {
 int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
                     sl_result_sink *sink, sl_query_stats *st, sl_error *err) {
   if (plan->kind == SL_PLAN_CONSTANT) /* no source: nothing for nodes */
-    return sl_execute(plan, s->settings, sink, st, err);
+    return sl_execute(plan, &(sl_run){s->settings, s->cancel, NULL}, sink, st,
+                      err);
   int rc = ensure_cluster(s, sink, err);
   if (rc != SL_OK)
     return rc;
@@ -814,7 +817,9 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   if (plan->kind == SL_PLAN_STAGED)
     return s->cluster
                ? execute_staged_on_nodes(s, plan, text, len, sink, st, err)
-               : sl_execute_staged(plan, s->settings, NULL, sink, st, err);
+               : sl_execute_staged(plan,
+                                   &(sl_run){s->settings, s->cancel, NULL},
+                                   NULL, sink, st, err);
   bool sessions = sl_plan_sessions_on_one_process(plan);
   if (s->cluster && sessions && sink->notice) {
     rc = sink->notice(sink->ctx, "[WARNING] Session windows under late "
@@ -826,7 +831,8 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
       return rc;
   }
   if (!s->cluster || sessions)
-    return sl_execute(plan, s->settings, sink, st, err);
+    return sl_execute(plan, &(sl_run){s->settings, s->cancel, NULL}, sink, st,
+                      err);
   int *fds = malloc(sizeof(int) * (size_t)s->cluster->n);
   if (!fds)
     abort();
@@ -834,7 +840,8 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   rc = start_on_cluster(s, s->cluster, plan, -1, -1, 0, 0, text, len, NULL,
                         &nodes, fds, err);
   if (rc == SL_OK)
-    rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
+    rc = sl_execute(plan, &(sl_run){s->settings, s->cancel, &nodes}, sink, st,
+                    err);
   free(fds);
   sl_cluster_sync(s->cluster);
   if (rc == SL_OK)
@@ -923,7 +930,8 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
   session_set_jit(s, lp);
   sl_exec_nodes here = *nodes;
   here.rows_to_sink = true;
-  return sl_execute_ex(lp, s->settings, &here, NULL, stats, err);
+  return sl_execute(lp, &(sl_run){s->settings, s->cancel, &here}, NULL, stats,
+                    err);
 }
 
 /* The plan of a query's text, as the coordinator planned it: with late
@@ -1021,7 +1029,8 @@ static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
                        nodes->cancel,
                        nodes->dist};
   if (rc == SL_OK)
-    rc = sl_execute_staged(plan, s->settings, &run, NULL, stats, err);
+    rc = sl_execute_staged(plan, &(sl_run){s->settings, s->cancel, NULL}, &run,
+                           NULL, stats, err);
   free(per);
   if (started) {
     if (rc != SL_OK)
@@ -1101,7 +1110,9 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
                            nodes->dist};
       if (rc == SL_OK)
         rc = plan->staged->nleaves == 2
-                 ? sl_execute_staged(plan, s->settings, &run, NULL, stats, err)
+                 ? sl_execute_staged(plan,
+                                     &(sl_run){s->settings, s->cancel, NULL},
+                                     &run, NULL, stats, err)
                  : sl_error_set(err, SL_EINTERNAL,
                                 "a join on the nodes of %d leaves",
                                 plan->staged->nleaves);
@@ -1121,7 +1132,8 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
     session_set_jit(s, plan);
   }
   if (rc == SL_OK && plan)
-    rc = sl_execute_ex(plan, s->settings, nodes, NULL, stats, err);
+    rc = sl_execute(plan, &(sl_run){s->settings, s->cancel, nodes}, NULL, stats,
+                    err);
   if (b)
     sl_bound_stmt_release(b);
   sl_arena_free(&arena);

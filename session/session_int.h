@@ -16,6 +16,7 @@
 struct sl_session {
   sl_catalog *catalog;
   sl_settings *settings;
+  const sl_cancel *cancel; /* stops its statements (sl_session_set_cancel) */
   sl_stats_cache *stats;   /* samples of sources, for the cost model */
   sl_cost_constants costs; /* loaded or measured at the first choice */
   bool costs_fresh;        /* measured by this session ('fresh') */

@@ -124,7 +124,7 @@ int sl_cluster_transport(const sl_cluster *c, const char *want, int *transport,
  * SYNC).  A node silent for SL_SILENCE_MS (not even a HEARTBEAT while it
  * is stopping a query) is marked broken. */
 void sl_cluster_sync(sl_cluster *c);
-/* The sockets, for sl_execute_ex (valid until sl_cluster_free). */
+/* The sockets, for sl_execute (valid until sl_cluster_free). */
 const int *sl_cluster_fds(const sl_cluster *c, int *buf);
 
 /* Ask every node that was healthy whether it still answers (a SYNC round

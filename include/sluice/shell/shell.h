@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "sluice/catalog/catalog.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/error.h"
 #include "sluice/common/strbuf.h"
 #include "sluice/session/session.h"
@@ -66,6 +67,7 @@ typedef struct sl_output {
    * and left out (a slow pipe is not waited for; a terminal gets all). */
   double stop_by; /* sl_clock_seconds() deadline; 0: not stopped */
   size_t not_shown;
+  const sl_cancel *stop; /* the statement's token (NULL: never stopped) */
 
   int write_errno; /* errno of the first failed write, 0 if none */
   /* The progress line on the notices terminal (only when it is a tty). */
@@ -168,6 +170,10 @@ void sl_cli_print_node_help(FILE *fp, const char *prog);
 
 typedef struct sl_shell {
   sl_session *session;
+  /* Stops the running statement: Ctrl-C (signals.c) and .timeout request
+   * it; the session runs every statement with it.  Cleared before each
+   * statement and at each prompt. */
+  sl_cancel cancel;
   sl_output out;
   FILE *out_file;   /* .output FILE, or NULL for stdout */
   char *out_path;   /* its name, or NULL */
@@ -272,9 +278,13 @@ typedef void (*sl_complete_fn)(void *ctx, const char *line, size_t cursor,
 enum { SL_LINE_OK, SL_LINE_EOF, SL_LINE_INTERRUPTED };
 
 /* Line editing on the terminal in/out with history in history_path (NULL:
- * none) and Tab calling complete.  NULL if the editor cannot start. */
-sl_line_reader *sl_line_reader_new(const char *prog, FILE *in, FILE *out,
-                                   FILE *err, const char *history_path,
+ * none) and Tab calling complete.  Ctrl-C at the prompt is a request on
+ * interrupt (the shell's token, which the SIGINT handler requests): it
+ * ends the read with SL_LINE_INTERRUPTED.  NULL if the editor cannot
+ * start. */
+sl_line_reader *sl_line_reader_new(const char *prog, sl_cancel *interrupt,
+                                   FILE *in, FILE *out, FILE *err,
+                                   const char *history_path,
                                    sl_complete_fn complete, void *ctx);
 void sl_line_reader_free(sl_line_reader *lr);
 /* Read a line (without its newline; valid until the next call). */
