@@ -115,18 +115,25 @@ for round in $(seq 1 "$ROUNDS"); do
     sleep 0.05
   done
   sleep "$delay"
+  # The victim: looked for again for a while when it is not there yet (a
+  # loaded machine may not have forked it even after the wait above).
   v=""
+  for t in $(seq 1 100); do
+    case $how in
+      0|1|2|3) v=$(pgrep -P "${dpid[$victim]}" | head -1 || true) ;;
+      4) v=$(pgrep -P "$sh_pid" | sed -n "$((victim + 1))p" || true) ;;
+    esac
+    [ -n "$v" ] && break
+    kill -0 "$shell" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$v" ] || { cat "$tmp/err"; fail "no node process to kill after ${delay} s"; }
   case $how in
-    0|1) v=$(pgrep -P "${dpid[$victim]}" | head -1 || true); what="daemon $victim's process (KILL)"
-         [ -n "$v" ] && kill -9 "$v"; kills=$((kills + 1)) ;;
-    2) v=$(pgrep -P "${dpid[$victim]}" | head -1 || true); what="daemon $victim's process (STOP)"
-       [ -n "$v" ] && kill -STOP "$v"; hangs=$((hangs + 1)) ;;
-    3) v=$(pgrep -P "${dpid[$victim]}" | head -1 || true); what="daemon $victim and its process"
-       kill -9 ${v:-} "${dpid[$victim]}"; hosts=$((hosts + 1)) ;;
-    4) v=$(pgrep -P "$sh_pid" | sed -n "$((victim + 1))p" || true); what="forked node $victim (KILL)"
-       [ -n "$v" ] && kill -9 "$v"; forked=$((forked + 1)) ;;
+    0|1) what="daemon $victim's process (KILL)"; kill -9 "$v"; kills=$((kills + 1)) ;;
+    2) what="daemon $victim's process (STOP)"; kill -STOP "$v"; hangs=$((hangs + 1)) ;;
+    3) what="daemon $victim and its process"; kill -9 "$v" "${dpid[$victim]}"; hosts=$((hosts + 1)) ;;
+    4) what="forked node $victim (KILL)"; kill -9 "$v"; forked=$((forked + 1)) ;;
   esac
-  [ -n "$v" ] || fail "no node process to kill after ${delay} s"
   set +e
   wait "$shell"
   rc=$?
