@@ -213,19 +213,27 @@ static int open_db(sl_sink *s, const sl_table_def *t, const char *path,
   return SL_OK;
 }
 
-/* CREATE TABLE IF NOT EXISTS for the result's columns (and key). */
-static void create_sql(sl_strbuf *sql, const sl_sink *s,
-                       const sl_sink_spec *spec) {
+/* verb, the target table, " (" and the result's columns (with their
+ * SQLite types when typed). */
+static void target_columns(sl_strbuf *sql, const char *verb, const sl_sink *s,
+                           const sl_sink_spec *spec, bool typed) {
   const sl_row_layout *l = s->layout;
-  sl_strbuf_append(sql, "CREATE TABLE IF NOT EXISTS ");
+  sl_strbuf_append(sql, verb);
   append_ident(sql, s->target);
   sl_strbuf_append(sql, " (");
   for (int i = s->first; i < l->nfields; i++) {
     if (i > s->first)
       sl_strbuf_append(sql, ", ");
     append_ident(sql, column_name(s, spec, i));
-    sl_strbuf_printf(sql, " %s", column_type(l->fields[i].ptype));
+    if (typed)
+      sl_strbuf_printf(sql, " %s", column_type(l->fields[i].ptype));
   }
+}
+
+/* CREATE TABLE IF NOT EXISTS for the result's columns (and key). */
+static void create_sql(sl_strbuf *sql, const sl_sink *s,
+                       const sl_sink_spec *spec) {
+  target_columns(sql, "CREATE TABLE IF NOT EXISTS ", s, spec, true);
   for (int k = 0; k < s->nkey; k++) {
     sl_strbuf_append(sql, k ? ", " : ", PRIMARY KEY (");
     append_ident(sql, column_name(s, spec, s->key[k]));
@@ -237,14 +245,7 @@ static void create_sql(sl_strbuf *sql, const sl_sink *s,
 static void insert_sql(sl_strbuf *sql, const sl_sink *s,
                        const sl_sink_spec *spec) {
   const sl_row_layout *l = s->layout;
-  sl_strbuf_append(sql, "INSERT INTO ");
-  append_ident(sql, s->target);
-  sl_strbuf_append(sql, " (");
-  for (int i = s->first; i < l->nfields; i++) {
-    if (i > s->first)
-      sl_strbuf_append(sql, ", ");
-    append_ident(sql, column_name(s, spec, i));
-  }
+  target_columns(sql, "INSERT INTO ", s, spec, false);
   sl_strbuf_append(sql, ") VALUES (");
   for (int i = s->first; i < l->nfields; i++)
     sl_strbuf_append(sql, i > s->first ? ", ?" : "?");

@@ -1,11 +1,11 @@
 /* source_filesystem.c - 'connector' = 'filesystem', 'format' = 'csv'.
  *
  * The file is mapped read-only and parsed in place: one pass per record
- * finds the field spans (RFC 4180: quoted fields may hold the delimiter,
- * newlines and "" for a quote; CRLF or LF ends a record), then only the
- * fields the query reads are converted into the row.  Quoted fields with
- * "" escapes are unescaped into a per-instance scratch buffer, so no row
- * costs a malloc.
+ * finds the field spans (csv_scan.c; RFC 4180: quoted fields may hold the
+ * delimiter, newlines and "" for a quote; CRLF or LF ends a record), then
+ * only the fields the query reads are converted into the row.  Quoted
+ * fields with "" escapes are unescaped into a per-instance scratch
+ * buffer, so no row costs a malloc.
  *
  * Options (see csv_options below; unknown ones are an error, as in Flink):
  *   'path'                         the file, as given (a 'file://' prefix
