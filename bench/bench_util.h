@@ -62,7 +62,8 @@ static inline int bench_run(sl_session *s, const char *sql, int strategy,
   } else {
     if (strategy >= 0)
       plan->strategy = (sl_strategy)strategy;
-    rc = sl_execute(plan, sl_session_settings(s), &sink, qs, &err);
+    rc = sl_execute(plan, &(sl_run){sl_session_settings(s), NULL, NULL}, &sink,
+                    qs, &err);
   }
   if (rc != SL_OK)
     fprintf(stderr, "bench: %s\n", err.message);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "sluice/binder/binder.h"
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 
 typedef struct memo_slot {
   const sl_bexpr *key;
@@ -110,7 +110,7 @@ int sl_bexpr_height(const sl_bexpr *e, int64_t *tree_size,
             copies > INT64_MAX - seen->size ? INT64_MAX : copies + seen->size;
         continue;
       }
-      if ((++steps & 65535) == 0 && sl_interrupt_pending()) {
+      if ((++steps & 65535) == 0 && sl_cancel_current_pending()) {
         result = -2;
         goto out;
       }

@@ -10,7 +10,7 @@
 #include <strings.h>
 
 #include "bind_int.h"
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 
 sl_bexpr *sl_bexpr_new(sl_binder *b, sl_bexpr_kind kind, sl_type *type,
                        sl_span span) {
@@ -864,7 +864,8 @@ static int bind_expr_kind(sl_binder *b, sl_ectx *cx, const sl_expr *e,
 /* The parser bounds each statement's depth; views and subqueries bound
  * inside an expression add theirs, so the recursion is counted here too. */
 int sl_bind_expr(sl_binder *b, sl_ectx *cx, const sl_expr *e, sl_bexpr **out) {
-  if (sl_interrupt_pending()) /* Ctrl-C, .timeout: a long list binds for s */
+  /* Ctrl-C, .timeout: a long list binds for s */
+  if (sl_cancel_current_pending())
     return sl_error_set(b->err, SL_ECANCELLED, "query cancelled");
   if (b->expr_depth >= SL_MAX_BIND_DEPTH)
     return sl_bind_error(

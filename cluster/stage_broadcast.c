@@ -33,8 +33,8 @@
 #include "../exec/late_output.h"
 #include "../exec/stage_int.h"
 #include "../exec/updating_stages.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/clock.h"
-#include "sluice/common/interrupt.h"
 #include "sluice/net/node_messages.h"
 #include "sluice/state/sorted_result.h"
 
@@ -102,8 +102,7 @@ static const sl_sink_connector side_sink = {
 
 typedef struct side {
   const sl_plan *leaf;
-  const sl_settings *settings;
-  const sl_exec_nodes *nodes;
+  sl_run run; /* its nodes: the side's */
   int rc;
   sl_error err;
   sl_query_stats stats;
@@ -114,8 +113,7 @@ typedef struct side {
 
 static void *side_main(void *arg) {
   side *sd = arg;
-  sd->rc = sl_execute_ex(sd->leaf, sd->settings, sd->nodes, NULL, &sd->stats,
-                         &sd->err);
+  sd->rc = sl_execute(sd->leaf, &sd->run, NULL, &sd->stats, &sd->err);
   atomic_store(&sd->done, true);
   return NULL;
 }
@@ -291,6 +289,7 @@ static int malformed(int rc, int node, sl_error *why, sl_error *err) {
 /* One sl_execute_broadcast: what its phases share. */
 typedef struct bcast_run {
   const sl_plan *plan;
+  const sl_run *ctx; /* the settings, the cancel token */
   const sl_staged_plan *sp;
   const int *stage_fds;
   int n, nsides;
@@ -343,8 +342,7 @@ static void run_alloc(bcast_run *x, const sl_settings *settings,
     leaf->sink_arg = &x->b;
     leaf->sink_table = NULL;
     x->sd[j].leaf = leaf;
-    x->sd[j].settings = settings;
-    x->sd[j].nodes = &sides[j];
+    x->sd[j].run = (sl_run){settings, x->ctx->cancel, &sides[j]};
   }
 }
 
@@ -639,7 +637,7 @@ static int run_loop(bcast_run *x, int rc) {
   while (x->ndone < x->n) {
     if (!x->stopping && x->r.out.limit_reached)
       x->stopping = true;
-    if (!x->stopping && sl_interrupt_pending()) {
+    if (!x->stopping && sl_cancel_pending(x->ctx->cancel)) {
       rc = sl_error_set(x->err, SL_ECANCELLED, "query cancelled");
       x->stopping = true;
     }
@@ -756,16 +754,18 @@ static int run_close(bcast_run *x, int rc) {
   return rc;
 }
 
-int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
+int sl_execute_broadcast(const sl_plan *plan, const sl_run *run,
                          const sl_exec_nodes *sides, const int *side_leaf,
                          int nsides, const int *stage_fds, int n,
                          sl_result_sink *shell, sl_query_stats *stats,
                          sl_error *err) {
+  const sl_settings *settings = run->settings;
   memset(stats, 0, sizeof *stats);
   /* No side: updating stages over one stream, whose nodes route their
    * own rows (nsides 0). */
   bcast_run x = {0};
   x.plan = plan;
+  x.ctx = run;
   x.sp = plan->staged;
   x.stage_fds = stage_fds;
   x.n = n;

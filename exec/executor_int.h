@@ -1,5 +1,7 @@
-/* executor_int.h - what the coordinator (executor.c) and the workers
- * (worker.c) share while a query runs.  Internal to runtime/. */
+/* executor_int.h - what the coordinator (executor.c, coordinator_int.h)
+ * and the workers (worker.c, worker_ops_int.h) share while a query runs,
+ * and the workers' queues to the coordinator (worker_queue.c).  Internal
+ * to exec/. */
 #ifndef SLUICE_EXECUTOR_INT_H
 #define SLUICE_EXECUTOR_INT_H
 
@@ -329,17 +331,17 @@ typedef struct sl_sink_to_coordinator_arg {
   uint32_t buffer_size;
 } sl_sink_to_coordinator_arg;
 
-/* Set by executor.c so workers can wake the coordinator. */
+/* Wake the coordinator (worker_queue.c). */
 void sl_exec_signal(worker *w);
 
 /* SET 'sluice.memory-limit': the bytes a query may hold on this host,
  * summed over its processes here (0 or unset: half the cgroup's memory
  * limit or of the RAM, host_memory.h). */
 uint64_t sl_exec_memory_limit(const sl_settings *settings);
-/* sl_execute_ex with what it shares with the query's other executors in
- * this process (a staged run's, for all its leaves), or NULL: its own. */
-int sl_exec_run(const sl_plan *plan, const sl_settings *settings,
-                const sl_exec_nodes *nodes, sl_result_sink *shell,
+/* sl_execute with what it shares with the query's other executors in
+ * this process (a staged run's, for all its leaves), or NULL: its own.
+ * The caller enters run->cancel as the thread's cancel scope. */
+int sl_exec_run(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
                 query_shared *with_others, sl_query_stats *stats,
                 sl_error *err);
 /* An updating result's row layout (changelog.h): the op column, then the
@@ -361,14 +363,19 @@ int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
                       const sl_buffer *in, const uint32_t *sel, uint32_t n,
                       sl_buffer *out, sl_expr_ctx *ctx, sl_error *err);
 
-/* Result batches of a worker (executor.c): one from its free list (or a
+/* Result batches of a worker (worker_queue.c): one from its free list (or a
  * new one) with room for cap bytes, cleared; a finished one handed to
  * the coordinator; one given back unused. */
 out_batch *sl_exec_take_batch(worker *w, uint32_t cap);
 void sl_exec_publish_batch(worker *w, out_batch *b);
 void sl_exec_return_batch(worker *w, out_batch *b);
 
-/* A worker whose source is open waits for the others (executor.c). */
+/* After the query: free what worker w left in its queue, its session
+ * store (off the memory account), its error and its locks
+ * (worker_queue.c). */
+void sl_exec_worker_free(worker *w);
+
+/* A worker whose source is open waits for the others (worker_queue.c). */
 void sl_exec_wait_ready(exec_shared *sh);
 
 /* Window arithmetic (worker.c), exposed for the coordinator. */

@@ -1,6 +1,6 @@
 /* stage_runner.c - running a staged plan (plan.h, "multi-stage plans").
  *
- * Each leaf is a single-stage plan run by its own executor (sl_execute_ex,
+ * Each leaf is a single-stage plan run by its own executor (sl_exec_run,
  * on its own thread, with its own workers and strategy, or coordinating
  * the nodes that run it) whose sink is a *stage
  * sink*: it copies the leaf's result rows into the leaf's store, keyed by
@@ -27,8 +27,8 @@
 #include "distribution.h"
 #include "executor_int.h"
 #include "late_output.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/clock.h"
-#include "sluice/common/interrupt.h"
 #include "sluice/exec/executor.h"
 #include "sluice/session/changelog.h"
 #include "sluice/state/window_assign.h"
@@ -64,9 +64,8 @@ typedef struct leaf_thread {
   stage_runner *run;
   int index;
   const sl_plan *plan;
-  const sl_settings *settings;
-  const sl_exec_nodes *nodes; /* the nodes it runs on, or NULL: here */
-  sl_stage_feed *feed;        /* or where its rows come from */
+  sl_run exec;         /* its nodes: the ones it runs on, or NULL: here */
+  sl_stage_feed *feed; /* or where its rows come from */
   pthread_t thread;
   bool started, finished;
   int rc;
@@ -433,9 +432,10 @@ static int feed_leaf(leaf_thread *lt) {
 
 static void *leaf_main(void *arg) {
   leaf_thread *lt = arg;
+  sl_cancel_scope_enter(lt->exec.cancel); /* a thread of the statement's */
   lt->rc = lt->feed ? feed_leaf(lt)
-                    : sl_exec_run(lt->plan, lt->settings, lt->nodes, NULL,
-                                  &lt->run->shared, &lt->stats, &lt->err);
+                    : sl_exec_run(lt->plan, &lt->exec, NULL, &lt->run->shared,
+                                  &lt->stats, &lt->err);
   stage_runner *run = lt->run;
   pthread_mutex_lock(&run->lock);
   lt->finished = true;
@@ -498,6 +498,7 @@ static int write_window(stage_output *o, const rel *r, sl_error *err) {
 /* One sl_execute_staged: what its phases share. */
 typedef struct staged_query {
   const sl_plan *plan;
+  const sl_run *ctx; /* the settings, the cancel token */
   const sl_staged_plan *sp;
   const sl_staged_run *where;
   bool node; /* stages on a node: results to the coordinator */
@@ -681,8 +682,8 @@ static int sq_start_leaves(staged_query *x, const sl_settings *settings,
     lt->run = &x->run;
     lt->index = i;
     lt->plan = x->sp->leaves[i];
-    lt->settings = settings;
-    lt->nodes = leaf_nodes ? leaf_nodes[i] : NULL;
+    lt->exec =
+        (sl_run){settings, x->ctx->cancel, leaf_nodes ? leaf_nodes[i] : NULL};
     lt->feed = where && where->feeds ? where->feeds[i] : NULL;
     if (pthread_create(&lt->thread, NULL, leaf_main, lt) != 0) {
       rc = sl_error_set(x->err, SL_EINTERNAL, "cannot start stage thread");
@@ -854,7 +855,7 @@ static int sq_loop(staged_query *x, int rc) {
 
     if (rc != SL_OK || x->o.limit_reached || all_done)
       break;
-    if (sl_interrupt_pending() ||
+    if (sl_cancel_pending(x->ctx->cancel) ||
         (where && where->cancel && atomic_load(where->cancel))) {
       rc = sl_error_set(x->err, SL_ECANCELLED, "query cancelled");
       break;
@@ -940,9 +941,10 @@ static int sq_close(staged_query *x, int rc, double seconds) {
   return rc;
 }
 
-int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
+int sl_execute_staged(const sl_plan *plan, const sl_run *ctx,
                       const sl_staged_run *where, sl_result_sink *shell,
                       sl_query_stats *stats, sl_error *err) {
+  const sl_settings *settings = ctx->settings;
   bool node = where && where->export.fd >= 0;
   if (node && !where->dist)
     return sl_error_set(err, SL_EINTERNAL,
@@ -953,6 +955,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
   if (!x)
     abort();
   x->plan = plan;
+  x->ctx = ctx;
   x->sp = plan->staged;
   x->where = where;
   x->node = node;

@@ -1,6 +1,6 @@
 /* worker_int.h - a worker thread's private state, shared by worker.c (the
- * pipeline and window state) and exchange.c (repartitioning between
- * workers).  Internal to runtime/. */
+ * driver), its operators (op_*.c, worker_ops_int.h) and exchange.c
+ * (repartitioning between workers).  Internal to exec/. */
 #ifndef SLUICE_WORKER_INT_H
 #define SLUICE_WORKER_INT_H
 
@@ -98,9 +98,10 @@ static inline int64_t sl_now_us(void) {
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* worker.c, for the compiled steps: the watermark over input rows before
- * `upto`; fold (or send to their owners) the tmp rows of s->tmp, tmp row r
- * from row sel[r] of the buffer; after a buffer's rows are folded. */
+/* For the compiled steps: the watermark over input rows before `upto`
+ * (worker.c); fold (or send to their owners) the tmp rows of s->tmp, tmp
+ * row r from row sel[r] of the buffer, and what follows a buffer's rows
+ * folded (op_partial_aggregate.c). */
 void sl_worker_advance_watermark(worker_state *s, uint32_t upto);
 int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel);
 void sl_worker_aggregate_done(worker_state *s);
@@ -117,7 +118,7 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
 int sl_worker_jit_lookup(worker_state *s, const sl_buffer *in, uint32_t n,
                          sl_buffer *wm_out);
 
-/* Fold one tmp row into this worker's state (worker.c). */
+/* Fold one tmp row into this worker's state (op_window_state.c). */
 int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
                        int64_t proc_now);
 

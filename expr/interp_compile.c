@@ -13,7 +13,7 @@
 #include <strings.h>
 
 #include "interp_int.h"
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 
 typedef struct cstate {
   sl_arena *a;
@@ -592,7 +592,7 @@ compile_in_values(cstate *cs, const sl_bexpr *e, inode *x) {
   for (int i = 1; i < e->nargs; i++) {
     const sl_bexpr *v = e->args[i];
     inode *vn;
-    if ((i & 4095) == 0 && sl_interrupt_pending()) {
+    if ((i & 4095) == 0 && sl_cancel_current_pending()) {
       sl_error_set(cs->err, SL_ECANCELLED, "query cancelled");
       return NULL;
     }
@@ -617,7 +617,7 @@ compile_in_values(cstate *cs, const sl_bexpr *e, inode *x) {
   /* literals that do not convert stay operands, to fail where they did */
   for (int i = 1; set && i < e->nargs; i++) {
     const sl_bexpr *v = e->args[i];
-    if ((i & 4095) == 0 && sl_interrupt_pending()) { /* 1M adds: 0.3 s */
+    if ((i & 4095) == 0 && sl_cancel_current_pending()) { /* 1M adds: 0.3 s */
       sl_error_set(cs->err, SL_ECANCELLED, "query cancelled");
       return NULL;
     }
@@ -654,7 +654,7 @@ static inode *compile_in(cstate *cs, const sl_bexpr *e) {
 }
 
 static inode *compile(cstate *cs, const sl_bexpr *e) {
-  if (sl_interrupt_pending()) { /* Ctrl-C, .timeout */
+  if (sl_cancel_current_pending()) { /* Ctrl-C, .timeout */
     sl_error_set(cs->err, SL_ECANCELLED, "query cancelled");
     return NULL;
   }

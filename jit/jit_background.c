@@ -4,13 +4,14 @@
  * which takes from 0.1 s for a small query to seconds for a pipeline near
  * the JIT's node budget (jit_plan.c), longer on a loaded machine.  So the
  * compile runs on a thread of its own while the caller waits in 10 ms
- * steps, polling sl_interrupt_pending().  When the statement is stopped
- * first, the caller returns SL_ECANCELLED at once and the compile is
- * abandoned: it keeps running to its end on its thread, owning everything
- * LLVM uses (the caller's sl_jit is left an empty shell that sl_jit_free
- * frees as usual), then frees it all; its code is never run.  Before the
- * process forks (node processes) or exits, abandoned compiles are waited
- * for, so that no LLVM lock or static destructor meets one half-way.
+ * steps, polling its statement's token (sl_cancel_current(), cancel.h).
+ * When the statement is stopped first, the caller returns SL_ECANCELLED at
+ * once and the compile is abandoned: it keeps running to its end on its
+ * thread, owning everything LLVM uses (the caller's sl_jit is left an empty
+ * shell that sl_jit_free frees as usual), then frees it all; its code is
+ * never run.  Before the process forks (node processes) or exits, abandoned
+ * compiles are waited for, so that no LLVM lock or static destructor meets
+ * one half-way.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,8 +20,8 @@
 #include <time.h>
 
 #include "jit_int.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/clock.h"
-#include "sluice/common/interrupt.h"
 
 typedef struct compile_job {
   sl_jit jit; /* the caller's, moved here while compiling */
@@ -94,7 +95,7 @@ int sl_jit_compile(sl_jit *j, char **ir, sl_error *err) {
     *ir = NULL;
   if (!j->mod)
     return SL_OK;
-  if (sl_interrupt_pending())
+  if (sl_cancel_current_pending())
     return sl_error_set(err, SL_ECANCELLED, "query cancelled");
   pthread_once(&bg_once, register_waits);
   compile_job *job = calloc(1, sizeof *job);
@@ -126,7 +127,7 @@ int sl_jit_compile(sl_jit *j, char **ir, sl_error *err) {
   pthread_attr_destroy(&attr);
 
   pthread_mutex_lock(&job->lock);
-  while (!job->done && !sl_interrupt_pending()) {
+  while (!job->done && !sl_cancel_current_pending()) {
     struct timespec until = sl_clock_deadline_ms(10);
     pthread_cond_timedwait(&job->cond, &job->lock, &until);
   }

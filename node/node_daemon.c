@@ -23,11 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sluice/cluster/cluster_client.h"
 #include "sluice/common/clock.h"
 #include "sluice/connectors/path_policy.h"
 #include "sluice/net/channel.h"
-#include "sluice/shell/shell.h"
+#include "sluice/node/node_daemon.h"
+#include "sluice/session/session.h"
 
 /* --user NAME: its uid, gid and groups, for good (after binding the port
  * and reading the secret, which may need root). */

@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 #include "sluice/parser/ast.h"
 
 typedef enum wkind { W_EXPR, W_QUERY, W_BODY, W_SELECT, W_TREF } wkind;
@@ -233,7 +233,7 @@ int sl_stmt_depth(const sl_stmt *s, int limit, sl_span *deepest) {
     /* Ctrl-C, .timeout: a million-literal IN list walks for 0.2-0.4 s.
      * The depth measured so far is returned; sl_parse sees the flag and
      * fails the statement, so an unmeasured tree never reaches a walker. */
-    if ((++steps & 65535) == 0 && sl_interrupt_pending())
+    if ((++steps & 65535) == 0 && sl_cancel_current_pending())
       break;
     witem it = w.items[--w.n];
     if (it.depth > w.max)

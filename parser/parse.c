@@ -14,7 +14,7 @@
 
 #include "grammar.h"
 #include "parse_int.h"
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 #include "sluice/parser/parser.h"
 
 enum raw_state { RAW_NONE, RAW_KEY, RAW_AFTER_KEY, RAW_VALUE };
@@ -84,7 +84,7 @@ int sl_parse(sl_arena *a, const char *text, size_t len, int first_line,
   bool cancelled = false;
   while (!ctx.failed) {
     /* Ctrl-C and .timeout: a megabyte statement takes seconds to parse */
-    if (sl_interrupt_pending()) {
+    if (sl_cancel_current_pending()) {
       sl_error_set(err, SL_ECANCELLED, "query cancelled");
       cancelled = true;
       break;
@@ -115,7 +115,7 @@ int sl_parse(sl_arena *a, const char *text, size_t len, int first_line,
   }
   sl_lemon_parseFinalize(parser);
   /* stopped during the last token's reductions (sl_stmt_depth's walk) */
-  if (!cancelled && sl_interrupt_pending()) {
+  if (!cancelled && sl_cancel_current_pending()) {
     sl_error_set(err, SL_ECANCELLED, "query cancelled");
     cancelled = true;
   }

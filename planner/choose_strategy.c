@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/strbuf.h"
 #include "sluice/planner/cost_model.h"
 
@@ -178,7 +178,7 @@ int sl_plan_choose_strategy(sl_plan *plan, const sl_strategy_inputs *in,
           "stages' join, not to a leaf's aggregate%s%s",
           *why ? ": " : "", *why ? *why : "");
     /* sampling and calibration stop early on Ctrl-C and .timeout */
-    return sl_interrupt_pending()
+    return sl_cancel_current_pending()
                ? sl_error_set(err, SL_ECANCELLED, "query cancelled")
                : SL_OK;
   }

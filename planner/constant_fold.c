@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/strbuf.h"
 #include "sluice/expr/interpreter.h"
 #include "sluice/planner/plan.h"
@@ -152,7 +152,7 @@ static __attribute__((noinline)) sl_bexpr *evaluate(folder *f,
 }
 
 static sl_bexpr *fold(folder *f, sl_bexpr *e) {
-  if (!e || e->nargs == 0 || sl_interrupt_pending())
+  if (!e || e->nargs == 0 || sl_cancel_current_pending())
     return e; /* cancelled: planning returns SL_ECANCELLED */
   sl_bexpr **args = NULL;
   bool all_literal = true;

@@ -33,8 +33,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "sluice/common/cancel.h"
 #include "sluice/common/clock.h"
-#include "sluice/common/interrupt.h"
 #include "sluice/planner/cost_model.h"
 #include "sluice/state/aggregate.h"
 
@@ -59,7 +59,7 @@ static double time_updates(sl_arena *a, uint64_t keys, uint64_t updates,
   uint8_t key[16] = {0};
   double t0 = sl_clock_seconds();
   for (uint64_t i = 0; i < updates; i++) {
-    if ((i & 65535) == 0 && sl_interrupt_pending())
+    if ((i & 65535) == 0 && sl_cancel_current_pending())
       break; /* Ctrl-C: sl_cost_calibrate gives up */
     SL_FIELD(key, kl, 0, int64_t) = (int64_t)(rnd(&seed) % keys);
     uint8_t *st = sl_group_table_upsert(keep, sl_key_hash(kl, key), key);
@@ -117,7 +117,7 @@ void sl_cost_calibrate(sl_cost_constants *k) {
   k->cache_groups = 1 << 16;
   /* Ctrl-C or .timeout during the measurement (a few seconds, once per
    * machine): the figures are cut short, so they are not kept */
-  k->calibrated = !sl_interrupt_pending();
+  k->calibrated = !sl_cancel_current_pending();
   sl_group_table_free(&small);
   sl_group_table_free(&small2);
   sl_group_table_free(&big);

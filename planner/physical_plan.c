@@ -17,7 +17,7 @@
 #include <strings.h>
 
 #include "plan_int.h"
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 #include "sluice/planner/plan.h"
 
 /* ---- flattening FROM ------------------------------------------------------
@@ -775,7 +775,7 @@ static int build_query(planner *p, const sl_bquery *q, bool leaf) {
   sl_plan_push_having(a, plan);
   sl_plan_propagate_constants(a, plan);
   sl_plan_fold_constants(a, plan);
-  if (sl_interrupt_pending()) /* Ctrl-C, .timeout (folding stopped) */
+  if (sl_cancel_current_pending()) /* Ctrl-C, .timeout (folding stopped) */
     return sl_error_set(err, SL_ECANCELLED, "query cancelled");
   if (!leaf && !plan->track_watermark)
     sl_plan_push_into_sources(a, plan);

@@ -16,8 +16,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "sluice/common/cancel.h"
 #include "sluice/common/clock.h"
-#include "sluice/common/interrupt.h"
 #include "sluice/connectors/connector.h"
 #include "sluice/expr/interpreter.h"
 #include "sluice/planner/statistics.h"
@@ -631,7 +631,7 @@ int sl_stats_sample(sl_arena *a, const sl_table_def *t, int nkeys,
   double t0 = sl_clock_seconds();
   bool done = false, cut = false;
   while (rc == SL_OK && !done && st->records < o.max_records) {
-    if (sl_interrupt_pending()) { /* Ctrl-C, .timeout */
+    if (sl_cancel_current_pending()) { /* Ctrl-C, .timeout */
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       break;
     }

@@ -19,8 +19,8 @@
 #include "sluice/cluster/cluster_client.h"
 #include "sluice/cluster/distribution.h"
 #include "sluice/cluster/node.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/clock.h"
-#include "sluice/common/interrupt.h"
 #include "sluice/common/version.h"
 #include "sluice/exec/executor.h"
 #include "sluice/net/channel.h"
@@ -39,6 +39,9 @@ typedef struct watcher {
    * its rows (the side's; under a repartition of every leaf all of
    * theirs, this node's own leaf's too), or NULL. */
   sl_stage_feed *feeds[SL_NODE_MAX_FED];
+  /* The query's token (cancel.h), requested with cancel: what its run and
+   * its parsing, planning and compiling poll. */
+  sl_cancel token;
 } watcher;
 
 /* One HEARTBEAT, unless a frame of the query is being sent (the lock is
@@ -90,6 +93,7 @@ static void *watch(void *arg) {
       if (w->feeds[k])
         sl_stage_feed_close(w->feeds[k]);
     atomic_store(&w->cancel, true);
+    sl_cancel_request(&w->token);
     if (rc == SL_OK && type == SL_FRAME_SYNC)
       atomic_store(&w->sync, true);
     if (rc != SL_OK)
@@ -291,7 +295,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
       sl_xaddr_parse(m.addrs, m.addrs_len, m.node_count, 'S', &found0);
   pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
   sl_node_credit credit;
-  watcher w = {fd, &send_lock, false, false, false, &credit, {NULL}};
+  watcher w = {fd, &send_lock, false, false, false, &credit, {NULL}, {0, NULL}};
   sl_node_credit_init(&credit, &w.cancel);
   if (fed >= 0 && fed < SL_NODE_MAX_FED)
     w.feeds[fed] = sl_stage_feed_new();
@@ -359,11 +363,13 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
     sl_memory_host_join(m.query_id >> 32, who);
   }
   /* the coordinator's CANCEL also stops parsing, planning, compiling */
-  sl_interrupt_watch(&w.cancel);
+  sl_session_set_cancel(s, &w.token);
+  const sl_cancel *outer = sl_cancel_scope_enter(&w.token);
   if (rc == SL_OK)
     rc = sl_session_run_on_node(s, m.sql, m.sql_len, leaf, fed, join,
                                 m.strategy, &nodes, &st, &err);
-  sl_interrupt_watch(NULL);
+  sl_cancel_scope_leave(outer);
+  sl_session_set_cancel(s, NULL);
   sl_stage_links_stop(links);
   sl_xaddr_free(link_addrs, m.node_count, 'S');
   atomic_store(&w.stop, true);
@@ -389,6 +395,9 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
 }
 
 int sl_node_serve(int fd, const sl_secret *secret) {
+  /* A node forked by a shell's statement inherits that thread's cancel
+   * scope: here only the coordinator's CANCEL stops anything. */
+  sl_cancel_scope_enter(NULL);
   sl_session *s = sl_session_new();
   sl_session_set_node(s);
   sl_error err = {0};

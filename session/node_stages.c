@@ -94,7 +94,8 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
   session_set_jit(s, lp);
   sl_exec_nodes here = *nodes;
   here.rows_to_sink = true;
-  return sl_execute_ex(lp, s->settings, &here, NULL, stats, err);
+  return sl_execute(lp, &(sl_run){s->settings, s->cancel, &here}, NULL, stats,
+                    err);
 }
 
 /* The plan of a query's text, as the coordinator planned it: with late
@@ -192,7 +193,8 @@ static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
                        nodes->cancel,
                        nodes->dist};
   if (rc == SL_OK)
-    rc = sl_execute_staged(plan, s->settings, &run, NULL, stats, err);
+    rc = sl_execute_staged(plan, &(sl_run){s->settings, s->cancel, NULL}, &run,
+                           NULL, stats, err);
   free(per);
   if (started) {
     if (rc != SL_OK)
@@ -272,7 +274,9 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
                            nodes->dist};
       if (rc == SL_OK)
         rc = plan->staged->nleaves == 2
-                 ? sl_execute_staged(plan, s->settings, &run, NULL, stats, err)
+                 ? sl_execute_staged(plan,
+                                     &(sl_run){s->settings, s->cancel, NULL},
+                                     &run, NULL, stats, err)
                  : sl_error_set(err, SL_EINTERNAL,
                                 "a join on the nodes of %d leaves",
                                 plan->staged->nleaves);
@@ -292,7 +296,8 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
     session_set_jit(s, plan);
   }
   if (rc == SL_OK && plan)
-    rc = sl_execute_ex(plan, s->settings, nodes, NULL, stats, err);
+    rc = sl_execute(plan, &(sl_run){s->settings, s->cancel, nodes}, NULL, stats,
+                    err);
   if (b)
     sl_bound_stmt_release(b);
   sl_arena_free(&arena);

@@ -620,7 +620,7 @@ void session_explain_nodes(sl_session *s, const sl_plan *plan,
 
 /* Send plan (leaf >= 0: that leaf of the query's staged plan) to the nodes
  * of c: the channels its strategy needs between them first, then QUERY.
- * nodes (with fds, room for c->n) gets what sl_execute_ex needs.  A join
+ * nodes (with fds, room for c->n) gets what sl_execute needs.  A join
  * on the nodes (stage_link.c): the stage nodes (fed >= 0) listen for links
  * first and their "S node host:port" lines are appended to links; the
  * side's nodes (links given, fed < 0) are sent those lines. */
@@ -717,8 +717,9 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
     }
   }
   if (rc == SL_OK)
-    rc = sl_execute_broadcast(plan, s->settings, side, side_leaf, nsides,
-                              local.fds, n, sink, st, err);
+    rc = sl_execute_broadcast(plan, &(sl_run){s->settings, s->cancel, NULL},
+                              side, side_leaf, nsides, local.fds, n, sink, st,
+                              err);
   sl_cluster_sync(s->cluster);
   for (int j = 0; j < tried; j++)
     sl_cluster_sync(s->leaf_clusters[j]);
@@ -773,7 +774,8 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
                       "on the nodes).");
   const sl_staged_run run = {per_leaf, NULL, {-1, NULL, NULL}, NULL, NULL};
   if (rc == SL_OK)
-    rc = sl_execute_staged(plan, s->settings, &run, sink, st, err);
+    rc = sl_execute_staged(plan, &(sl_run){s->settings, s->cancel, NULL}, &run,
+                           sink, st, err);
   for (int k = 0; k < sp->nleaves; k++)
     if (per_leaf[k])
       sl_cluster_sync(k ? s->leaf_clusters[k - 1] : s->cluster);
@@ -786,13 +788,27 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
   return rc;
 }
 
+int session_ready_nodes(sl_session *s, sl_result_sink *sink, sl_error *err) {
+  return ensure_cluster(s, sink, err);
+}
+
 int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
                     sl_result_sink *sink, sl_query_stats *st, sl_error *err) {
   if (plan->kind == SL_PLAN_CONSTANT) /* no source: nothing for nodes */
-    return sl_execute(plan, s->settings, sink, st, err);
+    return sl_execute(plan, &(sl_run){s->settings, s->cancel, NULL}, sink, st,
+                      err);
   int rc = ensure_cluster(s, sink, err);
   if (rc != SL_OK)
     return rc;
+  int n = session_node_count(s);
+  if (s->planned_nodes > 0 && n != s->planned_nodes)
+    return sl_error_set(
+        err, SL_EIO,
+        "the cluster changed while this query was planned: it was placed "
+        "on %d node%s and %d %s now (said above): run it again to place it "
+        "on the nodes there are",
+        s->planned_nodes, s->planned_nodes == 1 ? "" : "s", n,
+        n == 1 ? "is" : "are");
   /* The memory limit bounds the sum over this process and its nodes on
    * this host (they join with this pid, QUERY's query id >> 32). */
   if (s->cluster)
@@ -800,7 +816,9 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   if (plan->kind == SL_PLAN_STAGED)
     return s->cluster
                ? execute_staged_on_nodes(s, plan, text, len, sink, st, err)
-               : sl_execute_staged(plan, s->settings, NULL, sink, st, err);
+               : sl_execute_staged(plan,
+                                   &(sl_run){s->settings, s->cancel, NULL},
+                                   NULL, sink, st, err);
   bool sessions = sl_plan_sessions_on_one_process(plan);
   if (s->cluster && sessions && sink->notice) {
     rc = sink->notice(sink->ctx, "[WARNING] Session windows under late "
@@ -812,7 +830,8 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
       return rc;
   }
   if (!s->cluster || sessions)
-    return sl_execute(plan, s->settings, sink, st, err);
+    return sl_execute(plan, &(sl_run){s->settings, s->cancel, NULL}, sink, st,
+                      err);
   int *fds = malloc(sizeof(int) * (size_t)s->cluster->n);
   if (!fds)
     abort();
@@ -820,7 +839,8 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   rc = start_on_cluster(s, s->cluster, plan, -1, -1, 0, 0, text, len, NULL,
                         &nodes, fds, err);
   if (rc == SL_OK)
-    rc = sl_execute_ex(plan, s->settings, &nodes, sink, st, err);
+    rc = sl_execute(plan, &(sl_run){s->settings, s->cancel, &nodes}, sink, st,
+                    err);
   free(fds);
   sl_cluster_sync(s->cluster);
   if (rc == SL_OK)

@@ -55,6 +55,10 @@ void sl_session_set_node(sl_session *s) {
   s->is_node = true;
 }
 
+void sl_session_set_cancel(sl_session *s, const sl_cancel *cancel) {
+  s->cancel = cancel;
+}
+
 sl_catalog *sl_session_catalog(sl_session *s) {
   return s->catalog;
 }
@@ -475,6 +479,12 @@ static int explain(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   sl_query_stats st;
   bool analyzed = false;
   const char *why = NULL;
+  if (plan && ast->u.explain.analyze && plan->kind != SL_PLAN_CONSTANT) {
+    int rc = session_ready_nodes(s, sink, err); /* as run_query */
+    if (rc != SL_OK)
+      return rc;
+    s->planned_nodes = session_node_count(s);
+  }
   if (plan) {
     int rc = choose_strategy(s, plan, arena, &why, err);
     if (rc != SL_OK)
@@ -517,6 +527,15 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
   int rc = sl_plan_build(arena, b, &plan, err);
   if (rc != SL_OK)
     return rc;
+  /* The nodes first: a node lost since the last statement changes how
+   * many there are, and the plan must be for the nodes that run it (a
+   * join placed on two nodes cannot run on the one left). */
+  if (plan->kind != SL_PLAN_CONSTANT) {
+    rc = session_ready_nodes(s, sink, err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  s->planned_nodes = session_node_count(s);
   const char *why;
   rc = choose_strategy(s, plan, arena, &why, err);
   if (rc != SL_OK)
@@ -600,8 +619,8 @@ static int run_query(sl_session *s, sl_bound_stmt *b, sl_arena *arena,
 /* ---- the driver ------------------------------------------------------------
  */
 
-int sl_session_execute(sl_session *s, const char *text, size_t len,
-                       int first_line, sl_result_sink *sink, sl_error *err) {
+static int execute(sl_session *s, const char *text, size_t len, int first_line,
+                   sl_result_sink *sink, sl_error *err) {
   sl_arena arena;
   sl_arena_init(&arena, 0);
   sl_stmt *stmt = NULL;
@@ -685,5 +704,15 @@ int sl_session_execute(sl_session *s, const char *text, size_t len,
 
 done:
   sl_arena_free(&arena);
+  return rc;
+}
+
+/* Parsing, binding and planning poll the session's token through the
+ * thread's scope (cancel.h); running passes it in the run context. */
+int sl_session_execute(sl_session *s, const char *text, size_t len,
+                       int first_line, sl_result_sink *sink, sl_error *err) {
+  const sl_cancel *outer = sl_cancel_scope_enter(s->cancel);
+  int rc = execute(s, text, len, first_line, sink, err);
+  sl_cancel_scope_leave(outer);
   return rc;
 }

@@ -16,6 +16,7 @@
 struct sl_session {
   sl_catalog *catalog;
   sl_settings *settings;
+  const sl_cancel *cancel; /* stops its statements (sl_session_set_cancel) */
   sl_stats_cache *stats;   /* samples of sources, for the cost model */
   sl_cost_constants costs; /* loaded or measured at the first choice */
   bool costs_fresh;        /* measured by this session ('fresh') */
@@ -35,6 +36,10 @@ struct sl_session {
   char **log;
   size_t *log_len;
   int nlog, caplog;
+  /* How many nodes the query being run was placed on (run_query): a node
+   * lost between planning and running makes it refuse to start rather
+   * than run a placement the nodes left cannot hold. */
+  int planned_nodes;
 };
 
 /* A statement that changed the catalog or settings: remember it for nodes
@@ -43,6 +48,11 @@ int session_replicate(sl_session *s, const char *text, size_t len,
                       sl_error *err);
 /* Free the session's clusters (at its end). */
 void session_free_clusters(sl_session *s);
+/* The nodes the next query runs on, made ready before it is planned: a
+ * joined cluster mended (a node gone since the last statement is joined
+ * again or dropped), nodes forked for SET 'sluice.nodes'.  The planner
+ * then places the query on the nodes that will really run it. */
+int session_ready_nodes(sl_session *s, sl_result_sink *sink, sl_error *err);
 /* Run a planned query or INSERT: on this process, or on the session's
  * nodes (a staged plan's leaves each on a cluster of nodes). */
 int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sluice/node/node_daemon.h"
 #include "sluice/shell/shell.h"
 
 #ifndef SLUICE_VERSION

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/common/interrupt.h"
 #include "sluice/shell/shell.h"
 
 enum { HISTORY_SIZE = 1000 };
@@ -28,7 +27,8 @@ struct sl_line_reader {
   FILE *out, *err;
   sl_complete_fn complete;
   void *ctx;
-  char *line; /* the last line read, without its newline */
+  char *line;           /* the last line read, without its newline */
+  sl_cancel *interrupt; /* requested by Ctrl-C (signals.c) */
 };
 
 static sl_line_reader *reader_of(EditLine *el) {
@@ -127,8 +127,9 @@ static unsigned char complete_fn(EditLine *el, int ch) {
   return rc;
 }
 
-sl_line_reader *sl_line_reader_new(const char *prog, FILE *in, FILE *out,
-                                   FILE *err, const char *history_path,
+sl_line_reader *sl_line_reader_new(const char *prog, sl_cancel *interrupt,
+                                   FILE *in, FILE *out, FILE *err,
+                                   const char *history_path,
                                    sl_complete_fn complete, void *ctx) {
   sl_line_reader *lr = calloc(1, sizeof *lr);
   if (!lr)
@@ -143,6 +144,7 @@ sl_line_reader *sl_line_reader_new(const char *prog, FILE *in, FILE *out,
   lr->err = err;
   lr->complete = complete;
   lr->ctx = ctx;
+  lr->interrupt = interrupt;
 
   HistEvent ev;
   history(lr->hist, &ev, H_SETSIZE, HISTORY_SIZE);
@@ -155,7 +157,7 @@ sl_line_reader *sl_line_reader_new(const char *prog, FILE *in, FILE *out,
   el_set(lr->el, EL_CLIENTDATA, lr);
   el_set(lr->el, EL_EDITOR, "emacs");
   /* libedit restores the terminal on signals and tracks window size;
-   * SIGINT still reaches our handler (interrupt.c), which ends el_gets. */
+   * SIGINT still reaches our handler (signals.c), which ends el_gets. */
   el_set(lr->el, EL_SIGNAL, 1);
   el_set(lr->el, EL_PROMPT, prompt_fn);
   el_set(lr->el, EL_HIST, history, lr->hist);
@@ -182,12 +184,12 @@ int sl_line_reader_read(sl_line_reader *lr, const char *prompt,
                         const char **line, size_t *len) {
   free(lr->prompt);
   lr->prompt = strdup(prompt);
-  sl_interrupt_clear();
+  sl_cancel_clear(lr->interrupt);
   int count = 0;
   const char *s = el_gets(lr->el, &count);
   if (!s) {
-    if (sl_interrupt_pending() || (count < 0 && errno == EINTR)) {
-      sl_interrupt_clear();
+    if (sl_cancel_pending(lr->interrupt) || (count < 0 && errno == EINTR)) {
+      sl_cancel_clear(lr->interrupt);
       return SL_LINE_INTERRUPTED;
     }
     return SL_LINE_EOF;

@@ -10,8 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "signals_int.h"
 #include "sluice/cluster/cluster_client.h"
-#include "sluice/common/interrupt.h"
+#include "sluice/node/node_daemon.h"
 #include "sluice/common/version.h"
 #include "sluice/shell/shell.h"
 
@@ -115,7 +116,7 @@ int main(int argc, char **argv) {
   }
 
   if (!interactive)
-    sl_interrupt_install_script(); /* SIGINT/SIGTERM stop and flush */
+    sl_signals_install_script(&sh->cancel); /* SIGINT/SIGTERM stop, flush */
   if (interactive) {
     sl_shell_repl(sh);
   } else if (opts.nactions == 0) {

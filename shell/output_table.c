@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "sluice/common/clock.h"
-#include "sluice/common/interrupt.h"
 #include "sluice/shell/shell.h"
 
 /* The pieces of a frame: left edge, fill, junction, right edge for the top,
@@ -130,7 +129,7 @@ static void data_row(sl_output *o, const frame *f, const int *widths,
  * so a terminal shows every row produced; a slow reader (a pipe) is not
  * waited for, and the prompt comes back at once. */
 static bool stop_printing(sl_output *o) {
-  if (!sl_interrupt_pending())
+  if (!sl_cancel_pending(o->stop))
     return false;
   double now = sl_clock_seconds();
   if (o->stop_by == 0)

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sluice/common/interrupt.h"
+#include "signals_int.h"
 #include "sluice/common/version.h"
 #include "sluice/shell/shell.h"
 
@@ -53,15 +53,15 @@ int sl_shell_repl(sl_shell *sh) {
   /* With stdout redirected, prompts and echo go to stderr, not the file. */
   FILE *term = isatty(STDOUT_FILENO) ? stdout : stderr;
   char *hist = history_path();
-  sl_line_reader *lr =
-      sl_line_reader_new("sluice", stdin, term, stderr, hist, complete, &r);
+  sl_line_reader *lr = sl_line_reader_new("sluice", &sh->cancel, stdin, term,
+                                          stderr, hist, complete, &r);
   free(hist);
   if (!lr) {
     sl_shell_errorf(sh, NULL, 0, "cannot start the line editor");
     sl_shell_input_free(&in);
     return sl_shell_run_stream(sh, stdin, NULL);
   }
-  sl_interrupt_install();
+  sl_signals_install(&sh->cancel);
 
   fprintf(term,
           "Sluice %s - streaming SQL.\n"

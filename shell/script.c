@@ -15,9 +15,10 @@
 #include <time.h>
 
 #include "sluice/common/clock.h"
-#include "sluice/common/interrupt.h"
 #include "sluice/parser/parser.h"
 #include "sluice/shell/shell.h"
+
+#include "signals_int.h"
 
 /* .read nesting limit: a file that reads itself must not eat the stack. */
 enum { MAX_READ_DEPTH = 32 };
@@ -40,6 +41,7 @@ static double seconds_since(const struct timespec *t0) {
  * once it has run timeout_ms; on every node too, since the coordinator
  * cancels the nodes when asked. */
 typedef struct watchdog {
+  sl_cancel *cancel; /* the shell's */
   pthread_mutex_t lock;
   pthread_cond_t cond;
   long ms;
@@ -55,7 +57,7 @@ static void *watchdog_main(void *arg) {
     if (pthread_cond_timedwait(&w->cond, &w->lock, &until) == ETIMEDOUT) {
       if (!w->done) {
         w->fired = true;
-        sl_interrupt_request();
+        sl_cancel_request(w->cancel);
       }
       break;
     }
@@ -63,10 +65,11 @@ static void *watchdog_main(void *arg) {
   return NULL;
 }
 
-static void watchdog_start(watchdog *w, long ms) {
+static void watchdog_start(watchdog *w, sl_cancel *cancel, long ms) {
   memset(w, 0, sizeof *w);
   if (ms <= 0)
     return;
+  w->cancel = cancel;
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->cond, NULL);
   w->ms = ms;
@@ -115,20 +118,20 @@ int sl_shell_run_statement(sl_shell *sh, const char *source, const char *text,
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   sl_statement_running = 1;
-  sl_interrupt_clear();
+  sl_cancel_clear(&sh->cancel);
   if (sl_stop_signal) { /* a script's SIGINT/SIGTERM came: run no more */
     sl_statement_running = 0;
     return SL_SHELL_STOP;
   }
   watchdog dog;
-  watchdog_start(&dog, sh->timeout_ms);
+  watchdog_start(&dog, &sh->cancel, sh->timeout_ms);
 
   int rc = sl_session_execute(sh->session, text, len, first_line, &sink, &err);
   if (rc == SL_ECANCELLED && sl_stop_signal)
     return stopped_by_signal(sh, source, first_line, &dog, &err);
   sl_statement_running = 0;
   if (watchdog_stop(&dog)) {
-    sl_interrupt_clear(); /* it was the watchdog, not the user */
+    sl_cancel_clear(&sh->cancel); /* it was the watchdog, not the user */
     if (rc == SL_ECANCELLED) {
       sl_error_clear(&err);
       err.offset = -1;
@@ -148,7 +151,7 @@ int sl_shell_run_statement(sl_shell *sh, const char *source, const char *text,
   bool failed = sl_shell_check_output(sh, source, first_line);
   if (rc != SL_OK && !failed) {
     /* The terminal echoed ^C where the cursor was: start a fresh line. */
-    if (sh->interactive && sl_interrupt_pending())
+    if (sh->interactive && sl_cancel_pending(&sh->cancel))
       fputc('\n', sh->errors);
     if (!err.code)
       err.code = rc;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "signals_int.h"
 #include "sluice/shell/shell.h"
 
 sl_shell *sl_shell_new(FILE *console, FILE *errors, sl_output_mode mode,
@@ -22,14 +23,18 @@ sl_shell *sl_shell_new(FILE *console, FILE *errors, sl_output_mode mode,
   sh->errors = errors;
   sh->bail = bail;
   sh->interactive = interactive;
+  sl_cancel_init(&sh->cancel, NULL);
+  sl_session_set_cancel(sh->session, &sh->cancel);
   sl_output_init(&sh->out, console, mode, headers);
   sh->out.notices = errors;
+  sh->out.stop = &sh->cancel;
   return sh;
 }
 
 void sl_shell_free(sl_shell *sh) {
   if (!sh)
     return;
+  sl_signals_forget(&sh->cancel);
   sl_shell_set_output(sh, NULL, NULL);
   sl_output_free(&sh->out);
   sl_session_free(sh->session);

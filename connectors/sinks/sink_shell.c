@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 #include "sluice/connectors/io_connectors.h"
 #include "sluice/row/value_text.h"
 
@@ -23,6 +23,9 @@ struct sl_sink {
   const char **cells;
   uint64_t rows;
   bool ended;
+  /* The statement's token (its thread's scope when the sink opened): the
+   * sink may write on another thread than the one that opened it. */
+  const sl_cancel *cancel;
 };
 
 static int shell_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
@@ -47,6 +50,7 @@ static int shell_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
     return sl_error_set(err, SL_ENOMEM, "out of memory opening the result");
   }
   s->out = spec->shell;
+  s->cancel = sl_cancel_current();
   s->layout = spec->layout;
   for (int i = 0; i < n; i++)
     types[i] = spec->layout->fields[i].type;
@@ -88,7 +92,7 @@ static int shell_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   for (uint32_t r = 0; r < rows->nrows; r++) {
     /* A slow reader (a pipe, a terminal scrolling) can take seconds over
      * one buffer's rows: Ctrl-C and .timeout are looked at per row. */
-    if (sl_interrupt_pending())
+    if (sl_cancel_pending(s->cancel))
       return sl_error_set(err, SL_ECANCELLED, "query cancelled");
     const uint8_t *row = sl_buffer_row(rows, r);
     sl_strbuf_reset(&s->text);

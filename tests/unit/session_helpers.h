@@ -45,7 +45,8 @@ static inline int session_run_query(sl_session *s, const char *sql,
   if (rc == SL_OK)
     rc = sl_plan_build(&a, b, &plan, err);
   if (rc == SL_OK)
-    rc = sl_execute(plan, sl_session_settings(s), &sink, st, err);
+    rc = sl_execute(plan, &(sl_run){sl_session_settings(s), NULL, NULL}, &sink,
+                    st, err);
   if (b)
     sl_bound_stmt_release(b);
   sl_arena_free(&a);

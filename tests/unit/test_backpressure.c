@@ -33,8 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sluice/common/cancel.h"
 #include "sluice/common/clock.h"
-#include "sluice/common/interrupt.h"
 #include "sluice/session/session.h"
 
 #define MIB (1024L * 1024L)
@@ -168,8 +168,12 @@ static void run_ok(sl_session *s, const char *sql, consumer *c) {
   sl_error_clear(&err);
 }
 
+/* What the sessions' statements are stopped with, as the shell's Ctrl-C. */
+static sl_cancel ctrl_c;
+
 static sl_session *session_with_table(const char *nodes) {
   sl_session *s = sl_session_new();
+  sl_session_set_cancel(s, &ctrl_c);
   consumer none = {0, 0, 0};
   run_ok(s, "SET 'parallelism.default' = '2'", &none);
   if (nodes) {
@@ -212,7 +216,7 @@ static void *stop_main(void *arg) {
   pthread_mutex_unlock(&st->lock);
   if (!ended) {
     st->at = sl_clock_seconds();
-    sl_interrupt_request(); /* as Ctrl-C */
+    sl_cancel_request(&ctrl_c); /* as Ctrl-C */
   }
   return NULL;
 }
@@ -242,7 +246,7 @@ static void stopper_end(stopper *st) {
  * that, not end or fail by itself; returns when it was asked to stop. */
 static double run_stopped(sl_session *s, const char *sql, consumer *c, long ms,
                           double *stopped) {
-  sl_interrupt_clear();
+  sl_cancel_clear(&ctrl_c);
   stopper st;
   stopper_start(&st, ms);
   sl_error err = {0};
@@ -251,7 +255,7 @@ static double run_stopped(sl_session *s, const char *sql, consumer *c, long ms,
   pthread_join(st.thread, NULL);
   pthread_cond_destroy(&st.cond);
   pthread_mutex_destroy(&st.lock);
-  sl_interrupt_clear();
+  sl_cancel_clear(&ctrl_c);
   if (rc != SL_ECANCELLED)
     fail_msg("%s: %s", sql, err.message ? err.message : "ended by itself");
   sl_error_clear(&err);
@@ -263,13 +267,13 @@ static double run_stopped(sl_session *s, const char *sql, consumer *c, long ms,
  * what the consumer waits for). */
 static void run_ok_within_a_minute(sl_session *s, const char *sql,
                                    consumer *c) {
-  sl_interrupt_clear();
+  sl_cancel_clear(&ctrl_c);
   stopper st;
   stopper_start(&st, 60000);
   sl_error err = {0};
   int rc = run(s, sql, c, &err);
   stopper_end(&st);
-  sl_interrupt_clear();
+  sl_cancel_clear(&ctrl_c);
   if (rc != SL_OK)
     fail_msg("%s: %s", sql,
              rc == SL_ECANCELLED ? "no progress for a minute"

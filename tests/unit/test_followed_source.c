@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/strbuf.h"
 #include "sluice/session/session.h"
 
@@ -137,9 +137,13 @@ static void exec_ok(sl_session *s, const char *sql) {
     fail_msg("%s: %s", sql, err.message);
 }
 
+/* What the sessions' statements are stopped with, as the shell's Ctrl-C. */
+static sl_cancel ctrl_c;
+
 /* A session with table f following path (watermark: ts itself). */
 static sl_session *session_on(const char *path, const char *settings) {
   sl_session *s = sl_session_new();
+  sl_session_set_cancel(s, &ctrl_c);
   char sql[1024];
   snprintf(sql, sizeof sql,
            "CREATE TABLE f (k STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS "
@@ -216,9 +220,9 @@ static void test_without_idle_timeout_nothing_fires(void **state) {
   for (int i = 0; i < 25; i++)
     nap();
   assert_false(atomic_load(&r.finished));
-  sl_interrupt_request();
+  sl_cancel_request(&ctrl_c);
   wait_finished(&r);
-  sl_interrupt_clear();
+  sl_cancel_clear(&ctrl_c);
   assert_int_equal(r.nrows, 0);
   assert_int_not_equal(r.rc, SL_OK);
   finish(&r);

@@ -107,7 +107,8 @@ static int run(sl_session *s, const char *sql, int ncols, rows *r,
   if (rc == SL_OK)
     rc = sl_plan_build(&a, b, &plan, err);
   if (rc == SL_OK)
-    rc = sl_execute(plan, sl_session_settings(s), &sink, st, err);
+    rc = sl_execute(plan, &(sl_run){sl_session_settings(s), NULL, NULL}, &sink,
+                    st, err);
   if (b)
     sl_bound_stmt_release(b);
   sl_arena_free(&a);

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "sluice/common/arena.h"
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/strbuf.h"
 #include "sluice/parser/ast.h"
 #include "sluice/parser/parser.h"
@@ -56,14 +56,16 @@ static void test_depth_walk_stops_when_interrupted(void **state) {
   int full = sl_stmt_depth(stmt, SL_MAX_EXPR_DEPTH, &at);
   assert_true(full >= CHAIN);
 
-  atomic_bool stop = true; /* as a coordinator's CANCEL sets it */
-  sl_interrupt_watch(&stop);
+  sl_cancel stop; /* as a coordinator's CANCEL requests it */
+  sl_cancel_init(&stop, NULL);
+  sl_cancel_request(&stop);
+  const sl_cancel *outer = sl_cancel_scope_enter(&stop);
   int stopped = sl_stmt_depth(stmt, SL_MAX_EXPR_DEPTH, &at);
   /* and parsing a statement while stopped fails as cancelled */
   sl_stmt *again = NULL;
   sl_error err2 = {0};
   int rc = sl_parse_one(&a, sql, strlen(sql), 1, &again, &err2);
-  sl_interrupt_watch(NULL);
+  sl_cancel_scope_leave(outer);
   assert_true(stopped < CHAIN);
   assert_int_equal(rc, SL_ECANCELLED);
 

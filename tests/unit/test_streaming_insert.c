@@ -1,7 +1,7 @@
 /* test_streaming_insert.c - an INSERT over an unbounded stream, watched
  * from outside while it runs: its rows must be readable before it ends
  * (finished CSV part files, SQLite rows from another connection), and
- * stopping it (Ctrl-C: sl_interrupt_request) must leave only whole rows in
+ * stopping it (Ctrl-C: sl_cancel_request) must leave only whole rows in
  * view and nothing in progress.
  *
  * The INSERT runs in a thread of its own session; the test polls the
@@ -21,9 +21,12 @@
 #include <sqlite3.h>
 
 #include "io_helpers.h"
-#include "sluice/common/interrupt.h"
+#include "sluice/common/cancel.h"
 
 enum { WAIT_SECONDS = 30 };
+
+/* What the writer's INSERT is stopped with, as the shell's Ctrl-C. */
+static sl_cancel ctrl_c;
 
 /* A paced sequence 1, 2, 3, ... with event time, that runs for hours. */
 static const char *source_sql =
@@ -54,15 +57,15 @@ static void *run_insert(void *arg) {
 static void start(running *r, sl_session *s, const char *sql) {
   r->session = s;
   r->sql = sql;
-  sl_interrupt_clear();
+  sl_cancel_clear(&ctrl_c);
   assert_int_equal(pthread_create(&r->thread, NULL, run_insert, r), 0);
 }
 
 /* Ctrl-C: the query stops (cancelled), its sinks closed. */
 static void stop(running *r) {
-  sl_interrupt_request();
+  sl_cancel_request(&ctrl_c);
   pthread_join(r->thread, NULL);
-  sl_interrupt_clear();
+  sl_cancel_clear(&ctrl_c);
   if (r->rc != SL_ECANCELLED)
     fail_msg("the INSERT ended with %d (%s), not as cancelled", r->rc,
              r->message);
@@ -152,6 +155,7 @@ static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
   f->dir = make_tmpdir();
   f->writer = sl_session_new();
+  sl_session_set_cancel(f->writer, &ctrl_c);
   f->reader = sl_session_new();
   run_sql(f->writer, source_sql);
   snprintf(f->table_dir, sizeof f->table_dir, "%s/out", f->dir);

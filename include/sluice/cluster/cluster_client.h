@@ -124,7 +124,7 @@ int sl_cluster_transport(const sl_cluster *c, const char *want, int *transport,
  * SYNC).  A node silent for SL_SILENCE_MS (not even a HEARTBEAT while it
  * is stopping a query) is marked broken. */
 void sl_cluster_sync(sl_cluster *c);
-/* The sockets, for sl_execute_ex (valid until sl_cluster_free). */
+/* The sockets, for sl_execute (valid until sl_cluster_free). */
 const int *sl_cluster_fds(const sl_cluster *c, int *buf);
 
 /* Ask every node that was healthy whether it still answers (a SYNC round
@@ -133,22 +133,5 @@ void sl_cluster_ping(sl_cluster *c);
 
 /* `.nodes`: one line per node: index, address, workers, health. */
 void sl_cluster_describe(const sl_cluster *c, sl_strbuf *out);
-
-/* `sluice node`'s options (node_daemon.c). */
-typedef struct sl_node_daemon_options {
-  const char *listen;   /* "host:port" */
-  const char *data_dir; /* --data-dir: files tables may open; NULL: none */
-  const char *user;     /* --user: switch to it after binding; NULL: stay */
-  int max_pending;      /* connections proving the secret at once */
-} sl_node_daemon_options;
-
-/* `sluice node --listen ADDR:PORT --secret-file FILE ...`: bind, confine
- * connector paths (path_policy.h), switch user, then accept peers, each
- * served by a process of its own once it proved it knows the secret
- * (auth.h; refusals are logged on stderr with the peer's address).
- * Returns only when it cannot start (SL_EINVAL: its options) or the
- * socket fails. */
-int sl_node_listen(const sl_node_daemon_options *o, const sl_secret *secret,
-                   sl_error *err);
 
 #endif

@@ -249,7 +249,7 @@ static inline const char *sl_exchange_transport_name(int t) {
 struct sl_secret;       /* auth.h */
 struct sl_distribution; /* exec/distribution.h */
 
-/* How sl_execute_ex runs a plan in a cluster (executor.h). */
+/* How sl_execute runs a plan in a cluster (executor.h). */
 typedef struct sl_exec_nodes {
   /* On the coordinator: one control socket per node, each already sent its
    * QUERY; the nodes play the part of workers. */

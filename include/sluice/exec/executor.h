@@ -15,8 +15,9 @@
  * watermark jumps to +infinity, which fires every open window, so a
  * bounded run ends with complete results.
  *
- * Ctrl-C: the coordinator polls sl_interrupt_pending() and stops the query
- * with SL_ECANCELLED; workers stop at their next buffer.
+ * Ctrl-C: the coordinator polls the run's cancel token (sl_run.cancel,
+ * common/cancel.h) and stops the query with SL_ECANCELLED; workers stop at
+ * their next buffer.
  */
 #ifndef SLUICE_EXECUTOR_H
 #define SLUICE_EXECUTOR_H
@@ -25,6 +26,7 @@
 #include <stdint.h>
 
 #include "sluice/cluster/node.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/error.h"
 #include "sluice/common/settings.h"
 #include "sluice/planner/plan.h"
@@ -32,10 +34,24 @@
 
 /* sl_query_stats is defined in plan.h (EXPLAIN ANALYZE prints it). */
 
-/* Run plan to completion (a bounded source), cancellation or error.
+/* What a plan runs with: the run context, the caller's for the run.
+ * settings: the session's; cancel: the token that stops it (NULL: nothing
+ * does); nodes (node.h): NULL runs the plan in this process alone; with
+ * nnodes > 0 this process coordinates nodes that were sent the query; with
+ * node_count > 0 this process is node node_index and sends its partials
+ * and rows to the coordinator (it writes no sink).  Session windows are not
+ * supported across nodes yet (SL_EUNSUPPORTED). */
+typedef struct sl_run {
+  const sl_settings *settings;
+  const sl_cancel *cancel;
+  const sl_exec_nodes *nodes;
+} sl_run;
+
+/* Run plan to completion (a bounded source), cancellation or error.  The
+ * calling thread's cancel scope (cancel.h) is run->cancel meanwhile.
  * shell: the result sink for SELECT (unused for INSERT). */
-int sl_execute(const sl_plan *plan, const sl_settings *settings,
-               sl_result_sink *shell, sl_query_stats *stats, sl_error *err);
+int sl_execute(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
+               sl_query_stats *stats, sl_error *err);
 
 /* SET 'sluice.memory-limit' bounds a query's memory summed over its
  * processes on this host: the shell that runs queries on nodes and each
@@ -44,15 +60,6 @@ int sl_execute(const sl_plan *plan, const sl_settings *settings,
  * gives this process ("the shell", "node 1"); the queries it runs after
  * count on that shell's counter on this host (include/sluice/state/memory_account.h). */
 void sl_memory_host_join(uint64_t shell_pid, const char *who);
-
-/* The same in a cluster (node.h): nodes == NULL is sl_execute; with
- * nnodes > 0 this process coordinates nodes that were sent the query; with
- * node_count > 0 this process is node node_index and sends its partials and
- * rows to the coordinator (it writes no sink).  Session windows are not
- * supported across nodes yet (SL_EUNSUPPORTED). */
-int sl_execute_ex(const sl_plan *plan, const sl_settings *settings,
-                  const sl_exec_nodes *nodes, sl_result_sink *shell,
-                  sl_query_stats *stats, sl_error *err);
 
 /* Rows of a staged plan's leaf that arrive from outside the process: a
  * join's side, which its nodes send to every node running the stages
@@ -134,7 +141,7 @@ void sl_stage_links_stop(sl_stage_links *l);
 /* Where a staged plan's leaves run and its rows go (NULL: everything in
  * this process, rows to the plan's sink). */
 typedef struct sl_staged_run {
-  /* Per leaf: the nodes that were sent it (sl_execute_ex's nodes), or
+  /* Per leaf: the nodes that were sent it (sl_run.nodes), or
    * NULL for a leaf that runs here.  NULL: every leaf here. */
   const sl_exec_nodes *const *leaf_nodes;
   /* Per leaf: its rows come from this feed instead (NULL: not fed).
@@ -152,8 +159,8 @@ typedef struct sl_staged_run {
 /* Run a staged plan (plan.h, SL_PLAN_STAGED): every leaf with its own
  * executor (or its feed), the stages above them in this process once per
  * window (exec/stage_runner.c).  The leaves' strategies must be set. */
-int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
-                      const sl_staged_run *run, sl_result_sink *shell,
+int sl_execute_staged(const sl_plan *plan, const sl_run *run,
+                      const sl_staged_run *where, sl_result_sink *shell,
                       sl_query_stats *stats, sl_error *err);
 
 /* The coordinator of a join whose stages run on the nodes (plan.h,
@@ -168,8 +175,9 @@ int sl_execute_staged(const sl_plan *plan, const sl_settings *settings,
  * leaves (q23) one per leaf other than the local one.  Updating stages
  * (sl_staged_plan.updating): the stage nodes' changes go out as each
  * node's round ends; over one stream there is no side (nsides 0) and the
- * stage nodes route their own rows. */
-int sl_execute_broadcast(const sl_plan *plan, const sl_settings *settings,
+ * stage nodes route their own rows.  run->nodes is not used (the sides
+ * are). */
+int sl_execute_broadcast(const sl_plan *plan, const sl_run *run,
                          const sl_exec_nodes *sides, const int *side_leaf,
                          int nsides, const int *stage_fds, int n,
                          sl_result_sink *shell, sl_query_stats *stats,

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "sluice/catalog/catalog.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/error.h"
 #include "sluice/common/settings.h"
 #include "sluice/common/strbuf.h"
@@ -35,6 +36,14 @@ void sl_session_free(sl_session *s);
 
 sl_catalog *sl_session_catalog(sl_session *s);
 sl_settings *sl_session_settings(sl_session *s);
+
+/* The token that stops the session's statements (cancel.h): the shell's,
+ * which its Ctrl-C and .timeout request; a node's query's, which the
+ * coordinator's CANCEL requests.  The caller keeps it alive while the
+ * session runs statements.  NULL (the default): nothing stops them.  Each
+ * statement runs with it as its thread's cancel scope and in its run
+ * context (executor.h), so a request stops this session only. */
+void sl_session_set_cancel(sl_session *s, const sl_cancel *cancel);
 
 /* Run one statement (text need not be NUL-terminated; a trailing ';' is
  * allowed).  first_line is the line of text's first byte in the user's

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "sluice/catalog/catalog.h"
+#include "sluice/common/cancel.h"
 #include "sluice/common/error.h"
 #include "sluice/common/strbuf.h"
 #include "sluice/session/session.h"
@@ -66,6 +67,7 @@ typedef struct sl_output {
    * and left out (a slow pipe is not waited for; a terminal gets all). */
   double stop_by; /* sl_clock_seconds() deadline; 0: not stopped */
   size_t not_shown;
+  const sl_cancel *stop; /* the statement's token (NULL: never stopped) */
 
   int write_errno; /* errno of the first failed write, 0 if none */
   /* The progress line on the notices terminal (only when it is a tty). */
@@ -154,13 +156,6 @@ typedef struct sl_cli_options {
   int max_pending;      /* --max-pending N: unauthenticated connections */
 } sl_cli_options;
 
-/* Where `sluice node` listens when not told: loopback only. */
-#define SL_NODE_DEFAULT_PORT 7433
-/* Connections a daemon lets prove the secret at once, by default and at
- * most (--max-pending). */
-#define SL_NODE_DEFAULT_MAX_PENDING 64
-#define SL_NODE_MAX_PENDING 1024
-
 enum { SL_CLI_OK = 0, SL_CLI_USAGE = 2 };
 
 /* Parse argv.  On a usage error returns SL_CLI_USAGE and writes a message
@@ -175,6 +170,10 @@ void sl_cli_print_node_help(FILE *fp, const char *prog);
 
 typedef struct sl_shell {
   sl_session *session;
+  /* Stops the running statement: Ctrl-C (signals.c) and .timeout request
+   * it; the session runs every statement with it.  Cleared before each
+   * statement and at each prompt. */
+  sl_cancel cancel;
   sl_output out;
   FILE *out_file;   /* .output FILE, or NULL for stdout */
   char *out_path;   /* its name, or NULL */
@@ -279,9 +278,13 @@ typedef void (*sl_complete_fn)(void *ctx, const char *line, size_t cursor,
 enum { SL_LINE_OK, SL_LINE_EOF, SL_LINE_INTERRUPTED };
 
 /* Line editing on the terminal in/out with history in history_path (NULL:
- * none) and Tab calling complete.  NULL if the editor cannot start. */
-sl_line_reader *sl_line_reader_new(const char *prog, FILE *in, FILE *out,
-                                   FILE *err, const char *history_path,
+ * none) and Tab calling complete.  Ctrl-C at the prompt is a request on
+ * interrupt (the shell's token, which the SIGINT handler requests): it
+ * ends the read with SL_LINE_INTERRUPTED.  NULL if the editor cannot
+ * start. */
+sl_line_reader *sl_line_reader_new(const char *prog, sl_cancel *interrupt,
+                                   FILE *in, FILE *out, FILE *err,
+                                   const char *history_path,
                                    sl_complete_fn complete, void *ctx);
 void sl_line_reader_free(sl_line_reader *lr);
 /* Read a line (without its newline; valid until the next call). */

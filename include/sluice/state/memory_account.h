@@ -16,7 +16,7 @@
  * the account keeps the sum of the latest reports.  The holder whose
  * report takes the sum over the limit stops the query, naming itself.
  * Thread-safe: holders in different threads report at once.  The account
- * is owned by whoever runs the query (sl_execute_ex, or a staged run for
+ * is owned by whoever runs the query (sl_execute, or a staged run for
  * all its leaves); it allocates nothing.
  *
  * Across processes: a process that serves a query of a shell with nodes

@@ -1,33 +1,42 @@
-/* interrupt.c - the SIGINT handler behind sl_interrupt_pending(), and
- * script mode's SIGINT/SIGTERM handler (see interrupt.h). */
-#include "sluice/common/interrupt.h"
+/* signals.c - the shell's SIGINT handler and script mode's SIGINT/SIGTERM
+ * handler (see signals_int.h).  They only request the shell's cancel token
+ * (common/cancel.h): the statements poll the token their run was given,
+ * never a process-wide flag. */
+#include "signals_int.h"
 
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
-/* The shell's mutable globals (see interrupt.h). */
-volatile sig_atomic_t sl_interrupted = 0;
+/* The token a signal requests: the shell's mutable global, since a signal
+ * handler can reach nothing else.  A lock-free atomic pointer. */
+static _Atomic(sl_cancel *) target = NULL;
 
-_Thread_local const atomic_bool *sl_interrupt_also = NULL;
+void sl_signals_forget(const sl_cancel *t) {
+  sl_cancel *expected = (sl_cancel *)t;
+  atomic_compare_exchange_strong(&target, &expected, NULL);
+}
 
-void sl_interrupt_watch(const atomic_bool *flag) {
-  sl_interrupt_also = flag;
+static void die_by(int signo) {
+  signal(signo, SIG_DFL);
+  raise(signo);
 }
 
 /* The first Ctrl-C asks the running statement to stop.  If a statement
  * ignores two requests (it is stuck somewhere that does not poll), the
  * third gives SIGINT its default action back and re-raises it, so the user
- * is never trapped.  At the prompt the flag is cleared after each Ctrl-C. */
+ * is never trapped.  At the prompt the token is cleared after each Ctrl-C. */
 static void on_sigint(int signo) {
-  if (sl_interrupted >= 2) {
-    signal(signo, SIG_DFL);
-    raise(signo);
+  sl_cancel *t = atomic_load(&target);
+  if (t == NULL || sl_cancel_requests(t) >= 2) {
+    die_by(signo);
     return;
   }
-  sl_interrupted = sl_interrupted + 1;
+  sl_cancel_request(t);
 }
 
-void sl_interrupt_install(void) {
+void sl_signals_install(sl_cancel *t) {
+  atomic_store(&target, t);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_sigint;
@@ -42,18 +51,14 @@ volatile sig_atomic_t sl_stop_signal = 0;
 volatile sig_atomic_t sl_statement_running = 0;
 static pid_t script_pid; /* a forked node is another process */
 
-static void die_by(int signo) {
-  signal(signo, SIG_DFL);
-  raise(signo);
-}
-
 static void on_stop_signal(int signo) {
-  if (getpid() != script_pid || sl_stop_signal) {
+  sl_cancel *t = atomic_load(&target);
+  if (getpid() != script_pid || sl_stop_signal || t == NULL) {
     die_by(signo);
     return;
   }
   sl_stop_signal = signo;
-  sl_interrupted = 1;
+  sl_cancel_request(t);
   if (!sl_statement_running) { /* nothing running to stop and flush */
     const char *msg = signo == SIGINT ? "sluice: stopped by SIGINT\n"
                                       : "sluice: stopped by SIGTERM\n";
@@ -63,7 +68,8 @@ static void on_stop_signal(int signo) {
   }
 }
 
-void sl_interrupt_install_script(void) {
+void sl_signals_install_script(sl_cancel *t) {
+  atomic_store(&target, t);
   script_pid = getpid();
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);

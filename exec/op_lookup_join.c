@@ -1,0 +1,99 @@
+/* op_lookup_join.c - the probe of a lookup join: each stream row against
+ * the bounded table loaded once per query (query_setup.c), into joined
+ * rows.  Separate: the rest of the pipeline only sees the joined rows. */
+#include <string.h>
+
+#include "worker_ops_int.h"
+
+/* Lookup join: for each stream row, find the table rows with equal keys
+ * and build joined rows (stream fields, then table fields) in s->joined.
+ * Returns the number of stream rows consumed (all, or fewer when joined is
+ * full) and fills sel2 with the joined rows.  pre: the keys of the rows,
+ * already computed (rows pre_first.. of pre), or NULL. */
+int sl_worker_probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
+                    uint32_t n, const sl_buffer *pre, uint32_t pre_first,
+                    uint32_t *consumed, uint32_t *nout) {
+  exec_query *q = s->q;
+  const sl_row_layout *kl = q->join_key_layout;
+  const sl_row_layout *jl = q->joined_layout;
+  const sl_row_layout *sl = q->stream_layout;
+  const sl_row_layout *tl = q->table_layout;
+  sl_buffer_clear(&s->joined);
+  sl_buffer_clear(&s->tmp);
+  /* Keys of the stream rows, evaluated into the tmp buffer's front (the
+   * key layout's fields in order). */
+  sl_buffer keys;
+  sl_buffer_wrap(&keys, kl, s->tmp.data, s->tmp.cap);
+  keys.borrow_strings = true; /* stream keys: the input outlives them */
+  int k = (int)n;
+  if (!pre) {
+    k = sl_worker_eval_rows(s, q->stream_key_progs, q->nkey_progs, in, sel, n,
+                            &keys);
+    if (k < 0)
+      return k;
+  }
+  uint32_t out = 0, i = 0;
+  uint32_t mask = q->table_cap - 1;
+  uint32_t mark_rows = 0, mark_out = 0;
+  for (; i < (uint32_t)k; i++) {
+    mark_rows = s->joined.nrows;
+    mark_out = out;
+    const uint8_t *key =
+        pre ? sl_buffer_row(pre, pre_first + i) : sl_buffer_row(&keys, i);
+    bool null_key = false;
+    for (int f = 0; f < kl->nfields; f++)
+      null_key |= sl_row_is_null(key, f);
+    if (null_key)
+      continue; /* NULL never equals anything */
+    uint64_t h = sl_key_hash(kl, key);
+    for (uint32_t j = (uint32_t)h & mask; q->table_hash[j];
+         j = (j + 1) & mask) {
+      if (q->table_hash[j] != h)
+        continue;
+      uint32_t tr = q->table_slot_row[j];
+      const uint8_t *tkey = q->table_keys[tr];
+      bool eq = true;
+      for (int f = 0; f < kl->nfields && eq; f++) {
+        const sl_field *fd = &kl->fields[f];
+        if (fd->ptype == SL_P_STR)
+          eq = sl_str_equal((const sl_str *)(key + fd->offset),
+                            (const sl_str *)(tkey + fd->offset));
+        else
+          eq = memcmp(key + fd->offset, tkey + fd->offset, fd->size) == 0;
+      }
+      if (!eq)
+        continue;
+      uint8_t *jr = sl_buffer_append(&s->joined);
+      if (!jr)
+        goto full;
+      const uint8_t *sr = sl_buffer_row(in, sel[i]);
+      const uint8_t *trow = q->table_rows[tr];
+      /* Strings keep pointing into the input buffer or the loaded table,
+       * both of which outlive the joined rows. */
+      for (int f = 0; f < sl->nfields; f++) {
+        sl_row_set_null(jr, f, sl_row_is_null(sr, f));
+        memcpy(jr + jl->fields[f].offset, sr + sl->fields[f].offset,
+               sl->fields[f].size);
+      }
+      for (int f = 0; f < tl->nfields; f++) {
+        int jf = sl->nfields + f;
+        sl_row_set_null(jr, jf, sl_row_is_null(trow, f));
+        memcpy(jr + jl->fields[jf].offset, trow + tl->fields[f].offset,
+               tl->fields[f].size);
+      }
+      s->joined_origin[s->joined.nrows - 1] = sel[i];
+      s->sel2[out++] = s->joined.nrows - 1;
+    }
+  }
+  *consumed = i;
+  *nout = out;
+  return SL_OK;
+full:
+  /* A stream row whose matches did not all fit is done again next round:
+   * drop the matches it has so far. */
+  s->joined.nrows = mark_rows;
+  out = mark_out;
+  *consumed = i;
+  *nout = out;
+  return SL_OK;
+}
