@@ -70,22 +70,11 @@ static const char *const tvf_params[4][5] = {
     [SL_WINDOW_SESSION] = {"DATA", "TIMECOL", "GAP", NULL, NULL},
 };
 
-int sl_bind_window_tvf(sl_binder *b, const sl_table_ref *t, sl_scope *outer,
-                       sl_bfrom **out) {
-  const sl_qname *qn = &t->u.tvf.func;
-  const char *name = qn->nparts ? qn->parts[qn->nparts - 1] : "";
-  const sl_function *fn = sl_function_find(name);
-  if (!fn || fn->kind != SL_FN_WINDOW_TVF) {
-    const char *tvfs[] = {"TUMBLE", "HOP", "CUMULATE", "SESSION"};
-    const char *sug = sl_closest_name(name, tvfs, 4);
-    return sl_bind_error(b, qn->span.length ? qn->span : t->span, SL_EBIND,
-                         "unknown table function '%s'%s%s%s; Sluice has "
-                         "TUMBLE, HOP, CUMULATE and SESSION",
-                         name, sug ? " (did you mean '" : "", sug ? sug : "",
-                         sug ? "'?)" : "");
-  }
+/* The arguments of a window TVF call in their slots (Flink's positional
+ * or named arguments), checked for kind: TABLE, DESCRIPTOR, expressions. */
+static int tvf_slots(sl_binder *b, const sl_table_ref *t, const sl_function *fn,
+                     const sl_tvf_arg **slot) {
   sl_window_kind kind = fn->window;
-  const sl_tvf_arg *slot[5] = {0};
   int nargs = SL_LIST_LEN(t->u.tvf.args);
   for (int i = 0; i < nargs; i++) {
     const sl_tvf_arg *a = SL_LIST_AT(t->u.tvf.args, i);
@@ -128,33 +117,17 @@ int sl_bind_window_tvf(sl_binder *b, const sl_table_ref *t, sl_scope *outer,
                            "the %s argument of %s must be an expression such "
                            "as INTERVAL '10' SECOND (%s)",
                            tvf_params[kind][k], fn->name, fn->signature);
+  return SL_OK;
+}
 
-  /* The input table. */
-  sl_table_ref in = {0};
-  in.kind = SL_TREF_NAME;
-  in.span = slot[0]->span;
-  in.u.name.name = *slot[0]->table_arg;
-  sl_bfrom *input;
-  int rc = sl_bind_from(b, &in, outer, &input);
-  if (rc)
-    return rc;
-  const char *in_name =
-      slot[0]->table_arg->parts[slot[0]->table_arg->nparts - 1];
-  sl_scope is = {NULL, input->ncols, input->cols, NULL, in_name};
-
-  sl_bfrom *f = SL_ANEW(b->a, sl_bfrom);
-  f->kind = SL_BFROM_WINDOW_TVF;
-  f->span = t->span;
-  f->alias = t->alias;
-  f->u.tvf.input = input;
-  sl_bwindow *w = &f->u.tvf.window;
-  w->kind = kind;
-  w->span = t->span;
-
-  /* DESCRIPTOR(ts): a time attribute column of the input. */
-  const sl_qname *tc = SL_LIST_AT(slot[1]->descriptor, 0);
+/* DESCRIPTOR(ts): a time attribute column of the input. */
+static int tvf_time_column(sl_binder *b, const sl_function *fn,
+                           const sl_tvf_arg *arg, sl_scope *is,
+                           const sl_bfrom *input, const char *in_name,
+                           sl_bwindow *w) {
+  const sl_qname *tc = SL_LIST_AT(arg->descriptor, 0);
   sl_bexpr *col;
-  rc = sl_bind_column_ref(b, &is, tc, &col, NULL);
+  int rc = sl_bind_column_ref(b, is, tc, &col, NULL);
   if (rc)
     return rc;
   if (col->kind != SL_BEXPR_COLUMN)
@@ -167,50 +140,62 @@ int sl_bind_window_tvf(sl_binder *b, const sl_table_ref *t, sl_scope *outer,
                              b, fn->name, &input->cols[col->index], in_name));
   w->time_column = col->index;
   w->time_attr = col->type->time_attr;
+  return SL_OK;
+}
 
-  sl_ectx cx = {&is, fn->name, NULL, false, false, NULL};
+/* The window's size, slide or step, gap and offset. */
+static int tvf_sizes(sl_binder *b, sl_ectx *cx, const sl_table_ref *t,
+                     const sl_function *fn, const sl_tvf_arg *const *slot,
+                     sl_bwindow *w) {
+  sl_window_kind kind = fn->window;
+  int rc = SL_OK;
   switch (kind) {
   case SL_WINDOW_TUMBLE:
-    rc = window_interval(b, &cx, slot[2]->expr, fn->name, "size", &w->size_ms,
+    rc = window_interval(b, cx, slot[2]->expr, fn->name, "size", &w->size_ms,
                          false);
     w->slide_ms = w->size_ms;
     break;
   case SL_WINDOW_HOP:
   case SL_WINDOW_CUMULATE:
-    rc = window_interval(b, &cx, slot[2]->expr, fn->name,
+    rc = window_interval(b, cx, slot[2]->expr, fn->name,
                          kind == SL_WINDOW_HOP ? "slide" : "step", &w->slide_ms,
                          false);
     if (!rc)
-      rc = window_interval(b, &cx, slot[3]->expr, fn->name, "size", &w->size_ms,
+      rc = window_interval(b, cx, slot[3]->expr, fn->name, "size", &w->size_ms,
                            false);
     if (!rc)
       rc = check_multiple(b, t->span, w);
     break;
   case SL_WINDOW_SESSION:
-    rc = window_interval(b, &cx, slot[2]->expr, fn->name, "gap", &w->gap_ms,
+    rc = window_interval(b, cx, slot[2]->expr, fn->name, "gap", &w->gap_ms,
                          false);
     break;
   }
   int off = kind == SL_WINDOW_TUMBLE ? 3 : 4;
   if (!rc && kind != SL_WINDOW_SESSION && slot[off]) {
     sl_bexpr *x;
-    rc = sl_bind_expr(b, &cx, slot[off]->expr, &x);
+    rc = sl_bind_expr(b, cx, slot[off]->expr, &x);
     if (!rc && !sl_bexpr_interval_ms(x, &w->offset_ms))
       rc = sl_bind_error(b, slot[off]->span, SL_EBIND,
                          "%s offset must be an INTERVAL literal", fn->name);
   }
-  if (rc)
-    return rc;
-  int np = SL_LIST_LEN(slot[0]->partition_by);
+  return rc;
+}
+
+/* SESSION's PARTITION BY columns. */
+static int tvf_partition(sl_binder *b, sl_ectx *cx, const sl_function *fn,
+                         const sl_tvf_arg *arg, sl_bwindow *w) {
+  sl_window_kind kind = fn->window;
+  int np = SL_LIST_LEN(arg->partition_by);
   if (np > 0 && kind != SL_WINDOW_SESSION)
-    return sl_bind_error(b, slot[0]->span, SL_EBIND,
+    return sl_bind_error(b, arg->span, SL_EBIND,
                          "PARTITION BY is only allowed for SESSION windows");
   w->npartition = np;
   w->partition_columns = SL_ANEW_N(b->a, int, np + 1);
   for (int i = 0; i < np; i++) {
-    const sl_expr *pe = SL_LIST_AT(slot[0]->partition_by, i);
+    const sl_expr *pe = SL_LIST_AT(arg->partition_by, i);
     sl_bexpr *x;
-    rc = sl_bind_expr(b, &cx, pe, &x);
+    int rc = sl_bind_expr(b, cx, pe, &x);
     if (rc)
       return rc;
     if (x->kind != SL_BEXPR_COLUMN)
@@ -218,9 +203,14 @@ int sl_bind_window_tvf(sl_binder *b, const sl_table_ref *t, sl_scope *outer,
                            "SESSION PARTITION BY must list columns");
     w->partition_columns[i] = x->index;
   }
+  return SL_OK;
+}
 
-  /* Output: the input's columns (the time column is no longer a time
-   * attribute, as in Flink), then window_start, window_end, window_time. */
+/* Output: the input's columns (the time column is no longer a time
+ * attribute, as in Flink), then window_start, window_end, window_time. */
+static void tvf_columns(sl_binder *b, const sl_table_ref *t,
+                        const sl_bfrom *input, const sl_bwindow *w,
+                        sl_bfrom *f) {
   f->ncols = input->ncols + 3;
   f->cols = SL_ANEW_N(b->a, sl_bcolumn, f->ncols + 1);
   const char *qual = t->alias ? t->alias : input->alias;
@@ -247,6 +237,61 @@ int sl_bind_window_tvf(sl_binder *b, const sl_table_ref *t, sl_scope *outer,
     c->window_col = k + 1;
     c->span = t->span;
   }
+}
+
+int sl_bind_window_tvf(sl_binder *b, const sl_table_ref *t, sl_scope *outer,
+                       sl_bfrom **out) {
+  const sl_qname *qn = &t->u.tvf.func;
+  const char *name = qn->nparts ? qn->parts[qn->nparts - 1] : "";
+  const sl_function *fn = sl_function_find(name);
+  if (!fn || fn->kind != SL_FN_WINDOW_TVF) {
+    const char *tvfs[] = {"TUMBLE", "HOP", "CUMULATE", "SESSION"};
+    const char *sug = sl_closest_name(name, tvfs, 4);
+    return sl_bind_error(b, qn->span.length ? qn->span : t->span, SL_EBIND,
+                         "unknown table function '%s'%s%s%s; Sluice has "
+                         "TUMBLE, HOP, CUMULATE and SESSION",
+                         name, sug ? " (did you mean '" : "", sug ? sug : "",
+                         sug ? "'?)" : "");
+  }
+  sl_window_kind kind = fn->window;
+  const sl_tvf_arg *slot[5] = {0};
+  int rc = tvf_slots(b, t, fn, slot);
+  if (rc)
+    return rc;
+
+  /* The input table. */
+  sl_table_ref in = {0};
+  in.kind = SL_TREF_NAME;
+  in.span = slot[0]->span;
+  in.u.name.name = *slot[0]->table_arg;
+  sl_bfrom *input;
+  rc = sl_bind_from(b, &in, outer, &input);
+  if (rc)
+    return rc;
+  const char *in_name =
+      slot[0]->table_arg->parts[slot[0]->table_arg->nparts - 1];
+  sl_scope is = {NULL, input->ncols, input->cols, NULL, in_name};
+
+  sl_bfrom *f = SL_ANEW(b->a, sl_bfrom);
+  f->kind = SL_BFROM_WINDOW_TVF;
+  f->span = t->span;
+  f->alias = t->alias;
+  f->u.tvf.input = input;
+  sl_bwindow *w = &f->u.tvf.window;
+  w->kind = kind;
+  w->span = t->span;
+
+  rc = tvf_time_column(b, fn, slot[1], &is, input, in_name, w);
+  if (rc)
+    return rc;
+  sl_ectx cx = {&is, fn->name, NULL, false, false, NULL};
+  rc = tvf_sizes(b, &cx, t, fn, slot, w);
+  if (rc)
+    return rc;
+  rc = tvf_partition(b, &cx, fn, slot[0], w);
+  if (rc)
+    return rc;
+  tvf_columns(b, t, input, w, f);
   *out = f;
   return SL_OK;
 }

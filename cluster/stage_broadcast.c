@@ -284,58 +284,84 @@ static int malformed(int rc, int node, sl_error *why, sl_error *err) {
   return rc;
 }
 
-int sl_execute_broadcast(const sl_plan *plan, const sl_run *run,
-                         const sl_exec_nodes *sides, const int *side_leaf,
-                         int nsides, const int *stage_fds, int n,
-                         sl_result_sink *shell, sl_query_stats *stats,
-                         sl_error *err) {
-  const sl_settings *settings = run->settings;
-  const sl_staged_plan *sp = plan->staged;
-  memset(stats, 0, sizeof *stats);
+/* ---- the run: start, read the stage nodes, stop, finish ---------------- */
+
+/* One sl_execute_broadcast: what its phases share. */
+typedef struct bcast_run {
+  const sl_plan *plan;
+  const sl_run *ctx; /* the settings, the cancel token */
+  const sl_staged_plan *sp;
+  const int *stage_fds;
+  int n, nsides;
+  sl_query_stats *stats;
+  sl_error *err;
   sl_arena arena;
-  sl_arena_init(&arena, 0);
-  uint32_t buffer_size =
-      (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
-  if (buffer_size < 4096)
-    buffer_size = 4096;
-  stage_rt *top = NULL;
-  int rc = stage_rt_build(&arena, sp->top, sp, &top, err);
-  /* No side: updating stages over one stream, whose nodes route their
-   * own rows (nsides 0). */
-  broadcast b = {false};
-  bool *done = calloc((size_t)n, sizeof *done);
-  bool *cancel_sent = calloc((size_t)n, sizeof *cancel_sent);
-  struct pollfd *pfd = calloc((size_t)n, sizeof *pfd);
+  stage_rt *top;
+  broadcast b;
+  side *sd;
+  bool *done, *cancel_sent;
+  struct pollfd *pfd;
   /* Each stage node's last frame (node.h, HEARTBEAT). */
-  double *heard = malloc(sizeof *heard * (size_t)(n ? n : 1));
+  double *heard;
   /* Each stage node's bulk frames taken (credits, node.h): taken as they
    * are read, since the rows written go to the sink from this thread,
    * which reads no more meanwhile. */
-  uint64_t(*taken)[2] = calloc((size_t)(n ? n : 1), sizeof *taken);
-  if (!done || !cancel_sent || !pfd || !heard || !taken)
+  uint64_t (*taken)[2];
+  sl_memory_account memory;
+  results r;
+  sorted_result sorted;
+  late_output late;
+  bool late_open;
+  sl_buffer late_rows;
+  double t0, stop_deadline;
+  bool stopping;
+  int ndone;
+  sl_strbuf p;
+  sl_error ferr, broken;
+} bcast_run;
+
+/* The per-node arrays and the sides (their leaves' sink is side_sink). */
+static void run_alloc(bcast_run *x, const sl_settings *settings,
+                      const sl_exec_nodes *sides, const int *side_leaf) {
+  int n = x->n;
+  x->done = calloc((size_t)n, sizeof *x->done);
+  x->cancel_sent = calloc((size_t)n, sizeof *x->cancel_sent);
+  x->pfd = calloc((size_t)n, sizeof *x->pfd);
+  x->heard = malloc(sizeof *x->heard * (size_t)(n ? n : 1));
+  x->taken = calloc((size_t)(n ? n : 1), sizeof *x->taken);
+  if (!x->done || !x->cancel_sent || !x->pfd || !x->heard || !x->taken)
     abort();
   for (int i = 0; i < n; i++)
-    heard[i] = sl_clock_seconds();
-  side *sd = calloc((size_t)nsides + 1, sizeof *sd);
-  if (!sd)
+    x->heard[i] = sl_clock_seconds();
+  x->sd = calloc((size_t)x->nsides + 1, sizeof *x->sd);
+  if (!x->sd)
     abort();
-  for (int j = 0; j < nsides; j++) {
-    sl_plan *leaf = sp->leaves[side_leaf[j]];
+  for (int j = 0; j < x->nsides; j++) {
+    sl_plan *leaf = x->sp->leaves[side_leaf[j]];
     leaf->sink = &side_sink;
-    leaf->sink_arg = &b;
+    leaf->sink_arg = &x->b;
     leaf->sink_table = NULL;
-    sd[j].leaf = leaf;
-    sd[j].run = (sl_run){settings, run->cancel, &sides[j]};
+    x->sd[j].leaf = leaf;
+    x->sd[j].run = (sl_run){settings, x->ctx->cancel, &sides[j]};
   }
+}
 
+/* The results the stage nodes send and the query's sink they go to; the
+ * late records' output; then the sides' threads. */
+static int run_open(bcast_run *x, const sl_settings *settings,
+                    sl_result_sink *shell, uint32_t buffer_size, int rc) {
+  const sl_plan *plan = x->plan;
+  const sl_staged_plan *sp = x->sp;
+  stage_rt *top = x->top;
+  sl_error *err = x->err;
   /* An updating result is a changelog when its stages update rows: the
    * op column first, as the nodes send it (stage_runner.c). */
   const sl_row_layout *out_layout = top ? top->layout : NULL;
   const char *const *out_names = plan->out_names;
   if (top && sp->updating && plan->changelog)
     out_layout =
-        sl_exec_changelog_layout(&arena, top->layout->nfields, plan->out_names,
-                                 plan->out_types, &out_names);
+        sl_exec_changelog_layout(&x->arena, top->layout->nfields,
+                                 plan->out_names, plan->out_types, &out_names);
   /* What the nodes send: the result's rows, or the changes of the stage
    * they run up to (op first), for the stages above it here. */
   const sl_stage *from = sp->updating ? sl_staged_spread_top(sp) : NULL;
@@ -344,47 +370,46 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_run *run,
   const sl_row_layout *wire_layout = out_layout;
   const char *const *wire_names;
   if (rc == SL_OK && from)
-    wire_layout = sl_exec_changelog_layout(&arena, from->ncols, from->names,
+    wire_layout = sl_exec_changelog_layout(&x->arena, from->ncols, from->names,
                                            from->types, &wire_names);
-  sl_memory_account memory;
-  sl_memory_account_init(&memory, sl_exec_memory_limit(settings));
-  results r = {{plan->sink, NULL, plan->offset, plan->limit, 0, 0, false,
-                plan->order, plan->norder, NULL, NULL, &memory, 0},
-               wire_layout,
-               buffer_size,
-               {0},
-               calloc((size_t)n, sizeof(sorted_result)),
-               calloc((size_t)n, sizeof(int64_t)),
-               NULL,
-               0,
-               0,
-               sp->updating,
-               from,
-               NULL,
-               {&r.out, plan->changelog, {0}},
-               {0},
-               NULL,
-               &memory,
-               0};
-  if (!r.since || !r.wm)
+  sl_memory_account_init(&x->memory, sl_exec_memory_limit(settings));
+  x->r = (results){{plan->sink, NULL, plan->offset, plan->limit, 0, 0, false,
+                    plan->order, plan->norder, NULL, NULL, &x->memory, 0},
+                   wire_layout,
+                   buffer_size,
+                   {0},
+                   calloc((size_t)x->n, sizeof(sorted_result)),
+                   calloc((size_t)x->n, sizeof(int64_t)),
+                   NULL,
+                   0,
+                   0,
+                   sp->updating,
+                   from,
+                   NULL,
+                   {&x->r.out, plan->changelog, {0}},
+                   {0},
+                   NULL,
+                   &x->memory,
+                   0};
+  results *r = &x->r;
+  if (!r->since || !r->wm)
     abort();
   if (rc == SL_OK && from) {
-    r.upper = update_stages_new(
+    r->upper = update_stages_new(
         top, buffer_size,
         sl_settings_get_seconds(settings, "table.exec.state.ttl", 0),
-        stage_write_updates, &r.uo);
+        stage_write_updates, &r->uo);
     if (plan->changelog)
-      sl_buffer_init(&r.uo.rows, out_layout, buffer_size);
-    sl_buffer_init(&r.from_rows, update_stages_layout(r.upper, from), 64);
+      sl_buffer_init(&r->uo.rows, out_layout, buffer_size);
+    sl_buffer_init(&r->from_rows, update_stages_layout(r->upper, from), 64);
   }
-  for (int i = 0; i < n; i++) {
-    sorted_result_init(&r.since[i], r.layout, buffer_size);
-    r.wm[i] = WM_MIN;
+  for (int i = 0; i < x->n; i++) {
+    sorted_result_init(&r->since[i], r->layout, buffer_size);
+    r->wm[i] = WM_MIN;
   }
-  sorted_result sorted;
   if (rc == SL_OK && plan->norder > 0) {
-    sorted_result_init(&sorted, top->layout, buffer_size);
-    r.out.sorted = &sorted;
+    sorted_result_init(&x->sorted, top->layout, buffer_size);
+    r->out.sorted = &x->sorted;
   }
   if (rc == SL_OK) {
     sl_sink_spec spec = {plan->sink_table,
@@ -395,271 +420,370 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_run *run,
                          plan->changelog,
                          plan->sink_overwrite,
                          plan->sink_unbounded};
-    rc = r.out.sc->open(&spec, &r.out.sink, err);
+    rc = r->out.sc->open(&spec, &r->out.sink, err);
   }
   /* Late records (SET 'sluice.late-records' = 'side-output'): one output
    * here for the sides' nodes (through the sides' executors) and the stage
    * nodes (LATE_ROWS frames below), committed as the nodes' watermarks
    * come. */
-  late_output late;
-  bool late_open = false;
   if (rc == SL_OK)
-    rc =
-        late_output_open_leaves(&late, sp, NULL, NULL, &arena, &late_open, err);
-  sl_buffer late_rows;
-  memset(&late_rows, 0, sizeof late_rows);
-  for (int j = 0; j < nsides && rc == SL_OK; j++) {
-    sd[j].started = pthread_create(&sd[j].thread, NULL, side_main, &sd[j]) == 0;
-    if (!sd[j].started)
+    rc = late_output_open_leaves(&x->late, sp, NULL, NULL, &x->arena,
+                                 &x->late_open, err);
+  memset(&x->late_rows, 0, sizeof x->late_rows);
+  for (int j = 0; j < x->nsides && rc == SL_OK; j++) {
+    side *sd = &x->sd[j];
+    sd->started = pthread_create(&sd->thread, NULL, side_main, sd) == 0;
+    if (!sd->started)
       rc = sl_error_set(err, SL_EINTERNAL, "cannot start a join's side");
   }
+  return rc;
+}
 
-  double t0 = sl_clock_seconds(), stop_deadline = 0;
-  bool stopping = rc != SL_OK;
-  int ndone = 0;
-  sl_strbuf p = SL_STRBUF_INIT;
-  sl_error ferr = {0}, broken = {0};
-  while (ndone < n) {
-    if (!stopping && r.out.limit_reached)
-      stopping = true;
-    if (!stopping && sl_cancel_pending(run->cancel)) {
-      rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
-      stopping = true;
-    }
-    for (int j = 0; j < nsides && !stopping; j++)
-      if (!sd[j].checked && atomic_load(&sd[j].done)) {
-        sd[j].checked = true;
-        if (sd[j].rc == SL_ECANCELLED) {
-          /* Its link to a stage node broke: that node failed (its error,
-           * the cause, is on its way to us) or was stopped.  Under load
-           * the side can notice first, so this is kept as a consequence
-           * and reported only if no cause comes. */
-          if (!broken.code)
-            sl_error_move(&broken, &sd[j].err);
-          else
-            sl_error_clear(&sd[j].err);
-          stopping = true;
-        } else if (sd[j].rc != SL_OK) { /* the side failed on its own */
-          sl_error_move(err, &sd[j].err);
-          rc = sd[j].rc;
-          stopping = true;
-        }
-      }
-    /* A stage node that stopped because its links broke is a consequence
-     * (a side node failed): the side is left to report the cause. */
-    bool only_consequence =
-        rc == SL_OK && !r.out.limit_reached && broken.code != 0;
-    if (stopping && !only_consequence)
-      atomic_store(&b.stop, true);
-    if (stopping) {
-      if (stop_deadline == 0)
-        stop_deadline = sl_clock_seconds() + 10;
-      for (int i = 0; i < n; i++)
-        if (!done[i] && !cancel_sent[i]) {
-          sl_frame_send(stage_fds[i], SL_FRAME_CANCEL, NULL, 0, NULL, 0, &ferr);
-          sl_error_clear(&ferr);
-          cancel_sent[i] = true;
-        }
-      if (sl_clock_seconds() > stop_deadline)
-        break; /* the sync after the query sorts the nodes out */
-    }
-    for (int i = 0; i < n; i++) {
-      pfd[i].fd = done[i] ? -1 : stage_fds[i];
-      pfd[i].events = POLLIN;
-      pfd[i].revents = 0;
-    }
-    int ready = poll(pfd, (nfds_t)n, 50);
-    for (int i = 0; i < n; i++)
-      if (!done[i] &&
-          sl_node_check_silence(stage_fds[i], heard[i], &ferr) != SL_OK) {
-        if (rc == SL_OK)
-          rc = sl_error_set(err, SL_EIO, "node %d: %s", i, ferr.message);
-        sl_error_clear(&ferr);
-        done[i] = true;
-        ndone++;
-        stopping = true;
-      }
-    if (ready <= 0)
+/* The sides that finished since the last look: a failure of their own
+ * is the query's; a broken link a consequence, kept. */
+static int check_sides(bcast_run *x, int rc) {
+  for (int j = 0; j < x->nsides && !x->stopping; j++) {
+    side *sd = &x->sd[j];
+    if (sd->checked || !atomic_load(&sd->done))
       continue;
-    double began = sl_clock_seconds();
-    for (int i = 0; i < n; i++) {
-      if (done[i] || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      uint32_t type;
-      int frc = sl_frame_recv(stage_fds[i], &type, &p, 1000, &ferr);
-      if (frc == SL_FRAME_TIMEOUT)
-        continue;
-      heard[i] = sl_clock_seconds();
-      if (frc != SL_OK) {
-        if (rc == SL_OK)
-          rc = sl_error_set(err, SL_EIO, "node %d: %s", i,
-                            ferr.message ? ferr.message : "failed");
-        sl_error_clear(&ferr);
-        done[i] = true;
-        ndone++;
-        stopping = true;
-        continue;
-      }
-      if (type == SL_FRAME_ROWS || type == SL_FRAME_LATE_ROWS)
-        sl_node_credit_took(stage_fds[i], taken[i], p.len);
-      if (type == SL_FRAME_ROWS) {
-        if (rc != SL_OK || r.out.limit_reached)
-          continue;
-        rc = sl_rows_msg_decode(p.data, p.len, r.layout, &r.rows, err);
-        if (rc == SL_OK)
-          rc = r.upper ? push_upper(&r, err)
-                       : sorted_result_add(&r.since[i], &r.rows, err);
-        if (rc != SL_OK)
-          stopping = true;
-      } else if (type == SL_FRAME_LATE_ROWS) {
-        if (rc != SL_OK)
-          continue;
-        if (!late_open)
-          rc = sl_error_set(err, SL_EIO,
-                            "node %d sent late records, and this query "
-                            "writes none: the node is out of step",
-                            i);
-        else
-          rc = sl_rows_msg_decode(p.data, p.len, late.layout, &late_rows, err);
-        if (rc == SL_OK)
-          rc = late_output_write(&late, &late_rows, err);
-        if (rc != SL_OK)
-          stopping = true;
-      } else if (type == SL_FRAME_WM) {
-        int64_t wm;
-        if (late_open && rc == SL_OK)
-          rc = late_output_commit(&late, err);
-        if (sl_wm_msg_decode(p.data, p.len, &wm, &ferr) != SL_OK)
-          rc = malformed(rc, i, &ferr, err);
-        else if (rc == SL_OK && !r.out.limit_reached)
-          rc = r.updating ? node_round(&r, i, err)
-                          : node_watermark(&r, i, n, wm, err);
-        if (rc != SL_OK)
-          stopping = true;
-      } else if (type == SL_FRAME_DONE) {
-        if (add_node_stats(stats, &p, &ferr) != SL_OK) {
-          rc = malformed(rc, i, &ferr, err);
-          stopping = true;
-        }
-        done[i] = true;
-        ndone++;
-        if (rc == SL_OK && !r.out.limit_reached && !stopping)
-          rc = r.updating ? node_round(&r, i, err)
-                          : node_watermark(&r, i, n, WM_MAX, err);
-      } else if (type == SL_FRAME_ERROR) {
-        int code, mlen;
-        const char *msg;
-        if (sl_error_msg_decode(p.data, p.len, &code, &msg, &mlen, &ferr) !=
-            SL_OK) {
-          rc = malformed(rc, i, &ferr, err);
-          code = rc;
-          msg = "";
-          mlen = 0;
-        }
-        /* SL_ECANCELLED: stopped as asked, or in consequence of another
-         * node's failure (a broken channel), whose error is the cause;
-         * kept in case no cause comes. */
-        sl_error *into = code == SL_ECANCELLED ? &broken : err;
-        if (rc == SL_OK && !into->code)
-          sl_error_set(into, code, "node %d: %.*s", i, mlen, msg);
-        if (code != SL_ECANCELLED && rc == SL_OK)
-          rc = err->code;
-        done[i] = true;
-        ndone++;
-        stopping = true;
-      }
-      /* READY: nothing to do here. */
+    sd->checked = true;
+    if (sd->rc == SL_ECANCELLED) {
+      /* Its link to a stage node broke: that node failed (its error,
+       * the cause, is on its way to us) or was stopped.  Under load
+       * the side can notice first, so this is kept as a consequence
+       * and reported only if no cause comes. */
+      if (!x->broken.code)
+        sl_error_move(&x->broken, &sd->err);
+      else
+        sl_error_clear(&sd->err);
+      x->stopping = true;
+    } else if (sd->rc != SL_OK) { /* the side failed on its own */
+      sl_error_move(x->err, &sd->err);
+      rc = sd->rc;
+      x->stopping = true;
     }
-    /* Writing to a slow consumer is not the nodes' silence: the time this
-     * thread did not read does not count against them. */
-    double spent = sl_clock_seconds() - began;
-    for (int i = 0; i < n; i++)
-      heard[i] += spent;
   }
+  return rc;
+}
+
+/* Stopping: the sides told (unless the stop is only a consequence of
+ * their failure), CANCEL to every stage node still running.  False once
+ * the nodes had their time to answer. */
+static bool stop_nodes(bcast_run *x, int rc) {
+  /* A stage node that stopped because its links broke is a consequence
+   * (a side node failed): the side is left to report the cause. */
+  bool only_consequence =
+      rc == SL_OK && !x->r.out.limit_reached && x->broken.code != 0;
+  if (x->stopping && !only_consequence)
+    atomic_store(&x->b.stop, true);
+  if (!x->stopping)
+    return true;
+  if (x->stop_deadline == 0)
+    x->stop_deadline = sl_clock_seconds() + 10;
+  for (int i = 0; i < x->n; i++)
+    if (!x->done[i] && !x->cancel_sent[i]) {
+      sl_frame_send(x->stage_fds[i], SL_FRAME_CANCEL, NULL, 0, NULL, 0,
+                    &x->ferr);
+      sl_error_clear(&x->ferr);
+      x->cancel_sent[i] = true;
+    }
+  return sl_clock_seconds() <= x->stop_deadline;
+}
+
+/* Stage node i is done (stopping with it when stop). */
+static void node_done(bcast_run *x, int i, bool stop) {
+  x->done[i] = true;
+  x->ndone++;
+  if (stop)
+    x->stopping = true;
+}
+
+/* Wait up to 50 ms for frames; a node silent too long has failed.
+ * Returns poll's count. */
+static int poll_nodes(bcast_run *x, int *rc) {
+  for (int i = 0; i < x->n; i++) {
+    x->pfd[i].fd = x->done[i] ? -1 : x->stage_fds[i];
+    x->pfd[i].events = POLLIN;
+    x->pfd[i].revents = 0;
+  }
+  int ready = poll(x->pfd, (nfds_t)x->n, 50);
+  for (int i = 0; i < x->n; i++)
+    if (!x->done[i] && sl_node_check_silence(x->stage_fds[i], x->heard[i],
+                                             &x->ferr) != SL_OK) {
+      if (*rc == SL_OK)
+        *rc = sl_error_set(x->err, SL_EIO, "node %d: %s", i, x->ferr.message);
+      sl_error_clear(&x->ferr);
+      node_done(x, i, true);
+    }
+  return ready;
+}
+
+/* An ERROR frame of node i. */
+static int node_error(bcast_run *x, int i, int rc) {
+  sl_error *err = x->err;
+  int code, mlen;
+  const char *msg;
+  if (sl_error_msg_decode(x->p.data, x->p.len, &code, &msg, &mlen, &x->ferr) !=
+      SL_OK) {
+    rc = malformed(rc, i, &x->ferr, err);
+    code = rc;
+    msg = "";
+    mlen = 0;
+  }
+  /* SL_ECANCELLED: stopped as asked, or in consequence of another
+   * node's failure (a broken channel), whose error is the cause;
+   * kept in case no cause comes. */
+  sl_error *into = code == SL_ECANCELLED ? &x->broken : err;
+  if (rc == SL_OK && !into->code)
+    sl_error_set(into, code, "node %d: %.*s", i, mlen, msg);
+  if (code != SL_ECANCELLED && rc == SL_OK)
+    rc = err->code;
+  node_done(x, i, true);
+  return rc;
+}
+
+/* One frame of stage node i (of this type, in x->p). */
+static int take_frame(bcast_run *x, int i, uint32_t type, int rc) {
+  results *r = &x->r;
+  sl_error *err = x->err;
+  const sl_strbuf *p = &x->p;
+  int n = x->n;
+  if (type == SL_FRAME_ROWS || type == SL_FRAME_LATE_ROWS)
+    sl_node_credit_took(x->stage_fds[i], x->taken[i], p->len);
+  if (type == SL_FRAME_ROWS) {
+    if (rc != SL_OK || r->out.limit_reached)
+      return rc;
+    rc = sl_rows_msg_decode(p->data, p->len, r->layout, &r->rows, err);
+    if (rc == SL_OK)
+      rc = r->upper ? push_upper(r, err)
+                    : sorted_result_add(&r->since[i], &r->rows, err);
+    if (rc != SL_OK)
+      x->stopping = true;
+  } else if (type == SL_FRAME_LATE_ROWS) {
+    if (rc != SL_OK)
+      return rc;
+    if (!x->late_open)
+      rc = sl_error_set(err, SL_EIO,
+                        "node %d sent late records, and this query "
+                        "writes none: the node is out of step",
+                        i);
+    else
+      rc = sl_rows_msg_decode(p->data, p->len, x->late.layout, &x->late_rows,
+                              err);
+    if (rc == SL_OK)
+      rc = late_output_write(&x->late, &x->late_rows, err);
+    if (rc != SL_OK)
+      x->stopping = true;
+  } else if (type == SL_FRAME_WM) {
+    int64_t wm;
+    if (x->late_open && rc == SL_OK)
+      rc = late_output_commit(&x->late, err);
+    if (sl_wm_msg_decode(p->data, p->len, &wm, &x->ferr) != SL_OK)
+      rc = malformed(rc, i, &x->ferr, err);
+    else if (rc == SL_OK && !r->out.limit_reached)
+      rc = r->updating ? node_round(r, i, err)
+                       : node_watermark(r, i, n, wm, err);
+    if (rc != SL_OK)
+      x->stopping = true;
+  } else if (type == SL_FRAME_DONE) {
+    if (add_node_stats(x->stats, p, &x->ferr) != SL_OK) {
+      rc = malformed(rc, i, &x->ferr, err);
+      x->stopping = true;
+    }
+    node_done(x, i, false);
+    if (rc == SL_OK && !r->out.limit_reached && !x->stopping)
+      rc = r->updating ? node_round(r, i, err)
+                       : node_watermark(r, i, n, WM_MAX, err);
+  } else if (type == SL_FRAME_ERROR) {
+    rc = node_error(x, i, rc);
+  }
+  /* READY: nothing to do here. */
+  return rc;
+}
+
+/* The frames of the nodes poll found ready. */
+static int read_nodes(bcast_run *x, int rc) {
+  double began = sl_clock_seconds();
+  for (int i = 0; i < x->n; i++) {
+    if (x->done[i] || !(x->pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+      continue;
+    uint32_t type;
+    int frc = sl_frame_recv(x->stage_fds[i], &type, &x->p, 1000, &x->ferr);
+    if (frc == SL_FRAME_TIMEOUT)
+      continue;
+    x->heard[i] = sl_clock_seconds();
+    if (frc != SL_OK) {
+      if (rc == SL_OK)
+        rc = sl_error_set(x->err, SL_EIO, "node %d: %s", i,
+                          x->ferr.message ? x->ferr.message : "failed");
+      sl_error_clear(&x->ferr);
+      node_done(x, i, true);
+      continue;
+    }
+    rc = take_frame(x, i, type, rc);
+  }
+  /* Writing to a slow consumer is not the nodes' silence: the time this
+   * thread did not read does not count against them. */
+  double spent = sl_clock_seconds() - began;
+  for (int i = 0; i < x->n; i++)
+    x->heard[i] += spent;
+  return rc;
+}
+
+/* Every stage node's frames until each is done (or stopped and given up
+ * on). */
+static int run_loop(bcast_run *x, int rc) {
+  x->stopping = rc != SL_OK;
+  while (x->ndone < x->n) {
+    if (!x->stopping && x->r.out.limit_reached)
+      x->stopping = true;
+    if (!x->stopping && sl_cancel_pending(x->ctx->cancel)) {
+      rc = sl_error_set(x->err, SL_ECANCELLED, "query cancelled");
+      x->stopping = true;
+    }
+    rc = check_sides(x, rc);
+    if (!stop_nodes(x, rc))
+      break; /* the sync after the query sorts the nodes out */
+    if (poll_nodes(x, &rc) <= 0)
+      continue;
+    rc = read_nodes(x, rc);
+  }
+  return rc;
+}
+
+/* The sides stopped and joined; the error that is the cause kept. */
+static int run_stop_sides(bcast_run *x, int rc) {
   /* Every stage node finished without a stop: each had every side node's
    * final watermark, so the side is ending on its own; stopping it now
    * would fail it.  Stage nodes that stopped as a consequence: the side
    * has a little while to fail with the cause. */
-  if (rc == SL_OK && !r.out.limit_reached && broken.code) {
+  bool limit = x->r.out.limit_reached;
+  if (rc == SL_OK && !limit && x->broken.code) {
     double until = sl_clock_seconds() + 2.0;
-    for (int j = 0; j < nsides; j++)
-      while (!atomic_load(&sd[j].done) && sl_clock_seconds() < until)
+    for (int j = 0; j < x->nsides; j++)
+      while (!atomic_load(&x->sd[j].done) && sl_clock_seconds() < until)
         poll(NULL, 0, 10);
   }
-  if (stopping || ndone < n)
-    atomic_store(&b.stop, true);
-  for (int j = 0; j < nsides; j++) {
-    if (sd[j].started)
-      pthread_join(sd[j].thread, NULL);
+  if (x->stopping || x->ndone < x->n)
+    atomic_store(&x->b.stop, true);
+  for (int j = 0; j < x->nsides; j++) {
+    side *sd = &x->sd[j];
+    if (sd->started)
+      pthread_join(sd->thread, NULL);
     /* A side's own failure, unless it only stopped because we did. */
-    if (rc == SL_OK && sd[j].rc != SL_OK &&
-        !(sd[j].rc == SL_ECANCELLED && (r.out.limit_reached || broken.code))) {
-      sl_error_move(err, &sd[j].err);
-      rc = sd[j].rc;
+    if (rc == SL_OK && sd->rc != SL_OK &&
+        !(sd->rc == SL_ECANCELLED && (limit || x->broken.code))) {
+      sl_error_move(x->err, &sd->err);
+      rc = sd->rc;
     }
   }
-  if (rc == SL_OK && ndone < n)
-    rc = sl_error_set(err, SL_EIO, "a node running the stages did not stop");
+  if (rc == SL_OK && x->ndone < x->n)
+    rc = sl_error_set(x->err, SL_EIO, "a node running the stages did not stop");
   /* Stopped, not by LIMIT, with no cause but a consequence: that one. */
-  if (rc == SL_OK && stopping && !r.out.limit_reached && broken.code) {
-    sl_error_move(err, &broken);
-    rc = err->code;
+  if (rc == SL_OK && x->stopping && !limit && x->broken.code) {
+    sl_error_move(x->err, &x->broken);
+    rc = x->err->code;
   }
-  sl_error_clear(&broken);
-  sl_error_clear(&ferr);
-  sl_strbuf_free(&p);
+  sl_error_clear(&x->broken);
+  sl_error_clear(&x->ferr);
+  sl_strbuf_free(&x->p);
+  return rc;
+}
 
-  /* The sides' work, and the whole run's.  The stage nodes' events are
-   * their local leaf's (each node its share), each side's its leaf's. */
+/* The sides' work, and the whole run's.  The stage nodes' events are
+ * their local leaf's (each node its share), each side's its leaf's. */
+static void run_stats(bcast_run *x, const int *side_leaf) {
+  const sl_staged_plan *sp = x->sp;
+  sl_query_stats *stats = x->stats;
   uint64_t *leaf_events = calloc((size_t)sp->nleaves, sizeof *leaf_events);
   if (!leaf_events)
     abort();
   leaf_events[sp->local_leaf] = stats->events;
-  for (int j = 0; j < nsides; j++)
-    leaf_events[side_leaf[j]] = sd[j].stats.events;
+  for (int j = 0; j < x->nsides; j++)
+    leaf_events[side_leaf[j]] = x->sd[j].stats.events;
   stats->events = stage_events_of_leaves(sp, leaf_events);
   free(leaf_events);
-  for (int j = 0; j < nsides; j++) {
-    stage_stats_add_work(stats, &sd[j].stats);
-    sl_error_clear(&sd[j].err);
+  for (int j = 0; j < x->nsides; j++) {
+    stage_stats_add_work(stats, &x->sd[j].stats);
+    sl_error_clear(&x->sd[j].err);
   }
-  free(sd);
-  stats->rows_out = r.out.written;
-  stats->seconds = sl_clock_seconds() - t0;
-  if (r.out.sink) {
-    if (rc == SL_OK && r.out.sorted)
-      rc = stage_output_finish(&r.out, err);
-    else if (rc == SL_OK && r.out.sc->commit)
-      rc = r.out.sc->commit(r.out.sink, err);
-    rc = sl_sink_close_after(r.out.sc, r.out.sink, rc, err);
+  stats->rows_out = x->r.out.written;
+  stats->seconds = sl_clock_seconds() - x->t0;
+}
+
+/* The sink and the late records' output closed, everything freed. */
+static int run_close(bcast_run *x, int rc) {
+  results *r = &x->r;
+  sl_error *err = x->err;
+  if (r->out.sink) {
+    if (rc == SL_OK && r->out.sorted)
+      rc = stage_output_finish(&r->out, err);
+    else if (rc == SL_OK && r->out.sc->commit)
+      rc = r->out.sc->commit(r->out.sink, err);
+    rc = sl_sink_close_after(r->out.sc, r->out.sink, rc, err);
   }
-  if (late_open) {
-    stats->late_written = late.written;
-    rc = late_output_close(&late, rc, err);
+  if (x->late_open) {
+    x->stats->late_written = x->late.written;
+    rc = late_output_close(&x->late, rc, err);
   }
-  if (late_rows.data)
-    sl_buffer_free(&late_rows);
-  stage_output_free_sorted(&r.out);
-  sl_buffer_free(&r.rows);
-  update_stages_free(r.upper);
-  if (r.uo.rows.data)
-    sl_buffer_free(&r.uo.rows);
-  if (r.from_rows.data)
-    sl_buffer_free(&r.from_rows);
-  free(r.ops);
-  for (int i = 0; i < n; i++)
-    sorted_result_free(&r.since[i]);
-  for (int k = 0; k < r.nheld; k++)
-    sorted_result_free(&r.held[k].rows);
-  free(r.since);
-  free(r.wm);
-  free(r.held);
-  free(done);
-  free(cancel_sent);
-  free(heard);
-  free(taken);
-  free(pfd);
-  sl_memory_account_close(&memory);
-  sl_arena_free(&arena);
+  if (x->late_rows.data)
+    sl_buffer_free(&x->late_rows);
+  stage_output_free_sorted(&r->out);
+  sl_buffer_free(&r->rows);
+  update_stages_free(r->upper);
+  if (r->uo.rows.data)
+    sl_buffer_free(&r->uo.rows);
+  if (r->from_rows.data)
+    sl_buffer_free(&r->from_rows);
+  free(r->ops);
+  for (int i = 0; i < x->n; i++)
+    sorted_result_free(&r->since[i]);
+  for (int k = 0; k < r->nheld; k++)
+    sorted_result_free(&r->held[k].rows);
+  free(r->since);
+  free(r->wm);
+  free(r->held);
+  free(x->sd);
+  free(x->done);
+  free(x->cancel_sent);
+  free(x->heard);
+  free(x->taken);
+  free(x->pfd);
+  sl_memory_account_close(&x->memory);
+  sl_arena_free(&x->arena);
   return rc;
+}
+
+int sl_execute_broadcast(const sl_plan *plan, const sl_run *run,
+                         const sl_exec_nodes *sides, const int *side_leaf,
+                         int nsides, const int *stage_fds, int n,
+                         sl_result_sink *shell, sl_query_stats *stats,
+                         sl_error *err) {
+  const sl_settings *settings = run->settings;
+  memset(stats, 0, sizeof *stats);
+  /* No side: updating stages over one stream, whose nodes route their
+   * own rows (nsides 0). */
+  bcast_run x = {0};
+  x.plan = plan;
+  x.ctx = run;
+  x.sp = plan->staged;
+  x.stage_fds = stage_fds;
+  x.n = n;
+  x.nsides = nsides;
+  x.stats = stats;
+  x.err = err;
+  x.p = (sl_strbuf)SL_STRBUF_INIT;
+  sl_arena_init(&x.arena, 0);
+  uint32_t buffer_size =
+      (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
+  if (buffer_size < 4096)
+    buffer_size = 4096;
+  int rc = stage_rt_build(&x.arena, x.sp->top, x.sp, &x.top, err);
+  run_alloc(&x, settings, sides, side_leaf);
+  rc = run_open(&x, settings, shell, buffer_size, rc);
+  x.t0 = sl_clock_seconds();
+  rc = run_loop(&x, rc);
+  rc = run_stop_sides(&x, rc);
+  run_stats(&x, side_leaf);
+  return run_close(&x, rc);
 }

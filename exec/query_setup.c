@@ -177,56 +177,50 @@ static const sl_row_layout *layout_of(sl_arena *a, int n,
   return sl_row_layout_new(a, n, names, types);
 }
 
-int sl_exec_prepare(exec_query *q, sl_error *err) {
+/* A lookup join: the table's layout and the joined rows', the stream's
+ * join keys and the filter after the join, the table loaded and hashed.
+ * *row_map: the plan's columns in the joined row. */
+static int prepare_join(exec_query *q, const sl_row_layout **ins,
+                        const int *map0, int **row_map, sl_error *err) {
+  const sl_plan *plan = q->plan;
+  sl_arena *a = &q->arena;
+  q->join = true;
+  int *table_leaf = plan->inputs[1].used_leaf;
+  q->table_layout = sl_plan_input_layout(a, plan, 1);
+  ins[1] = q->table_layout;
+  int base1[2] = {-1, 0};
+  int *map1 = sl_plan_column_map(a, plan, ins, base1);
+  /* Joined rows: the stream's fields, then the table's. */
+  q->joined_layout =
+      sl_plan_joined_layout(a, q->stream_layout, q->table_layout);
+  int basej[2] = {0, q->stream_layout->nfields};
+  *row_map = sl_plan_column_map(a, plan, ins, basej);
+  q->row_layout = q->joined_layout;
+  /* Join keys. */
+  q->nkey_progs = plan->njoin_keys;
+  q->stream_key_progs = SL_ANEW_N(a, sl_expr_prog *, plan->njoin_keys);
+  const sl_type **kt = SL_ANEW_N(a, const sl_type *, plan->njoin_keys);
+  for (int i = 0; i < plan->njoin_keys; i++) {
+    int rc = compile(q, plan->join_stream_keys[i], q->stream_layout, map0,
+                     &q->stream_key_progs[i], err);
+    if (rc != SL_OK)
+      return rc;
+    kt[i] = plan->join_stream_keys[i]->type;
+  }
+  q->join_key_layout = layout_of(a, plan->njoin_keys, NULL, kt);
+  int rc = compile(q, plan->post_join_filter, q->joined_layout, *row_map,
+                   &q->post_join_filter, err);
+  if (rc == SL_OK)
+    rc = load_table(q, table_leaf, map1, err);
+  return rc;
+}
+
+/* Event time over the source's rows: the watermark, a stream leaf's
+ * rowtime, an aggregate's time for late records to a table. */
+static int prepare_event_time(exec_query *q, const int *map0, sl_error *err) {
   const sl_plan *plan = q->plan;
   sl_arena *a = &q->arena;
   int rc;
-
-  q->tmp_record = -1;
-  q->stream_layout = sl_plan_input_layout(a, plan, 0);
-  q->stream_leaf = plan->inputs[0].used_leaf;
-  const sl_row_layout *ins[2] = {q->stream_layout, NULL};
-  int base0[2] = {0, -1};
-  int *map0 = sl_plan_column_map(a, plan, ins, base0);
-  rc = compile(q, plan->filter, q->stream_layout, map0, &q->filter, err);
-  if (rc != SL_OK)
-    return rc;
-  q->row_layout = q->stream_layout;
-  int *row_map = map0;
-
-  if (plan->join) {
-    q->join = true;
-    int *table_leaf = plan->inputs[1].used_leaf;
-    q->table_layout = sl_plan_input_layout(a, plan, 1);
-    ins[1] = q->table_layout;
-    int base1[2] = {-1, 0};
-    int *map1 = sl_plan_column_map(a, plan, ins, base1);
-    /* Joined rows: the stream's fields, then the table's. */
-    q->joined_layout =
-        sl_plan_joined_layout(a, q->stream_layout, q->table_layout);
-    int basej[2] = {0, q->stream_layout->nfields};
-    row_map = sl_plan_column_map(a, plan, ins, basej);
-    q->row_layout = q->joined_layout;
-    /* Join keys. */
-    q->nkey_progs = plan->njoin_keys;
-    q->stream_key_progs = SL_ANEW_N(a, sl_expr_prog *, plan->njoin_keys);
-    const sl_type **kt = SL_ANEW_N(a, const sl_type *, plan->njoin_keys);
-    for (int i = 0; i < plan->njoin_keys; i++) {
-      rc = compile(q, plan->join_stream_keys[i], q->stream_layout, map0,
-                   &q->stream_key_progs[i], err);
-      if (rc != SL_OK)
-        return rc;
-      kt[i] = plan->join_stream_keys[i]->type;
-    }
-    q->join_key_layout = layout_of(a, plan->njoin_keys, NULL, kt);
-    rc = compile(q, plan->post_join_filter, q->joined_layout, row_map,
-                 &q->post_join_filter, err);
-    if (rc == SL_OK)
-      rc = load_table(q, table_leaf, map1, err);
-    if (rc != SL_OK)
-      return rc;
-  }
-
   /* The watermark only matters to windows of event time (and to a stream
    * feeding a staged plan's stages); it is computed over the source's rows
    * before the filter (see worker.c). */
@@ -260,27 +254,17 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
     q->rowtime_layout = layout_of(a, 1, NULL, rt);
     late_fast_path(q, map0);
   }
-  /* The output rows. */
-  /* An updating result's rows carry the row kind first (changelog.h). */
-  int shift = plan->changelog ? 1 : 0;
-  q->nout = plan->nout + shift;
-  q->out_names = plan->out_names;
-  q->out_layout = shift
-                      ? sl_exec_changelog_layout(a, plan->nout, plan->out_names,
-                                                 plan->out_types, &q->out_names)
-                      : layout_of(a, q->nout, q->out_names, plan->out_types);
-  if (plan->kind == SL_PLAN_STATELESS) {
-    q->out_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
-    for (int i = 0; i < plan->nout; i++) {
-      rc = compile(q, plan->out[i], q->row_layout, row_map, &q->out_progs[i],
-                   err);
-      if (rc != SL_OK)
-        return rc;
-    }
-    return SL_OK;
-  }
+  return SL_OK;
+}
 
-  /* Aggregate: the tmp row per record. */
+/* Aggregate: the tmp row per record (time, watermark tag, keys, the
+ * aggregates' arguments and filters, under a session repartition with
+ * late records to a table the record itself), its programs, the
+ * aggregates over it.  ts: TIMESTAMP(3). */
+static int prepare_tmp_row(exec_query *q, const int *row_map, sl_type *ts,
+                           sl_error *err) {
+  const sl_plan *plan = q->plan;
+  sl_arena *a = &q->arena;
   int nf = 2 + plan->nkeys + 2 * plan->naggs;
   int nrecord = 0;
   if (plan->late_table && plan->windowed &&
@@ -291,7 +275,6 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
   }
   const sl_type **tt = SL_ANEW_N(a, const sl_type *, nf + nrecord);
   const sl_bexpr **te = SL_ANEW_N(a, const sl_bexpr *, nf + nrecord);
-  sl_type *ts = sl_type_timestamp(a, 3);
   sl_type *boolean = sl_type_new(a, SL_TYPE_BOOLEAN);
   q->tmp_time = 0;
   q->tmp_keys = 2;
@@ -331,17 +314,21 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
   q->tmp_layout = layout_of(a, nf, NULL, tt);
   q->tmp_progs = SL_ANEW_N(a, sl_expr_prog *, nf);
   for (int f = 0; f < nf; f++) {
-    rc = compile(q, te[f], q->row_layout, row_map, &q->tmp_progs[f], err);
+    int rc = compile(q, te[f], q->row_layout, row_map, &q->tmp_progs[f], err);
     if (rc != SL_OK)
       return rc;
   }
   q->key_layout = layout_of(a, plan->nkeys, NULL, tt + 2);
-  rc = sl_agg_set_init(a, &q->aggs, plan->naggs, descs, q->tmp_layout, err);
-  if (rc != SL_OK)
-    return rc;
+  return sl_agg_set_init(a, &q->aggs, plan->naggs, descs, q->tmp_layout, err);
+}
 
-  /* The aggregate row: keys, aggregates, window_start, window_end,
-   * window_time. */
+/* The aggregate row (keys, aggregates, window_start, window_end,
+ * window_time), HAVING and the output over it; shift: the output's op
+ * field first. */
+static int prepare_agg_row(exec_query *q, int shift, sl_type *ts,
+                           sl_error *err) {
+  const sl_plan *plan = q->plan;
+  sl_arena *a = &q->arena;
   int na = plan->nkeys + plan->naggs + 3;
   const sl_type **at = SL_ANEW_N(a, const sl_type *, na);
   for (int i = 0; i < plan->nkeys; i++)
@@ -357,7 +344,7 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
   int *ident = SL_ANEW_N(a, int, na);
   for (int i = 0; i < na; i++)
     ident[i] = i;
-  rc = compile(q, plan->having, q->agg_layout, ident, &q->having, err);
+  int rc = compile(q, plan->having, q->agg_layout, ident, &q->having, err);
   if (rc != SL_OK)
     return rc;
   /* final_progs[f] fills output field f; an updating result's op field
@@ -370,6 +357,57 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
       return rc;
   }
   return SL_OK;
+}
+
+int sl_exec_prepare(exec_query *q, sl_error *err) {
+  const sl_plan *plan = q->plan;
+  sl_arena *a = &q->arena;
+  int rc;
+
+  q->tmp_record = -1;
+  q->stream_layout = sl_plan_input_layout(a, plan, 0);
+  q->stream_leaf = plan->inputs[0].used_leaf;
+  const sl_row_layout *ins[2] = {q->stream_layout, NULL};
+  int base0[2] = {0, -1};
+  int *map0 = sl_plan_column_map(a, plan, ins, base0);
+  rc = compile(q, plan->filter, q->stream_layout, map0, &q->filter, err);
+  if (rc != SL_OK)
+    return rc;
+  q->row_layout = q->stream_layout;
+  int *row_map = map0;
+  if (plan->join) {
+    rc = prepare_join(q, ins, map0, &row_map, err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  rc = prepare_event_time(q, map0, err);
+  if (rc != SL_OK)
+    return rc;
+  /* The output rows. */
+  /* An updating result's rows carry the row kind first (changelog.h). */
+  int shift = plan->changelog ? 1 : 0;
+  q->nout = plan->nout + shift;
+  q->out_names = plan->out_names;
+  q->out_layout = shift
+                      ? sl_exec_changelog_layout(a, plan->nout, plan->out_names,
+                                                 plan->out_types, &q->out_names)
+                      : layout_of(a, q->nout, q->out_names, plan->out_types);
+  if (plan->kind == SL_PLAN_STATELESS) {
+    q->out_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
+    for (int i = 0; i < plan->nout; i++) {
+      rc = compile(q, plan->out[i], q->row_layout, row_map, &q->out_progs[i],
+                   err);
+      if (rc != SL_OK)
+        return rc;
+    }
+    return SL_OK;
+  }
+  /* Aggregate: the tmp row per record, then the aggregate row. */
+  sl_type *ts = sl_type_timestamp(a, 3);
+  rc = prepare_tmp_row(q, row_map, ts, err);
+  if (rc != SL_OK)
+    return rc;
+  return prepare_agg_row(q, shift, ts, err);
 }
 
 /* ---- the JIT ------------------------------------------------------------ */

@@ -1,5 +1,6 @@
-/* stage_int.h - what the staged-plan runner (stage_runner.c) and the
- * per-window operators (stage_eval.c) share.  Internal to runtime/.
+/* stage_int.h - what the staged-plan runner (stage_runner.c), its output
+ * (stage_output.c) and the per-window operators (stage_eval.c) share.  Internal
+ * to runtime/.
  *
  * Rows of one window's evaluation live in relations (`rel`): buffers of
  * one layout whose strings may point into the buffers of the relation they
@@ -131,8 +132,9 @@ typedef struct update_output {
 int stage_write_updates(void *arg, const sl_buffer *rows, const uint8_t *ops,
                         sl_error *err);
 
-/* A staged query's output rows (stage_runner.c, stage_broadcast.c):
- * OFFSET and LIMIT over everything written so far. */
+/* A staged query's output rows (stage_output.c; written by
+ * stage_runner.c and stage_broadcast.c): OFFSET and LIMIT over everything
+ * written so far. */
 typedef struct stage_output {
   const sl_sink_connector *sc;
   sl_sink *sink;

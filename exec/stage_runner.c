@@ -318,31 +318,6 @@ static const sl_sink_connector stage_sink = {
     .watermark = stage_sink_watermark,
 };
 
-int stage_write_updates(void *arg, const sl_buffer *in, const uint8_t *ops,
-                        sl_error *err) {
-  update_output *uo = arg;
-  if (!uo->changelog) /* only inserts */
-    return uo->o->limit_reached ? SL_OK : stage_output_write(uo->o, in, err);
-  const sl_row_layout *il = in->layout, *ol = uo->rows.layout;
-  int rc = SL_OK;
-  for (uint32_t r = 0; r < in->nrows && rc == SL_OK; r++) {
-    uint8_t *dst = sl_buffer_append(&uo->rows);
-    if (!dst) {
-      rc = stage_output_write(uo->o, &uo->rows, err);
-      sl_buffer_clear(&uo->rows);
-      dst = sl_buffer_append(&uo->rows);
-    }
-    const uint8_t *src = sl_buffer_row(in, r);
-    sl_exec_set_op(ol, dst, (sl_changelog_op)ops[r]);
-    for (int f = 0; f < il->nfields; f++)
-      sl_row_copy_field(il, src, f, ol, dst, f + 1);
-  }
-  if (rc == SL_OK && uo->rows.nrows)
-    rc = stage_output_write(uo->o, &uo->rows, err);
-  sl_buffer_clear(&uo->rows);
-  return rc;
-}
-
 /* Free the rows of a store's first (smallest) key. */
 static void drop_first_key(leaf_store *ls) {
   ls->bytes -= sorted_result_bytes(&ls->keys[0].rows);
@@ -509,75 +484,6 @@ static const sl_stage *leaf_stage(const sl_stage *st, int leaf) {
   return f;
 }
 
-/* Write a window's result rows (OFFSET, LIMIT) and commit the window. */
-static int write_ordered(stage_output *o, const sl_buffer *in, sl_error *err);
-
-int stage_output_write(stage_output *o, const sl_buffer *in, sl_error *err) {
-  if (!o->sorted)
-    return write_ordered(o, in, err);
-  int rc = sorted_result_add(o->sorted, in, err);
-  /* Reported as the kept buffers grow (a buffer of rows at a time). */
-  uint64_t held = sorted_result_bytes(o->sorted), total;
-  if (o->memory && rc == SL_OK &&
-      sl_memory_grew_over(o->memory, &o->sorted_charged, held, &total))
-    rc = sl_memory_over_error(
-        err, o->memory, held, total, "add a LIMIT",
-        "ORDER BY's rows (kept until the input ends, to be sorted) hold");
-  return rc;
-}
-
-void stage_output_free_sorted(stage_output *o) {
-  if (!o->sorted)
-    return;
-  if (o->memory)
-    sl_memory_charge(o->memory, &o->sorted_charged, 0);
-  sorted_result_free(o->sorted);
-  o->sorted = NULL;
-}
-
-int stage_output_window_end(stage_output *o, sl_error *err) {
-  /* Sorted rows are committed once, at the end. */
-  return !o->sorted && o->sc->commit ? o->sc->commit(o->sink, err) : SL_OK;
-}
-
-static int emit_sorted(void *arg, sl_buffer *b) {
-  stage_output *o = arg;
-  return write_ordered(o, b, o->emit_err);
-}
-
-int stage_output_finish(stage_output *o, sl_error *err) {
-  if (!o->sorted)
-    return SL_OK;
-  o->emit_err = err;
-  int rc = sorted_result_emit(o->sorted, o->order, o->norder, emit_sorted, o,
-                              &o->limit_reached, err);
-  if (rc == SL_OK && o->sc->commit)
-    rc = o->sc->commit(o->sink, err);
-  return rc;
-}
-
-static int write_ordered(stage_output *o, const sl_buffer *in, sl_error *err) {
-  if (o->limit_reached)
-    return SL_OK;
-  sl_buffer b = *in; /* a copy whose row count may shrink */
-  if (o->skipped < (uint64_t)o->offset && b.nrows) {
-    uint64_t drop = (uint64_t)o->offset - o->skipped;
-    if (drop > b.nrows)
-      drop = b.nrows;
-    b.data += drop * b.layout->width; /* heap stays where it is */
-    b.nrows -= (uint32_t)drop;
-    b.cap -= (uint32_t)(drop * b.layout->width);
-    o->skipped += drop;
-  }
-  if (o->limit >= 0 && o->written + b.nrows >= (uint64_t)o->limit) {
-    b.nrows = (uint32_t)((uint64_t)o->limit - o->written);
-    o->limit_reached = true;
-  }
-  int rc = b.nrows ? o->sc->write(o->sink, &b, err) : SL_OK;
-  o->written += b.nrows;
-  return rc;
-}
-
 static int write_window(stage_output *o, const rel *r, sl_error *err) {
   int rc = SL_OK;
   for (int i = 0; i < r->n && rc == SL_OK && !o->limit_reached; i++)
@@ -587,58 +493,82 @@ static int write_window(stage_output *o, const rel *r, sl_error *err) {
   return rc;
 }
 
-int sl_execute_staged(const sl_plan *plan, const sl_run *ctx,
-                      const sl_staged_run *where, sl_result_sink *shell,
-                      sl_query_stats *stats, sl_error *err) {
-  const sl_settings *settings = ctx->settings;
-  const sl_exec_nodes *const *leaf_nodes = where ? where->leaf_nodes : NULL;
-  bool node = where && where->export.fd >= 0;
-  if (node && !where->dist)
-    return sl_error_set(err, SL_EINTERNAL,
-                        "internal error: stages on a node without the "
-                        "cluster's distribution (sl_staged_run.dist)");
-  const sl_staged_plan *sp = plan->staged;
-  memset(stats, 0, sizeof *stats);
+/* ---- the run: leaves, output, the loop that fires windows, the end ------ */
+
+/* One sl_execute_staged: what its phases share. */
+typedef struct staged_query {
+  const sl_plan *plan;
+  const sl_run *ctx; /* the settings, the cancel token */
+  const sl_staged_plan *sp;
+  const sl_staged_run *where;
+  bool node; /* stages on a node: results to the coordinator */
+  sl_query_stats *stats;
+  sl_error *err;
   sl_arena arena;
-  sl_arena_init(&arena, 0);
-  stage_runner run = {0};
-  pthread_mutex_init(&run.lock, NULL);
-  pthread_cond_init(&run.cond, NULL);
-  run.frontier = WM_MIN;
-  run.nleaves = sp->nleaves;
-  run.holder = rows_holder(sp->top);
-  run.buffer_size =
+  stage_runner run;
+  leaf_thread *lts;
+  int started;
+  int64_t *lo, *hi; /* per stream leaf: the reach of its rows */
+  int64_t unit;
+  stage_rt *top;
+  const sl_stage *top_stage;
+  bool changelog;
+  stage_output o;
+  sorted_result sorted;
+  sl_sink_to_coordinator_arg tc;
+  update_output uo;
+  update_stages *updates;
+  int64_t *leaf_wm;
+  late_output late;
+  bool late_open;
+  stage_eval ev;
+  int64_t sent_wm; /* a node: the last watermark sent */
+} staged_query;
+
+/* The runner's state, the stages' runtime tree. */
+static int sq_init(staged_query *x, const sl_settings *settings) {
+  const sl_staged_plan *sp = x->sp;
+  stage_runner *run = &x->run;
+  sl_arena_init(&x->arena, 0);
+  pthread_mutex_init(&run->lock, NULL);
+  pthread_cond_init(&run->cond, NULL);
+  run->frontier = WM_MIN;
+  run->nleaves = sp->nleaves;
+  run->holder = rows_holder(sp->top);
+  run->buffer_size =
       (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
-  run.leaves = calloc((size_t)sp->nleaves, sizeof *run.leaves);
-  leaf_thread *lts = calloc((size_t)sp->nleaves, sizeof *lts);
-  int64_t *lo = calloc((size_t)sp->nleaves, sizeof *lo);
-  int64_t *hi = calloc((size_t)sp->nleaves, sizeof *hi);
-  if (!run.leaves || !lts || !lo || !hi)
+  run->leaves = calloc((size_t)sp->nleaves, sizeof *run->leaves);
+  x->lts = calloc((size_t)sp->nleaves, sizeof *x->lts);
+  x->lo = calloc((size_t)sp->nleaves, sizeof *x->lo);
+  x->hi = calloc((size_t)sp->nleaves, sizeof *x->hi);
+  if (!run->leaves || !x->lts || !x->lo || !x->hi)
     abort();
-  stage_rt *top = NULL;
   /* A node runs updating stages up to the stage one key partitions; the
    * coordinator runs the rest over their changes, which therefore always
    * carry their kinds (sl_staged_spread_top). */
   const sl_stage *spread =
-      node && sp->updating ? sl_staged_spread_top(sp) : NULL;
-  const sl_stage *top_stage = spread ? spread : sp->top;
-  bool changelog = plan->changelog || top_stage != sp->top;
-  int rc = stage_rt_build(&arena, top_stage, sp, &top, err);
-  int64_t unit = sp->window.unit_us > 0 ? sp->window.unit_us : 1;
+      x->node && sp->updating ? sl_staged_spread_top(sp) : NULL;
+  x->top_stage = spread ? spread : sp->top;
+  x->changelog = x->plan->changelog || x->top_stage != sp->top;
+  x->unit = sp->window.unit_us > 0 ? sp->window.unit_us : 1;
+  return stage_rt_build(&x->arena, x->top_stage, sp, &x->top, x->err);
+}
+
+/* The leaves' stores: each leaf's sink (stage_sink) fills its own. */
+static void sq_leaf_stores(staged_query *x) {
+  const sl_staged_plan *sp = x->sp;
   /* A stream leaf's rows are bucketed by the windows' slide (sessions:
    * their gap), so a window finds its interval in few buckets. */
   int64_t slide = sp->window.slide_us > 0 ? sp->window.slide_us
                   : sp->window.gap_us > 0 ? sp->window.gap_us
-                                          : unit;
-
-  /* The leaves' stores and the output. */
-  for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
+                                          : x->unit;
+  for (int i = 0; i < sp->nleaves; i++) {
     sl_plan *lp = sp->leaves[i];
-    leaf_store *ls = &run.leaves[i];
+    leaf_store *ls = &x->run.leaves[i];
     ls->plan = lp;
-    ls->run = &run;
+    ls->run = &x->run;
     ls->in_layout =
-        sl_row_layout_new(&arena, lp->nout, lp->out_names, lp->out_types);
+        sl_row_layout_new(&x->arena, lp->nout, lp->out_names, lp->out_types);
     ls->layout = ls->in_layout;
     ls->wm = WM_MIN;
     ls->drop_below = WM_MIN;
@@ -655,60 +585,71 @@ int sl_execute_staged(const sl_plan *plan, const sl_run *ctx,
       }
     if (ls->stream) {
       ls->bucket_us = slide;
-      stream_reach(sp->top, &lo[i], &hi[i], i);
-      ls->hi_us = hi[i];
+      stream_reach(sp->top, &x->lo[i], &x->hi[i], i);
+      ls->hi_us = x->hi[i];
     }
     if (ls->window_rows) {
       const sl_stage *st = leaf_stage(sp->top, i);
-      ls->layout = sl_row_layout_new(&arena, st->ncols, st->names, st->types);
+      ls->layout =
+          sl_row_layout_new(&x->arena, st->ncols, st->names, st->types);
       ls->window = lp->window;
     }
     lp->sink = &stage_sink;
     lp->sink_arg = ls;
     lp->sink_table = NULL;
   }
-  stage_output o = {plan->sink,
-                    NULL,
-                    node ? 0 : plan->offset,
-                    node ? -1 : plan->limit,
-                    0,
-                    0,
-                    false,
-                    plan->order,
-                    plan->norder,
-                    NULL,
-                    NULL,
-                    NULL,
-                    0};
-  sorted_result sorted;
+}
+
+/* The output (the query's sink, or on a node the coordinator), the
+ * updating stages, the late records' output. */
+static int sq_open_output(staged_query *x, const sl_settings *settings,
+                          sl_result_sink *shell, int rc) {
+  const sl_plan *plan = x->plan;
+  const sl_staged_plan *sp = x->sp;
+  const sl_staged_run *where = x->where;
+  bool node = x->node;
+  stage_rt *top = x->top;
+  uint32_t buffer_size = x->run.buffer_size;
+  x->o = (stage_output){plan->sink,
+                        NULL,
+                        node ? 0 : plan->offset,
+                        node ? -1 : plan->limit,
+                        0,
+                        0,
+                        false,
+                        plan->order,
+                        plan->norder,
+                        NULL,
+                        NULL,
+                        NULL,
+                        0};
   if (plan->norder > 0 && !node && top) {
-    sorted_result_init(&sorted, top->layout, run.buffer_size);
-    o.sorted = &sorted;
-    o.memory = &run.shared.memory;
+    sorted_result_init(&x->sorted, top->layout, buffer_size);
+    x->o.sorted = &x->sorted;
+    x->o.memory = &x->run.shared.memory;
   }
-  sl_sink_to_coordinator_arg tc = {
-      node ? where->export : (sl_frame_out){-1, NULL, NULL}, run.buffer_size};
+  x->tc = (sl_sink_to_coordinator_arg){
+      node ? where->export : (sl_frame_out){-1, NULL, NULL}, buffer_size};
   if (node)
-    o.sc = where->dist->sink_to_coordinator;
+    x->o.sc = where->dist->sink_to_coordinator;
   /* Updating stages: rows as they arrive, a changelog's with its kind. */
-  update_output uo = {&o, changelog, {0}};
-  update_stages *updates = NULL;
-  sl_query_shared_init(&run.shared, settings);
-  int64_t *leaf_wm = calloc((size_t)sp->nleaves + 1, sizeof *leaf_wm);
-  if (!leaf_wm)
+  x->uo = (update_output){&x->o, x->changelog, {0}};
+  sl_query_shared_init(&x->run.shared, settings);
+  x->leaf_wm = calloc((size_t)sp->nleaves + 1, sizeof *x->leaf_wm);
+  if (!x->leaf_wm)
     abort();
   const sl_row_layout *out_layout = top ? top->layout : NULL;
-  const char *const *out_names = top_stage->names;
+  const char *const *out_names = x->top_stage->names;
   if (rc == SL_OK && sp->updating) {
-    updates = update_stages_new(
-        top, run.buffer_size,
+    x->updates = update_stages_new(
+        top, buffer_size,
         sl_settings_get_seconds(settings, "table.exec.state.ttl", 0),
-        stage_write_updates, &uo);
-    if (changelog) {
-      out_layout = sl_exec_changelog_layout(&arena, top->layout->nfields,
-                                            top_stage->names, top_stage->types,
-                                            &out_names);
-      sl_buffer_init(&uo.rows, out_layout, run.buffer_size);
+        stage_write_updates, &x->uo);
+    if (x->changelog) {
+      out_layout = sl_exec_changelog_layout(&x->arena, top->layout->nfields,
+                                            x->top_stage->names,
+                                            x->top_stage->types, &out_names);
+      sl_buffer_init(&x->uo.rows, out_layout, buffer_size);
     }
   }
   if (rc == SL_OK) {
@@ -716,226 +657,320 @@ int sl_execute_staged(const sl_plan *plan, const sl_run *ctx,
                          out_layout,
                          out_names,
                          shell,
-                         node ? &tc : NULL,
-                         changelog,
+                         node ? &x->tc : NULL,
+                         x->changelog,
                          plan->sink_overwrite,
                          plan->sink_unbounded};
-    rc = o.sc->open(&spec, &o.sink, err);
+    rc = x->o.sc->open(&spec, &x->o.sink, x->err);
   }
   /* Late records: every leaf that routes them shares one output. */
   /* (A node's go to the coordinator, which writes them.) */
-  late_output late;
-  bool late_open = false;
   if (rc == SL_OK)
-    rc = late_output_open_leaves(&late, sp, node ? &where->export : NULL,
-                                 node ? where->dist : NULL, &arena, &late_open,
-                                 err);
-  int started = 0;
-  for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
-    leaf_thread *lt = &lts[i];
-    lt->run = &run;
+    rc = late_output_open_leaves(&x->late, sp, node ? &where->export : NULL,
+                                 node ? where->dist : NULL, &x->arena,
+                                 &x->late_open, x->err);
+  return rc;
+}
+
+/* A thread per leaf, running the leaf's plan into its store. */
+static int sq_start_leaves(staged_query *x, const sl_settings *settings,
+                           int rc) {
+  const sl_staged_run *where = x->where;
+  const sl_exec_nodes *const *leaf_nodes = where ? where->leaf_nodes : NULL;
+  for (int i = 0; i < x->sp->nleaves && rc == SL_OK; i++) {
+    leaf_thread *lt = &x->lts[i];
+    lt->run = &x->run;
     lt->index = i;
-    lt->plan = sp->leaves[i];
+    lt->plan = x->sp->leaves[i];
     lt->exec =
-        (sl_run){settings, ctx->cancel, leaf_nodes ? leaf_nodes[i] : NULL};
+        (sl_run){settings, x->ctx->cancel, leaf_nodes ? leaf_nodes[i] : NULL};
     lt->feed = where && where->feeds ? where->feeds[i] : NULL;
     if (pthread_create(&lt->thread, NULL, leaf_main, lt) != 0) {
-      rc = sl_error_set(err, SL_EINTERNAL, "cannot start stage thread");
+      rc = sl_error_set(x->err, SL_EINTERNAL, "cannot start stage thread");
       break;
     }
     lt->started = true;
-    started++;
+    x->started++;
   }
+  return rc;
+}
 
-  stage_eval ev = {
-      run.leaves, run.buffer_size, sl_expr_ctx_new(), err, NULL, 0, 0, NULL, 0,
-      0};
-  double t0 = sl_clock_seconds();
-  int64_t sent_wm = WM_MIN; /* a node: the last watermark sent */
-  pthread_mutex_lock(&run.lock);
-  while (rc == SL_OK) {
-    /* A leaf that failed fails the query. */
-    bool all_done = true;
-    for (int i = 0; i < started; i++) {
-      if (lts[i].finished && lts[i].rc != SL_OK) {
-        sl_error_move(err, &lts[i].err);
-        rc = lts[i].rc;
-        break;
-      }
-      all_done &= run.leaves[i].done;
+/* A leaf that failed fails the query; *all_done: every leaf ended. */
+static int sq_leaf_failed(staged_query *x, bool *all_done) {
+  *all_done = true;
+  for (int i = 0; i < x->started; i++) {
+    if (x->lts[i].finished && x->lts[i].rc != SL_OK) {
+      sl_error_move(x->err, &x->lts[i].err);
+      return x->lts[i].rc;
     }
-    if (rc != SL_OK)
-      break;
-    /* How far every window is complete: frontier F, the largest end such
-     * that every window ending at or before F may fire. */
-    int64_t frontier = WM_MAX;
+    *all_done &= x->run.leaves[i].done;
+  }
+  return SL_OK;
+}
+
+/* How far every window is complete: frontier F, the largest end such
+ * that every window ending at or before F may fire. */
+static int64_t sq_frontier(const staged_query *x) {
+  int64_t frontier = WM_MAX;
+  for (int i = 0; i < x->sp->nleaves; i++) {
+    const leaf_store *ls = &x->run.leaves[i];
+    int64_t f = ls->wm == WM_MAX ? WM_MAX
+                : ls->stream ? (ls->wm == WM_MIN ? WM_MIN : ls->wm - x->hi[i])
+                             : (ls->wm == WM_MIN ? WM_MIN : ls->wm + x->unit);
+    if (f < frontier)
+      frontier = f;
+  }
+  return frontier;
+}
+
+/* Updating stages: every row that came, through the stages; the joins
+ * swept by the leaves' watermarks; a round's end. */
+static int sq_push_updates(staged_query *x, int rc) {
+  const sl_staged_plan *sp = x->sp;
+  sl_error *err = x->err;
+  bool pushed = false;
+  for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
+    leaf_store *ls = &x->run.leaves[i];
+    while (ls->nkeys > 0 && rc == SL_OK) {
+      sorted_result *rows = &ls->keys[0].rows;
+      for (int b = 0; b < rows->nbufs && rc == SL_OK; b++)
+        rc = update_stages_push_leaf(x->updates, i, &rows->bufs[b], err);
+      pushed = true;
+      drop_first_key(ls);
+    }
+  }
+  for (int i = 0; i < sp->nleaves; i++)
+    x->leaf_wm[i] = x->run.leaves[i].wm;
+  update_stages_sweep(x->updates, x->leaf_wm);
+  uint64_t held = update_stages_bytes(x->updates);
+  if (held > x->run.peak_bytes)
+    x->run.peak_bytes = held;
+  if (rc == SL_OK)
+    rc = update_stages_check_limit(x->updates, &x->run.shared.memory,
+                                   &x->run.updates_charged, err);
+  if (rc == SL_OK && pushed)
+    rc = stage_output_window_end(&x->o, err);
+  /* A node: the changes sent since the last WM are one round's (the
+   * coordinator passes them on and commits). */
+  if (rc == SL_OK && pushed && x->node)
+    rc = x->where->dist->send_wm(&x->where->export, x->leaf_wm[0], err);
+  return rc;
+}
+
+/* Fire, in order of end, the windows some windowed leaf has rows for. */
+static int sq_fire_windows(staged_query *x, int64_t frontier, int rc) {
+  const sl_staged_plan *sp = x->sp;
+  for (;;) {
+    int64_t next = WM_MAX;
     for (int i = 0; i < sp->nleaves; i++) {
-      const leaf_store *ls = &run.leaves[i];
-      int64_t f = ls->wm == WM_MAX ? WM_MAX
-                  : ls->stream ? (ls->wm == WM_MIN ? WM_MIN : ls->wm - hi[i])
-                               : (ls->wm == WM_MIN ? WM_MIN : ls->wm + unit);
-      if (f < frontier)
-        frontier = f;
+      const leaf_store *ls = &x->run.leaves[i];
+      if (!ls->stream && ls->nkeys > 0 && ls->keys[0].key < next)
+        next = ls->keys[0].key;
     }
-    /* Updating stages: every row that came, through the stages. */
-    bool pushed = false;
-    for (int i = 0; i < sp->nleaves && updates && rc == SL_OK; i++) {
-      leaf_store *ls = &run.leaves[i];
-      while (ls->nkeys > 0 && rc == SL_OK) {
-        sorted_result *rows = &ls->keys[0].rows;
-        for (int b = 0; b < rows->nbufs && rc == SL_OK; b++)
-          rc = update_stages_push_leaf(updates, i, &rows->bufs[b], err);
-        pushed = true;
+    /* Stages without state take rows as they come (a window's may
+     * then go out in several parts); a node keeps to window order,
+     * which the coordinator merges by. */
+    if (next == WM_MAX || (next > frontier && !(sp->at_once && !x->node)) ||
+        rc != SL_OK)
+      break;
+    const rel *result = NULL;
+    rc = stage_eval_window(&x->ev, x->top, next, &result);
+    if (rc == SL_OK && !x->o.limit_reached)
+      rc = write_window(&x->o, result, x->err);
+    /* A node: the rows sent since the last watermark are this window's
+     * (the coordinator puts the nodes' windows back in order). */
+    if (rc == SL_OK && x->node)
+      rc = x->where->dist->send_wm(&x->where->export, next, x->err);
+    if (x->node)
+      x->sent_wm = next;
+    x->stats->stage_windows++;
+    stage_eval_release(&x->ev);
+    for (int i = 0; i < sp->nleaves; i++) {
+      leaf_store *ls = &x->run.leaves[i];
+      if (!ls->stream && ls->nkeys > 0 && ls->keys[0].key == next) {
         drop_first_key(ls);
       }
     }
-    if (updates) {
-      for (int i = 0; i < sp->nleaves; i++)
-        leaf_wm[i] = run.leaves[i].wm;
-      update_stages_sweep(updates, leaf_wm);
-      uint64_t held = update_stages_bytes(updates);
-      if (held > run.peak_bytes)
-        run.peak_bytes = held;
-      if (rc == SL_OK)
-        rc = update_stages_check_limit(updates, &run.shared.memory,
-                                       &run.updates_charged, err);
-      if (rc == SL_OK && pushed)
-        rc = stage_output_window_end(&o, err);
-      /* A node: the changes sent since the last WM are one round's (the
-       * coordinator passes them on and commits). */
-      if (rc == SL_OK && pushed && node)
-        rc = where->dist->send_wm(&where->export, leaf_wm[0], err);
+  }
+  return rc;
+}
+
+/* Stream rows no window after the frontier can need; the leaves' held
+ * bytes charged. */
+static void sq_drop_stream_rows(staged_query *x, int64_t frontier) {
+  uint64_t held = 0;
+  for (int i = 0; i < x->sp->nleaves; i++) {
+    leaf_store *ls = &x->run.leaves[i];
+    if (ls->stream && frontier != WM_MIN && frontier != WM_MAX) {
+      ls->drop_below = frontier + x->lo[i];
+      while (ls->nkeys > 0 &&
+             (ls->keys[0].key + 1) * ls->bucket_us <= ls->drop_below) {
+        drop_first_key(ls);
+      }
+    }
+    held += ls->bytes;
+  }
+  sl_memory_charge(&x->run.shared.memory, &x->run.leaves_charged, held);
+  if (held > x->run.peak_bytes)
+    x->run.peak_bytes = held;
+}
+
+/* Rounds until every leaf ended, a failure, LIMIT or a cancel: each fires
+ * what the leaves' watermarks complete. */
+static int sq_loop(staged_query *x, int rc) {
+  stage_runner *run = &x->run;
+  const sl_staged_run *where = x->where;
+  x->ev = (stage_eval){run->leaves,
+                       run->buffer_size,
+                       sl_expr_ctx_new(),
+                       x->err,
+                       NULL,
+                       0,
+                       0,
+                       NULL,
+                       0,
+                       0};
+  x->sent_wm = WM_MIN;
+  pthread_mutex_lock(&run->lock);
+  while (rc == SL_OK) {
+    bool all_done;
+    rc = sq_leaf_failed(x, &all_done);
+    if (rc != SL_OK)
+      break;
+    int64_t frontier = sq_frontier(x);
+    if (x->updates) {
+      rc = sq_push_updates(x, rc);
       frontier = WM_MIN; /* nothing fires by windows */
     }
-    /* Fire, in order of end, the windows some windowed leaf has rows for. */
-    for (;;) {
-      int64_t next = WM_MAX;
-      for (int i = 0; i < sp->nleaves; i++) {
-        const leaf_store *ls = &run.leaves[i];
-        if (!ls->stream && ls->nkeys > 0 && ls->keys[0].key < next)
-          next = ls->keys[0].key;
-      }
-      /* Stages without state take rows as they come (a window's may
-       * then go out in several parts); a node keeps to window order,
-       * which the coordinator merges by. */
-      if (next == WM_MAX || (next > frontier && !(sp->at_once && !node)) ||
-          rc != SL_OK)
-        break;
-      const rel *result = NULL;
-      rc = stage_eval_window(&ev, top, next, &result);
-      if (rc == SL_OK && !o.limit_reached)
-        rc = write_window(&o, result, err);
-      /* A node: the rows sent since the last watermark are this window's
-       * (the coordinator puts the nodes' windows back in order). */
-      if (rc == SL_OK && node)
-        rc = where->dist->send_wm(&where->export, next, err);
-      if (node)
-        sent_wm = next;
-      stats->stage_windows++;
-      stage_eval_release(&ev);
-      for (int i = 0; i < sp->nleaves; i++) {
-        leaf_store *ls = &run.leaves[i];
-        if (!ls->stream && ls->nkeys > 0 && ls->keys[0].key == next) {
-          drop_first_key(ls);
-        }
-      }
-    }
-    /* Stream rows no window after the frontier can need. */
-    uint64_t held = 0;
-    for (int i = 0; i < sp->nleaves; i++) {
-      leaf_store *ls = &run.leaves[i];
-      if (ls->stream && frontier != WM_MIN && frontier != WM_MAX) {
-        ls->drop_below = frontier + lo[i];
-        while (ls->nkeys > 0 &&
-               (ls->keys[0].key + 1) * ls->bucket_us <= ls->drop_below) {
-          drop_first_key(ls);
-        }
-      }
-      held += ls->bytes;
-    }
-    sl_memory_charge(&run.shared.memory, &run.leaves_charged, held);
-    if (held > run.peak_bytes)
-      run.peak_bytes = held;
-    run.frontier = frontier;
+    rc = sq_fire_windows(x, frontier, rc);
+    sq_drop_stream_rows(x, frontier);
+    run->frontier = frontier;
     /* A node: every window to the frontier has been sent (the coordinator
      * need not wait for windows this node has no rows for). */
-    if (rc == SL_OK && node && frontier > sent_wm && frontier != WM_MAX) {
-      rc = where->dist->send_wm(&where->export, frontier, err);
-      sent_wm = frontier;
+    if (rc == SL_OK && x->node && frontier > x->sent_wm && frontier != WM_MAX) {
+      rc = where->dist->send_wm(&where->export, frontier, x->err);
+      x->sent_wm = frontier;
     }
-    pthread_cond_broadcast(&run.cond); /* held-back leaves look again */
+    pthread_cond_broadcast(&run->cond); /* held-back leaves look again */
 
-    if (rc != SL_OK || o.limit_reached || all_done)
+    if (rc != SL_OK || x->o.limit_reached || all_done)
       break;
-    if (sl_cancel_pending(ctx->cancel) ||
+    if (sl_cancel_pending(x->ctx->cancel) ||
         (where && where->cancel && atomic_load(where->cancel))) {
-      rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
+      rc = sl_error_set(x->err, SL_ECANCELLED, "query cancelled");
       break;
     }
     struct timespec until = sl_clock_deadline_ms(20);
-    pthread_cond_timedwait(&run.cond, &run.lock, &until);
+    pthread_cond_timedwait(&run->cond, &run->lock, &until);
   }
-  run.cancelled = true; /* leaves still running stop at their next call */
-  pthread_cond_broadcast(&run.cond);
-  pthread_mutex_unlock(&run.lock);
-  for (int i = 0; i < started; i++)
-    pthread_join(lts[i].thread, NULL);
-  double seconds = sl_clock_seconds() - t0;
+  run->cancelled = true; /* leaves still running stop at their next call */
+  pthread_cond_broadcast(&run->cond);
+  pthread_mutex_unlock(&run->lock);
+  for (int i = 0; i < x->started; i++)
+    pthread_join(x->lts[i].thread, NULL);
+  return rc;
+}
 
+/* The leaves' work and the stages' state into stats; the leaves' stores
+ * freed. */
+static void sq_leaf_stats(staged_query *x) {
+  const sl_staged_plan *sp = x->sp;
+  sl_query_stats *stats = x->stats;
   uint64_t *leaf_events = calloc((size_t)sp->nleaves, sizeof *leaf_events);
   if (!leaf_events)
     abort();
-  for (int i = 0; i < started; i++) {
-    const sl_query_stats *ls = &lts[i].stats;
+  for (int i = 0; i < x->started; i++) {
+    const sl_query_stats *ls = &x->lts[i].stats;
     leaf_events[i] = ls->events;
     stage_stats_add_work(stats, ls);
     stats->workers += ls->workers;
-    sl_error_clear(&lts[i].err);
+    sl_error_clear(&x->lts[i].err);
   }
   stats->events = stage_events_of_leaves(sp, leaf_events);
   free(leaf_events);
   for (int i = 0; i < sp->nleaves; i++) {
-    stats->stage_late += run.leaves[i].late;
-    for (int k = 0; k < run.leaves[i].nkeys; k++)
-      sorted_result_free(&run.leaves[i].keys[k].rows);
-    free(leaf_store_base(&run.leaves[i]));
+    stats->stage_late += x->run.leaves[i].late;
+    for (int k = 0; k < x->run.leaves[i].nkeys; k++)
+      sorted_result_free(&x->run.leaves[i].keys[k].rows);
+    free(leaf_store_base(&x->run.leaves[i]));
   }
-  stats->stage_state_peak = run.peak_bytes;
-  if (rc == SL_OK && o.sink)
-    rc = stage_output_finish(&o, err);
-  stage_output_free_sorted(&o);
-  stats->rows_out = o.written;
+  stats->stage_state_peak = x->run.peak_bytes;
+}
+
+/* The output and the late records' output closed, the rest freed. */
+static int sq_close(staged_query *x, int rc, double seconds) {
+  sl_query_stats *stats = x->stats;
+  sl_error *err = x->err;
+  stage_output *o = &x->o;
+  if (rc == SL_OK && o->sink)
+    rc = stage_output_finish(o, err);
+  stage_output_free_sorted(o);
+  stats->rows_out = o->written;
   stats->seconds = seconds;
-  if (o.sink)
-    rc = sl_sink_close_after(o.sc, o.sink, rc, err);
-  if (late_open) {
-    stats->late_written = late.written;
-    rc = late_output_close(&late, rc, err);
+  if (o->sink)
+    rc = sl_sink_close_after(o->sc, o->sink, rc, err);
+  if (x->late_open) {
+    stats->late_written = x->late.written;
+    rc = late_output_close(&x->late, rc, err);
   }
-  stage_eval_release(&ev);
-  if (updates) {
+  stage_eval_release(&x->ev);
+  if (x->updates) {
     /* The leaves' last watermarks (an ended leaf's is the end of time):
      * what the joins still hold after them is what no bound ever drops. */
-    for (int i = 0; i < sp->nleaves; i++)
-      leaf_wm[i] = run.leaves[i].wm;
-    update_stages_sweep_now(updates, leaf_wm);
-    stats->state_evicted = update_stages_evicted(updates);
-    stats->state_rows_end = update_stages_join_rows(updates);
+    for (int i = 0; i < x->sp->nleaves; i++)
+      x->leaf_wm[i] = x->run.leaves[i].wm;
+    update_stages_sweep_now(x->updates, x->leaf_wm);
+    stats->state_evicted = update_stages_evicted(x->updates);
+    stats->state_rows_end = update_stages_join_rows(x->updates);
   }
-  update_stages_free(updates);
-  free(leaf_wm);
-  if (uo.rows.data)
-    sl_buffer_free(&uo.rows);
-  free(ev.rels);
-  free(ev.tables);
-  sl_expr_ctx_free(ev.ctx);
-  free(run.leaves);
-  free(lts);
-  free(lo);
-  free(hi);
-  pthread_mutex_destroy(&run.lock);
-  pthread_cond_destroy(&run.cond);
-  sl_memory_account_close(&run.shared.memory);
-  sl_arena_free(&arena);
+  update_stages_free(x->updates);
+  free(x->leaf_wm);
+  if (x->uo.rows.data)
+    sl_buffer_free(&x->uo.rows);
+  free(x->ev.rels);
+  free(x->ev.tables);
+  sl_expr_ctx_free(x->ev.ctx);
+  free(x->run.leaves);
+  free(x->lts);
+  free(x->lo);
+  free(x->hi);
+  pthread_mutex_destroy(&x->run.lock);
+  pthread_cond_destroy(&x->run.cond);
+  sl_memory_account_close(&x->run.shared.memory);
+  sl_arena_free(&x->arena);
+  return rc;
+}
+
+int sl_execute_staged(const sl_plan *plan, const sl_run *ctx,
+                      const sl_staged_run *where, sl_result_sink *shell,
+                      sl_query_stats *stats, sl_error *err) {
+  const sl_settings *settings = ctx->settings;
+  bool node = where && where->export.fd >= 0;
+  if (node && !where->dist)
+    return sl_error_set(err, SL_EINTERNAL,
+                        "internal error: stages on a node without the "
+                        "cluster's distribution (sl_staged_run.dist)");
+  memset(stats, 0, sizeof *stats);
+  staged_query *x = calloc(1, sizeof *x);
+  if (!x)
+    abort();
+  x->plan = plan;
+  x->ctx = ctx;
+  x->sp = plan->staged;
+  x->where = where;
+  x->node = node;
+  x->stats = stats;
+  x->err = err;
+  int rc = sq_init(x, settings);
+  if (rc == SL_OK)
+    sq_leaf_stores(x);
+  rc = sq_open_output(x, settings, shell, rc);
+  rc = sq_start_leaves(x, settings, rc);
+  double t0 = sl_clock_seconds();
+  rc = sq_loop(x, rc);
+  double seconds = sl_clock_seconds() - t0;
+  sq_leaf_stats(x);
+  rc = sq_close(x, rc, seconds);
+  free(x);
   return rc;
 }

@@ -1,6 +1,6 @@
-/* updating_stages.c - updating stages over streams: a symmetric hash join
- * and an append-only Top-N, pushed rows as they arrive (see
- * update_stages.h).
+/* updating_stages.c - updating stages over streams: the stage tree, its
+ * SELECT, Top-N and AGGREGATE stages (the symmetric hash join is
+ * updating_join.c), pushed rows as they arrive (see updating_stages.h).
  *
  * Each stage turns one batch of input rows (a buffer, with the kind of
  * each row) into batches of its own rows, which it hands to its parent at
@@ -19,87 +19,9 @@
 #include "sluice/session/changelog.h"
 #include "sluice/state/agg_multiset.h"
 #include "sluice/state/topn_rows.h"
+#include "updating_int.h"
 
 /* ---- the stages ---------------------------------------------------------- */
-
-/* A join's row of one side, under its key. */
-typedef struct jrow {
-  struct jrow *next; /* in its bucket */
-  uint64_t hash;
-  size_t size; /* of its block */
-  double born; /* when it came ('table.exec.state.ttl') */
-  uint8_t *key, *row;
-} jrow;
-
-typedef struct jside {
-  jrow **buckets;
-  uint32_t cap, count;
-  uint64_t bytes;
-  uint64_t added; /* rows ever added (a sweep's "anything new?") */
-} jside;
-
-/* A Top-N partition: its rows in order, the first N (all of them when
- * the input can take rows back: sl_stage.retracting). */
-typedef struct tpart {
-  struct tpart *next;
-  uint64_t hash;
-  double touched; /* when a row last came ('table.exec.state.ttl') */
-  topn_rows rows;
-} tpart;
-
-typedef struct ustage ustage;
-struct ustage {
-  const stage_rt *rt;
-  ustage *parent;
-  int side; /* in a parent join: 0 left, 1 right */
-  ustage *input, *left, *right;
-  sl_buffer out;  /* rows being filled for the parent */
-  uint8_t *ops;   /* ... their kinds */
-  uint32_t *sel;  /* scratch, a row each of a batch or of out */
-  uint8_t *kinds; /* scratch: a SELECT's kinds of the rows in sel */
-  /* JOIN */
-  sl_buffer keys;
-  jside sides[2];
-  int *side_leaves[2]; /* the leaves under each side (their watermarks) */
-  int nside_leaves[2];
-  int64_t *swept; /* per bound: the watermark its last sweep used */
-  /* ... and how many rows the side it sweeps had been given by then: a
-   * row that comes after a sweep must be swept even if the watermark has
-   * not moved since (the other side's stream ended: its watermark stays at
-   * the end of time while this side's rows still come). */
-  uint64_t *swept_added;
-  uint64_t evicted;
-  /* AGGREGATE: the stage's aggregates and a count of its rows (a group
-   * whose rows were all taken back is deleted), over tmp rows */
-  sl_arena arena;
-  sl_agg_set set;
-  sl_group_table groups;
-  sl_buffer tmp;
-  uint8_t *keyrow;
-  agg_multisets *multi; /* MIN, MAX, DISTINCT over a retracting input */
-  uint32_t touched_off; /* 'table.exec.state.ttl': a group's last row */
-  /* TOPN */
-  sl_buffer sorts;
-  tpart **parts;
-  uint32_t pcap, pcount;
-  int64_t limit;
-  uint64_t bytes;
-};
-
-struct update_stages {
-  ustage **all;
-  int nall, capall;
-  ustage *top;
-  uint32_t buffer_size;
-  sl_expr_ctx *ctx;
-  uint8_t *inserts; /* all +I: the kinds of a leaf's rows */
-  update_stages_out_fn out;
-  void *arg;
-  sl_error *err;
-  double last_sweep;
-  double ttl; /* seconds; 0: state never expires */
-  double now; /* the clock, read once per push */
-};
 
 static int push(update_stages *u, ustage *s, int side, const sl_buffer *in,
                 const uint8_t *ops);
@@ -209,8 +131,7 @@ static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
   return s;
 }
 
-/* Hand s's filled rows to its parent (or to the output). */
-static int emit(update_stages *u, ustage *s) {
+int ustage_emit(update_stages *u, ustage *s) {
   if (s->out.nrows == 0)
     return SL_OK;
   int rc = s->parent ? push(u, s->parent, s->side, &s->out, s->ops)
@@ -292,234 +213,12 @@ static int push_select(update_stages *u, ustage *s, const sl_buffer *in,
       s->ops[first + (uint32_t)j] = s->kinds[done + (uint32_t)j];
     done += (uint32_t)k;
     if (done < n) {
-      int rc = emit(u, s);
+      int rc = ustage_emit(u, s);
       if (rc != SL_OK)
         return rc;
     }
   }
-  return emit(u, s);
-}
-
-/* ---- JOIN ---------------------------------------------------------------- */
-
-static void side_grow(jside *t) {
-  uint32_t cap = t->cap ? t->cap * 2 : 1024;
-  jrow **b = calloc(cap, sizeof *b);
-  if (!b)
-    abort();
-  t->bytes += sizeof *b * (size_t)(cap - t->cap); /* the buckets */
-  for (uint32_t i = 0; i < t->cap; i++)
-    for (jrow *r = t->buckets[i], *next; r; r = next) {
-      next = r->next;
-      r->next = b[r->hash & (cap - 1)];
-      b[r->hash & (cap - 1)] = r;
-    }
-  free(t->buckets);
-  t->buckets = b;
-  t->cap = cap;
-}
-
-static void side_add(jside *t, uint64_t hash, const sl_row_layout *kl,
-                     const uint8_t *key, const sl_row_layout *rl,
-                     const uint8_t *row, double now) {
-  if (t->count + 1 > t->cap)
-    side_grow(t);
-  size_t kh = sl_row_long_bytes(kl, key), rh = sl_row_long_bytes(rl, row);
-  size_t size = sizeof(jrow) + kl->width + rl->width + kh + rh;
-  jrow *r = malloc(size);
-  if (!r)
-    abort();
-  r->hash = hash;
-  r->size = size;
-  r->born = now;
-  r->key = (uint8_t *)(r + 1);
-  r->row = r->key + kl->width;
-  char *heap = (char *)(r->row + rl->width);
-  heap = sl_row_copy_deep(kl, key, r->key, heap);
-  sl_row_copy_deep(rl, row, r->row, heap);
-  r->next = t->buckets[hash & (t->cap - 1)];
-  t->buckets[hash & (t->cap - 1)] = r;
-  t->count++;
-  t->added++;
-  t->bytes += size;
-}
-
-/* Take back one row equal to row under key: false when none is held. */
-static bool side_take(jside *t, uint64_t hash, const sl_row_layout *kl,
-                      const uint8_t *key, const sl_row_layout *rl,
-                      const uint8_t *row) {
-  if (!t->cap)
-    return false;
-  for (jrow **p = &t->buckets[hash & (t->cap - 1)]; *p; p = &(*p)->next) {
-    jrow *r = *p;
-    if (r->hash != hash || !sl_key_equal(kl, r->key, key) ||
-        !sl_key_equal(rl, r->row, row))
-      continue;
-    *p = r->next;
-    t->count--;
-    t->bytes -= r->size;
-    free(r);
-    return true;
-  }
-  return false;
-}
-
-/* The residual over s->out, then the rows that pass to the parent. */
-static int join_flush(update_stages *u, ustage *s) {
-  const stage_rt *rt = s->rt;
-  uint32_t n = s->out.nrows;
-  if (n && rt->residual) {
-    for (uint32_t i = 0; i < n; i++)
-      s->sel[i] = i;
-    int rc = sl_expr_filter(rt->residual, &s->out, s->sel, &n, u->ctx, u->err);
-    if (rc != SL_OK)
-      return rc;
-    uint32_t w = s->out.layout->width;
-    for (uint32_t i = 0; i < n; i++) { /* compact; strings stay put */
-      if (s->sel[i] != i)
-        memcpy(s->out.data + (size_t)i * w, s->out.data + (size_t)s->sel[i] * w,
-               w);
-      s->ops[i] = s->ops[s->sel[i]];
-    }
-    s->out.nrows = n;
-  }
-  return emit(u, s);
-}
-
-static int push_join(update_stages *u, ustage *s, int side, const sl_buffer *in,
-                     const uint8_t *ops) {
-  const stage_rt *rt = s->rt;
-  const sl_row_layout *kl = rt->key_layout, *ol = rt->layout;
-  const sl_row_layout *ll = rt->left->layout, *rl = rt->right->layout;
-  const sl_row_layout *il = side ? rl : ll;
-  int nl = ll->nfields, nr = rl->nfields;
-  jside *mine = &s->sides[side], *other = &s->sides[1 - side];
-  uint32_t n = in->nrows, done = 0;
-  while (done < n) {
-    for (uint32_t i = 0; i < n - done; i++)
-      s->sel[i] = done + i;
-    sl_buffer_clear(&s->keys);
-    int k = sl_exec_eval_rows(side ? rt->rkeys : rt->lkeys, rt->st->nkeys, in,
-                              s->sel, n - done, &s->keys, u->ctx, u->err);
-    if (k <= 0)
-      return k < 0 ? k
-                   : sl_error_set(u->err, SL_EINVAL,
-                                  "a join key is larger than a buffer");
-    for (int j = 0; j < k; j++) {
-      const uint8_t *row = sl_buffer_row(in, done + (uint32_t)j);
-      const uint8_t *key = sl_buffer_row(&s->keys, (uint32_t)j);
-      bool null = false;
-      for (int f = 0; f < kl->nfields; f++)
-        null |= sl_row_is_null(key, f);
-      if (null)
-        continue; /* NULL equals nothing */
-      /* A row taken back (-U, -D) leaves this side's state and takes
-       * back what it joined: -D of each joined row, as +I/+U added it
-       * as +I (Flink's inner join).  Under a TTL or time bounds the row
-       * may be gone already, and so may what it met. */
-      bool adds =
-          sl_changelog_op_adds((sl_changelog_op)ops[done + (uint32_t)j]);
-      uint64_t h = sl_key_hash(kl, key);
-      if (adds)
-        side_add(mine, h, kl, key, il, row, u->now);
-      else if (!side_take(mine, h, kl, key, il, row) && u->ttl == 0 &&
-               rt->st->nbounds == 0)
-        return sl_error_set(u->err, SL_EINTERNAL,
-                            "a regular join's input took back a row it "
-                            "never added");
-      if (!other->cap)
-        continue;
-      for (jrow *m = other->buckets[h & (other->cap - 1)]; m; m = m->next) {
-        if (m->hash != h || !sl_key_equal(kl, m->key, key))
-          continue;
-        uint8_t *dst = sl_buffer_append(&s->out);
-        if (!dst) {
-          int rc = join_flush(u, s);
-          if (rc != SL_OK)
-            return rc;
-          dst = sl_buffer_append(&s->out);
-        }
-        const uint8_t *lrow = side ? m->row : row, *rrow = side ? row : m->row;
-        for (int f = 0; f < nl; f++)
-          sl_row_copy_field(ll, lrow, f, ol, dst, f);
-        for (int f = 0; f < nr; f++)
-          sl_row_copy_field(rl, rrow, f, ol, dst, nl + f);
-        s->ops[s->out.nrows - 1] = adds ? SL_OP_INSERT : SL_OP_DELETE;
-      }
-    }
-    done += (uint32_t)k;
-  }
-  return join_flush(u, s);
-}
-
-/* Drop the rows of side t for which gone(r, arg) holds; returns how many. */
-static uint64_t side_remove_if(jside *t, bool (*gone)(const jrow *, void *),
-                               void *arg) {
-  uint64_t n = 0;
-  for (uint32_t b = 0; b < t->cap; b++)
-    for (jrow **p = &t->buckets[b]; *p;) {
-      jrow *r = *p;
-      if (!gone(r, arg)) {
-        p = &r->next;
-        continue;
-      }
-      *p = r->next;
-      t->count--;
-      t->bytes -= r->size;
-      free(r);
-      n++;
-    }
-  return n;
-}
-
-/* A row whose column at byte offset `off` (field `col`) plus `plus` is at
- * or before the watermark, or NULL (it meets no row: the condition is
- * unknown).  A sum past the int64 range is past every watermark when the
- * offset is positive, before every one when it is negative. */
-typedef struct bound_test {
-  int col;
-  uint32_t off;
-  int64_t plus;
-  int64_t wm;
-} bound_test;
-
-static bool passed_bound(const jrow *r, void *arg) {
-  const bound_test *b = arg;
-  if (sl_row_is_null(r->row, b->col))
-    return true;
-  int64_t t;
-  if (__builtin_add_overflow(*(const int64_t *)(r->row + b->off), b->plus, &t))
-    return b->plus < 0;
-  return t <= b->wm;
-}
-
-static bool born_before(const jrow *r, void *arg) {
-  return r->born < *(const double *)arg;
-}
-
-/* Drop from a join's state the rows no later row can meet: for each bound
- * (plan.h, sl_stage.bounds), the other side's rows whose bounding column
- * plus the bound's offset is at or before this side's watermark (the rule
- * is stage_plan.c's add_bound). */
-static void join_sweep(ustage *s, const int64_t *leaf_wm) {
-  const sl_stage *st = s->rt->st;
-  for (int k = 0; k < st->nbounds; k++) {
-    int a = st->bounds[k].side;
-    int64_t wm = INT64_MAX;
-    for (int i = 0; i < s->nside_leaves[a]; i++)
-      if (leaf_wm[s->side_leaves[a][i]] < wm)
-        wm = leaf_wm[s->side_leaves[a][i]];
-    jside *other = &s->sides[1 - a];
-    if (wm == INT64_MIN ||
-        (wm <= s->swept[k] && other->added == s->swept_added[k]))
-      continue;
-    s->swept[k] = wm;
-    s->swept_added[k] = other->added;
-    const sl_row_layout *l = a ? s->rt->left->layout : s->rt->right->layout;
-    int col = st->bounds[k].col;
-    bound_test bt = {col, l->fields[col].offset, st->bounds[k].offset_us, wm};
-    s->evicted += side_remove_if(other, passed_bound, &bt);
-  }
+  return ustage_emit(u, s);
 }
 
 /* ---- TOPN ---------------------------------------------------------------- */
@@ -552,13 +251,13 @@ static int topn_out(update_stages *u, ustage *s, const tentry *e, int place,
   const sl_buffer *o = &s->out;
   if (op == SL_OP_UPDATE_BEFORE && o->nrows > 0 &&
       (size_t)(o->nrows + 2) * ol->width + o->heap_used > o->cap) {
-    int rc = emit(u, s);
+    int rc = ustage_emit(u, s);
     if (rc != SL_OK)
       return rc;
   }
   uint8_t *dst = sl_buffer_append(&s->out);
   if (!dst) {
-    int rc = emit(u, s);
+    int rc = ustage_emit(u, s);
     if (rc != SL_OK)
       return rc;
     dst = sl_buffer_append(&s->out);
@@ -654,7 +353,7 @@ static int topn_insert(update_stages *u, ustage *s, tpart *p,
   }
   if (evicted.row) {
     if (rc == SL_OK)
-      rc = emit(u, s);
+      rc = ustage_emit(u, s);
     free(evicted.sort);
   }
   return rc;
@@ -702,7 +401,7 @@ static int topn_delete(update_stages *u, ustage *s, tpart *p,
     }
   }
   if (rc == SL_OK)
-    rc = emit(u, s); /* before the removed row's strings go */
+    rc = ustage_emit(u, s); /* before the removed row's strings go */
   free(removed.sort);
   *gone = p->rows.n == 0;
   return rc;
@@ -769,7 +468,7 @@ static int push_topn(update_stages *u, ustage *s, const sl_buffer *in,
     done += (uint32_t)k;
   }
   free(pfields);
-  return rc == SL_OK ? emit(u, s) : rc;
+  return rc == SL_OK ? ustage_emit(u, s) : rc;
 }
 
 /* ---- AGGREGATE ----------------------------------------------------------- */
@@ -832,7 +531,7 @@ static int push_aggregate(update_stages *u, ustage *s, const sl_buffer *in,
       if ((size_t)(o->nrows + 2) * o->layout->width + o->heap_used +
               o->cap / 2 >
           o->cap) {
-        int rc = emit(u, s);
+        int rc = ustage_emit(u, s);
         if (rc != SL_OK)
           return rc;
       }
@@ -886,7 +585,7 @@ static int push_aggregate(update_stages *u, ustage *s, const sl_buffer *in,
     }
     done += (uint32_t)k;
   }
-  return emit(u, s);
+  return ustage_emit(u, s);
 }
 
 /* ---- the tree ------------------------------------------------------------ */
@@ -897,7 +596,7 @@ static int push(update_stages *u, ustage *s, int side, const sl_buffer *in,
   case SL_STAGE_SELECT:
     return push_select(u, s, in, ops);
   case SL_STAGE_JOIN:
-    return push_join(u, s, side, in, ops);
+    return ustage_join_push(u, s, side, in, ops);
   case SL_STAGE_TOPN:
     return push_topn(u, s, in, ops);
   case SL_STAGE_AGGREGATE:
@@ -980,8 +679,7 @@ static void expire(ustage *s, double oldest) {
                               (int64_t)(oldest * 1000), group_dropped,
                               s->multi);
   } else if (s->rt->st->kind == SL_STAGE_JOIN) {
-    for (int k = 0; k < 2; k++)
-      side_remove_if(&s->sides[k], born_before, &oldest);
+    ustage_join_expire(s, oldest);
   } else if (s->rt->st->kind == SL_STAGE_TOPN) {
     for (uint32_t b = 0; b < s->pcap; b++)
       for (tpart **pp = &s->parts[b]; *pp;) {
@@ -1005,7 +703,7 @@ void update_stages_sweep(update_stages *u, const int64_t *leaf_wm) {
   for (int i = 0; i < u->nall; i++)
     if (u->all[i]->rt->st->kind == SL_STAGE_JOIN &&
         u->all[i]->rt->st->nbounds > 0)
-      join_sweep(u->all[i], leaf_wm);
+      ustage_join_sweep(u->all[i], leaf_wm);
   if (u->ttl > 0)
     for (int i = 0; i < u->nall; i++)
       expire(u->all[i], now - u->ttl);
@@ -1093,21 +791,8 @@ void update_stages_free(update_stages *u) {
     free(s->ops);
     free(s->sel);
     free(s->kinds);
-    if (s->rt->st->kind == SL_STAGE_JOIN) {
-      sl_buffer_free(&s->keys);
-      free(s->side_leaves[0]);
-      free(s->side_leaves[1]);
-      free(s->swept);
-      free(s->swept_added);
-      for (int k = 0; k < 2; k++) {
-        for (uint32_t b = 0; b < s->sides[k].cap; b++)
-          for (jrow *r = s->sides[k].buckets[b], *next; r; r = next) {
-            next = r->next;
-            free(r);
-          }
-        free(s->sides[k].buckets);
-      }
-    }
+    if (s->rt->st->kind == SL_STAGE_JOIN)
+      ustage_join_free(s);
     if (s->rt->st->kind == SL_STAGE_AGGREGATE) {
       sl_group_table_free(&s->groups);
       agg_multisets_free(s->multi);

@@ -356,27 +356,22 @@ const char *sl_explain_count(sl_arena *a, uint64_t n) {
   return count(a, n);
 }
 
-xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
-                            const char *strategy, const sl_query_stats *st) {
-  if (p->kind == SL_PLAN_STAGED)
-    return sl_explain_staged_tree(arena, p, workers, st);
-#define a (*arena)
-  xnode *sink = sl_explain_sink_node(&a, p, st);
-  xnode *proj = sl_xnode(&a, "Project");
-  proj->detail = exprs_str(&a, p->nout, p->out, p->out_names);
+/* LIMIT/OFFSET and ORDER BY above the projection, under the sink;
+ * returns the node the projection goes under. */
+static xnode *limit_sort_nodes(sl_arena *a, const sl_plan *p, xnode *sink) {
   xnode *above = sink;
   if (p->limit >= 0 || p->offset > 0) {
-    xnode *lim = sl_xnode(&a, "Limit");
+    xnode *lim = sl_xnode(a, "Limit");
     lim->detail =
         p->limit >= 0 && p->offset > 0
-            ? sl_arena_printf(&a, "%lld rows after skipping %lld",
+            ? sl_arena_printf(a, "%lld rows after skipping %lld",
                               (long long)p->limit, (long long)p->offset)
         : p->limit >= 0
-            ? sl_arena_printf(&a, "%lld rows%s", (long long)p->limit,
+            ? sl_arena_printf(a, "%lld rows%s", (long long)p->limit,
                               p->norder ? "" : " (the query stops there)")
-            : sl_arena_printf(&a, "all rows after skipping %lld",
+            : sl_arena_printf(a, "all rows after skipping %lld",
                               (long long)p->offset);
-    sl_xnode_kid(&a, above, lim);
+    sl_xnode_kid(a, above, lim);
     above = lim;
   }
   if (p->norder > 0) {
@@ -390,148 +385,181 @@ xnode *sl_explain_plan_tree(sl_arena *arena, const sl_plan *p, int workers,
                        : o->nulls == 2 ? " NULLS LAST"
                                        : "");
     }
-    xnode *sort = sl_xnode(&a, "Sort");
+    xnode *sort = sl_xnode(a, "Sort");
     sort->detail = sl_arena_printf(
-        &a,
+        a,
         "[%s] { strategy: single: every result row goes to the coordinator, "
         "sorted once the input has ended }",
         sl_strbuf_cstr(&k));
     sl_strbuf_free(&k);
-    sl_xnode_kid(&a, above, sort);
+    sl_xnode_kid(a, above, sort);
     above = sort;
   }
-  sl_xnode_kid(&a, above, proj);
+  return above;
+}
+
+/* An aggregate's node: its window, strategy, keys, trigger, state and
+ * what it did. */
+static xnode *aggregate_node(sl_arena *a, const sl_plan *p, int workers,
+                             const char *strategy, const char *keys,
+                             const sl_query_stats *st) {
+  xnode *agg = sl_xnode(a, p->windowed ? "WindowAggregate" : "GroupAggregate");
+  const char *trigger =
+      p->windowed && !p->window.proctime
+          ? sl_arena_printf(a,
+                            "watermark (vector clock over %d worker%s) "
+                            "passes the window end",
+                            workers, workers == 1 ? "" : "s")
+      : p->windowed ? "the processing-time clock passes the window end"
+      : p->changelog
+          ? "every epoch (a worker hands over its changes after "
+            "'table.exec.mini-batch.allow-latency', or a share of "
+            "'sluice.epoch-size' or 'table.exec.mini-batch.size' of "
+            "input): the coordinator merges them into the result and "
+            "sends what changed"
+          : "end of input (bounded source)";
+  const char *late = p->late_table
+                         ? sl_arena_printf(a,
+                                           "written whole to table '%s' (SET "
+                                           "'sluice.late-records')",
+                                           p->late_table->name)
+                         : NULL;
+  agg->detail = sl_arena_printf(
+      a, "%s { strategy: %s, keys: %s, aggs: %s, trigger: %s%s%s }",
+      p->windowed ? window_str(a, &p->window) : "global", strategy, keys,
+      aggs_str(a, p), trigger, late ? ", late records: " : "",
+      late ? late : "");
+  sl_xnode_attr(a, agg, "strategy", strategy);
+  sl_xnode_attr(a, agg, "state",
+                p->windowed && p->window.kind == SL_WINDOW_SESSION
+                    ? "per worker: sessions per key with partial states; "
+                      "the coordinator merges closed sessions per key"
+                : p->changelog
+                    ? "per worker: partial states of its changes since its "
+                      "last epoch; the coordinator keeps every group's "
+                      "merged state for as long as the query runs"
+                : p->strategy == SL_STRATEGY_REPARTITION
+                    ? "per owning worker: complete states per (slice, key) "
+                      "for the keys it owns"
+                    : "per worker: partial states per (slice, key); the "
+                      "coordinator merges them when the window fires");
+  sl_xnode_attr(a, agg, "trigger", trigger);
+  if (late)
+    sl_xnode_attr(a, agg, "late records", late);
+  if (st) {
+    sl_xnode_actual(a, agg, "rows in", count(a, st->rows_state));
+    sl_xnode_actual(a, agg, "late records dropped", count(a, st->late_dropped));
+    if (p->late_table)
+      sl_xnode_actual(a, agg, "late records written",
+                      count(a, st->late_written));
+    sl_xnode_actual(a, agg, "windows fired", count(a, st->windows_fired));
+    sl_xnode_actual(a, agg, "groups out", count(a, st->groups_emitted));
+    sl_xnode_actual(a, agg, "peak state of a worker",
+                    sl_arena_printf(a, "%llu bytes",
+                                    (unsigned long long)st->state_bytes_peak));
+    sl_xnode_actual(a, agg, "merge time", secs(a, st->merge_seconds));
+    sl_xnode_actual(a, agg, "finalize and sink time",
+                    secs(a, st->emit_seconds));
+  }
+  return agg;
+}
+
+/* What each record is reduced to before it meets the state. */
+static xnode *compute_node(sl_arena *a, const sl_plan *p, const char *keys) {
+  xnode *assign = sl_xnode(a, "Compute");
+  sl_strbuf d = SL_STRBUF_INIT;
+  if (p->windowed && !p->window.proctime)
+    sl_strbuf_printf(&d, "event time %s", sl_explain_expr(a, p->window.time));
+  if (p->watermark && p->windowed && !p->window.proctime)
+    sl_strbuf_printf(&d, "%swatermark max(%s)", d.len ? ", " : "",
+                     sl_explain_expr(a, p->watermark));
+  sl_strbuf_printf(&d, "%skeys %s, aggregate arguments", d.len ? ", " : "",
+                   keys);
+  assign->detail = sl_arena_strdup(a, sl_strbuf_cstr(&d));
+  sl_strbuf_free(&d);
+  return assign;
+}
+
+/* Records travel to the worker that owns their key. */
+static xnode *exchange_node(sl_arena *a, const sl_plan *p, int workers,
+                            const char *keys, const sl_query_stats *st) {
+  xnode *ex = sl_xnode(a, "Exchange");
+  uint32_t slot = p->buffer_size < 4096 ? 4096 : p->buffer_size;
+  slot = (slot + 63u) & ~63u; /* as the executor opens them */
+  ex->detail = sl_arena_printf(
+      a,
+      "{ dist: hash(%s) to the owning worker, transport: local ring %d x "
+      "%s, %d channels }",
+      keys, SL_CHANNEL_DEFAULT_CREDITS,
+      slot % 1024 ? sl_arena_printf(a, "%u B", slot)
+                  : sl_arena_printf(a, "%u KiB", slot / 1024),
+      workers * (workers - 1));
+  sl_xnode_attr(a, ex, "dist", sl_arena_printf(a, "hash(%s)", keys));
+  sl_xnode_attr(a, ex, "transport", "local");
+  if (st) {
+    sl_xnode_actual(a, ex, "rows sent to other workers",
+                    count(a, st->exchange_rows));
+    sl_xnode_actual(a, ex, "bytes", count(a, st->exchange_bytes));
+    sl_xnode_actual(a, ex, "slots", count(a, st->exchange_slots));
+  }
+  return ex;
+}
+
+/* A windowed or global aggregate under the projection: HAVING, the
+ * aggregate, its exchange, the pipeline. */
+static void aggregate_nodes(sl_arena *a, const sl_plan *p, int workers,
+                            const char *strategy, const sl_query_stats *st,
+                            xnode *proj) {
+  xnode *cur = proj;
+  if (p->having) {
+    xnode *h = sl_xnode(a, "Filter");
+    h->detail =
+        sl_arena_printf(a, "%s [HAVING]", sl_explain_expr(a, p->having));
+    sl_xnode_kid(a, cur, h);
+    cur = h;
+  }
+  const char *keys = exprs_str(a, p->nkeys, p->keys, NULL);
+  xnode *agg = aggregate_node(a, p, workers, strategy, keys, st);
+  sl_xnode_kid(a, cur, agg);
+  xnode *assign = compute_node(a, p, keys);
+  xnode *below = agg;
+  if (p->strategy == SL_STRATEGY_REPARTITION && workers > 1) {
+    xnode *ex = exchange_node(a, p, workers, keys, st);
+    sl_xnode_kid(a, agg, ex);
+    below = ex;
+  }
+  sl_xnode_kid(a, below, pipeline(a, p, workers, assign, st));
+}
+
+xnode *sl_explain_plan_tree(sl_arena *a, const sl_plan *p, int workers,
+                            const char *strategy, const sl_query_stats *st) {
+  if (p->kind == SL_PLAN_STAGED)
+    return sl_explain_staged_tree(a, p, workers, st);
+  xnode *sink = sl_explain_sink_node(a, p, st);
+  xnode *proj = sl_xnode(a, "Project");
+  proj->detail = exprs_str(a, p->nout, p->out, p->out_names);
+  sl_xnode_kid(a, limit_sort_nodes(a, p, sink), proj);
   if (p->limit >= 0)
-    sl_xnode_attr(&a, sink, "limit",
-                  sl_arena_printf(&a, "%lld", (long long)p->limit));
+    sl_xnode_attr(a, sink, "limit",
+                  sl_arena_printf(a, "%lld", (long long)p->limit));
   if (p->kind == SL_PLAN_CONSTANT) {
-    xnode *v = sl_xnode(&a, "Values");
+    xnode *v = sl_xnode(a, "Values");
     v->detail = sl_arena_printf(
-        &a, "{ %d row%s of constants, evaluated once in this process%s }",
+        a, "{ %d row%s of constants, evaluated once in this process%s }",
         p->nconst_rows, p->nconst_rows == 1 ? "" : "s",
-        p->const_filter ? sl_arena_printf(&a, ", kept where %s",
-                                          sl_explain_expr(&a, p->const_filter))
+        p->const_filter ? sl_arena_printf(a, ", kept where %s",
+                                          sl_explain_expr(a, p->const_filter))
                         : "");
-    sl_xnode_kid(&a, proj, v);
+    sl_xnode_kid(a, proj, v);
   } else if (p->kind == SL_PLAN_STATELESS) {
-    sl_xnode_kid(&a, proj, pipeline(&a, p, workers, NULL, st));
+    sl_xnode_kid(a, proj, pipeline(a, p, workers, NULL, st));
   } else {
-    xnode *cur = proj;
-    if (p->having) {
-      xnode *h = sl_xnode(&a, "Filter");
-      h->detail =
-          sl_arena_printf(&a, "%s [HAVING]", sl_explain_expr(&a, p->having));
-      sl_xnode_kid(&a, cur, h);
-      cur = h;
-    }
-    xnode *agg =
-        sl_xnode(&a, p->windowed ? "WindowAggregate" : "GroupAggregate");
-    const char *keys = exprs_str(&a, p->nkeys, p->keys, NULL);
-    const char *trigger =
-        p->windowed && !p->window.proctime
-            ? sl_arena_printf(&a,
-                              "watermark (vector clock over %d worker%s) "
-                              "passes the window end",
-                              workers, workers == 1 ? "" : "s")
-        : p->windowed ? "the processing-time clock passes the window end"
-        : p->changelog
-            ? "every epoch (a worker hands over its changes after "
-              "'table.exec.mini-batch.allow-latency', or a share of "
-              "'sluice.epoch-size' or 'table.exec.mini-batch.size' of "
-              "input): the coordinator merges them into the result and "
-              "sends what changed"
-            : "end of input (bounded source)";
-    const char *late = p->late_table
-                           ? sl_arena_printf(&a,
-                                             "written whole to table '%s' (SET "
-                                             "'sluice.late-records')",
-                                             p->late_table->name)
-                           : NULL;
-    agg->detail = sl_arena_printf(
-        &a, "%s { strategy: %s, keys: %s, aggs: %s, trigger: %s%s%s }",
-        p->windowed ? window_str(&a, &p->window) : "global", strategy, keys,
-        aggs_str(&a, p), trigger, late ? ", late records: " : "",
-        late ? late : "");
-    sl_xnode_attr(&a, agg, "strategy", strategy);
-    sl_xnode_attr(&a, agg, "state",
-                  p->windowed && p->window.kind == SL_WINDOW_SESSION
-                      ? "per worker: sessions per key with partial states; "
-                        "the coordinator merges closed sessions per key"
-                  : p->changelog
-                      ? "per worker: partial states of its changes since its "
-                        "last epoch; the coordinator keeps every group's "
-                        "merged state for as long as the query runs"
-                  : p->strategy == SL_STRATEGY_REPARTITION
-                      ? "per owning worker: complete states per (slice, key) "
-                        "for the keys it owns"
-                      : "per worker: partial states per (slice, key); the "
-                        "coordinator merges them when the window fires");
-    sl_xnode_attr(&a, agg, "trigger", trigger);
-    if (late)
-      sl_xnode_attr(&a, agg, "late records", late);
-    if (st) {
-      sl_xnode_actual(&a, agg, "rows in", count(&a, st->rows_state));
-      sl_xnode_actual(&a, agg, "late records dropped",
-                      count(&a, st->late_dropped));
-      if (p->late_table)
-        sl_xnode_actual(&a, agg, "late records written",
-                        count(&a, st->late_written));
-      sl_xnode_actual(&a, agg, "windows fired", count(&a, st->windows_fired));
-      sl_xnode_actual(&a, agg, "groups out", count(&a, st->groups_emitted));
-      sl_xnode_actual(
-          &a, agg, "peak state of a worker",
-          sl_arena_printf(&a, "%llu bytes",
-                          (unsigned long long)st->state_bytes_peak));
-      sl_xnode_actual(&a, agg, "merge time", secs(&a, st->merge_seconds));
-      sl_xnode_actual(&a, agg, "finalize and sink time",
-                      secs(&a, st->emit_seconds));
-    }
-    sl_xnode_kid(&a, cur, agg);
-    /* What each record is reduced to before it meets the state. */
-    xnode *assign = sl_xnode(&a, "Compute");
-    sl_strbuf d = SL_STRBUF_INIT;
-    if (p->windowed && !p->window.proctime)
-      sl_strbuf_printf(&d, "event time %s",
-                       sl_explain_expr(&a, p->window.time));
-    if (p->watermark && p->windowed && !p->window.proctime)
-      sl_strbuf_printf(&d, "%swatermark max(%s)", d.len ? ", " : "",
-                       sl_explain_expr(&a, p->watermark));
-    sl_strbuf_printf(&d, "%skeys %s, aggregate arguments", d.len ? ", " : "",
-                     keys);
-    assign->detail = sl_arena_strdup(&a, sl_strbuf_cstr(&d));
-    sl_strbuf_free(&d);
-    xnode *below = agg;
-    if (p->strategy == SL_STRATEGY_REPARTITION && workers > 1) {
-      /* Records travel to the worker that owns their key. */
-      xnode *ex = sl_xnode(&a, "Exchange");
-      uint32_t slot = p->buffer_size < 4096 ? 4096 : p->buffer_size;
-      slot = (slot + 63u) & ~63u; /* as the executor opens them */
-      ex->detail = sl_arena_printf(
-          &a,
-          "{ dist: hash(%s) to the owning worker, transport: local ring %d x "
-          "%s, %d channels }",
-          keys, SL_CHANNEL_DEFAULT_CREDITS,
-          slot % 1024 ? sl_arena_printf(&a, "%u B", slot)
-                      : sl_arena_printf(&a, "%u KiB", slot / 1024),
-          workers * (workers - 1));
-      sl_xnode_attr(&a, ex, "dist", sl_arena_printf(&a, "hash(%s)", keys));
-      sl_xnode_attr(&a, ex, "transport", "local");
-      if (st) {
-        sl_xnode_actual(&a, ex, "rows sent to other workers",
-                        count(&a, st->exchange_rows));
-        sl_xnode_actual(&a, ex, "bytes", count(&a, st->exchange_bytes));
-        sl_xnode_actual(&a, ex, "slots", count(&a, st->exchange_slots));
-      }
-      sl_xnode_kid(&a, agg, ex);
-      below = ex;
-    }
-    sl_xnode_kid(&a, below, pipeline(&a, p, workers, assign, st));
+    aggregate_nodes(a, p, workers, strategy, st, proj);
   }
   if (p->changelog)
-    sl_explain_mark_changelog(&a, sink,
+    sl_explain_mark_changelog(a, sink,
                               p->having ? "[I, UB, UA, D]" : "[I, UB, UA]");
   return sink;
-#undef a
 }
 
 void sl_explain_statement(sl_strbuf *b, const sl_bound_stmt *s,

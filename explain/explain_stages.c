@@ -141,208 +141,245 @@ static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
   return n;
 }
 
+/* A SELECT stage: Project over Filter over its input. */
+static xnode *select_node(sl_arena *a, printer *pr, const sl_stage *st) {
+  xnode *n = sl_xnode(a, "Project");
+  sl_strbuf b = SL_STRBUF_INIT;
+  for (int i = 0; i < st->nexprs; i++) {
+    const char *e = sl_explain_expr(a, st->exprs[i]);
+    if (strcmp(e, st->names[i]) != 0)
+      sl_strbuf_printf(&b, "%s%s := %s", i ? ", " : "", st->names[i], e);
+    else
+      sl_strbuf_printf(&b, "%s%s", i ? ", " : "", e);
+  }
+  n->detail = sl_arena_printf(a, "[%s]", sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  xnode *below = n;
+  if (st->filter) {
+    xnode *f = sl_xnode(a, "Filter");
+    f->detail = sl_explain_expr(a, st->filter);
+    sl_xnode_kid(a, n, f);
+    below = f;
+  }
+  sl_xnode_kid(a, below, stage_node(a, pr, st->input));
+  return n;
+}
+
+/* A regular join of updating stages (streams without windows). */
+static xnode *updating_join_node(sl_arena *a, printer *pr, const sl_stage *st) {
+  bool shuffled = pr->p->staged->join_strategy == SL_JOIN_SHUFFLE;
+  xnode *n = sl_xnode(a, "Join");
+  n->detail = sl_arena_printf(
+      a,
+      "%s { regular join: every row of either side is kept under its "
+      "join key and probes the other side's rows%s, %s%s%sjoined rows "
+      "inserted%s; strategy: %s }",
+      st->nkeys > 0 ? sl_arena_printf(a, "[hash on %s = %s]",
+                                      list(a, st->nkeys, st->lkeys),
+                                      list(a, st->nkeys, st->rkeys))
+                    : "[nested loop]",
+      st->nbounds ? ""
+                  : " (state for both sides for as long as the query "
+                    "runs: no condition bounds either side's event time "
+                    "from above by a column of the other side's rows)",
+      st->residual ? "condition: " : "",
+      st->residual ? sl_explain_expr(a, st->residual) : "",
+      st->residual ? ", " : "",
+      st->retracting ? ", and deleted when a row they joined is taken "
+                       "back"
+                     : "",
+      !shuffled ? "single: in this process, as rows arrive"
+      : pr->p->staged->nleaves > 2
+          ? sl_arena_printf(
+                a,
+                "repartition: every row of every leaf goes to the node "
+                "its join key's hash names (leaf %d's nodes run the "
+                "stages), joined there as it arrives",
+                pr->p->staged->local_leaf + 1)
+          : sl_arena_printf(
+                a,
+                "repartition: every row of leaves %d and %d goes to the "
+                "node its join key's hash names (leaf %d's nodes run the "
+                "stages), joined there as it arrives",
+                pr->p->staged->local_leaf + 1, pr->p->staged->bcast_leaf + 1,
+                pr->p->staged->local_leaf + 1));
+  if (st->nbounds)
+    n->detail =
+        sl_arena_printf(a, "%s (state: %s; %s)", n->detail,
+                        join_side_state(a, st, 0), join_side_state(a, st, 1));
+  sl_xnode_attr(a, n, "strategy", shuffled ? "repartition" : "single");
+  sl_xnode_kid(a, n, stage_node(a, pr, st->left));
+  sl_xnode_kid(a, n, stage_node(a, pr, st->right));
+  return n;
+}
+
+/* How a join of windowed inputs runs (sl_staged_plan.join_strategy). */
+static void window_join_strategy(sl_strbuf *b, const sl_staged_plan *sp) {
+  bool bcast = sp->join_strategy == SL_JOIN_BROADCAST;
+  bool rep = sp->join_strategy == SL_JOIN_REPARTITION;
+  bool late = sp->join_strategy == SL_JOIN_LATE_MERGE ||
+              sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS;
+  bool shuffle = sp->join_strategy == SL_JOIN_SHUFFLE;
+  if (sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS)
+    sl_strbuf_printf(b,
+                     "strategy: late merge: every node holds its rows of "
+                     "leaves %d and %d per window (a set of rows per join "
+                     "key) until its watermark passes the first window "
+                     "that needs them, then sends each partition's rows "
+                     "to the node its join key's hash names (leaf %d's "
+                     "nodes run the stages), which concatenates every "
+                     "node's and probes",
+                     sp->local_leaf + 1, sp->bcast_leaf + 1,
+                     sp->local_leaf + 1);
+  else if (shuffle)
+    sl_strbuf_printf(b,
+                     "strategy: repartition: every row of leaves %d and "
+                     "%d goes to the node its join key's hash names (leaf "
+                     "%d's nodes run the stages), joined there per window "
+                     "once both sides have passed it",
+                     sp->local_leaf + 1, sp->bcast_leaf + 1,
+                     sp->local_leaf + 1);
+  else if (bcast)
+    sl_strbuf_printf(b,
+                     "strategy: broadcast: every row of leaf %d to each "
+                     "node, joined there per window with the node's own "
+                     "rows of leaf %d once both sides have passed it",
+                     sp->bcast_leaf + 1, sp->local_leaf + 1);
+  else if (rep)
+    sl_strbuf_printf(b,
+                     "strategy: repartition: leaf %d's partition leaders "
+                     "split its groups by the join key, each row of leaf "
+                     "%d goes to the node leading its join key, joined "
+                     "there per window once both sides have passed it",
+                     sp->local_leaf + 1, sp->bcast_leaf + 1);
+  else if (late)
+    sl_strbuf_printf(b,
+                     "strategy: late merge: leaves %d and %d both split "
+                     "their groups by the join key at partition leaders; "
+                     "leader p of each finishes partition p of a window "
+                     "at its trigger and leaf %d's hands it to leaf %d's "
+                     "node p, which probes",
+                     sp->local_leaf + 1, sp->bcast_leaf + 1, sp->bcast_leaf + 1,
+                     sp->local_leaf + 1);
+  else
+    sl_strbuf_append(b, "strategy: single: per window in this process, "
+                        "once both sides have passed it");
+}
+
+static const char *window_join_strategy_name(const sl_staged_plan *sp) {
+  switch (sp->join_strategy) {
+  case SL_JOIN_BROADCAST:
+    return "broadcast";
+  case SL_JOIN_REPARTITION:
+  case SL_JOIN_SHUFFLE:
+    return "repartition";
+  case SL_JOIN_LATE_MERGE:
+  case SL_JOIN_LATE_MERGE_ROWS:
+    return "late-merge";
+  default:
+    return "single";
+  }
+}
+
+/* A join per window: of two windowed inputs, or of a stream with one
+ * (an interval join). */
+static xnode *window_join_node(sl_arena *a, printer *pr, const sl_stage *st) {
+  bool interval = st->left->stream || st->right->stream;
+  xnode *n = sl_xnode(a, interval ? "IntervalJoin" : "WindowJoin");
+  sl_strbuf b = SL_STRBUF_INIT;
+  if (st->nkeys > 0)
+    sl_strbuf_printf(&b, "[hash on %s = %s]", list(a, st->nkeys, st->lkeys),
+                     list(a, st->nkeys, st->rkeys));
+  else
+    sl_strbuf_append(&b, "[nested loop]");
+  sl_strbuf_append(&b, " { ");
+  if (interval)
+    sl_strbuf_printf(&b,
+                     "stream rows with event time in [%s, %s] meet the "
+                     "window's rows, ",
+                     offset_str(a, st->lo_us), offset_str(a, st->hi_us));
+  if (st->residual)
+    sl_strbuf_printf(&b, "condition: %s, ", sl_explain_expr(a, st->residual));
+  const sl_staged_plan *sp = pr->p->staged;
+  window_join_strategy(&b, sp);
+  sl_strbuf_append(&b, "; state freed when the window fires }");
+  n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  sl_xnode_attr(a, n, "strategy", window_join_strategy_name(sp));
+  sl_xnode_kid(a, n, stage_node(a, pr, st->left));
+  sl_xnode_kid(a, n, stage_node(a, pr, st->right));
+  return n;
+}
+
+/* An aggregate stage (its input is the caller's to add). */
+static xnode *aggregate_node(sl_arena *a, const sl_stage *st) {
+  xnode *n =
+      sl_xnode(a, st->stream ? "GroupAggregate" : "WindowGroupAggregate");
+  sl_strbuf b = SL_STRBUF_INIT;
+  for (int i = 0; i < st->naggs; i++)
+    sl_strbuf_printf(
+        &b, "%s%s(%s%s)", i ? ", " : "", st->names[st->ngroups + i],
+        st->aggs[i].distinct ? "DISTINCT " : "",
+        st->aggs[i].arg ? sl_explain_expr(a, st->aggs[i].arg) : "*");
+  n->detail = sl_arena_printf(
+      a, "{ keys: [%s], aggs: [%s], %s }", list(a, st->ngroups, st->groups),
+      sl_strbuf_cstr(&b),
+      !st->stream ? "per window of the rows below"
+      : st->retracting
+          ? "groups kept for as long as the query runs, updated as rows "
+            "arrive; a row taken back is taken out of its group (MIN, "
+            "MAX and DISTINCT keep every value with its count)"
+          : "groups kept for as long as the query runs, updated as rows "
+            "arrive");
+  sl_strbuf_free(&b);
+  return n;
+}
+
+/* A Top-N stage (its input is the caller's to add). */
+static xnode *topn_node(sl_arena *a, const sl_stage *st) {
+  xnode *n = sl_xnode(a, st->stream ? "TopN" : "WindowTopN");
+  sl_strbuf b = SL_STRBUF_INIT;
+  for (int i = 0; i < st->norder; i++)
+    sl_strbuf_printf(&b, "%s%s%s", i ? ", " : "",
+                     sl_explain_expr(a, st->order[i]),
+                     st->order_desc[i] ? " DESC" : "");
+  n->detail =
+      st->stream
+          ? sl_arena_printf(
+                a,
+                "{ ROW_NUMBER() partition: [%s], order: [%s], first %lld "
+                "rows of each partition shown (%s)%s; a row entering or "
+                "leaving them renumbers those after it: -U/+U per "
+                "changed place }",
+                list(a, st->npartition, st->partition), sl_strbuf_cstr(&b),
+                (long long)st->topn_limit,
+                st->topn_limit == 1 ? "deduplication" : "Top-N",
+                st->retracting ? ", every row kept as the input takes "
+                                 "rows back"
+                               : ", only they kept")
+          : sl_arena_printf(
+                a, "{ ROW_NUMBER() partition: [%s], order: [%s], per window }",
+                list(a, st->npartition, st->partition), sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return n;
+}
+
 static xnode *stage_node_of(sl_arena *a, printer *pr, const sl_stage *st) {
   xnode *n = NULL;
   switch (st->kind) {
   case SL_STAGE_LEAF:
     return leaf_node(a, pr, st);
-  case SL_STAGE_SELECT: {
-    n = sl_xnode(a, "Project");
-    sl_strbuf b = SL_STRBUF_INIT;
-    for (int i = 0; i < st->nexprs; i++) {
-      const char *e = sl_explain_expr(a, st->exprs[i]);
-      if (strcmp(e, st->names[i]) != 0)
-        sl_strbuf_printf(&b, "%s%s := %s", i ? ", " : "", st->names[i], e);
-      else
-        sl_strbuf_printf(&b, "%s%s", i ? ", " : "", e);
-    }
-    n->detail = sl_arena_printf(a, "[%s]", sl_strbuf_cstr(&b));
-    sl_strbuf_free(&b);
-    xnode *below = n;
-    if (st->filter) {
-      xnode *f = sl_xnode(a, "Filter");
-      f->detail = sl_explain_expr(a, st->filter);
-      sl_xnode_kid(a, n, f);
-      below = f;
-    }
-    sl_xnode_kid(a, below, stage_node(a, pr, st->input));
-    return n;
-  }
-  case SL_STAGE_JOIN: {
-    if (pr->p->staged->updating) {
-      bool shuffled = pr->p->staged->join_strategy == SL_JOIN_SHUFFLE;
-      n = sl_xnode(a, "Join");
-      n->detail = sl_arena_printf(
-          a,
-          "%s { regular join: every row of either side is kept under its "
-          "join key and probes the other side's rows%s, %s%s%sjoined rows "
-          "inserted%s; strategy: %s }",
-          st->nkeys > 0 ? sl_arena_printf(a, "[hash on %s = %s]",
-                                          list(a, st->nkeys, st->lkeys),
-                                          list(a, st->nkeys, st->rkeys))
-                        : "[nested loop]",
-          st->nbounds ? ""
-                      : " (state for both sides for as long as the query "
-                        "runs: no condition bounds either side's event time "
-                        "from above by a column of the other side's rows)",
-          st->residual ? "condition: " : "",
-          st->residual ? sl_explain_expr(a, st->residual) : "",
-          st->residual ? ", " : "",
-          st->retracting ? ", and deleted when a row they joined is taken "
-                           "back"
-                         : "",
-          !shuffled ? "single: in this process, as rows arrive"
-          : pr->p->staged->nleaves > 2
-              ? sl_arena_printf(
-                    a,
-                    "repartition: every row of every leaf goes to the node "
-                    "its join key's hash names (leaf %d's nodes run the "
-                    "stages), joined there as it arrives",
-                    pr->p->staged->local_leaf + 1)
-              : sl_arena_printf(
-                    a,
-                    "repartition: every row of leaves %d and %d goes to the "
-                    "node its join key's hash names (leaf %d's nodes run the "
-                    "stages), joined there as it arrives",
-                    pr->p->staged->local_leaf + 1,
-                    pr->p->staged->bcast_leaf + 1,
-                    pr->p->staged->local_leaf + 1));
-      if (st->nbounds)
-        n->detail = sl_arena_printf(a, "%s (state: %s; %s)", n->detail,
-                                    join_side_state(a, st, 0),
-                                    join_side_state(a, st, 1));
-      sl_xnode_attr(a, n, "strategy", shuffled ? "repartition" : "single");
-      sl_xnode_kid(a, n, stage_node(a, pr, st->left));
-      sl_xnode_kid(a, n, stage_node(a, pr, st->right));
-      return n;
-    }
-    bool interval = st->left->stream || st->right->stream;
-    n = sl_xnode(a, interval ? "IntervalJoin" : "WindowJoin");
-    sl_strbuf b = SL_STRBUF_INIT;
-    if (st->nkeys > 0)
-      sl_strbuf_printf(&b, "[hash on %s = %s]", list(a, st->nkeys, st->lkeys),
-                       list(a, st->nkeys, st->rkeys));
-    else
-      sl_strbuf_append(&b, "[nested loop]");
-    sl_strbuf_append(&b, " { ");
-    if (interval)
-      sl_strbuf_printf(&b,
-                       "stream rows with event time in [%s, %s] meet the "
-                       "window's rows, ",
-                       offset_str(a, st->lo_us), offset_str(a, st->hi_us));
-    if (st->residual)
-      sl_strbuf_printf(&b, "condition: %s, ", sl_explain_expr(a, st->residual));
-    const sl_staged_plan *sp = pr->p->staged;
-    bool bcast = sp->join_strategy == SL_JOIN_BROADCAST;
-    bool rep = sp->join_strategy == SL_JOIN_REPARTITION;
-    bool late = sp->join_strategy == SL_JOIN_LATE_MERGE ||
-                sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS;
-    bool shuffle = sp->join_strategy == SL_JOIN_SHUFFLE;
-    if (sp->join_strategy == SL_JOIN_LATE_MERGE_ROWS)
-      sl_strbuf_printf(&b,
-                       "strategy: late merge: every node holds its rows of "
-                       "leaves %d and %d per window (a set of rows per join "
-                       "key) until its watermark passes the first window "
-                       "that needs them, then sends each partition's rows "
-                       "to the node its join key's hash names (leaf %d's "
-                       "nodes run the stages), which concatenates every "
-                       "node's and probes",
-                       sp->local_leaf + 1, sp->bcast_leaf + 1,
-                       sp->local_leaf + 1);
-    else if (shuffle)
-      sl_strbuf_printf(&b,
-                       "strategy: repartition: every row of leaves %d and "
-                       "%d goes to the node its join key's hash names (leaf "
-                       "%d's nodes run the stages), joined there per window "
-                       "once both sides have passed it",
-                       sp->local_leaf + 1, sp->bcast_leaf + 1,
-                       sp->local_leaf + 1);
-    else if (bcast)
-      sl_strbuf_printf(&b,
-                       "strategy: broadcast: every row of leaf %d to each "
-                       "node, joined there per window with the node's own "
-                       "rows of leaf %d once both sides have passed it",
-                       sp->bcast_leaf + 1, sp->local_leaf + 1);
-    else if (rep)
-      sl_strbuf_printf(&b,
-                       "strategy: repartition: leaf %d's partition leaders "
-                       "split its groups by the join key, each row of leaf "
-                       "%d goes to the node leading its join key, joined "
-                       "there per window once both sides have passed it",
-                       sp->local_leaf + 1, sp->bcast_leaf + 1);
-    else if (late)
-      sl_strbuf_printf(&b,
-                       "strategy: late merge: leaves %d and %d both split "
-                       "their groups by the join key at partition leaders; "
-                       "leader p of each finishes partition p of a window "
-                       "at its trigger and leaf %d's hands it to leaf %d's "
-                       "node p, which probes",
-                       sp->local_leaf + 1, sp->bcast_leaf + 1,
-                       sp->bcast_leaf + 1, sp->local_leaf + 1);
-    else
-      sl_strbuf_append(&b, "strategy: single: per window in this process, "
-                           "once both sides have passed it");
-    sl_strbuf_append(&b, "; state freed when the window fires }");
-    n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
-    sl_strbuf_free(&b);
-    sl_xnode_attr(a, n, "strategy",
-                  bcast            ? "broadcast"
-                  : rep || shuffle ? "repartition"
-                  : late           ? "late-merge"
-                                   : "single");
-    sl_xnode_kid(a, n, stage_node(a, pr, st->left));
-    sl_xnode_kid(a, n, stage_node(a, pr, st->right));
-    return n;
-  }
-  case SL_STAGE_AGGREGATE: {
-    n = sl_xnode(a, st->stream ? "GroupAggregate" : "WindowGroupAggregate");
-    sl_strbuf b = SL_STRBUF_INIT;
-    for (int i = 0; i < st->naggs; i++)
-      sl_strbuf_printf(
-          &b, "%s%s(%s%s)", i ? ", " : "", st->names[st->ngroups + i],
-          st->aggs[i].distinct ? "DISTINCT " : "",
-          st->aggs[i].arg ? sl_explain_expr(a, st->aggs[i].arg) : "*");
-    n->detail = sl_arena_printf(
-        a, "{ keys: [%s], aggs: [%s], %s }", list(a, st->ngroups, st->groups),
-        sl_strbuf_cstr(&b),
-        !st->stream ? "per window of the rows below"
-        : st->retracting
-            ? "groups kept for as long as the query runs, updated as rows "
-              "arrive; a row taken back is taken out of its group (MIN, "
-              "MAX and DISTINCT keep every value with its count)"
-            : "groups kept for as long as the query runs, updated as rows "
-              "arrive");
-    sl_strbuf_free(&b);
+  case SL_STAGE_SELECT:
+    return select_node(a, pr, st);
+  case SL_STAGE_JOIN:
+    return pr->p->staged->updating ? updating_join_node(a, pr, st)
+                                   : window_join_node(a, pr, st);
+  case SL_STAGE_AGGREGATE:
+    n = aggregate_node(a, st);
     break;
-  }
-  case SL_STAGE_TOPN: {
-    n = sl_xnode(a, st->stream ? "TopN" : "WindowTopN");
-    sl_strbuf b = SL_STRBUF_INIT;
-    for (int i = 0; i < st->norder; i++)
-      sl_strbuf_printf(&b, "%s%s%s", i ? ", " : "",
-                       sl_explain_expr(a, st->order[i]),
-                       st->order_desc[i] ? " DESC" : "");
-    n->detail =
-        st->stream
-            ? sl_arena_printf(
-                  a,
-                  "{ ROW_NUMBER() partition: [%s], order: [%s], first %lld "
-                  "rows of each partition shown (%s)%s; a row entering or "
-                  "leaving them renumbers those after it: -U/+U per "
-                  "changed place }",
-                  list(a, st->npartition, st->partition), sl_strbuf_cstr(&b),
-                  (long long)st->topn_limit,
-                  st->topn_limit == 1 ? "deduplication" : "Top-N",
-                  st->retracting ? ", every row kept as the input takes "
-                                   "rows back"
-                                 : ", only they kept")
-            : sl_arena_printf(
-                  a,
-                  "{ ROW_NUMBER() partition: [%s], order: [%s], per window }",
-                  list(a, st->npartition, st->partition), sl_strbuf_cstr(&b));
-    sl_strbuf_free(&b);
+  case SL_STAGE_TOPN:
+    n = topn_node(a, st);
     break;
-  }
   }
   sl_xnode_kid(a, n, stage_node(a, pr, st->input));
   return n;

@@ -615,20 +615,11 @@ static int choose_updating(sl_staged_plan *sp, const sl_strategy_inputs *in,
   return SL_OK;
 }
 
-int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
-                        sl_arena *arena, sl_error *err) {
-  sl_staged_plan *sp = plan->staged;
-  sp->join_strategy = SL_JOIN_SINGLE;
-  sp->local_leaf = sp->bcast_leaf = -1;
-  sp->nroute = 0;
-  sp->join_why = NULL;
-  const char *want = sl_settings_get(in->settings, "sluice.join-strategy");
-  const char *strategy = sl_settings_get(in->settings, "sluice.strategy");
-  /* 'sluice.strategy' = 'broadcast' asks only for this (a leaf's aggregate
-   * has no broadcast, choose_strategy.c): where the join cannot honour it,
-   * it is refused, never run as something else. */
-  bool bcast = strategy && !strcmp(strategy, "broadcast");
-  if (bcast && want && strcmp(want, "auto") && strcmp(want, "broadcast"))
+/* 'sluice.strategy' = 'broadcast' asks only for this (a leaf's aggregate
+ * has no broadcast, choose_strategy.c): where the join cannot honour it,
+ * it is refused, never run as something else. */
+static int check_broadcast_asked(const char *want, int nodes, sl_error *err) {
+  if (want && strcmp(want, "auto") && strcmp(want, "broadcast"))
     return sl_error_set(
         err, SL_EUNSUPPORTED,
         "SET 'sluice.strategy' = 'broadcast' asks a multi-stage join to "
@@ -637,145 +628,169 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
         "('sluice.join-strategy' = 'broadcast', or 'sluice.strategy' = "
         "'auto')",
         want);
-  if (bcast && nodes <= 1)
+  if (nodes <= 1)
     return sl_error_set(
         err, SL_EUNSUPPORTED,
         "SET 'sluice.strategy' = 'broadcast' sends the smaller side of a "
         "multi-stage join to every node, but this query runs on one "
         "(sluice.nodes = 1): SET 'sluice.nodes' to 2 or more, or use "
         "'auto', 'late-merge' or 'repartition'");
-  if (nodes <= 1)
-    return SL_OK;
-  if (!want || !strcmp(want, "auto"))
-    want = bcast ? "broadcast" : "auto";
-  if (!strcmp(want, "single")) {
-    sp->join_why = "forced by SET 'sluice.join-strategy'";
-    return SL_OK;
-  }
-  if (sp->updating)
-    return choose_updating(sp, in, want, arena);
-  int l, r;
-  if (!sl_staged_join_leaves(sp, &l, &r)) {
-    sp->join_why = "broadcast and repartition need the stages to be one "
-                   "join of two leaves (with projections and filters above "
-                   "it)";
-    return SL_OK;
-  }
+  return SL_OK;
+}
+
+/* Why the join of leaves l and r can only run in this process, or NULL. */
+static const char *join_stays_here(const sl_staged_plan *sp,
+                                   const sl_strategy_inputs *in, int l, int r) {
   if (sl_plan_sessions_on_one_process(sp->leaves[l]) ||
-      sl_plan_sessions_on_one_process(sp->leaves[r])) {
-    sp->join_why = "broadcast and repartition need both leaves on the "
-                   "nodes, and session windows under late merge run on "
-                   "this process only (SET 'sluice.strategy' = "
-                   "'repartition' runs them on the nodes)";
-    return SL_OK;
-  }
+      sl_plan_sessions_on_one_process(sp->leaves[r]))
+    return "broadcast and repartition need both leaves on the "
+           "nodes, and session windows under late merge run on "
+           "this process only (SET 'sluice.strategy' = "
+           "'repartition' runs them on the nodes)";
   const char *late = sl_settings_get(in->settings, "sluice.late-merge");
-  if (late && !strcmp(late, "coordinator")) {
-    sp->join_why = "broadcast and repartition need every leaf's rows "
-                   "finished on the nodes (SET 'sluice.late-merge' = "
-                   "'coordinator' merges them here)";
-    return SL_OK;
-  }
+  if (late && !strcmp(late, "coordinator"))
+    return "broadcast and repartition need every leaf's rows "
+           "finished on the nodes (SET 'sluice.late-merge' = "
+           "'coordinator' merges them here)";
+  return NULL;
+}
+
+/* The two sides of a join per window: their estimated sizes, and which
+ * can stay where their partition leaders finish them. */
+typedef struct join_sides {
+  double window_s; /* the rows' span: a window, or a session's gap */
+  bool known;      /* both sizes estimated */
+  const char *why_unknown;
+  int small, large;      /* the leaves */
+  double sb, lb, sr, lr; /* bytes and rows of each per window */
+  int keep;              /* the leaf a repartition keeps in place, or -1 */
+  bool both;             /* both co-partitionable: late merge possible */
+  bool shuffle;          /* neither can stay: both routed by the key */
+  double rep_bytes;      /* what a repartition moves */
+} join_sides;
+
+static void estimate_sides(sl_staged_plan *sp, const sl_strategy_inputs *in,
+                           int l, int r, int nodes, sl_arena *arena,
+                           join_sides *j) {
   /* A session lasts at least its gap: rows per window are per gap. */
-  double window_s =
+  j->window_s =
       (double)(sp->window.kind == SL_WINDOW_SESSION ? sp->window.gap_us
                                                     : sp->window.size_us) /
       1e6;
-  if (window_s <= 0)
-    window_s = 1;
+  if (j->window_s <= 0)
+    j->window_s = 1;
   const char *why_l = NULL, *why_r = NULL;
-  double rows_l = leaf_rows(sp->leaves[l], in, window_s, &why_l);
-  double rows_r = leaf_rows(sp->leaves[r], in, window_s, &why_r);
+  double rows_l = leaf_rows(sp->leaves[l], in, j->window_s, &why_l);
+  double rows_r = leaf_rows(sp->leaves[r], in, j->window_s, &why_r);
   double bytes_l = rows_l * leaf_width(arena, sp->leaves[l]);
   double bytes_r = rows_r * leaf_width(arena, sp->leaves[r]);
-  bool known = rows_l >= 0 && rows_r >= 0;
+  j->known = rows_l >= 0 && rows_r >= 0;
+  j->why_unknown = why_l ? why_l : why_r;
   /* The smaller side is broadcast; unknown sizes: the aggregate side, or
    * the right one. */
-  bool right_small = known ? bytes_r <= bytes_l
-                           : !(sp->leaves[l]->kind == SL_PLAN_AGGREGATE &&
-                               sp->leaves[r]->kind != SL_PLAN_AGGREGATE);
-  int small = right_small ? r : l, large = right_small ? l : r;
-  double sb = right_small ? bytes_r : bytes_l;
-  double lb = right_small ? bytes_l : bytes_r;
-  double sr = right_small ? rows_r : rows_l;
-  double lr = right_small ? rows_l : rows_r;
+  bool right_small = j->known ? bytes_r <= bytes_l
+                              : !(sp->leaves[l]->kind == SL_PLAN_AGGREGATE &&
+                                  sp->leaves[r]->kind != SL_PLAN_AGGREGATE);
+  j->small = right_small ? r : l;
+  j->large = right_small ? l : r;
+  j->sb = right_small ? bytes_r : bytes_l;
+  j->lb = right_small ? bytes_l : bytes_r;
+  j->sr = right_small ? rows_r : rows_l;
+  j->lr = right_small ? rows_l : rows_r;
   /* Repartition keeps a co-partitionable side where its leaders finish it
    * (the larger one if both can be) and routes the other's rows; late
    * merge needs both to be. */
-  bool large_ok = sl_staged_copartition(arena, sp, large);
-  bool small_ok = sl_staged_copartition(arena, sp, small);
-  int keep = large_ok ? large : small_ok ? small : -1;
-  bool both = large_ok && small_ok;
+  bool large_ok = sl_staged_copartition(arena, sp, j->large);
+  bool small_ok = sl_staged_copartition(arena, sp, j->small);
+  j->keep = large_ok ? j->large : small_ok ? j->small : -1;
+  j->both = large_ok && small_ok;
   /* Neither can stay: both sides routed by the key (SHUFFLE). */
   int *route;
-  bool shuffle = keep < 0 && sl_staged_join_route(arena, sp, large, &route) &&
-                 sl_staged_join_route(arena, sp, small, &route);
-  double rep_bytes = keep == large   ? sb
-                     : keep == small ? lb
-                                     : sb + lb * (nodes - 1) / nodes;
-  sl_strbuf b = SL_STRBUF_INIT;
-  if (known) {
-    sl_strbuf_printf(&b, "estimates per %g s %s: leaf %d %.0f rows (", window_s,
-                     sp->window.kind == SL_WINDOW_SESSION ? "(the session gap)"
-                                                          : "window",
-                     small + 1, sr);
-    human_bytes(&b, sb);
-    sl_strbuf_printf(&b, "), leaf %d %.0f rows (", large + 1, lr);
-    human_bytes(&b, lb);
-    sl_strbuf_printf(&b, "); single moves ");
-    human_bytes(&b, sb + lb);
-    sl_strbuf_printf(&b, ", broadcast %d x ", nodes);
-    human_bytes(&b, sb);
-    if (keep >= 0 || shuffle) {
-      sl_strbuf_append(&b, ", repartition ");
-      human_bytes(&b, rep_bytes);
-      if (shuffle)
-        sl_strbuf_append(&b, " (both sides routed by the join key)");
+  j->shuffle = j->keep < 0 &&
+               sl_staged_join_route(arena, sp, j->large, &route) &&
+               sl_staged_join_route(arena, sp, j->small, &route);
+  j->rep_bytes = j->keep == j->large   ? j->sb
+                 : j->keep == j->small ? j->lb
+                                       : j->sb + j->lb * (nodes - 1) / nodes;
+}
+
+/* What each strategy would move, and what rules some out, for EXPLAIN. */
+static void describe_sides(sl_strbuf *b, const sl_staged_plan *sp,
+                           const join_sides *j, int nodes) {
+  if (j->known) {
+    sl_strbuf_printf(
+        b, "estimates per %g s %s: leaf %d %.0f rows (", j->window_s,
+        sp->window.kind == SL_WINDOW_SESSION ? "(the session gap)" : "window",
+        j->small + 1, j->sr);
+    human_bytes(b, j->sb);
+    sl_strbuf_printf(b, "), leaf %d %.0f rows (", j->large + 1, j->lr);
+    human_bytes(b, j->lb);
+    sl_strbuf_printf(b, "); single moves ");
+    human_bytes(b, j->sb + j->lb);
+    sl_strbuf_printf(b, ", broadcast %d x ", nodes);
+    human_bytes(b, j->sb);
+    if (j->keep >= 0 || j->shuffle) {
+      sl_strbuf_append(b, ", repartition ");
+      human_bytes(b, j->rep_bytes);
+      if (j->shuffle)
+        sl_strbuf_append(b, " (both sides routed by the join key)");
     }
-    if (both)
-      sl_strbuf_append(&b, ", late merge none (both sides finish each join "
-                           "key's partition at the same node)");
-    if (shuffle) /* late merge of rows: routed alike, at the trigger */
-      sl_strbuf_append(&b, ", late merge the same as the repartition, "
-                           "each window's at its trigger");
+    if (j->both)
+      sl_strbuf_append(b, ", late merge none (both sides finish each join "
+                          "key's partition at the same node)");
+    if (j->shuffle) /* late merge of rows: routed alike, at the trigger */
+      sl_strbuf_append(b, ", late merge the same as the repartition, "
+                          "each window's at its trigger");
   } else
-    sl_strbuf_printf(&b, "no estimates (%s)", why_l ? why_l : why_r);
-  if (keep < 0 && !shuffle)
-    sl_strbuf_append(&b, "; repartition needs join keys that are columns "
-                         "of both sides of the same types, late merge both "
-                         "sides to be windowed aggregates grouped by them");
-  else if (keep >= 0 && !both)
-    sl_strbuf_append(&b, "; late merge needs both sides to be windowed "
-                         "aggregates grouped by the join key");
+    sl_strbuf_printf(b, "no estimates (%s)", j->why_unknown);
+  if (j->keep < 0 && !j->shuffle)
+    sl_strbuf_append(b, "; repartition needs join keys that are columns "
+                        "of both sides of the same types, late merge both "
+                        "sides to be windowed aggregates grouped by them");
+  else if (j->keep >= 0 && !j->both)
+    sl_strbuf_append(b, "; late merge needs both sides to be windowed "
+                        "aggregates grouped by the join key");
+}
+
+/* The strategy asked for (want), or under 'auto' the one that moves the
+ * least; SINGLE where the one asked for cannot run. */
+static sl_join_strategy pick_join(const char *want, const join_sides *j,
+                                  int nodes) {
   sl_join_strategy choice = SL_JOIN_SINGLE;
-  bool forced = strcmp(want, "auto") != 0;
   if (!strcmp(want, "broadcast"))
     choice = SL_JOIN_BROADCAST;
   else if (!strcmp(want, "repartition"))
-    choice = keep >= 0 ? SL_JOIN_REPARTITION
-             : shuffle ? SL_JOIN_SHUFFLE
-                       : SL_JOIN_SINGLE;
+    choice = j->keep >= 0 ? SL_JOIN_REPARTITION
+             : j->shuffle ? SL_JOIN_SHUFFLE
+                          : SL_JOIN_SINGLE;
   else if (!strcmp(want, "late-merge"))
-    choice = both      ? SL_JOIN_LATE_MERGE
-             : shuffle ? SL_JOIN_LATE_MERGE_ROWS
-                       : SL_JOIN_SINGLE;
-  else if (known) {
-    double best = sb + lb;
-    if (nodes * sb < best) {
-      best = nodes * sb;
+    choice = j->both      ? SL_JOIN_LATE_MERGE
+             : j->shuffle ? SL_JOIN_LATE_MERGE_ROWS
+                          : SL_JOIN_SINGLE;
+  else if (j->known) {
+    double best = j->sb + j->lb;
+    if (nodes * j->sb < best) {
+      best = nodes * j->sb;
       choice = SL_JOIN_BROADCAST;
     }
-    if ((keep >= 0 || shuffle) && rep_bytes < best)
-      choice = keep >= 0 ? SL_JOIN_REPARTITION : SL_JOIN_SHUFFLE;
-    if (both)
+    if ((j->keep >= 0 || j->shuffle) && j->rep_bytes < best)
+      choice = j->keep >= 0 ? SL_JOIN_REPARTITION : SL_JOIN_SHUFFLE;
+    if (j->both)
       choice = SL_JOIN_LATE_MERGE;
   }
+  return choice;
+}
+
+/* The leaves' roles and strategies under the chosen join strategy. */
+static void place_join(sl_staged_plan *sp, sl_join_strategy choice,
+                       const join_sides *j, int l, int r, sl_arena *arena) {
+  int keep = j->keep;
   if (choice == SL_JOIN_BROADCAST || sl_join_routes_both(choice)) {
-    sp->local_leaf = large;
-    sp->bcast_leaf = small;
+    sp->local_leaf = j->large;
+    sp->bcast_leaf = j->small;
   } else if (choice == SL_JOIN_REPARTITION || choice == SL_JOIN_LATE_MERGE) {
     sp->local_leaf = keep;
-    sp->bcast_leaf = keep == large ? small : large;
+    sp->bcast_leaf = keep == j->large ? j->small : j->large;
     /* The side's route (its join key columns) comes from the kept leaf's
      * check; under late merge the side is split by the key too. */
     sl_staged_copartition(arena, sp, sp->bcast_leaf);
@@ -793,6 +808,50 @@ int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
     sp->nroute = 0;
   }
   sp->join_strategy = choice;
+}
+
+int sl_plan_choose_join(sl_plan *plan, const sl_strategy_inputs *in, int nodes,
+                        sl_arena *arena, sl_error *err) {
+  sl_staged_plan *sp = plan->staged;
+  sp->join_strategy = SL_JOIN_SINGLE;
+  sp->local_leaf = sp->bcast_leaf = -1;
+  sp->nroute = 0;
+  sp->join_why = NULL;
+  const char *want = sl_settings_get(in->settings, "sluice.join-strategy");
+  const char *strategy = sl_settings_get(in->settings, "sluice.strategy");
+  bool bcast = strategy && !strcmp(strategy, "broadcast");
+  if (bcast) {
+    int rc = check_broadcast_asked(want, nodes, err);
+    if (rc != SL_OK)
+      return rc;
+  }
+  if (nodes <= 1)
+    return SL_OK;
+  if (!want || !strcmp(want, "auto"))
+    want = bcast ? "broadcast" : "auto";
+  if (!strcmp(want, "single")) {
+    sp->join_why = "forced by SET 'sluice.join-strategy'";
+    return SL_OK;
+  }
+  if (sp->updating)
+    return choose_updating(sp, in, want, arena);
+  int l, r;
+  if (!sl_staged_join_leaves(sp, &l, &r)) {
+    sp->join_why = "broadcast and repartition need the stages to be one "
+                   "join of two leaves (with projections and filters above "
+                   "it)";
+    return SL_OK;
+  }
+  sp->join_why = join_stays_here(sp, in, l, r);
+  if (sp->join_why)
+    return SL_OK;
+  join_sides j;
+  estimate_sides(sp, in, l, r, nodes, arena, &j);
+  sl_strbuf b = SL_STRBUF_INIT;
+  describe_sides(&b, sp, &j, nodes);
+  bool forced = strcmp(want, "auto") != 0;
+  sl_join_strategy choice = pick_join(want, &j, nodes);
+  place_join(sp, choice, &j, l, r, arena);
   static const char *const names[] = {"single",
                                       "broadcast",
                                       "repartition",

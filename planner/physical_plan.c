@@ -20,206 +20,6 @@
 #include "sluice/common/cancel.h"
 #include "sluice/planner/plan.h"
 
-/* ---- building expressions --------------------------------------------- */
-
-static sl_bexpr *new_expr(sl_arena *a, sl_bexpr_kind kind, sl_type *type) {
-  sl_bexpr *e = SL_ANEW(a, sl_bexpr);
-  e->kind = kind;
-  e->type = type;
-  return e;
-}
-
-sl_bexpr *sl_pl_column(sl_arena *a, int index, const sl_type *type,
-                       const char *name) {
-  sl_bexpr *e = new_expr(a, SL_BEXPR_COLUMN, (sl_type *)type);
-  e->index = index;
-  e->name = name;
-  return e;
-}
-
-bool sl_pl_is_and(const sl_bexpr *e) {
-  return e && e->kind == SL_BEXPR_BINARY && e->op == SL_OP_AND;
-}
-
-bool sl_pl_is_or(const sl_bexpr *e) {
-  return e && e->kind == SL_BEXPR_BINARY && e->op == SL_OP_OR;
-}
-
-void sl_pl_parts_add(sl_arena *a, sl_pl_parts *p, sl_bexpr *e) {
-  if (!e)
-    return;
-  if (p->n == p->cap) {
-    int cap = p->cap ? p->cap * 2 : 8;
-    sl_bexpr **v = SL_ANEW_N(a, sl_bexpr *, cap);
-    if (p->n)
-      memcpy(v, p->v, sizeof *v * (size_t)p->n);
-    p->v = v;
-    p->cap = cap;
-  }
-  p->v[p->n++] = e;
-}
-
-sl_bexpr *sl_pl_and_parts(sl_arena *a, const sl_pl_parts *p) {
-  int n = 0, nonnull = 0;
-  sl_bexpr *only = NULL;
-  for (int i = 0; i < p->n; i++) {
-    if (!p->v[i])
-      continue;
-    nonnull++;
-    only = p->v[i];
-    n += sl_pl_is_and(p->v[i]) ? p->v[i]->nargs : 1;
-  }
-  if (nonnull <= 1)
-    return only;
-  sl_bexpr *e = new_expr(a, SL_BEXPR_BINARY, sl_type_new(a, SL_TYPE_BOOLEAN));
-  e->op = SL_OP_AND;
-  e->args = SL_ANEW_N(a, sl_bexpr *, n);
-  for (int i = 0; i < p->n; i++) {
-    sl_bexpr *x = p->v[i];
-    if (!x)
-      continue;
-    if (!e->span.length)
-      e->span = x->span;
-    if (sl_pl_is_and(x)) {
-      memcpy(e->args + e->nargs, x->args, sizeof *x->args * (size_t)x->nargs);
-      e->nargs += x->nargs;
-    } else {
-      e->args[e->nargs++] = x;
-    }
-  }
-  return e;
-}
-
-sl_bexpr *sl_pl_and(sl_arena *a, sl_bexpr *x, sl_bexpr *y) {
-  sl_bexpr *v[2] = {x, y};
-  sl_pl_parts p = {v, 2, 2};
-  return sl_pl_and_parts(a, &p);
-}
-
-/* Deep-enough copy of e with COLUMN(i) (depth 0) replaced by cols[i]. */
-sl_bexpr *sl_pl_subst(sl_arena *a, const sl_bexpr *e, sl_bexpr *const *cols) {
-  if (!e)
-    return NULL;
-  if (e->kind == SL_BEXPR_COLUMN && e->depth == 0)
-    return cols[e->index];
-  if (e->nargs == 0)
-    return (sl_bexpr *)e;
-  sl_bexpr *c = SL_ANEW(a, sl_bexpr);
-  *c = *e;
-  c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
-  for (int i = 0; i < e->nargs; i++)
-    c->args[i] = sl_pl_subst(a, e->args[i], cols);
-  return c;
-}
-
-sl_bexpr *sl_pl_map(sl_arena *a, const sl_bexpr *e,
-                    sl_bexpr *(*fn)(sl_arena *a, const sl_bexpr *e, void *arg),
-                    void *arg) {
-  if (!e)
-    return NULL;
-  sl_bexpr *r = fn(a, e, arg);
-  if (r)
-    return r;
-  if (e->nargs == 0)
-    return (sl_bexpr *)e;
-  sl_bexpr *c = SL_ANEW(a, sl_bexpr);
-  *c = *e;
-  c->args = SL_ANEW_N(a, sl_bexpr *, e->nargs);
-  for (int i = 0; i < e->nargs; i++)
-    c->args[i] = sl_pl_map(a, e->args[i], fn, arg);
-  return c;
-}
-
-static bool same_text(const char *x, const char *y) {
-  return x == y || (x && y && strcmp(x, y) == 0);
-}
-
-bool sl_pl_equal(const sl_bexpr *x, const sl_bexpr *y) {
-  if (x == y)
-    return true;
-  if (!x || !y || x->kind != y->kind || x->nargs != y->nargs ||
-      !sl_type_equal(x->type, y->type) || x->op != y->op || x->fn != y->fn ||
-      x->index != y->index || x->depth != y->depth ||
-      x->negated != y->negated || x->similar != y->similar ||
-      x->is_what != y->is_what || x->unit != y->unit ||
-      x->to_unit != y->to_unit || x->trim_side != y->trim_side ||
-      x->prop != y->prop || x->kind == SL_BEXPR_SUBQUERY)
-    return false;
-  if (x->kind == SL_BEXPR_LITERAL &&
-      (x->lit.kind != y->lit.kind || !same_text(x->lit.text, y->lit.text) ||
-       x->lit.i64 != y->lit.i64 || x->lit.f64 != y->lit.f64))
-    return false;
-  /* A FIELD chain is resolved by name. */
-  if (x->kind == SL_BEXPR_FIELD && !same_text(x->name, y->name))
-    return false;
-  for (int i = 0; i < x->nargs; i++)
-    if (!sl_pl_equal(x->args[i], y->args[i]))
-      return false;
-  return true;
-}
-
-/* Does e read only base columns in [lo, hi)? (Window placeholders count as
- * reading nothing.) */
-bool sl_pl_columns_within(const sl_bexpr *e, int lo, int hi) {
-  if (!e)
-    return true;
-  if (e->kind == SL_BEXPR_COLUMN && (e->index < lo || e->index >= hi))
-    return false;
-  for (int i = 0; i < e->nargs; i++)
-    if (!sl_pl_columns_within(e->args[i], lo, hi))
-      return false;
-  return true;
-}
-
-bool sl_pl_has_window_prop(const sl_bexpr *e) {
-  if (!e)
-    return false;
-  if (e->kind == SL_BEXPR_WINDOW_PROP)
-    return true;
-  for (int i = 0; i < e->nargs; i++)
-    if (sl_pl_has_window_prop(e->args[i]))
-      return true;
-  return false;
-}
-
-void sl_pl_conjuncts(sl_arena *a, sl_bexpr *e, sl_pl_parts *out) {
-  if (!e)
-    return;
-  if (!sl_pl_is_and(e)) {
-    sl_pl_parts_add(a, out, e);
-    return;
-  }
-  /* An explicit stack of (AND node, next operand): nested ANDs (a view's
-   * filter inside a WHERE) come out in order, at any depth. */
-  sl_pl_parts nodes = {0};
-  int *next = NULL, cap = 0;
-  sl_pl_parts_add(a, &nodes, e);
-  cap = nodes.cap;
-  next = SL_ANEW_N(a, int, cap);
-  next[0] = 0;
-  while (nodes.n > 0) {
-    sl_bexpr *top = nodes.v[nodes.n - 1];
-    int *k = &next[nodes.n - 1];
-    if (*k == top->nargs) {
-      nodes.n--;
-      continue;
-    }
-    sl_bexpr *c = top->args[(*k)++];
-    if (!sl_pl_is_and(c)) {
-      sl_pl_parts_add(a, out, c);
-      continue;
-    }
-    sl_pl_parts_add(a, &nodes, c);
-    if (nodes.cap > cap) {
-      int *grown = SL_ANEW_N(a, int, nodes.cap);
-      memcpy(grown, next, sizeof *next * (size_t)cap);
-      next = grown;
-      cap = nodes.cap;
-    }
-    next[nodes.n - 1] = 0;
-  }
-}
-
 /* ---- flattening FROM ------------------------------------------------------
  */
 
@@ -279,7 +79,7 @@ static sl_bexpr *measured(planner *p, sl_bexpr *r, const sl_bexpr *at) {
       sl_error_set(p->err, SL_ENOMEM, "out of memory measuring an expression");
   }
   p->too_deep = true;
-  sl_bexpr *l = new_expr(p->a, SL_BEXPR_LITERAL, r->type);
+  sl_bexpr *l = sl_pl_new_expr(p->a, SL_BEXPR_LITERAL, r->type);
   l->lit.kind = SL_LIT_NULL;
   l->span = r->span;
   return l;
@@ -457,8 +257,8 @@ static int flatten_tvf(planner *p, const sl_bfrom *f, flat *out) {
   static const sl_window_prop props[3] = {SL_WPROP_START, SL_WPROP_END,
                                           SL_WPROP_ROWTIME};
   for (int k = 0; k < 3 && inner.ncols + k < f->ncols; k++) {
-    sl_bexpr *e =
-        new_expr(p->a, SL_BEXPR_WINDOW_PROP, f->cols[inner.ncols + k].type);
+    sl_bexpr *e = sl_pl_new_expr(p->a, SL_BEXPR_WINDOW_PROP,
+                                 f->cols[inner.ncols + k].type);
     e->prop = props[k];
     e->name = f->cols[inner.ncols + k].name;
     out->cols[inner.ncols + k] = e;
@@ -479,7 +279,7 @@ static void widen_integers(sl_arena *a, sl_bexpr **x, sl_bexpr **y) {
   const sl_type *wide = tx->kind < ty->kind ? ty : tx;
   sl_type *t = sl_type_new(a, wide->kind);
   t->not_null = (*narrow)->type->not_null;
-  sl_bexpr *c = new_expr(a, SL_BEXPR_CAST, t);
+  sl_bexpr *c = sl_pl_new_expr(a, SL_BEXPR_CAST, t);
   c->nargs = 1;
   c->args = SL_ANEW_N(a, sl_bexpr *, 1);
   c->args[0] = *narrow;
@@ -754,82 +554,6 @@ static int plan_aggregate(planner *p, const sl_bselect *s, const flat *f) {
   return SL_OK;
 }
 
-/* ---- which leaves a query reads (projection pruning) --------------------- */
-
-typedef struct leaf_need {
-  const sl_plan *plan;
-  bool *need[2]; /* per input, per leaf */
-} leaf_need;
-
-int sl_plan_input_of(const sl_plan *plan, int column) {
-  for (int j = 0; j < plan->ninputs; j++)
-    if (column >= plan->inputs[j].first_column &&
-        column < plan->inputs[j].first_column + plan->inputs[j].ncolumns)
-      return j;
-  return -1;
-}
-
-/* Mark the leaf e reads if it is a column or field read (its name buffer
- * stays out of collect's recursive frame). */
-static __attribute__((noinline)) bool mark_leaf(leaf_need *ln,
-                                                const sl_bexpr *e) {
-  char name[512];
-  int c = sl_leaf_of(e, ln->plan->base_names, name, sizeof name);
-  if (c < 0)
-    return false;
-  int j = sl_plan_input_of(ln->plan, c);
-  if (j >= 0)
-    sl_leaf_mark(&ln->plan->inputs[j].leaves, ln->need[j], name);
-  return true;
-}
-
-static void collect(leaf_need *ln, const sl_bexpr *e) {
-  if (!e || mark_leaf(ln, e))
-    return;
-  for (int i = 0; i < e->nargs; i++)
-    collect(ln, e->args[i]);
-}
-
-/* Fill each input's used_leaf: the leaves the plan's expressions read, in
- * leaf order, so a source produces only those. */
-static void prune_leaves(sl_arena *a, sl_plan *plan) {
-  leaf_need ln = {plan, {NULL, NULL}};
-  for (int j = 0; j < plan->ninputs; j++)
-    ln.need[j] = SL_ANEW_N(a, bool, plan->inputs[j].leaves.n + 1);
-  collect(&ln, plan->filter);
-  collect(&ln, plan->post_join_filter);
-  for (int i = 0; i < plan->njoin_keys; i++) {
-    collect(&ln, plan->join_stream_keys[i]);
-    collect(&ln, plan->join_table_keys[i]);
-  }
-  if (plan->track_watermark)
-    collect(&ln, plan->watermark);
-  if (plan->kind == SL_PLAN_AGGREGATE) {
-    if (plan->windowed)
-      collect(&ln, plan->window.time);
-    collect(&ln, plan->watermark);
-    for (int i = 0; i < plan->nkeys; i++)
-      collect(&ln, plan->keys[i]);
-    for (int i = 0; i < plan->naggs; i++) {
-      collect(&ln, plan->aggs[i].arg);
-      collect(&ln, plan->aggs[i].filter);
-    }
-  } else {
-    for (int i = 0; i < plan->nout; i++)
-      collect(&ln, plan->out[i]);
-  }
-  for (int j = 0; j < plan->ninputs; j++) {
-    sl_plan_input *in = &plan->inputs[j];
-    in->used_leaf = SL_ANEW_N(a, int, in->leaves.n + 1);
-    in->nused = 0;
-    for (int i = 0; i < in->leaves.n; i++)
-      if (ln.need[j][i])
-        in->used_leaf[in->nused++] = i;
-  }
-}
-
-/* Does a query need stages: a subquery or view with GROUP BY or OVER that
- * feeds something else, a join of two streams, or OVER in the query? */
 static bool needs_stages_from(const sl_bfrom *f);
 
 /* Is a window TVF inside f (not under an aggregate)?  Window rows joined
@@ -1055,7 +779,7 @@ static int build_query(planner *p, const sl_bquery *q, bool leaf) {
     return sl_error_set(err, SL_ECANCELLED, "query cancelled");
   if (!leaf && !plan->track_watermark)
     sl_plan_push_into_sources(a, plan);
-  prune_leaves(a, plan);
+  sl_plan_prune_leaves(a, plan);
   for (int j = 0; j < plan->ninputs; j++)
     if (plan->inputs[j].nused < plan->inputs[j].leaves.n)
       sl_plan_note(a, plan,
@@ -1078,10 +802,6 @@ int sl_pl_order_bounded(const sl_plan *p, const sl_bquery *q, sl_error *err) {
           "file) or drop ORDER BY",
           p->inputs[j].table->name);
   return SL_OK;
-}
-
-void sl_plan_prune_leaves(sl_arena *a, sl_plan *plan) {
-  prune_leaves(a, plan);
 }
 
 int sl_plan_build_leaf(sl_arena *a, const sl_bquery *q, sl_plan **out,

@@ -1,11 +1,13 @@
 /* plan_int.h - expression helpers shared by the planner's files
- * (physical_plan.c builds single pipelines, stage_plan.c staged plans).
- * Everything is allocated in the given arena. */
+ * (plan_exprs.c implements them; physical_plan.c builds single pipelines,
+ * stage_plan.c staged plans).  Everything is allocated in the given arena. */
 #ifndef SLUICE_PLAN_INT_H
 #define SLUICE_PLAN_INT_H
 
 #include "sluice/planner/plan.h"
 
+/* A node of the given kind and type, every other field zero. */
+sl_bexpr *sl_pl_new_expr(sl_arena *a, sl_bexpr_kind kind, sl_type *type);
 /* COLUMN(index) of the given type and name. */
 sl_bexpr *sl_pl_column(sl_arena *a, int index, const sl_type *type,
                        const char *name);
@@ -50,7 +52,7 @@ bool sl_pl_is_or(const sl_bexpr *e);
 bool sl_pl_agg(sl_arena *a, const sl_bagg *ba, sl_bexpr *const *cols,
                sl_plan_agg *pa);
 /* Recompute which source leaves a plan reads (after its expressions
- * changed). */
+ * changed; leaf_prune.c). */
 void sl_plan_prune_leaves(sl_arena *a, sl_plan *plan);
 
 /* ORDER BY needs a result that ends: SL_EUNSUPPORTED, at q's first ORDER

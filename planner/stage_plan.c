@@ -25,23 +25,15 @@
 #include "plan_int.h"
 #include "sluice/expr/interpreter.h"
 #include "sluice/planner/plan.h"
+#include "stage_int.h"
 
-typedef struct stager {
-  sl_arena *a;
-  sl_staged_plan *sp;
-  sl_error *err;
-  int nleaves, cap;
-  bool have_window;
-  bool updating; /* a stage over streams without windows (plan.h) */
-} stager;
-
-static int refuse(stager *g, sl_span span, const char *what) {
+int sl_stg_refuse(stager *g, sl_span span, const char *what) {
   return sl_error_set_at(g->err, SL_EUNSUPPORTED, span.line, span.column,
                          span.offset, span.length, "not supported yet: %s",
                          what);
 }
 
-static sl_stage *new_stage(stager *g, sl_stage_kind kind, int ncols) {
+sl_stage *sl_stg_new_stage(stager *g, sl_stage_kind kind, int ncols) {
   sl_stage *st = SL_ANEW(g->a, sl_stage);
   st->kind = kind;
   st->ncols = ncols;
@@ -55,7 +47,7 @@ static sl_stage *new_stage(stager *g, sl_stage_kind kind, int ncols) {
 }
 
 /* A NULL of type t named name (a leaf column nothing computes). */
-static sl_bexpr *null_column(sl_arena *a, const sl_type *t, const char *name) {
+sl_bexpr *sl_stg_null_column(sl_arena *a, const sl_type *t, const char *name) {
   sl_bexpr *nul = SL_ANEW(a, sl_bexpr);
   nul->kind = SL_BEXPR_LITERAL;
   nul->type = (sl_type *)t;
@@ -69,14 +61,14 @@ static sl_bexpr *null_column(sl_arena *a, const sl_type *t, const char *name) {
  * time, one unit before it) always does; a start does only where every
  * window has the same size: TUMBLE and HOP, not CUMULATE (windows that
  * share a start) or SESSION (sizes differ per key). */
-static bool bound_names_window(const sl_plan_window *w, int p) {
+bool sl_stg_bound_names_window(const sl_plan_window *w, int p) {
   return p == SL_WPROP_END || p == SL_WPROP_ROWTIME ||
          (p == SL_WPROP_START &&
           (w->kind == SL_WINDOW_TUMBLE || w->kind == SL_WINDOW_HOP));
 }
 
 /* The window bound a column-reading expression is (or -1). */
-static int wprop_of(const sl_stage *in, const sl_bexpr *e) {
+int sl_stg_wprop_of(const sl_stage *in, const sl_bexpr *e) {
   if (e && e->kind == SL_BEXPR_COLUMN && e->depth == 0 && e->index >= 0 &&
       e->index < in->ncols)
     return in->wprop[e->index];
@@ -167,7 +159,7 @@ static int share_leaf(stager *g, int into, const sl_plan *leaf,
   lp->out_types = types;
   lp->nout = n + 1;
   int nk = lp->nkeys, nagg = lp->naggs;
-  sl_stage *all = new_stage(g, SL_STAGE_LEAF, n);
+  sl_stage *all = sl_stg_new_stage(g, SL_STAGE_LEAF, n);
   all->leaf = into;
   for (int i = 0; i < n; i++) {
     all->names[i] = names[i];
@@ -177,7 +169,7 @@ static int share_leaf(stager *g, int into, const sl_plan *leaf,
         e->index < nk + nagg + 3)
       all->wprop[i] = e->index - nk - nagg;
   }
-  sl_stage *sel = new_stage(g, SL_STAGE_SELECT, nb);
+  sl_stage *sel = sl_stg_new_stage(g, SL_STAGE_SELECT, nb);
   sel->input = all;
   sel->nexprs = nb;
   sel->exprs = SL_ANEW_N(g->a, sl_bexpr *, nb > 0 ? nb : 1);
@@ -195,25 +187,25 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
                     sl_stage **out) {
   sl_staged_plan *sp = g->sp;
   if (leaf->norder > 0 || leaf->limit >= 0 || leaf->offset > 0)
-    return refuse(g, q->span,
-                  "ORDER BY, LIMIT or OFFSET in a subquery that feeds "
-                  "another operator");
+    return sl_stg_refuse(g, q->span,
+                         "ORDER BY, LIMIT or OFFSET in a subquery that feeds "
+                         "another operator");
   bool rows = leaf->window_rows;
   bool windowed = (leaf->kind == SL_PLAN_AGGREGATE && leaf->windowed) || rows;
   if (leaf->kind == SL_PLAN_AGGREGATE && !windowed)
-    return refuse(g, q->span,
-                  "a GROUP BY without a window feeding another operator "
-                  "(its result changes forever; updating queries come "
-                  "later)");
+    return sl_stg_refuse(g, q->span,
+                         "a GROUP BY without a window feeding another operator "
+                         "(its result changes forever; updating queries come "
+                         "later)");
   if (windowed) {
     if (!g->have_window) {
       sp->window = leaf->window;
       g->have_window = true;
     } else if (!same_window(&sp->window, &leaf->window)) {
-      return refuse(g, q->span,
-                    "windowed inputs with different windows (every "
-                    "windowed subquery of the query must use the same "
-                    "window, e.g. TUMBLE of 10 seconds on both sides)");
+      return sl_stg_refuse(g, q->span,
+                           "windowed inputs with different windows (every "
+                           "windowed subquery of the query must use the same "
+                           "window, e.g. TUMBLE of 10 seconds on both sides)");
     }
   }
   /* The same computation as a leaf already there (q5 counts bids per
@@ -236,7 +228,7 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
    * window's three. */
   int nrow = rows ? leaf->nout - 1 : leaf->nout;
   int ncols = rows ? nrow + 3 : windowed ? leaf->nout - 1 : leaf->nout;
-  sl_stage *st = new_stage(g, SL_STAGE_LEAF, ncols);
+  sl_stage *st = sl_stg_new_stage(g, SL_STAGE_LEAF, ncols);
   st->leaf = idx;
   st->stream = !windowed;
   int nk = leaf->nkeys, na = leaf->naggs;
@@ -276,7 +268,7 @@ static sl_bexpr *shifted_column(sl_arena *a, const sl_bexpr *e, void *arg) {
   return c;
 }
 
-static sl_bexpr *shift(sl_arena *a, const sl_bexpr *e, int delta) {
+sl_bexpr *sl_stg_shift(sl_arena *a, const sl_bexpr *e, int delta) {
   return sl_pl_map(a, e, shifted_column, &delta);
 }
 
@@ -297,8 +289,8 @@ static int to_agg_row(stager *g, const sl_bexpr *e, int ngroups,
   }
   if (e->kind == SL_BEXPR_WINDOW_PROP || e->kind == SL_BEXPR_WINDOW_REF ||
       e->kind == SL_BEXPR_SUBQUERY)
-    return refuse(g, e->span,
-                  "this expression over the result of another aggregate");
+    return sl_stg_refuse(
+        g, e->span, "this expression over the result of another aggregate");
   if (e->nargs == 0) {
     *out = (sl_bexpr *)e;
     return SL_OK;
@@ -315,178 +307,26 @@ static int to_agg_row(stager *g, const sl_bexpr *e, int ngroups,
   return SL_OK;
 }
 
-static int check_plain(stager *g, const sl_bexpr *e) {
+int sl_stg_check_plain(stager *g, const sl_bexpr *e) {
   if (!e)
     return SL_OK;
   if (e->kind == SL_BEXPR_WINDOW_PROP || e->kind == SL_BEXPR_SUBQUERY ||
       e->kind == SL_BEXPR_GROUP_REF || e->kind == SL_BEXPR_AGG_REF)
-    return refuse(g, e->span,
-                  "this expression over the result of another aggregate");
+    return sl_stg_refuse(
+        g, e->span, "this expression over the result of another aggregate");
   if (e->kind == SL_BEXPR_COLUMN && e->depth != 0)
-    return refuse(g, e->span, "correlated subqueries");
+    return sl_stg_refuse(g, e->span, "correlated subqueries");
   for (int i = 0; i < e->nargs; i++) {
-    int rc = check_plain(g, e->args[i]);
+    int rc = sl_stg_check_plain(g, e->args[i]);
     if (rc != SL_OK)
       return rc;
   }
   return SL_OK;
 }
 
-/* A constant INTERVAL day-time expression's value in microseconds,
- * evaluated by the interpreter (the reference semantics, as constant
- * folding does). */
-static bool interval_us(const sl_bexpr *e, int64_t *us) {
-  if (!e || e->type->kind != SL_TYPE_INTERVAL_DAY_TIME ||
-      !sl_pl_columns_within(e, 0, 0))
-    return false;
-  sl_arena scratch;
-  sl_arena_init(&scratch, 0);
-  sl_error err = {0};
-  sl_expr_prog *prog = NULL;
-  sl_expr_ctx *ctx = sl_expr_ctx_new();
-  sl_expr_value v;
-  bool ok = sl_expr_compile(&scratch, e, NULL, NULL, &prog, &err) == SL_OK &&
-            sl_expr_eval_row(prog, NULL, 0, &v, ctx, &err) == SL_OK && !v.null;
-  if (ok)
-    *us = v.i64 * 1000; /* day-time intervals are milliseconds */
-  sl_expr_ctx_free(ctx);
-  sl_error_clear(&err);
-  sl_arena_free(&scratch);
-  return ok;
-}
-
-/* e is `X`, `X - INTERVAL`, or `X + INTERVAL` with X reading the window
- * side's bound column: the bound's offset from the window end, plus the
- * interval, in microseconds. */
-static bool window_relative(const sl_stage *w, int wbase,
-                            const sl_plan_window *win, const sl_bexpr *e,
-                            int64_t *off) {
-  int64_t iv = 0;
-  if (e->kind == SL_BEXPR_BINARY &&
-      (e->op == SL_OP_SUB || e->op == SL_OP_ADD) &&
-      interval_us(e->args[1], &iv)) {
-    if (e->op == SL_OP_SUB)
-      iv = -iv;
-    e = e->args[0];
-  }
-  if (e->kind != SL_BEXPR_COLUMN || e->depth != 0)
-    return false;
-  int c = e->index - wbase;
-  if (c < 0 || c >= w->ncols || w->wprop[c] < 0)
-    return false;
-  if (!bound_names_window(win, w->wprop[c]))
-    return false; /* a start's distance from the end is not fixed */
-  int64_t base = w->wprop[c] == SL_WPROP_END     ? 0
-                 : w->wprop[c] == SL_WPROP_START ? -win->size_us
-                                                 : -win->unit_us;
-  *off = base + iv;
-  return true;
-}
-
-static bool is_stream_time(const sl_stage *s, int sbase, const sl_bexpr *e) {
-  return e->kind == SL_BEXPR_COLUMN && e->depth == 0 &&
-         e->index - sbase == s->time_col;
-}
-
-/* ---- joins --------------------------------------------------------------- */
+/* ---- FROM items (a join: stage_join.c) ---------------------------------- */
 
 static int stage_query(stager *g, const sl_bquery *q, sl_stage **out);
-
-static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
-                      sl_stage **out);
-
-/* e without the day-time intervals added to or taken from it: the
- * column it reads (NULL when it is not a column plus or minus constant
- * intervals), their sum in *off (microseconds). */
-static const sl_bexpr *column_plus(const sl_bexpr *e, int64_t *off) {
-  *off = 0;
-  while (e->kind == SL_BEXPR_BINARY &&
-         (e->op == SL_OP_ADD || e->op == SL_OP_SUB)) {
-    int64_t iv;
-    if (interval_us(e->args[1], &iv)) {
-      *off += e->op == SL_OP_SUB ? -iv : iv;
-      e = e->args[0];
-    } else if (e->op == SL_OP_ADD && interval_us(e->args[0], &iv)) {
-      *off += iv;
-      e = e->args[1];
-    } else {
-      return NULL;
-    }
-  }
-  return e->kind == SL_BEXPR_COLUMN && e->depth == 0 ? e : NULL;
-}
-
-/* Record u <= v (or u < v), two expressions over a regular join's row, as
- * a bound (sl_stage.bounds) when u is side Y's event time plus a constant
- * cu and v a TIMESTAMP column of the other side X plus a constant cv.
- *
- * The rule.  Y's leaves drop their late rows: a row of Y that reaches the
- * join after Y's watermark W has event time t > W (a row at or before the
- * watermark is late).  Such a row meets a stored row x of X only if
- * t + cu <= x.v + cv, i.e. t <= x.v + (cv - cu).  Once
- * x.v + (cv - cu) <= W, every later t is > W >= x.v + (cv - cu): no later
- * row of Y can meet x, and x leaves the state.  The same holds for u < v
- * (a strict bound only fails sooner; dropping 1 microsecond later than it
- * could is kept for the one rule), and for u = v (it implies u <= v).
- * A NULL x.v meets no row (the comparison is unknown) and is dropped at
- * the first sweep.  Of two bounds by the same column the earlier one
- * decides. */
-static void add_bound(stager *g, sl_stage *j, const sl_bexpr *u,
-                      const sl_bexpr *v) {
-  int64_t cu, cv;
-  u = column_plus(u, &cu);
-  v = column_plus(v, &cv);
-  if (!u || !v)
-    return;
-  int nl = j->left->ncols;
-  int us = u->index < nl ? 0 : 1, vs = v->index < nl ? 0 : 1;
-  const sl_stage *a = us ? j->right : j->left;
-  int ucol = u->index - (us ? nl : 0), vcol = v->index - (vs ? nl : 0);
-  if (us == vs || ucol != a->time_col ||
-      (v->type->kind != SL_TYPE_TIMESTAMP &&
-       v->type->kind != SL_TYPE_TIMESTAMP_LTZ))
-    return;
-  int64_t off;
-  if (__builtin_sub_overflow(cv, cu, &off))
-    return;
-  for (int k = 0; k < j->nbounds; k++)
-    if (j->bounds[k].side == us && j->bounds[k].col == vcol) {
-      if (off < j->bounds[k].offset_us)
-        j->bounds[k].offset_us = off;
-      return;
-    }
-  struct sl_stage_bound *b =
-      SL_ANEW_N(g->a, struct sl_stage_bound, j->nbounds + 1);
-  if (j->nbounds)
-    memcpy(b, j->bounds, sizeof *b * (size_t)j->nbounds);
-  b[j->nbounds].side = us;
-  b[j->nbounds].col = vcol;
-  b[j->nbounds].offset_us = off;
-  j->bounds = b;
-  j->nbounds++;
-}
-
-/* The bounds of a regular join's conditions (add_bound): x BETWEEN a AND
- * b is a <= x and x <= b; x < y and x <= y, the same turned around, and
- * x = y both ways.  Each is tried with either side's event time left. */
-static void join_bounds(stager *g, sl_stage *j, sl_bexpr *const *parts, int n) {
-  for (int i = 0; i < n; i++) {
-    const sl_bexpr *c = parts[i];
-    if (c->kind == SL_BEXPR_BETWEEN && !c->negated) {
-      add_bound(g, j, c->args[1], c->args[0]);
-      add_bound(g, j, c->args[0], c->args[2]);
-    } else if (c->kind == SL_BEXPR_BINARY &&
-               (c->op == SL_OP_LE || c->op == SL_OP_LT)) {
-      add_bound(g, j, c->args[0], c->args[1]);
-    } else if (c->kind == SL_BEXPR_BINARY &&
-               (c->op == SL_OP_GE || c->op == SL_OP_GT)) {
-      add_bound(g, j, c->args[1], c->args[0]);
-    } else if (c->kind == SL_BEXPR_BINARY && c->op == SL_OP_EQ) {
-      add_bound(g, j, c->args[0], c->args[1]);
-      add_bound(g, j, c->args[1], c->args[0]);
-    }
-  }
-}
 
 /* Every stream leaf under st has an event-time column (what stages over
  * windows need of a stream; updating stages do not). */
@@ -500,32 +340,9 @@ static bool streams_have_time(const stager *g, const sl_stage *st) {
          streams_have_time(g, st->right);
 }
 
-/* The leaves under st: keep_late as given. */
-static void set_keep_late(stager *g, const sl_stage *st, bool keep) {
-  if (!st)
-    return;
-  if (st->kind == SL_STAGE_LEAF)
-    g->sp->leaves[st->leaf]->keep_late = keep;
-  set_keep_late(g, st->input, keep);
-  set_keep_late(g, st->left, keep);
-  set_keep_late(g, st->right, keep);
-}
-
-/* The leaves under the side of each bounded join whose watermark drops
- * the other side's rows drop their own late rows. */
-static void drop_late_under_bounds(stager *g, const sl_stage *st) {
-  if (!st)
-    return;
-  for (int k = 0; k < st->nbounds; k++)
-    set_keep_late(g, st->bounds[k].side ? st->right : st->left, false);
-  drop_late_under_bounds(g, st->input);
-  drop_late_under_bounds(g, st->left);
-  drop_late_under_bounds(g, st->right);
-}
-
 /* A SELECT keeping the rows of st where cond holds, every column as is. */
-static sl_stage *filter_stage(stager *g, sl_stage *st, sl_bexpr *cond) {
-  sl_stage *sel = new_stage(g, SL_STAGE_SELECT, st->ncols);
+sl_stage *sl_stg_filter(stager *g, sl_stage *st, sl_bexpr *cond) {
+  sl_stage *sel = sl_stg_new_stage(g, SL_STAGE_SELECT, st->ncols);
   sel->input = st;
   sel->stream = st->stream;
   sel->time_col = st->time_col;
@@ -539,175 +356,6 @@ static sl_stage *filter_stage(stager *g, sl_stage *st, sl_bexpr *cond) {
     sel->wprop[i] = st->wprop[i];
   }
   return sel;
-}
-
-static int stage_join(stager *g, const sl_bfrom *f, sl_bexpr *extra,
-                      sl_stage **out) {
-  if (f->u.join.kind != SL_JOIN_INNER && f->u.join.kind != SL_JOIN_CROSS)
-    return refuse(g, f->span, "outer joins of windowed results");
-  if (f->u.join.lookup)
-    return refuse(g, f->span, "FOR SYSTEM_TIME AS OF above an aggregate");
-  sl_stage *l, *r;
-  int rc = stage_from(g, f->u.join.left, NULL, &l);
-  if (rc == SL_OK)
-    rc = stage_from(g, f->u.join.right, NULL, &r);
-  if (rc != SL_OK)
-    return rc;
-  int nl = l->ncols, nr = r->ncols;
-  sl_stage *j = new_stage(g, SL_STAGE_JOIN, nl + nr);
-  j->left = l;
-  j->right = r;
-  for (int i = 0; i < nl; i++) {
-    j->names[i] = l->names[i];
-    j->types[i] = l->types[i];
-    j->wprop[i] = l->wprop[i];
-  }
-  for (int i = 0; i < nr; i++) {
-    j->names[nl + i] = r->names[i];
-    j->types[nl + i] = r->types[i];
-    j->wprop[nl + i] = r->wprop[i];
-  }
-  /* A regular join of two streams: state for both sides, rows as they
-   * arrive (updating stages). */
-  bool regular = l->stream && r->stream;
-  if (regular) {
-    g->updating = true;
-    j->stream = true;
-  }
-  sl_pl_parts conj = {0}, lparts = {0}, rparts = {0}, residual = {0};
-  sl_pl_conjuncts(g->a, f->u.join.on, &conj);
-  sl_pl_conjuncts(g->a, extra, &conj);
-  sl_bexpr **parts = conj.v;
-  int n = conj.n;
-  j->lkeys = SL_ANEW_N(g->a, sl_bexpr *, n > 0 ? n : 1);
-  j->rkeys = SL_ANEW_N(g->a, sl_bexpr *, n > 0 ? n : 1);
-  bool aligned = false;
-  sl_bexpr *lfilter = NULL, *rfilter = NULL;
-  for (int i = 0; i < n; i++) {
-    sl_bexpr *c = parts[i];
-    rc = check_plain(g, c);
-    if (rc != SL_OK)
-      return rc;
-    if (c->kind == SL_BEXPR_BINARY && c->op == SL_OP_EQ) {
-      sl_bexpr *x = c->args[0], *y = c->args[1];
-      if (sl_pl_columns_within(x, nl, nl + nr) &&
-          sl_pl_columns_within(y, 0, nl)) {
-        sl_bexpr *t = x;
-        x = y;
-        y = t;
-      }
-      if (sl_pl_columns_within(x, 0, nl) &&
-          sl_pl_columns_within(y, nl, nl + nr) &&
-          sl_type_equal(x->type, y->type)) {
-        int px = wprop_of(j, x), py = wprop_of(j, y);
-        if (px >= 0 && px == py && bound_names_window(&g->sp->window, px))
-          aligned = true;
-        j->lkeys[j->nkeys] = x;
-        j->rkeys[j->nkeys++] = shift(g->a, y, -nl);
-        continue;
-      }
-    }
-    /* A regular join keeps every row it stores: a condition on one side
-     * alone filters that side before the join (q20's A.category = 10
-     * keeps a fifth of the auctions). */
-    if (regular && sl_pl_columns_within(c, 0, nl) && c->nargs > 0) {
-      sl_pl_parts_add(g->a, &lparts, c);
-      continue;
-    }
-    if (regular && sl_pl_columns_within(c, nl, nl + nr) && c->nargs > 0) {
-      sl_pl_parts_add(g->a, &rparts, shift(g->a, c, -nl));
-      continue;
-    }
-    sl_pl_parts_add(g->a, &residual, c);
-  }
-  /* gathered, then ANDed once: flat, and linear in the conjuncts */
-  lfilter = sl_pl_and_parts(g->a, &lparts);
-  rfilter = sl_pl_and_parts(g->a, &rparts);
-  j->residual = sl_pl_and(g->a, j->residual, sl_pl_and_parts(g->a, &residual));
-  if (regular) {
-    if (lfilter)
-      j->left = filter_stage(g, j->left, lfilter);
-    if (rfilter)
-      j->right = filter_stage(g, j->right, rfilter);
-    join_bounds(g, j, parts, n);
-    *out = j;
-    return SL_OK;
-  }
-  if (!l->stream && !r->stream) {
-    if (!aligned)
-      return refuse(g, f->span,
-                    "a join of two windowed results that does not equate "
-                    "their windows; add L.window_start = R.window_start AND "
-                    "L.window_end = R.window_end (or the same for the "
-                    "columns holding TUMBLE_START/TUMBLE_END; for SESSION "
-                    "and CUMULATE windows the ends must be equated)");
-    *out = j;
-    return SL_OK;
-  }
-  /* An interval join: the stream side's event time bounded on both sides
-   * by a window bound of the other side (plus or minus an interval). */
-  bool left_stream = l->stream;
-  const sl_stage *s = left_stream ? l : r, *w = left_stream ? r : l;
-  int sbase = left_stream ? 0 : nl, wbase = left_stream ? nl : 0;
-  bool have_lo = false, have_hi = false;
-  int64_t lo = 0, hi = 0;
-  for (int i = 0; i < n; i++) {
-    sl_bexpr *c = parts[i];
-    int64_t off;
-    if (c->kind == SL_BEXPR_BETWEEN && !c->negated &&
-        is_stream_time(s, sbase, c->args[0]) &&
-        window_relative(w, wbase, &g->sp->window, c->args[1], &off)) {
-      int64_t off2;
-      if (window_relative(w, wbase, &g->sp->window, c->args[2], &off2)) {
-        lo = have_lo && lo > off ? lo : off;
-        hi = have_hi && hi < off2 ? hi : off2;
-        have_lo = have_hi = true;
-      }
-      continue;
-    }
-    if (c->kind != SL_BEXPR_BINARY)
-      continue;
-    sl_bexpr *x = c->args[0], *y = c->args[1];
-    sl_op op = c->op;
-    if (!is_stream_time(s, sbase, x)) { /* put the stream's time left */
-      sl_bexpr *t = x;
-      x = y;
-      y = t;
-      op = op == SL_OP_LT   ? SL_OP_GT
-           : op == SL_OP_LE ? SL_OP_GE
-           : op == SL_OP_GT ? SL_OP_LT
-           : op == SL_OP_GE ? SL_OP_LE
-                            : op;
-    }
-    if (!is_stream_time(s, sbase, x) ||
-        !window_relative(w, wbase, &g->sp->window, y, &off))
-      continue;
-    int64_t unit = g->sp->window.unit_us;
-    if (op == SL_OP_GE || op == SL_OP_GT) {
-      int64_t v = op == SL_OP_GT ? off + unit : off;
-      lo = have_lo && lo > v ? lo : v;
-      have_lo = true;
-    } else if (op == SL_OP_LE || op == SL_OP_LT) {
-      int64_t v = op == SL_OP_LT ? off - unit : off;
-      hi = have_hi && hi < v ? hi : v;
-      have_hi = true;
-    } else if (op == SL_OP_EQ) {
-      lo = hi = off;
-      have_lo = have_hi = true;
-    }
-  }
-  if (!have_lo || !have_hi)
-    return refuse(g, f->span,
-                  "a join of a stream with windowed results needs the "
-                  "stream's event time bounded on both sides by the "
-                  "window's time (e.g. S.ts BETWEEN W.window_time - "
-                  "INTERVAL '10' SECOND AND W.window_time)");
-  if (hi < lo)
-    return refuse(g, f->span, "an interval join whose interval is empty");
-  j->lo_us = lo;
-  j->hi_us = hi;
-  *out = j;
-  return SL_OK;
 }
 
 /* SELECT every column of a FROM item, as a query (a leaf's input). */
@@ -735,10 +383,10 @@ static const sl_bquery *select_all(sl_arena *a, const sl_bfrom *f) {
 static int stage_window_rows(stager *g, const sl_bfrom *f, sl_stage **out) {
   const sl_bwindow *w = &f->u.tvf.window;
   if (w->kind == SL_WINDOW_SESSION || w->time_attr != SL_TIME_ROWTIME)
-    return refuse(g, f->span,
-                  "window table function rows (without an aggregate) "
-                  "feeding another operator, other than TUMBLE, HOP or "
-                  "CUMULATE in event time; aggregate them first");
+    return sl_stg_refuse(g, f->span,
+                         "window table function rows (without an aggregate) "
+                         "feeding another operator, other than TUMBLE, HOP or "
+                         "CUMULATE in event time; aggregate them first");
   const sl_bfrom *in = f->u.tvf.input;
   const sl_bquery *q =
       in->kind == SL_BFROM_VIEW || in->kind == SL_BFROM_SUBQUERY
@@ -749,7 +397,8 @@ static int stage_window_rows(stager *g, const sl_bfrom *f, sl_stage **out) {
   if (rc != SL_OK)
     return rc;
   if (leaf->kind != SL_PLAN_STATELESS)
-    return refuse(g, f->span, "a window table function over an aggregate");
+    return sl_stg_refuse(g, f->span,
+                         "a window table function over an aggregate");
   leaf->window_rows = true;
   /* A hidden last column: NULL, or the end of the first window of the
    * row's that had not fired when the row came (exec/worker.c). */
@@ -763,7 +412,7 @@ static int stage_window_rows(stager *g, const sl_bfrom *f, sl_stage **out) {
     types[i] = leaf->out_types[i];
   }
   sl_bexpr *live =
-      null_column(g->a, sl_type_new(g->a, SL_TYPE_BIGINT), "$live_from");
+      sl_stg_null_column(g->a, sl_type_new(g->a, SL_TYPE_BIGINT), "$live_from");
   cols[n] = live;
   names[n] = live->name;
   types[n] = live->type;
@@ -785,8 +434,7 @@ static int stage_window_rows(stager *g, const sl_bfrom *f, sl_stage **out) {
   return add_leaf(g, leaf, select_all(g->a, f), out);
 }
 
-static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
-                      sl_stage **out) {
+int sl_stg_from(stager *g, const sl_bfrom *f, sl_bexpr *extra, sl_stage **out) {
   sl_stage *st = NULL;
   int rc;
   switch (f->kind) {
@@ -795,7 +443,7 @@ static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
     rc = stage_query(g, f->u.sub.query, &st);
     break;
   case SL_BFROM_JOIN:
-    return stage_join(g, f, extra, out);
+    return sl_stg_join(g, f, extra, out);
   case SL_BFROM_SCAN:
     /* A table read as it is: the leaf is SELECT * over it. */
     rc = stage_query(g, select_all(g->a, f), &st);
@@ -804,17 +452,17 @@ static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
     rc = stage_window_rows(g, f, &st);
     break;
   default:
-    return refuse(g, f->span,
-                  "a table or window function read directly next to "
-                  "another aggregate; wrap it in a subquery or view");
+    return sl_stg_refuse(g, f->span,
+                         "a table or window function read directly next to "
+                         "another aggregate; wrap it in a subquery or view");
   }
   if (rc != SL_OK)
     return rc;
   if (extra) {
-    rc = check_plain(g, extra);
+    rc = sl_stg_check_plain(g, extra);
     if (rc != SL_OK)
       return rc;
-    st = filter_stage(g, st, extra);
+    st = sl_stg_filter(g, st, extra);
   }
   *out = st;
   return SL_OK;
@@ -825,47 +473,48 @@ static int stage_from(stager *g, const sl_bfrom *f, sl_bexpr *extra,
 static int stage_aggregate(stager *g, const sl_bselect *s, sl_stage *in,
                            sl_stage **out) {
   if (s->group_window)
-    return refuse(g, s->group_window->span,
-                  "a window over the result of another aggregate");
+    return sl_stg_refuse(g, s->group_window->span,
+                         "a window over the result of another aggregate");
   /* Over the rows of a join of streams (or another updating aggregate):
    * an updating aggregate, its groups kept for as long as the query runs.
    * A stream leaf is never the input here: its GROUP BY is a leaf. */
   bool updating = in->stream;
   if (updating)
     g->updating = true;
-  sl_stage *ag = new_stage(g, SL_STAGE_AGGREGATE, s->ngroups + s->naggs);
+  sl_stage *ag = sl_stg_new_stage(g, SL_STAGE_AGGREGATE, s->ngroups + s->naggs);
   ag->stream = updating;
   ag->input = in;
   ag->ngroups = s->ngroups;
   ag->groups = SL_ANEW_N(g->a, sl_bexpr *, s->ngroups > 0 ? s->ngroups : 1);
   bool aligned = false;
   for (int i = 0; i < s->ngroups; i++) {
-    int rc = check_plain(g, s->groups[i]);
+    int rc = sl_stg_check_plain(g, s->groups[i]);
     if (rc != SL_OK)
       return rc;
     ag->groups[i] = s->groups[i];
     ag->names[i] = s->groups[i]->name ? s->groups[i]->name : "group";
     ag->types[i] = s->groups[i]->type;
-    ag->wprop[i] = wprop_of(in, s->groups[i]);
-    aligned |=
-        ag->wprop[i] >= 0 && bound_names_window(&g->sp->window, ag->wprop[i]);
+    ag->wprop[i] = sl_stg_wprop_of(in, s->groups[i]);
+    aligned |= ag->wprop[i] >= 0 &&
+               sl_stg_bound_names_window(&g->sp->window, ag->wprop[i]);
   }
   if (!aligned && !updating)
-    return refuse(g, s->from->span,
-                  "an aggregate over windowed results that does not group "
-                  "by their window (add window_start, window_end or the "
-                  "columns holding them to GROUP BY; for SESSION and "
-                  "CUMULATE windows, the end)");
+    return sl_stg_refuse(
+        g, s->from->span,
+        "an aggregate over windowed results that does not group "
+        "by their window (add window_start, window_end or the "
+        "columns holding them to GROUP BY; for SESSION and "
+        "CUMULATE windows, the end)");
   ag->naggs = s->naggs;
   ag->aggs = SL_ANEW_N(g->a, sl_plan_agg, s->naggs > 0 ? s->naggs : 1);
   for (int i = 0; i < s->naggs; i++) {
     const sl_bagg *ba = &s->aggs[i];
     sl_plan_agg *pa = &ag->aggs[i];
     if (!sl_pl_agg(g->a, ba, NULL, pa))
-      return refuse(g, ba->span, "this aggregate function");
-    int rc = check_plain(g, pa->arg);
+      return sl_stg_refuse(g, ba->span, "this aggregate function");
+    int rc = sl_stg_check_plain(g, pa->arg);
     if (rc == SL_OK)
-      rc = check_plain(g, pa->filter);
+      rc = sl_stg_check_plain(g, pa->filter);
     if (rc != SL_OK)
       return rc;
     ag->names[s->ngroups + i] = ba->fn->name;
@@ -878,12 +527,12 @@ static int stage_aggregate(stager *g, const sl_bselect *s, sl_stage *in,
 static int stage_topn(stager *g, const sl_bselect *s, sl_stage *in,
                       sl_stage **out) {
   if (s->nwindows != 1 || strcmp(s->windows[0].fn->name, "ROW_NUMBER") != 0)
-    return refuse(g, s->windows[0].span,
-                  "OVER other than one ROW_NUMBER() (window Top-N)");
+    return sl_stg_refuse(g, s->windows[0].span,
+                         "OVER other than one ROW_NUMBER() (window Top-N)");
   const sl_bwinfunc *wf = &s->windows[0];
   if (in->stream) /* Top-N or deduplication over a stream */
     g->updating = true;
-  sl_stage *t = new_stage(g, SL_STAGE_TOPN, in->ncols + 1);
+  sl_stage *t = sl_stg_new_stage(g, SL_STAGE_TOPN, in->ncols + 1);
   t->input = in;
   for (int i = 0; i < in->ncols; i++) {
     t->names[i] = in->names[i];
@@ -896,24 +545,25 @@ static int stage_topn(stager *g, const sl_bselect *s, sl_stage *in,
   t->npartition = wf->npartition;
   t->partition = wf->partition;
   for (int i = 0; i < wf->npartition; i++) {
-    int rc = check_plain(g, wf->partition[i]);
+    int rc = sl_stg_check_plain(g, wf->partition[i]);
     if (rc != SL_OK)
       return rc;
-    int p = wprop_of(in, wf->partition[i]);
-    aligned |= p >= 0 && bound_names_window(&g->sp->window, p);
+    int p = sl_stg_wprop_of(in, wf->partition[i]);
+    aligned |= p >= 0 && sl_stg_bound_names_window(&g->sp->window, p);
   }
   t->stream = in->stream;
   t->topn_limit = -1;
   if (!aligned && !in->stream)
-    return refuse(g, wf->span,
-                  "ROW_NUMBER over windowed results not partitioned by "
-                  "their window (PARTITION BY window_start, window_end)");
+    return sl_stg_refuse(
+        g, wf->span,
+        "ROW_NUMBER over windowed results not partitioned by "
+        "their window (PARTITION BY window_start, window_end)");
   t->norder = wf->norder;
   t->order = wf->order;
   t->order_desc = wf->order_desc;
   t->order_nulls = wf->order_nulls;
   for (int i = 0; i < wf->norder; i++) {
-    int rc = check_plain(g, wf->order[i]);
+    int rc = sl_stg_check_plain(g, wf->order[i]);
     if (rc != SL_OK)
       return rc;
   }
@@ -941,20 +591,20 @@ static int stage_select(stager *g, const sl_bquery *q, bool top,
                         sl_stage **out) {
   const sl_bselect *s = q->select;
   if (!top && (q->norder > 0 || q->limit >= 0))
-    return refuse(g, q->span,
-                  "ORDER BY or LIMIT in a subquery that feeds another "
-                  "operator");
+    return sl_stg_refuse(g, q->span,
+                         "ORDER BY or LIMIT in a subquery that feeds another "
+                         "operator");
   if (s->distinct)
-    return refuse(g, q->span, "SELECT DISTINCT over windowed results");
+    return sl_stg_refuse(g, q->span, "SELECT DISTINCT over windowed results");
   if (s->aggregate && s->nwindows > 0)
-    return refuse(g, s->windows[0].span,
-                  "OVER and GROUP BY in the same SELECT");
+    return sl_stg_refuse(g, s->windows[0].span,
+                         "OVER and GROUP BY in the same SELECT");
   /* WHERE goes into a join below (the interval condition of q7 is in the
    * WHERE), or filters the input. */
-  int rc = check_plain(g, s->where);
+  int rc = sl_stg_check_plain(g, s->where);
   sl_stage *in = NULL;
   if (rc == SL_OK)
-    rc = stage_from(g, s->from, s->where, &in);
+    rc = sl_stg_from(g, s->from, s->where, &in);
   if (rc != SL_OK)
     return rc;
   sl_stage *body = in;
@@ -964,7 +614,7 @@ static int stage_select(stager *g, const sl_bquery *q, bool top,
     rc = stage_topn(g, s, in, &body);
   if (rc != SL_OK)
     return rc;
-  sl_stage *sel = new_stage(g, SL_STAGE_SELECT, s->nexprs);
+  sl_stage *sel = sl_stg_new_stage(g, SL_STAGE_SELECT, s->nexprs);
   sel->input = body;
   sel->stream = body->stream;
   sel->nexprs = s->nexprs;
@@ -981,21 +631,21 @@ static int stage_select(stager *g, const sl_bquery *q, bool top,
     else if (s->nwindows > 0)
       e = winref_to_column(g->a, e, in->ncols);
     else
-      rc = check_plain(g, e);
+      rc = sl_stg_check_plain(g, e);
     if (rc != SL_OK)
       return rc;
     sel->exprs[i] = e;
     sel->names[i] = q->cols[i].name;
     sel->types[i] = q->cols[i].type;
-    sel->wprop[i] = wprop_of(body, e);
+    sel->wprop[i] = sl_stg_wprop_of(body, e);
     if (body->stream && e->kind == SL_BEXPR_COLUMN &&
         e->index == body->time_col && sel->time_col < 0)
       sel->time_col = i;
   }
   if (sel->stream && sel->time_col < 0 && !g->updating)
-    return refuse(g, q->span,
-                  "a stream feeding an interval join must keep its "
-                  "event-time column");
+    return sl_stg_refuse(g, q->span,
+                         "a stream feeding an interval join must keep its "
+                         "event-time column");
   *out = sel;
   return SL_OK;
 }
@@ -1029,95 +679,6 @@ static int stage_query(stager *g, const sl_bquery *q, sl_stage **out) {
   return stage_select(g, q, false, out);
 }
 
-/* ---- which leaf columns the stages read ------------------------------ */
-
-static void mark_columns(const sl_bexpr *e, bool *used, int lo, int n) {
-  if (!e)
-    return;
-  if (e->kind == SL_BEXPR_COLUMN && e->depth == 0 && e->index >= lo &&
-      e->index < lo + n)
-    used[e->index - lo] = true;
-  for (int i = 0; i < e->nargs; i++)
-    mark_columns(e->args[i], used, lo, n);
-}
-
-static void mark_all(sl_bexpr *const *es, int k, bool *used, int lo, int n) {
-  for (int i = 0; i < k; i++)
-    mark_columns(es[i], used, lo, n);
-}
-
-/* used[i]: output column i of st is read above.  Leaves' unread columns
- * become NULL constants and their plans are pruned again, so a leaf's
- * source produces (and the stage store keeps) only what the stages read:
- * q7's bids keep auction, price, bidder, dateTime and extra, not url. */
-static void prune_stage(sl_arena *a, bool **leaf_used, sl_stage *st,
-                        const bool *used) {
-  int in_n = st->input ? st->input->ncols : 0;
-  bool *u = SL_ANEW_N(a, bool, (in_n > 0 ? in_n : 0) + 1);
-  switch (st->kind) {
-  case SL_STAGE_LEAF:
-    /* Several stages may read one (shared) leaf: gather, apply later. */
-    for (int i = 0; i < st->ncols; i++)
-      if (used[i] || i == st->time_col || st->wprop[i] >= 0)
-        leaf_used[st->leaf][i] = true;
-    return;
-  case SL_STAGE_SELECT:
-    mark_columns(st->filter, u, 0, in_n);
-    for (int i = 0; i < st->nexprs; i++)
-      if (used[i])
-        mark_columns(st->exprs[i], u, 0, in_n);
-    break;
-  case SL_STAGE_AGGREGATE:
-    mark_all(st->groups, st->ngroups, u, 0, in_n);
-    for (int i = 0; i < st->naggs; i++) {
-      mark_columns(st->aggs[i].arg, u, 0, in_n);
-      mark_columns(st->aggs[i].filter, u, 0, in_n);
-    }
-    break;
-  case SL_STAGE_TOPN:
-    for (int i = 0; i < in_n; i++)
-      u[i] = used[i];
-    mark_all(st->partition, st->npartition, u, 0, in_n);
-    mark_all(st->order, st->norder, u, 0, in_n);
-    break;
-  case SL_STAGE_JOIN: {
-    int nl = st->left->ncols, nr = st->right->ncols;
-    bool *ul = SL_ANEW_N(a, bool, nl + 1), *ur = SL_ANEW_N(a, bool, nr + 1);
-    for (int i = 0; i < nl; i++)
-      ul[i] = used[i];
-    for (int i = 0; i < nr; i++)
-      ur[i] = used[nl + i];
-    mark_all(st->lkeys, st->nkeys, ul, 0, nl);
-    mark_all(st->rkeys, st->nkeys, ur, 0, nr);
-    mark_columns(st->residual, ul, 0, nl);
-    mark_columns(st->residual, ur, nl, nr);
-    prune_stage(a, leaf_used, st->left, ul);
-    prune_stage(a, leaf_used, st->right, ur);
-    return;
-  }
-  }
-  prune_stage(a, leaf_used, st->input, u);
-}
-
-/* A leaf's columns no stage reads become NULL constants (the hidden
- * window_end stays); a stream leaf's source then reads less. */
-static void prune_leaf(sl_arena *a, sl_plan *lp, const bool *used) {
-  bool windowed = lp->kind == SL_PLAN_AGGREGATE && lp->windowed;
-  /* The hidden last column stays (window_end; window rows' $live_from). */
-  int n = windowed || lp->window_rows ? lp->nout - 1 : lp->nout;
-  bool changed = false;
-  for (int i = 0; i < n; i++) {
-    if (used[i])
-      continue;
-    lp->out[i] = null_column(a, lp->out_types[i], lp->out_names[i]);
-    changed = true;
-  }
-  if (changed && lp->kind == SL_PLAN_STATELESS)
-    sl_plan_prune_leaves(a, lp);
-}
-
-/* Does a stage of this tree keep rows across a window (a join, an
- * aggregate, a Top-N)? */
 /* ---- updating Top-N: its bound --------------------------------------- */
 
 /* The N of `c <= N`, `c < N + 1`, `c = 1` (and mirrored) where c is column
@@ -1214,9 +775,10 @@ static int check_updating(stager *g, sl_stage *st, sl_span span) {
   if (!st)
     return SL_OK;
   if (st->kind == SL_STAGE_LEAF && !st->stream)
-    return refuse(g, span,
-                  "a join or ROW_NUMBER over streams without windows mixed "
-                  "with windowed results in one query");
+    return sl_stg_refuse(
+        g, span,
+        "a join or ROW_NUMBER over streams without windows mixed "
+        "with windowed results in one query");
   if (st->kind == SL_STAGE_JOIN || st->kind == SL_STAGE_TOPN ||
       (st->kind == SL_STAGE_AGGREGATE && st->stream))
     st->retracting =
@@ -1229,6 +791,10 @@ static int check_updating(stager *g, sl_stage *st, sl_span span) {
   return rc;
 }
 
+/* Does a stage of this tree keep rows across a window (a join, an
+ * aggregate, a Top-N)? */
+/* Does a stage of this tree keep rows across a window (a join, an
+ * aggregate, a Top-N)? */
 static bool holds_state(const sl_stage *st) {
   if (!st)
     return false;
@@ -1250,44 +816,38 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
   if (rc != SL_OK)
     return rc;
   if (top->stream && !g.updating)
-    return refuse(&g, q->span, "a stream on its own in a staged query");
+    return sl_stg_refuse(&g, q->span, "a stream on its own in a staged query");
   if (!g.updating && !streams_have_time(&g, top))
-    return refuse(&g, q->span,
-                  "a stream without an event-time column (WATERMARK) "
-                  "joined with windowed results");
+    return sl_stg_refuse(&g, q->span,
+                         "a stream without an event-time column (WATERMARK) "
+                         "joined with windowed results");
   if (g.updating) {
     find_topn_limits(top);
     const sl_stage *u = unbounded_topn(top);
     if (u)
-      return refuse(&g, q->span,
-                    "ROW_NUMBER over a stream without a window that the "
-                    "query does not bound (WHERE rownum <= N around it): "
-                    "every row would be kept and renumbered for as long as "
-                    "the query runs");
+      return sl_stg_refuse(
+          &g, q->span,
+          "ROW_NUMBER over a stream without a window that the "
+          "query does not bound (WHERE rownum <= N around it): "
+          "every row would be kept and renumbered for as long as "
+          "the query runs");
     rc = check_updating(&g, top, q->span);
     if (rc != SL_OK)
       return rc;
     if (q->norder > 0 || q->limit >= 0 || q->offset > 0)
-      return refuse(&g, q->span,
-                    "ORDER BY, LIMIT or OFFSET over a join or ROW_NUMBER "
-                    "of streams without windows");
+      return sl_stg_refuse(
+          &g, q->span,
+          "ORDER BY, LIMIT or OFFSET over a join or ROW_NUMBER "
+          "of streams without windows");
     g.sp->updating = true;
     plan->changelog = updates(top);
     for (int j = 0; j < g.sp->nleaves; j++)
       g.sp->leaves[j]->keep_late = true;
-    drop_late_under_bounds(&g, top);
+    sl_stg_drop_late_under_bounds(&g, top);
   }
   g.sp->top = top;
   g.sp->at_once = !holds_state(top);
-  bool *all = SL_ANEW_N(a, bool, top->ncols + 1);
-  for (int i = 0; i < top->ncols; i++)
-    all[i] = true;
-  bool **leaf_used = SL_ANEW_N(a, bool *, g.sp->nleaves);
-  for (int j = 0; j < g.sp->nleaves; j++)
-    leaf_used[j] = SL_ANEW_N(a, bool, g.sp->leaves[j]->nout + 3);
-  prune_stage(a, leaf_used, top, all);
-  for (int j = 0; j < g.sp->nleaves; j++)
-    prune_leaf(a, g.sp->leaves[j], leaf_used[j]);
+  sl_stg_prune_columns(a, g.sp, top);
   plan->nout = top->ncols;
   plan->out_names = top->names;
   plan->out_types = top->types;

@@ -174,6 +174,182 @@ static int begin(sl_sink *s, sl_error *err) {
   return SL_OK;
 }
 
+/* Under a changelog with a primary key: the key's columns, by position
+ * (the result's columns are the table's, in order). */
+static int key_columns(sl_sink *s, const sl_table_def *t, sl_error *err) {
+  const sl_row_layout *l = s->layout;
+  s->key = calloc((size_t)t->nprimary_key, sizeof *s->key);
+  if (!s->key)
+    abort();
+  for (int k = 0; k < t->nprimary_key; k++)
+    for (int c = 0; c < t->ncolumns && c + s->first < l->nfields; c++)
+      if (strcmp(t->columns[c].name, t->primary_key[k]) == 0)
+        s->key[s->nkey++] = c + s->first;
+  if (s->nkey != t->nprimary_key)
+    return sl_error_set(err, SL_EINVAL,
+                        "table '%s': its primary key names a column the "
+                        "query does not write",
+                        t->name);
+  return SL_OK;
+}
+
+/* The database at path, opened (created if need be). */
+static int open_db(sl_sink *s, const sl_table_def *t, const char *path,
+                   sl_error *err) {
+  struct stat st;
+  bool is_new = stat(path, &st) != 0 || st.st_size == 0;
+  if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      NULL) != SQLITE_OK)
+    return sl_error_set(err, SL_EIO,
+                        "table '%s': cannot open the sqlite database '%s': "
+                        "%s; check the table's 'path' option",
+                        t->name, path,
+                        s->db ? sqlite3_errmsg(s->db) : "out of memory");
+  sqlite3_busy_timeout(s->db, 5000);
+  /* A new database for a streaming INSERT: WAL, so that readers can read
+   * while it writes (the mode stays with the file). */
+  if (s->unbounded && is_new)
+    sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+  return SL_OK;
+}
+
+/* verb, the target table, " (" and the result's columns (with their
+ * SQLite types when typed). */
+static void target_columns(sl_strbuf *sql, const char *verb, const sl_sink *s,
+                           const sl_sink_spec *spec, bool typed) {
+  const sl_row_layout *l = s->layout;
+  sl_strbuf_append(sql, verb);
+  append_ident(sql, s->target);
+  sl_strbuf_append(sql, " (");
+  for (int i = s->first; i < l->nfields; i++) {
+    if (i > s->first)
+      sl_strbuf_append(sql, ", ");
+    append_ident(sql, column_name(s, spec, i));
+    if (typed)
+      sl_strbuf_printf(sql, " %s", column_type(l->fields[i].ptype));
+  }
+}
+
+/* CREATE TABLE IF NOT EXISTS for the result's columns (and key). */
+static void create_sql(sl_strbuf *sql, const sl_sink *s,
+                       const sl_sink_spec *spec) {
+  target_columns(sql, "CREATE TABLE IF NOT EXISTS ", s, spec, true);
+  for (int k = 0; k < s->nkey; k++) {
+    sl_strbuf_append(sql, k ? ", " : ", PRIMARY KEY (");
+    append_ident(sql, column_name(s, spec, s->key[k]));
+  }
+  sl_strbuf_append(sql, s->nkey ? "))" : ")");
+}
+
+/* INSERT of a row; with a key an upsert. */
+static void insert_sql(sl_strbuf *sql, const sl_sink *s,
+                       const sl_sink_spec *spec) {
+  const sl_row_layout *l = s->layout;
+  target_columns(sql, "INSERT INTO ", s, spec, false);
+  sl_strbuf_append(sql, ") VALUES (");
+  for (int i = s->first; i < l->nfields; i++)
+    sl_strbuf_append(sql, i > s->first ? ", ?" : "?");
+  sl_strbuf_append(sql, ")");
+  if (!s->nkey)
+    return;
+  sl_strbuf_append(sql, " ON CONFLICT (");
+  for (int k = 0; k < s->nkey; k++) {
+    if (k)
+      sl_strbuf_append(sql, ", ");
+    append_ident(sql, column_name(s, spec, s->key[k]));
+  }
+  sl_strbuf_append(sql, ") DO ");
+  int set = 0;
+  for (int i = s->first; i < l->nfields; i++) {
+    bool is_key = false;
+    for (int k = 0; k < s->nkey; k++)
+      is_key |= s->key[k] == i;
+    if (is_key)
+      continue;
+    sl_strbuf_append(sql, set++ ? ", " : "UPDATE SET ");
+    append_ident(sql, column_name(s, spec, i));
+    sl_strbuf_append(sql, " = excluded.");
+    append_ident(sql, column_name(s, spec, i));
+  }
+  if (!set)
+    sl_strbuf_append(sql, "NOTHING");
+}
+
+/* Deleting a row: by its key, or one row equal to it. */
+static void delete_sql(sl_strbuf *sql, const sl_sink *s,
+                       const sl_sink_spec *spec) {
+  const sl_row_layout *l = s->layout;
+  sl_strbuf_append(sql, "DELETE FROM ");
+  append_ident(sql, s->target);
+  sl_strbuf_append(sql, s->nkey ? " WHERE "
+                                : " WHERE rowid = (SELECT rowid "
+                                  "FROM ");
+  if (!s->nkey) {
+    append_ident(sql, s->target);
+    sl_strbuf_append(sql, " WHERE ");
+  }
+  int n = s->nkey ? s->nkey : l->nfields - s->first;
+  for (int j = 0; j < n; j++) {
+    int i = s->nkey ? s->key[j] : s->first + j;
+    if (j)
+      sl_strbuf_append(sql, " AND ");
+    append_ident(sql, column_name(s, spec, i));
+    sl_strbuf_printf(sql, " IS ?%d", j + 1);
+  }
+  if (!s->nkey)
+    sl_strbuf_append(sql, " LIMIT 1)");
+}
+
+/* The table created if need be, the INSERT (and under a changelog the
+ * DELETE) prepared. */
+static int prepare_statements(sl_sink *s, const sl_sink_spec *spec,
+                              const char *path, sl_error *err) {
+  const sl_table_def *t = spec->table;
+  int rc = SL_OK;
+  sl_strbuf sql = SL_STRBUF_INIT;
+  create_sql(&sql, s, spec);
+  if (sqlite3_exec(s->db, sl_strbuf_cstr(&sql), NULL, NULL, NULL) !=
+      SQLITE_OK) {
+    rc = db_error(s, SL_EIO, "creating the table", err);
+    sl_strbuf_free(&sql);
+    return rc;
+  }
+  sl_strbuf_reset(&sql);
+  insert_sql(&sql, s, spec);
+  if (sqlite3_prepare_v2(s->db, sl_strbuf_cstr(&sql), -1, &s->insert, NULL) ==
+          SQLITE_OK &&
+      spec->changelog) {
+    sl_strbuf_reset(&sql);
+    delete_sql(&sql, s, spec);
+    sqlite3_prepare_v2(s->db, sl_strbuf_cstr(&sql), -1, &s->remove, NULL);
+  }
+  if (!s->insert || (spec->changelog && !s->remove))
+    rc = sl_error_set(err, SL_EINVAL,
+                      "table '%s': cannot insert into table '%s' of '%s': "
+                      "%s; the existing table must have the result's "
+                      "columns (drop it or pick another 'table-name')",
+                      t->name, s->target, path, sqlite3_errmsg(s->db));
+  sl_strbuf_free(&sql);
+  return rc;
+}
+
+/* INSERT OVERWRITE: the old rows go in the transaction of the new. */
+static int delete_old_rows(sl_sink *s, sl_error *err) {
+  int rc = begin(s, err);
+  if (rc == SL_OK) {
+    sl_strbuf sql = SL_STRBUF_INIT;
+    sl_strbuf_append(&sql, "DELETE FROM ");
+    append_ident(&sql, s->target);
+    if (sqlite3_exec(s->db, sl_strbuf_cstr(&sql), NULL, NULL, NULL) !=
+        SQLITE_OK)
+      rc = db_error(s, SL_EIO, "deleting the old rows (INSERT OVERWRITE)", err);
+    sl_strbuf_free(&sql);
+  }
+  if (rc != SL_OK && s->in_tx)
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  return rc;
+}
+
 static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   *out = NULL;
   const sl_table_def *t = spec->table;
@@ -188,20 +364,8 @@ static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   s->table = t->name;
   s->first = spec->changelog ? 1 : 0;
   if (spec->changelog && t->nprimary_key > 0) {
-    /* The key's columns, by position: the result's columns are the
-     * table's, in order. */
-    s->key = calloc((size_t)t->nprimary_key, sizeof *s->key);
-    if (!s->key)
-      abort();
-    for (int k = 0; k < t->nprimary_key; k++)
-      for (int c = 0; c < t->ncolumns && c + s->first < l->nfields; c++)
-        if (strcmp(t->columns[c].name, t->primary_key[k]) == 0)
-          s->key[s->nkey++] = c + s->first;
-    if (s->nkey != t->nprimary_key) {
-      rc = sl_error_set(err, SL_EINVAL,
-                        "table '%s': its primary key names a column the "
-                        "query does not write",
-                        t->name);
+    rc = key_columns(s, t, err);
+    if (rc != SL_OK) {
       sqlite_free(s);
       return rc;
     }
@@ -212,142 +376,18 @@ static int sqlite_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err) {
   s->unbounded = spec->unbounded;
   s->overwrite = spec->overwrite;
   char *path = NULL; /* on a node daemon: inside its --data-dir */
-  if ((rc = sl_path_resolve(db_path(t), &path, err)) != SL_OK) {
-    sqlite_free(s);
-    return rc;
-  }
-  struct stat st;
-  bool is_new = stat(path, &st) != 0 || st.st_size == 0;
-  if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                      NULL) != SQLITE_OK) {
-    rc = sl_error_set(err, SL_EIO,
-                      "table '%s': cannot open the sqlite database '%s': %s; "
-                      "check the table's 'path' option",
-                      t->name, path,
-                      s->db ? sqlite3_errmsg(s->db) : "out of memory");
-    free(path);
-    sqlite_free(s);
-    return rc;
-  }
+  rc = sl_path_resolve(db_path(t), &path, err);
+  if (rc == SL_OK)
+    rc = open_db(s, t, path, err);
+  /* (path is named in prepare_statements' error, so it lives till then) */
+  if (rc == SL_OK)
+    rc = prepare_statements(s, spec, path, err);
   free(path);
-  sqlite3_busy_timeout(s->db, 5000);
-  /* A new database for a streaming INSERT: WAL, so that readers can read
-   * while it writes (the mode stays with the file). */
-  if (s->unbounded && is_new)
-    sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
-
-  sl_strbuf sql = SL_STRBUF_INIT;
-  sl_strbuf_append(&sql, "CREATE TABLE IF NOT EXISTS ");
-  append_ident(&sql, s->target);
-  sl_strbuf_append(&sql, " (");
-  for (int i = s->first; i < l->nfields; i++) {
-    if (i > s->first)
-      sl_strbuf_append(&sql, ", ");
-    append_ident(&sql, column_name(s, spec, i));
-    sl_strbuf_printf(&sql, " %s", column_type(l->fields[i].ptype));
-  }
-  for (int k = 0; k < s->nkey; k++) {
-    sl_strbuf_append(&sql, k ? ", " : ", PRIMARY KEY (");
-    append_ident(&sql, column_name(s, spec, s->key[k]));
-  }
-  sl_strbuf_append(&sql, s->nkey ? "))" : ")");
-  if (sqlite3_exec(s->db, sl_strbuf_cstr(&sql), NULL, NULL, NULL) !=
-      SQLITE_OK) {
-    rc = db_error(s, SL_EIO, "creating the table", err);
-    sl_strbuf_free(&sql);
+  if (rc == SL_OK && s->overwrite)
+    rc = delete_old_rows(s, err);
+  if (rc != SL_OK) {
     sqlite_free(s);
     return rc;
-  }
-  sl_strbuf_reset(&sql);
-  sl_strbuf_append(&sql, "INSERT INTO ");
-  append_ident(&sql, s->target);
-  sl_strbuf_append(&sql, " (");
-  for (int i = s->first; i < l->nfields; i++) {
-    if (i > s->first)
-      sl_strbuf_append(&sql, ", ");
-    append_ident(&sql, column_name(s, spec, i));
-  }
-  sl_strbuf_append(&sql, ") VALUES (");
-  for (int i = s->first; i < l->nfields; i++)
-    sl_strbuf_append(&sql, i > s->first ? ", ?" : "?");
-  sl_strbuf_append(&sql, ")");
-  if (s->nkey) { /* an upsert */
-    sl_strbuf_append(&sql, " ON CONFLICT (");
-    for (int k = 0; k < s->nkey; k++) {
-      if (k)
-        sl_strbuf_append(&sql, ", ");
-      append_ident(&sql, column_name(s, spec, s->key[k]));
-    }
-    sl_strbuf_append(&sql, ") DO ");
-    int set = 0;
-    for (int i = s->first; i < l->nfields; i++) {
-      bool is_key = false;
-      for (int k = 0; k < s->nkey; k++)
-        is_key |= s->key[k] == i;
-      if (is_key)
-        continue;
-      sl_strbuf_append(&sql, set++ ? ", " : "UPDATE SET ");
-      append_ident(&sql, column_name(s, spec, i));
-      sl_strbuf_append(&sql, " = excluded.");
-      append_ident(&sql, column_name(s, spec, i));
-    }
-    if (!set)
-      sl_strbuf_append(&sql, "NOTHING");
-  }
-  if (sqlite3_prepare_v2(s->db, sl_strbuf_cstr(&sql), -1, &s->insert, NULL) ==
-          SQLITE_OK &&
-      spec->changelog) {
-    /* Deleting a row: by its key, or one row equal to it. */
-    sl_strbuf_reset(&sql);
-    sl_strbuf_append(&sql, "DELETE FROM ");
-    append_ident(&sql, s->target);
-    sl_strbuf_append(&sql, s->nkey ? " WHERE "
-                                   : " WHERE rowid = (SELECT rowid "
-                                     "FROM ");
-    if (!s->nkey) {
-      append_ident(&sql, s->target);
-      sl_strbuf_append(&sql, " WHERE ");
-    }
-    int n = s->nkey ? s->nkey : l->nfields - s->first;
-    for (int j = 0; j < n; j++) {
-      int i = s->nkey ? s->key[j] : s->first + j;
-      if (j)
-        sl_strbuf_append(&sql, " AND ");
-      append_ident(&sql, column_name(s, spec, i));
-      sl_strbuf_printf(&sql, " IS ?%d", j + 1);
-    }
-    if (!s->nkey)
-      sl_strbuf_append(&sql, " LIMIT 1)");
-    sqlite3_prepare_v2(s->db, sl_strbuf_cstr(&sql), -1, &s->remove, NULL);
-  }
-  if (!s->insert || (spec->changelog && !s->remove)) {
-    rc = sl_error_set(err, SL_EINVAL,
-                      "table '%s': cannot insert into table '%s' of '%s': "
-                      "%s; the existing table must have the result's "
-                      "columns (drop it or pick another 'table-name')",
-                      t->name, s->target, path, sqlite3_errmsg(s->db));
-    sl_strbuf_free(&sql);
-    sqlite_free(s);
-    return rc;
-  }
-  sl_strbuf_free(&sql);
-  if (s->overwrite) { /* the old rows go in the transaction of the new */
-    rc = begin(s, err);
-    if (rc == SL_OK) {
-      sl_strbuf_append(&sql, "DELETE FROM ");
-      append_ident(&sql, s->target);
-      if (sqlite3_exec(s->db, sl_strbuf_cstr(&sql), NULL, NULL, NULL) !=
-          SQLITE_OK)
-        rc = db_error(s, SL_EIO, "deleting the old rows (INSERT OVERWRITE)",
-                      err);
-      sl_strbuf_free(&sql);
-    }
-    if (rc != SL_OK) {
-      if (s->in_tx)
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-      sqlite_free(s);
-      return rc;
-    }
   }
   *out = s;
   return SL_OK;
