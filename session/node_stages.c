@@ -18,6 +18,18 @@
  * partition (repartition, late merge; under late merge this leaf's own
  * leaders are split by the join key too, so leader p's rows all go to
  * node p) or to every one (broadcast). */
+/* Where a node's staged run sends what it makes: per[k] the nodes of leaf
+ * k (NULL: not here); the rest as its coordinator gave it. */
+static sl_staged_run staged_run_of(const sl_exec_nodes *nodes,
+                                   const sl_exec_nodes **per) {
+  return (sl_staged_run){per,
+                         nodes->feeds,
+                         {nodes->coordinator_fd, nodes->coordinator_lock,
+                          nodes->coordinator_credit},
+                         nodes->cancel,
+                         nodes->dist};
+}
+
 static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
                                int join, int strategy,
                                const sl_exec_nodes *nodes, sl_session *s,
@@ -186,12 +198,7 @@ static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
   const sl_exec_nodes **per = calloc((size_t)nleaves, sizeof *per);
   if (!per)
     abort();
-  sl_staged_run run = {per,
-                       nodes->feeds,
-                       {nodes->coordinator_fd, nodes->coordinator_lock,
-                        nodes->coordinator_credit},
-                       nodes->cancel,
-                       nodes->dist};
+  sl_staged_run run = staged_run_of(nodes, per);
   if (rc == SL_OK)
     rc = sl_execute_staged(plan, &(sl_run){s->settings, s->cancel, NULL}, &run,
                            NULL, stats, err);
@@ -266,12 +273,7 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
       here.rows_to_sink = true;
       const sl_exec_nodes *per[2] = {NULL, NULL};
       per[leaf] = &here;
-      sl_staged_run run = {per,
-                           nodes->feeds,
-                           {nodes->coordinator_fd, nodes->coordinator_lock,
-                            nodes->coordinator_credit},
-                           nodes->cancel,
-                           nodes->dist};
+      sl_staged_run run = staged_run_of(nodes, per);
       if (rc == SL_OK)
         rc = plan->staged->nleaves == 2
                  ? sl_execute_staged(plan,
