@@ -47,8 +47,11 @@ static int merge_changes(coordinator *c, const sl_group_table *delta) {
   c->groups += c->updates->changes - before;
   uint64_t held = update_result_bytes(c->updates);
   uint64_t total;
-  if (sl_memory_grew_over(c->q->memory, &c->updates_charged, held, &total) &&
-      rc == SL_OK)
+  bool over =
+      sl_memory_grew_over(c->q->memory, &c->updates_charged, held, &total);
+  if (rc == UPDATE_RESULT_OVER_LIMIT) /* stopped before the table doubled */
+    over = true, rc = SL_OK;
+  if (over && rc == SL_OK)
     rc = sl_memory_over_error(
         c->err, c->q->memory, held, total, "add a window so that groups end",
         "the GROUP BY's state (every group's merged state, %llu groups) holds",

@@ -209,6 +209,10 @@ int update_result_merge(update_result *u, const sl_group_table *delta,
       if (rc != SL_OK)
         return rc;
     }
+    /* The merged table cannot double within the limit: stop before it
+     * does (the caller reports the limit; the query ends). */
+    if (sl_group_table_growth_over_budget(&u->table))
+      return UPDATE_RESULT_OVER_LIMIT;
     const uint8_t *e = delta->slots + (size_t)i * delta->entry_width;
     bool created;
     uint8_t *states = sl_group_table_upsert_ex(&u->table, *(const uint64_t *)e,

@@ -52,7 +52,11 @@ void update_result_init(update_result *u, const exec_query *q,
 void update_result_free(update_result *u);
 
 /* Merge delta into the result and send the changes to out(arg).  The
- * delta is not changed (the result copies what it keeps). */
+ * delta is not changed (the result copies what it keeps).  Returns
+ * UPDATE_RESULT_OVER_LIMIT, having merged only part of it, when the result
+ * would have to double its table with no room left under the memory
+ * limit: the caller ends the query with the memory-limit error. */
+enum { UPDATE_RESULT_OVER_LIMIT = 2 };
 int update_result_merge(update_result *u, const sl_group_table *delta,
                         update_out_fn out, void *arg, sl_error *err);
 

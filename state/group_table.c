@@ -357,6 +357,12 @@ void sl_group_table_keep_since(
   *t = fresh;
 }
 
+bool sl_group_table_growth_over_budget(const sl_group_table *t) {
+  if (!t->budget || (uint64_t)(t->count + 1) * 16 <= (uint64_t)t->cap * 15)
+    return false;
+  return !sl_memory_room_for(t->budget, (uint64_t)t->cap * 2 * t->entry_width);
+}
+
 size_t sl_group_table_bytes(const sl_group_table *t) {
   size_t slots = (size_t)t->cap * t->entry_width;
   return slots + t->arena.total + (t->growth_held ? 2 * slots : 0);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sluice/state/aggregate.h"
+#include "sluice/state/memory_account.h"
 
 /* DECIMAL(38) fields are 8-byte aligned in rows: read them by copy. */
 static __int128 load_i128(const uint8_t *p) {
@@ -357,6 +358,50 @@ static void test_table_growth(void **state) {
   sl_arena_free(&a);
 }
 
+/* A table whose memory account has no room to double holds its growth
+ * past 3/4 full, says at 15/16 that the next new group would double it
+ * regardless (sl_group_table_growth_over_budget: its holder stops there),
+ * and never allocates the doubled slots while the account is full. */
+static void test_growth_over_budget(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  const sl_type *t[1] = {sl_type_new(&a, SL_TYPE_BIGINT)};
+  sl_row_layout *key = sl_row_layout_new(&a, 1, NULL, t);
+  sl_agg_desc d = {.op = SL_AGG_COUNT_STAR,
+                   .in_field = -1,
+                   .filter_field = -1,
+                   .out_type = t[0]};
+  sl_agg_set set;
+  sl_error err = {0};
+  assert_int_equal(sl_agg_set_init(&a, &set, 1, &d, key, &err), SL_OK);
+  sl_group_table g;
+  sl_group_table_init(&g, key, &set, 1024);
+  sl_memory_account acct;
+  /* Room for the slots it has, not for twice as many more. */
+  sl_memory_account_init(&acct, (uint64_t)g.cap * g.entry_width * 2);
+  uint64_t charged = 0;
+  sl_memory_charge(&acct, &charged, (uint64_t)g.cap * g.entry_width);
+  g.budget = &acct;
+  uint32_t cap = g.cap;
+  uint8_t k[16] = {0};
+  int64_t i = 0;
+  while (!sl_group_table_growth_over_budget(&g)) {
+    assert_true(i < (int64_t)cap); /* it says so before the table is full */
+    SL_FIELD(k, key, 0, int64_t) = i++ * 7919;
+    sl_group_table_upsert(&g, sl_key_hash(key, k), k);
+  }
+  assert_int_equal(g.cap, cap); /* held: never doubled */
+  assert_true(g.growth_held);
+  assert_true((uint64_t)g.count * 16 >= (uint64_t)cap * 15 - 16);
+  /* With room again it no longer asks its holder to stop. */
+  sl_memory_charge(&acct, &charged, 0);
+  assert_false(sl_group_table_growth_over_budget(&g));
+  sl_group_table_free(&g);
+  sl_memory_account_close(&acct);
+  sl_arena_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_single_table_values),
@@ -364,6 +409,7 @@ int main(void) {
       cmocka_unit_test(test_sum_overflow_is_error),
       cmocka_unit_test(test_filter_and_empty),
       cmocka_unit_test(test_table_growth),
+      cmocka_unit_test(test_growth_over_budget),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

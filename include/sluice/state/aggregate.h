@@ -131,8 +131,8 @@ typedef struct sl_slot_pool sl_slot_pool;
 sl_slot_pool *sl_slot_pool_new(size_t max_bytes);
 void sl_slot_pool_free(sl_slot_pool *p);
 
-/* The query's memory account (include/sluice/state/memory_account.h) that the pool's
- * kept arrays count in (a kept array is memory the process holds) and
+/* The query's memory account (include/sluice/state/memory_account.h) that the
+ * pool's kept arrays count in (a kept array is memory the process holds) and
  * that its tables ask before doubling (sl_group_table.budget).  The pool
  * keeps an array only while the account has room for it. */
 struct sl_memory_account;
@@ -239,5 +239,11 @@ void sl_group_table_keep_since(
 /* Bytes held (slots + arena, and the doubled slots the table needs when
  * its budget refused them), for EXPLAIN ANALYZE and memory limits. */
 size_t sl_group_table_bytes(const sl_group_table *t);
+/* Would the next new group double the table although its memory account
+ * has no room for the doubled slots?  (Growth is held only up to 15/16
+ * full; past that the next upsert doubles regardless.)  A holder that
+ * merges many groups at once asks before each and stops the query with
+ * the memory-limit error instead of allocating what it could not keep. */
+bool sl_group_table_growth_over_budget(const sl_group_table *t);
 
 #endif
