@@ -1,5 +1,5 @@
 /* cluster_client.c - starting, joining and talking to the nodes of a cluster
- * (cluster.h, node.h). */
+ * (cluster.h, node_frames.h). */
 #include "sluice/cluster/cluster_client.h"
 #include "sluice/common/version.h"
 
@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sluice/cluster/node.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/net/node_messages.h"
 #include "sluice/shell/shell.h"
 
@@ -79,7 +79,7 @@ static int hello(sl_cluster_node *nd, sl_error *err) {
     rc = sl_hello_msg_decode(p.data, p.len, &nd->workers, version,
                              sizeof version, &nd->rdma, nd->rdma_device,
                              sizeof nd->rdma_device, err);
-  /* Frames and layouts are native (node.h): one build on every side. */
+  /* Frames and layouts are native (node_frames.h): one build on every side. */
   if (rc == SL_OK && strcmp(version, sl_version()) != 0)
     rc = sl_error_set(err, SL_EINVAL,
                       "%s runs Sluice %s, this shell %s: every node must run "

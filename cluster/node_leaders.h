@@ -27,7 +27,7 @@
 
 #include "../exec/executor_int.h"
 #include "partition_leader.h"
-#include "sluice/cluster/node.h"
+#include "sluice/exec/exec_nodes.h"
 
 #define SL_NODE_LEADERS_F_MORE (SL_CHANNEL_F_USER << 0)
 #define SL_NODE_LEADERS_F_PART (SL_CHANNEL_F_USER << 1)

@@ -1,5 +1,5 @@
 /* node_link.c - a node of a cluster as the coordinator's executor sees it,
- * and what a node sends back (node.h).
+ * and what a node sends back (node_frames.h).
  *
  * On the coordinator each node gets a thread that reads the node's frames
  * and turns them into exactly what a local worker would have published:
@@ -16,7 +16,7 @@
 
 #include "../exec/late_output.h"
 #include "node_link.h"
-#include "sluice/cluster/node.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/common/clock.h"
 #include "sluice/net/node_messages.h"
 
@@ -203,7 +203,7 @@ void *sl_node_link_main(void *arg) {
   sl_error err = {0};
   bool cancel_sent = false;
   int rc;
-  double heard = sl_clock_seconds(); /* its last frame (node.h, HEARTBEAT) */
+  double heard = sl_clock_seconds(); /* its last frame (node_frames.h, HEARTBEAT) */
   for (;;) {
     if (!cancel_sent && atomic_load(w->cancel)) {
       /* The query stops (LIMIT, Ctrl-C, another node's error): tell the
@@ -254,7 +254,7 @@ void *sl_node_link_main(void *arg) {
       pthread_mutex_unlock(&sh->lock);
     } else if (type == SL_FRAME_ROWS) {
       /* Queued for the coordinator; the node sends no more than its
-       * credits allow (node.h), so this thread never stops reading. */
+       * credits allow (node_frames.h), so this thread never stops reading. */
       rc = on_rows(w, &p, &err);
     } else if (type == SL_FRAME_PROGRESS) {
       /* The node's counts so far (DONE brings the final ones). */

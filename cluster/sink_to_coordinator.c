@@ -3,7 +3,7 @@
  *
  * The rows are copied first (their long strings may live in the leaves'
  * stores) into buffers of their own, which go out in the ROWS wire form
- * (node.h).  Not in the connector registry: only the stage runner opens
+ * (node_frames.h).  Not in the connector registry: only the stage runner opens
  * it, with an sl_sink_to_coordinator_arg. */
 #include <stdlib.h>
 

@@ -301,9 +301,9 @@ typedef struct bcast_run {
   side *sd;
   bool *done, *cancel_sent;
   struct pollfd *pfd;
-  /* Each stage node's last frame (node.h, HEARTBEAT). */
+  /* Each stage node's last frame (node_frames.h, HEARTBEAT). */
   double *heard;
-  /* Each stage node's bulk frames taken (credits, node.h): taken as they
+  /* Each stage node's bulk frames taken (credits, node_frames.h): taken as they
    * are read, since the rows written go to the sink from this thread,
    * which reads no more meanwhile. */
   uint64_t (*taken)[2];

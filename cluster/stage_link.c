@@ -1,5 +1,5 @@
 /* stage_link.c - a join's side, sent straight from the nodes that run its
- * leaf to the nodes that run the stages (plan.h, sl_join_strategy; node.h,
+ * leaf to the nodes that run the stages (plan.h, sl_join_strategy; node_frames.h,
  * XLISTEN 3 and the link frames).
  *
  * When a join's stages run on the nodes (broadcast, repartition, late

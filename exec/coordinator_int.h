@@ -42,7 +42,7 @@ typedef struct coordinator {
    * every group's merged state; deltas merge into it as they come. */
   update_result *updates;
   /* A node of a cluster: partials, watermarks and rows go to the
-   * coordinator through this socket (node.h); -1 otherwise. */
+   * coordinator through this socket (node_frames.h); -1 otherwise. */
   sl_frame_out export;
   /* A node running a broadcast join's stages: rows go to the sink (the
    * stage sink) after all, and so does the watermark (executor.h). */

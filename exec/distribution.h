@@ -28,7 +28,7 @@ typedef struct sl_leader_window {
 
 typedef struct sl_distribution sl_distribution;
 struct sl_distribution {
-  /* ---- a node: what goes to its coordinator (node.h's frames) ---- */
+  /* ---- a node: what goes to its coordinator (node_frames.h) ---- */
   int (*send_partial)(const sl_frame_out *o, int64_t start, int64_t end,
                       const sl_group_table *t, sl_error *err);
   int (*send_wm)(const sl_frame_out *o, int64_t wm, sl_error *err);

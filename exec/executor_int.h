@@ -218,7 +218,7 @@ typedef struct exec_shared exec_shared;
  * so the exchange cannot deadlock): the sources wait for the slowest
  * consumer and memory stays bounded whatever its speed.  A node link's
  * queue is the node's frames, bounded by the credits it grants the node
- * (sl_node_credit, node.h). */
+ * (sl_node_credit, node_frames.h). */
 #define SL_OUT_QUEUED_MAX 16
 #define SL_OUT_QUEUED_BYTES ((uint64_t)16 << 20)
 

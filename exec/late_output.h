@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sluice/cluster/node.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/connectors/connector.h"
 #include "sluice/planner/plan.h"
 

@@ -122,7 +122,7 @@ int sl_coord_finish_window(coordinator *c) {
   return rc;
 }
 
-/* A node about to send window `end`'s partial when its credits (node.h)
+/* A node about to send window `end`'s partial when its credits (node_frames.h)
  * are used up: the coordinator holds partials it cannot fire until it
  * hears a watermark past them, so say first that every window before this
  * one has been sent (true: windows go in order of their end), and they

@@ -44,7 +44,7 @@ void sl_coord_report_progress(sl_result_sink *shell, worker *ws, int n,
 }
 
 /* A node: its events and windows fired so far, for the coordinator's
- * progress line (node.h, PROGRESS). */
+ * progress line (node_frames.h, PROGRESS). */
 int sl_coord_send_progress(const coordinator *c, worker *ws, int n,
                            sl_error *err) {
   uint64_t p[2] = {0, c->windows};

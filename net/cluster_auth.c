@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sluice/cluster/node.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/common/clock.h"
 #include "sluice/net/auth.h"
 

@@ -1,5 +1,5 @@
 /* node_credit.c - the credits that hold a node's bulk frames back while
- * its coordinator's consumer is slow (node.h, sl_node_credit).
+ * its coordinator's consumer is slow (node_frames.h, sl_node_credit).
  *
  * The node counts what it sends; the coordinator counts what its executor
  * has taken and sends the totals (CREDIT); a frame may go while the
@@ -9,7 +9,7 @@
 #include <poll.h>
 #include <string.h>
 
-#include "sluice/cluster/node.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/common/clock.h"
 
 void sl_node_credit_init(sl_node_credit *c, const atomic_bool *cancel) {

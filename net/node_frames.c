@@ -1,12 +1,12 @@
 /* node_frames.c - the framing of the control connection between the
- * coordinator and its nodes (node.h): [type][length][payload]. */
+ * coordinator and its nodes (node_frames.h): [type][length][payload]. */
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sluice/cluster/node.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/common/clock.h"
 
 int sl_send_all(int fd, const void *p, size_t n, sl_error *err) {

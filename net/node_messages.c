@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sluice/cluster/node.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/net/node_messages.h"
 #include "sluice/planner/plan.h"
 

@@ -1,5 +1,5 @@
 /* node_serve.c - a node process: one coordinator's control connection
- * (node.h), served with a session of its own.
+ * (node_frames.h), served with a session of its own.
  *
  * EXEC statements change the node's catalog and settings; a QUERY runs on
  * this node's share of the sources while a watcher thread reads the
@@ -18,7 +18,7 @@
 
 #include "sluice/cluster/cluster_client.h"
 #include "sluice/cluster/distribution.h"
-#include "sluice/cluster/node.h"
+#include "sluice/exec/exec_nodes.h"
 #include "sluice/common/cancel.h"
 #include "sluice/common/clock.h"
 #include "sluice/common/version.h"
@@ -60,7 +60,7 @@ static void beat(const sl_frame_out *out) {
 
 /* The watcher: reads the control connection while a query runs (CANCEL,
  * SYNC, its end), and says HEARTBEAT every SL_HEARTBEAT_MS so that the
- * coordinator can tell a busy node from a hung one (node.h). */
+ * coordinator can tell a busy node from a hung one (node_frames.h). */
 static void *watch(void *arg) {
   watcher *w = arg;
   sl_strbuf p = SL_STRBUF_INIT;
@@ -123,7 +123,7 @@ static int send_error(int fd, int ended, const sl_error *e) {
   return rc;
 }
 
-/* The exchange between daemons (node.h, XLISTEN): this node's listening
+/* The exchange between daemons (node_frames.h, XLISTEN): this node's listening
  * sockets, one per channel it will consume, until the next query ends. */
 typedef struct exchange_listen {
   int members; /* node count x workers; 0: none */

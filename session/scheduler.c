@@ -1,4 +1,4 @@
-/* scheduler.c - the session's clusters (node.h): starting or joining
+/* scheduler.c - the session's clusters (node_frames.h): starting or joining
  * nodes and keeping them in step with the session's statements, running a
  * query on them (a staged query's leaves each on a cluster of its own,
  * the stages here) and EXPLAIN's Nodes block.  A node's side of a query

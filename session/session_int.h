@@ -20,13 +20,13 @@ struct sl_session {
   sl_stats_cache *stats;   /* samples of sources, for the cost model */
   sl_cost_constants costs; /* loaded or measured at the first choice */
   bool costs_fresh;        /* measured by this session ('fresh') */
-  /* Clusters (node.h): the nodes queries run on, and every statement that
+  /* Clusters (node_frames.h): the nodes queries run on, and every statement that
    * changed the catalog or settings, in order, to bring new nodes up to
    * date.  A node's own session has neither (is_node). */
   bool is_node;
   sl_cluster *cluster;
   /* A staged query's leaves run at once, each on a cluster of its own
-   * (node.h: one query per control connection): leaf 1 on cluster, leaf
+   * (node_frames.h: one query per control connection): leaf 1 on cluster, leaf
    * k + 1 on leaf_clusters[k - 1], started or joined like cluster at the
    * first query that needs them, kept in step by session_replicate. */
   sl_cluster **leaf_clusters;

@@ -151,7 +151,7 @@ static int cmd_tables(sl_shell *sh, const dot_args *a) {
   return SL_SHELL_CONTINUE;
 }
 
-/* `.nodes`: where queries run (node.h). */
+/* `.nodes`: where queries run (node_frames.h). */
 static int cmd_nodes(sl_shell *sh, const dot_args *a) {
   (void)a;
   sl_strbuf b = SL_STRBUF_INIT;

@@ -1,5 +1,5 @@
 /* fuzz_messages.c - libFuzzer target: arbitrary bytes arriving on a
- * cluster connection (node.h), read as frames and handed to the decoder of
+ * cluster connection (node_frames.h), read as frames and handed to the decoder of
  * each frame's type (node_messages.h), then used as the node or the
  * coordinator would use them.
  *
@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "../../cluster/node_link.h"
-#include "sluice/cluster/node.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/net/node_messages.h"
 #include "sluice/state/aggregate.h"
 

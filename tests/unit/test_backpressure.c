@@ -1,6 +1,6 @@
 /* test_backpressure.c - a slow consumer holds the sources back: memory
  * stays bounded whatever its speed (executor_int.h, SL_OUT_QUEUED_MAX;
- * node.h, sl_node_credit).
+ * node_frames.h, sl_node_credit).
  *
  * Each test runs an unbounded datagen into a consumer far slower than the
  * generator and measures the peak RSS (VmHWM) the query adds to every
@@ -458,7 +458,7 @@ static void test_slow_broadcast_join_on_nodes(void **state) {
 /* ---- a slow consumer is not a hung node ------------------------------- */
 
 /* A consumer that takes 3 s over its first row, longer than the silence
- * rule's 2 s (node.h, SL_SILENCE_MS), then 1 ms per row: the nodes wait
+ * rule's 2 s (node_frames.h, SL_SILENCE_MS), then 1 ms per row: the nodes wait
  * for credits meanwhile while their heartbeats keep coming, and the
  * coordinator does not count the time it spends writing as their silence.
  * Stopped after 6 s, by us, not by a "hangs" error; the nodes then run

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "sluice/cluster/cluster_client.h"
-#include "sluice/cluster/node.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/net/auth.h"
 #include "sluice/net/channel.h"
 #include "sluice/session/session.h"

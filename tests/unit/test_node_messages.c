@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sluice/cluster/node.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/common/clock.h"
 #include "sluice/net/node_messages.h"
 #include "sluice/planner/plan.h"

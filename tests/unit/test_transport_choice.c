@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "sluice/cluster/cluster_client.h"
-#include "sluice/cluster/node.h"
+#include "sluice/net/node_frames.h"
 
 /* n nodes; rdma_mask bit i: node i has a device. */
 static sl_cluster *make(sl_cluster *c, sl_cluster_node *nodes, int n,

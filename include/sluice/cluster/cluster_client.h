@@ -1,4 +1,4 @@
-/* cluster_client.h - the shell's side of a cluster (node.h): starting or
+/* cluster_client.h - the shell's side of a cluster (node_frames.h): starting or
  * joining nodes, keeping their catalogs and settings in step, `.nodes`.
  *
  * Ownership: a cluster owns its sockets and, for forked nodes, the child
@@ -98,7 +98,7 @@ void sl_cluster_addresses(const sl_cluster *c, sl_strbuf *out);
  * (join: the join strategy, plan.h sl_join_strategy); nfed > 0: under a
  * repartition of every leaf, leaves 0 .. nfed - 1 all come over links.
  * across: the transport of the channels between nodes
- * (sl_exchange_transport, node.h; SL_XPORT_NONE when none): shm meets at
+ * (sl_exchange_transport, node_frames.h; SL_XPORT_NONE when none): shm meets at
  * names, tcp and verbs at the addresses from sl_cluster_xlisten. */
 int sl_cluster_query(sl_cluster *c, const char *text, size_t len, int leaf,
                      int fed, int nfed, int join, int strategy, int across,
@@ -120,7 +120,7 @@ int sl_cluster_xlisten(sl_cluster *c, int what, int transport, sl_strbuf *addrs,
  * for verbs, "" otherwise. */
 int sl_cluster_transport(const sl_cluster *c, const char *want, int *transport,
                          char *device, size_t device_size, sl_error *err);
-/* After a query (succeeded or not): bring every node back in step (node.h,
+/* After a query (succeeded or not): bring every node back in step (node_frames.h,
  * SYNC).  A node silent for SL_SILENCE_MS (not even a HEARTBEAT while it
  * is stopping a query) is marked broken. */
 void sl_cluster_sync(sl_cluster *c);

@@ -25,7 +25,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "sluice/cluster/node.h"
+#include "sluice/exec/exec_nodes.h"
 #include "sluice/common/cancel.h"
 #include "sluice/common/error.h"
 #include "sluice/common/settings.h"
@@ -36,7 +36,7 @@
 
 /* What a plan runs with: the run context, the caller's for the run.
  * settings: the session's; cancel: the token that stops it (NULL: nothing
- * does); nodes (node.h): NULL runs the plan in this process alone; with
+ * does); nodes (node_frames.h): NULL runs the plan in this process alone; with
  * nnodes > 0 this process coordinates nodes that were sent the query; with
  * node_count > 0 this process is node node_index and sends its partials
  * and rows to the coordinator (it writes no sink).  Session windows are not
@@ -69,7 +69,7 @@ void sl_memory_host_join(uint64_t shell_pid, const char *who);
 typedef struct sl_stage_feed sl_stage_feed;
 sl_stage_feed *sl_stage_feed_new(void);
 void sl_stage_feed_free(sl_stage_feed *f);
-/* Rows in the ROWS wire form (node.h), or a watermark (INT64_MAX: the
+/* Rows in the ROWS wire form (node_frames.h), or a watermark (INT64_MAX: the
  * side has sent everything). */
 void sl_stage_feed_rows(sl_stage_feed *f, const void *payload, size_t len);
 void sl_stage_feed_watermark(sl_stage_feed *f, int64_t wm);

@@ -319,7 +319,7 @@ int sl_channel_listen(const char *transport, const char *address, int *fd,
 void sl_channel_describe_peer(int fd, char *where, size_t n);
 
 /* A plain TCP connection to "host:port" within timeout_ms (links between
- * nodes that carry framed messages rather than a channel's slots: node.h).
+ * nodes that carry framed messages rather than a channel's slots: node_frames.h).
  * Not retried when refused: a link's listener is up before its address is
  * handed out (XLISTEN), so a refusal means its node is gone. */
 int sl_channel_connect_stream(const char *address, int timeout_ms, int *fd,

@@ -1,4 +1,4 @@
-/* node_messages.h - the messages of a cluster's connections (node.h),
+/* node_messages.h - the messages of a cluster's connections (node_frames.h),
  * encoded and decoded in one place.
  *
  * Every payload that arrives from the network goes through one of the
@@ -34,7 +34,7 @@
 /* The most workers a node says it has (HELLO). */
 #define SL_NODE_MAX_WORKERS 4096
 
-/* QUERY (node.h): what a node runs. */
+/* QUERY (node_frames.h): what a node runs. */
 typedef struct sl_query_msg {
   int node_index, node_count; /* 0 <= node_index < node_count */
   int strategy;               /* sl_strategy (plan.h) */

@@ -52,7 +52,7 @@ void sl_session_set_cancel(sl_session *s, const sl_cancel *cancel);
 int sl_session_execute(sl_session *s, const char *text, size_t len,
                        int first_line, sl_result_sink *sink, sl_error *err);
 
-/* Clusters (node.h).  A node's session: it never starts nodes of its own
+/* Clusters (node_frames.h).  A node's session: it never starts nodes of its own
  * (SET 'sluice.nodes' is the coordinator's). */
 void sl_session_set_node(sl_session *s);
 
@@ -82,7 +82,7 @@ void sl_session_describe_nodes(sl_session *s, sl_strbuf *out);
 int sl_session_connect(sl_session *s, const char *list,
                        const struct sl_secret *secret, sl_error *err);
 
-/* Serve one coordinator's connection as a node until it closes (node.h);
+/* Serve one coordinator's connection as a node until it closes (node_frames.h);
  * the process's session lives for the connection; channels and links to
  * other nodes prove secret (auth.h; NULL: none).  Returns SL_OK when the
  * coordinator closed the connection in order. */
