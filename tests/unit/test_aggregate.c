@@ -325,19 +325,27 @@ static void test_filter_and_empty(void **state) {
   sl_arena_free(&a);
 }
 
-static void test_table_growth(void **state) {
-  (void)state;
-  sl_arena a;
-  sl_arena_init(&a, 0);
-  const sl_type *t[1] = {sl_type_new(&a, SL_TYPE_BIGINT)};
-  sl_row_layout *key = sl_row_layout_new(&a, 1, NULL, t);
+/* COUNT(*) per BIGINT key: the key layout and aggregate set of the growth
+ * tests, in arena a (the caller frees it). */
+static void count_by_bigint(sl_arena *a, sl_row_layout **key, sl_agg_set *set) {
+  sl_arena_init(a, 0);
+  const sl_type *t[1] = {sl_type_new(a, SL_TYPE_BIGINT)};
+  *key = sl_row_layout_new(a, 1, NULL, t);
   sl_agg_desc d = {.op = SL_AGG_COUNT_STAR,
                    .in_field = -1,
                    .filter_field = -1,
                    .out_type = t[0]};
+  sl_error err = {0};
+  assert_int_equal(sl_agg_set_init(a, set, 1, &d, *key, &err), SL_OK);
+}
+
+static void test_table_growth(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_row_layout *key;
   sl_agg_set set;
   sl_error err = {0};
-  assert_int_equal(sl_agg_set_init(&a, &set, 1, &d, key, &err), SL_OK);
+  count_by_bigint(&a, &key, &set);
   sl_group_table g;
   sl_group_table_init(&g, key, &set, 1);
   uint8_t k[16] = {0};
@@ -365,16 +373,9 @@ static void test_table_growth(void **state) {
 static void test_growth_over_budget(void **state) {
   (void)state;
   sl_arena a;
-  sl_arena_init(&a, 0);
-  const sl_type *t[1] = {sl_type_new(&a, SL_TYPE_BIGINT)};
-  sl_row_layout *key = sl_row_layout_new(&a, 1, NULL, t);
-  sl_agg_desc d = {.op = SL_AGG_COUNT_STAR,
-                   .in_field = -1,
-                   .filter_field = -1,
-                   .out_type = t[0]};
+  sl_row_layout *key;
   sl_agg_set set;
-  sl_error err = {0};
-  assert_int_equal(sl_agg_set_init(&a, &set, 1, &d, key, &err), SL_OK);
+  count_by_bigint(&a, &key, &set);
   sl_group_table g;
   sl_group_table_init(&g, key, &set, 1024);
   sl_memory_account acct;
