@@ -106,8 +106,7 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
   session_set_jit(s, lp);
   sl_exec_nodes here = *nodes;
   here.rows_to_sink = true;
-  return sl_execute(lp, &(sl_run){s->settings, s->cancel, &here}, NULL, stats,
-                    err);
+  return sl_execute(lp, session_run(s, &here), NULL, stats, err);
 }
 
 /* The plan of a query's text, as the coordinator planned it: with late
@@ -200,8 +199,7 @@ static int shuffle_stages_here(sl_session *s, sl_plan *plan, const char *text,
     abort();
   sl_staged_run run = staged_run_of(nodes, per);
   if (rc == SL_OK)
-    rc = sl_execute_staged(plan, &(sl_run){s->settings, s->cancel, NULL}, &run,
-                           NULL, stats, err);
+    rc = sl_execute_staged(plan, session_run(s, NULL), &run, NULL, stats, err);
   free(per);
   if (started) {
     if (rc != SL_OK)
@@ -276,9 +274,8 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
       sl_staged_run run = staged_run_of(nodes, per);
       if (rc == SL_OK)
         rc = plan->staged->nleaves == 2
-                 ? sl_execute_staged(plan,
-                                     &(sl_run){s->settings, s->cancel, NULL},
-                                     &run, NULL, stats, err)
+                 ? sl_execute_staged(plan, session_run(s, NULL), &run, NULL,
+                                     stats, err)
                  : sl_error_set(err, SL_EINTERNAL,
                                 "a join on the nodes of %d leaves",
                                 plan->staged->nleaves);
@@ -298,8 +295,7 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
     session_set_jit(s, plan);
   }
   if (rc == SL_OK && plan)
-    rc = sl_execute(plan, &(sl_run){s->settings, s->cancel, nodes}, NULL, stats,
-                    err);
+    rc = sl_execute(plan, session_run(s, nodes), NULL, stats, err);
   if (b)
     sl_bound_stmt_release(b);
   sl_arena_free(&arena);

@@ -1,4 +1,4 @@
-/* scheduler.c - the session's clusters (node_frames.h): starting or joining
+/* scheduler.c - the session's clusters (cluster_client.h): starting or joining
  * nodes and keeping them in step with the session's statements, running a
  * query on them (a staged query's leaves each on a cluster of its own,
  * the stages here) and EXPLAIN's Nodes block.  A node's side of a query
@@ -717,9 +717,8 @@ static int execute_broadcast_on_nodes(sl_session *s, sl_plan *plan,
     }
   }
   if (rc == SL_OK)
-    rc = sl_execute_broadcast(plan, &(sl_run){s->settings, s->cancel, NULL},
-                              side, side_leaf, nsides, local.fds, n, sink, st,
-                              err);
+    rc = sl_execute_broadcast(plan, session_run(s, NULL), side, side_leaf,
+                              nsides, local.fds, n, sink, st, err);
   sl_cluster_sync(s->cluster);
   for (int j = 0; j < tried; j++)
     sl_cluster_sync(s->leaf_clusters[j]);
@@ -774,8 +773,7 @@ static int execute_staged_on_nodes(sl_session *s, sl_plan *plan,
                       "on the nodes).");
   const sl_staged_run run = {per_leaf, NULL, {-1, NULL, NULL}, NULL, NULL};
   if (rc == SL_OK)
-    rc = sl_execute_staged(plan, &(sl_run){s->settings, s->cancel, NULL}, &run,
-                           sink, st, err);
+    rc = sl_execute_staged(plan, session_run(s, NULL), &run, sink, st, err);
   for (int k = 0; k < sp->nleaves; k++)
     if (per_leaf[k])
       sl_cluster_sync(k ? s->leaf_clusters[k - 1] : s->cluster);
@@ -795,11 +793,12 @@ int session_ready_nodes(sl_session *s, sl_result_sink *sink, sl_error *err) {
 int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
                     sl_result_sink *sink, sl_query_stats *st, sl_error *err) {
   if (plan->kind == SL_PLAN_CONSTANT) /* no source: nothing for nodes */
-    return sl_execute(plan, &(sl_run){s->settings, s->cancel, NULL}, sink, st,
-                      err);
-  int rc = ensure_cluster(s, sink, err);
-  if (rc != SL_OK)
-    return rc;
+    return sl_execute(plan, session_run(s, NULL), sink, st, err);
+  /* session_ready_nodes made the cluster ready before the plan was made
+   * (mending it again here would dial gone daemons a second time); a
+   * node lost since is found when the query is sent.  The count is
+   * checked for a caller that placed the plan elsewhere. */
+  int rc;
   int n = session_node_count(s);
   if (s->planned_nodes > 0 && n != s->planned_nodes)
     return sl_error_set(
@@ -816,9 +815,8 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   if (plan->kind == SL_PLAN_STAGED)
     return s->cluster
                ? execute_staged_on_nodes(s, plan, text, len, sink, st, err)
-               : sl_execute_staged(plan,
-                                   &(sl_run){s->settings, s->cancel, NULL},
-                                   NULL, sink, st, err);
+               : sl_execute_staged(plan, session_run(s, NULL), NULL, sink, st,
+                                   err);
   bool sessions = sl_plan_sessions_on_one_process(plan);
   if (s->cluster && sessions && sink->notice) {
     rc = sink->notice(sink->ctx, "[WARNING] Session windows under late "
@@ -830,8 +828,7 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
       return rc;
   }
   if (!s->cluster || sessions)
-    return sl_execute(plan, &(sl_run){s->settings, s->cancel, NULL}, sink, st,
-                      err);
+    return sl_execute(plan, session_run(s, NULL), sink, st, err);
   int *fds = malloc(sizeof(int) * (size_t)s->cluster->n);
   if (!fds)
     abort();
@@ -839,8 +836,7 @@ int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
   rc = start_on_cluster(s, s->cluster, plan, -1, -1, 0, 0, text, len, NULL,
                         &nodes, fds, err);
   if (rc == SL_OK)
-    rc = sl_execute(plan, &(sl_run){s->settings, s->cancel, &nodes}, sink, st,
-                    err);
+    rc = sl_execute(plan, session_run(s, &nodes), sink, st, err);
   free(fds);
   sl_cluster_sync(s->cluster);
   if (rc == SL_OK)

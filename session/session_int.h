@@ -20,8 +20,8 @@ struct sl_session {
   sl_stats_cache *stats;   /* samples of sources, for the cost model */
   sl_cost_constants costs; /* loaded or measured at the first choice */
   bool costs_fresh;        /* measured by this session ('fresh') */
-  /* Clusters (node_frames.h): the nodes queries run on, and every statement that
-   * changed the catalog or settings, in order, to bring new nodes up to
+  /* Clusters (cluster_client.h): the nodes queries run on, and every statement
+   * that changed the catalog or settings, in order, to bring new nodes up to
    * date.  A node's own session has neither (is_node). */
   bool is_node;
   sl_cluster *cluster;
@@ -87,5 +87,10 @@ void sl_insert_only_changelog_free(void *state);
 
 /* The JIT settings into a plan (and a staged plan's leaves). */
 void session_set_jit(sl_session *s, sl_plan *plan);
+
+/* The run a session's statement executes with (sl_run: its settings, its
+ * Ctrl-C token, and the nodes, or NULL for this process): a compound
+ * literal, alive to the end of the caller's block. */
+#define session_run(s, nodes) (&(sl_run){(s)->settings, (s)->cancel, (nodes)})
 
 #endif

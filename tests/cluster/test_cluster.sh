@@ -21,13 +21,17 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 # wait_listening PID LOG ADDRESS: until the daemon says it listens there,
-# or is gone (its port was taken); a loaded host takes a while.
+# or is gone (its port was taken); a loaded sanitized build takes a while.
+# LOG is the daemon's own: in a log shared with an earlier daemon of the
+# same port (killed in a round before), the old line answered at once and
+# a shell then found nothing listening.
 wait_listening() {
-  for _ in $(seq 100); do
-    grep -q "listening on $3" "$2" 2>/dev/null && return 0
+  for _ in $(seq 600); do
+    grep -qxF "sluice node listening on $3" "$2" 2>/dev/null && return 0
     kill -0 "$1" 2>/dev/null || return 0
     sleep 0.1
   done
+  fail "the daemon at $3 did not listen within 60 s: $(cat "$2")"
 }
 
 # Two daemons on free ports (retry when a port is taken).
@@ -195,13 +199,16 @@ fi
 cmp -s "$tmp/local" "$tmp/cluster_tcp" || fail "--transport tcp rows differ"
 echo "ok   --transport tcp: rows equal"
 
-# start_daemon: one more daemon on a free port; sets port and pid.
+# start_daemon: one more daemon on a free port, with a log of its own;
+# sets port and pid.
+ndaemons=0
 start_daemon() {
   for attempt in 1 2 3 4 5 6 7 8; do
     port=$((20000 + RANDOM % 30000))
-    "$SLUICE" node --secret-file "$SECRET" --data-dir . --listen "127.0.0.1:$port" 2>>"$tmp/extra.log" &
+    ndaemons=$((ndaemons + 1))
+    "$SLUICE" node --secret-file "$SECRET" --data-dir . --listen "127.0.0.1:$port" 2>"$tmp/extra$ndaemons.log" &
     pid=$!
-    wait_listening "$pid" "$tmp/extra.log" "127.0.0.1:$port"
+    wait_listening "$pid" "$tmp/extra$ndaemons.log" "127.0.0.1:$port"
     if kill -0 "$pid" 2>/dev/null; then pids+=("$pid"); return 0; fi
   done
   fail "could not start a daemon"
@@ -254,7 +261,7 @@ for strategy in late-merge repartition single broadcast join-repartition join-la
   set +e
   timeout 60 "$SLUICE" -m csv --secret-file "$SECRET" --cluster "127.0.0.1:$p0,127.0.0.1:$p1" -c "$Q" >"$tmp/rows" 2>"$tmp/killed" &
   shell=$!
-  for _ in $(seq 400); do
+  for _ in $(seq 590); do
     [ -s "$tmp/rows" ] && break
     kill -0 "$shell" 2>/dev/null || break
     sleep 0.1
@@ -275,7 +282,7 @@ for strategy in late-merge repartition single broadcast join-repartition join-la
     cat "$tmp/killed"; fail "$strategy: the death was noticed only by silence"
   fi
   # The surviving daemon still serves a new shell.
-  "$SLUICE" --secret-file "$SECRET" --cluster "127.0.0.1:$p0" -c ".nodes" | grep -q healthy ||
+  [[ $("$SLUICE" --secret-file "$SECRET" --cluster "127.0.0.1:$p0" -c ".nodes") == *healthy* ]] ||
     fail "$strategy: the surviving node is not healthy"
   echo "ok   $strategy: a killed node is reported in ${took} s: $(grep -m1 "node 1" "$tmp/killed")"
 done

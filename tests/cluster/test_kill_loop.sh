@@ -41,16 +41,27 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL (seed $SEED, round $round): $*"; exit 1; }
 
+# count_listening LOG PORT: how many daemons of LOG said they listen on PORT.
+count_listening() {
+  local n
+  n=$(grep -cxF "sluice node listening on 127.0.0.1:$2" "$1" 2>/dev/null)
+  echo "${n:-0}"
+}
+
 # start_daemon I [PORT]: daemon I on PORT (a free one when not given).
 start_daemon() {
   local i=$1 want=${2:-} port
   for attempt in 1 2 3 4 5 6 7 8 9 10; do
     port=${want:-$((20000 + RANDOM % 30000))}
+    # A restarted daemon appends to the log of the one killed on its port:
+    # only a line more than before says the new one listens.
+    local before
+    before=$(count_listening "$tmp/daemon$i.log" "$port")
     "$SLUICE" node --secret-file "$SECRET" --listen "127.0.0.1:$port" 2>>"$tmp/daemon$i.log" &
     dpid[$i]=$!
     # listening, or gone (the port was taken); a loaded host takes a while
-    for _ in $(seq 100); do
-      grep -q "listening on 127.0.0.1:$port" "$tmp/daemon$i.log" 2>/dev/null && break
+    for _ in $(seq 300); do
+      (($(count_listening "$tmp/daemon$i.log" "$port") > before)) && break
       kill -0 "${dpid[$i]}" 2>/dev/null || break
       sleep 0.1
     done

@@ -339,7 +339,7 @@ q10_check() {
       echo "FAIL q10 (n$nodes): a row in $d is not of its minute"; bad=1
     fi
   done
-  if find "$out" -name '*.inprogress' | grep -q .; then
+  if [[ -n $(find "$out" -name '*.inprogress') ]]; then
     echo "FAIL q10 (n$nodes): files left in progress"; bad=1
   fi
   cat "$out"/dt=*/hm=*/part-*.csv | tr -d '"' | awk -F, '{ print $1 "," $2 "," $3 "," $4 }' | sort > "$tmp/q10.got"
