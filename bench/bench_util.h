@@ -51,19 +51,20 @@ static inline int bench_run(sl_session *s, const char *sql, int strategy,
   sl_bound_stmt *b = NULL;
   sl_plan *plan = NULL;
   sl_error err = {0};
+  sl_run_config config;
   uint64_t rows = 0;
   sl_result_sink sink = sl_result_sink_discard(&rows);
   char *text = sl_arena_strdup(&a, sql);
   int rc = SL_OK;
   if (sl_parse_one(&a, text, strlen(text), 1, &st, &err) ||
       sl_bind(&a, sl_session_catalog(s), st, text, 1, &b, &err) ||
-      sl_plan_build(&a, b, &plan, &err)) {
+      sl_plan_build(&a, b, &plan, &err) ||
+      sl_run_config_resolve(&config, sl_session_settings(s), &err)) {
     rc = err.code;
   } else {
     if (strategy >= 0)
       plan->strategy = (sl_strategy)strategy;
-    rc = sl_execute(plan, &(sl_run){sl_session_settings(s), NULL, NULL}, &sink,
-                    qs, &err);
+    rc = sl_execute(plan, &(sl_run){&config, NULL, NULL}, &sink, qs, &err);
   }
   if (rc != SL_OK)
     fprintf(stderr, "bench: %s\n", err.message);

@@ -289,7 +289,7 @@ static int malformed(int rc, int node, sl_error *why, sl_error *err) {
 /* One sl_execute_broadcast: what its phases share. */
 typedef struct bcast_run {
   const sl_plan *plan;
-  const sl_run *ctx; /* the settings, the cancel token */
+  const sl_run *ctx; /* the run's configuration, the cancel token */
   const sl_staged_plan *sp;
   const int *stage_fds;
   int n, nsides;
@@ -321,7 +321,7 @@ typedef struct bcast_run {
 } bcast_run;
 
 /* The per-node arrays and the sides (their leaves' sink is side_sink). */
-static void run_alloc(bcast_run *x, const sl_settings *settings,
+static void run_alloc(bcast_run *x, const sl_run_config *config,
                       const sl_exec_nodes *sides, const int *side_leaf) {
   int n = x->n;
   x->done = calloc((size_t)n, sizeof *x->done);
@@ -342,13 +342,13 @@ static void run_alloc(bcast_run *x, const sl_settings *settings,
     leaf->sink_arg = &x->b;
     leaf->sink_table = NULL;
     x->sd[j].leaf = leaf;
-    x->sd[j].run = (sl_run){settings, x->ctx->cancel, &sides[j]};
+    x->sd[j].run = (sl_run){config, x->ctx->cancel, &sides[j]};
   }
 }
 
 /* The results the stage nodes send and the query's sink they go to; the
  * late records' output; then the sides' threads. */
-static int run_open(bcast_run *x, const sl_settings *settings,
+static int run_open(bcast_run *x, const sl_run_config *config,
                     sl_result_sink *shell, uint32_t buffer_size, int rc) {
   const sl_plan *plan = x->plan;
   const sl_staged_plan *sp = x->sp;
@@ -372,7 +372,7 @@ static int run_open(bcast_run *x, const sl_settings *settings,
   if (rc == SL_OK && from)
     wire_layout = sl_exec_changelog_layout(&x->arena, from->ncols, from->names,
                                            from->types, &wire_names);
-  sl_memory_account_init(&x->memory, sl_exec_memory_limit(settings));
+  sl_memory_account_init(&x->memory, config->memory_limit);
   x->r = (results){{plan->sink, NULL, plan->offset, plan->limit, 0, 0, false,
                     plan->order, plan->norder, NULL, NULL, &x->memory, 0},
                    wire_layout,
@@ -395,10 +395,8 @@ static int run_open(bcast_run *x, const sl_settings *settings,
   if (!r->since || !r->wm)
     abort();
   if (rc == SL_OK && from) {
-    r->upper = update_stages_new(
-        top, buffer_size,
-        sl_settings_get_seconds(settings, "table.exec.state.ttl", 0),
-        stage_write_updates, &r->uo);
+    r->upper = update_stages_new(top, buffer_size, config->state_ttl,
+                                 stage_write_updates, &r->uo);
     if (plan->changelog)
       sl_buffer_init(&r->uo.rows, out_layout, buffer_size);
     sl_buffer_init(&r->from_rows, update_stages_layout(r->upper, from), 64);
@@ -759,7 +757,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_run *run,
                          int nsides, const int *stage_fds, int n,
                          sl_result_sink *shell, sl_query_stats *stats,
                          sl_error *err) {
-  const sl_settings *settings = run->settings;
+  const sl_run_config *config = run->config;
   memset(stats, 0, sizeof *stats);
   /* No side: updating stages over one stream, whose nodes route their
    * own rows (nsides 0). */
@@ -774,13 +772,12 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_run *run,
   x.err = err;
   x.p = (sl_strbuf)SL_STRBUF_INIT;
   sl_arena_init(&x.arena, 0);
-  uint32_t buffer_size =
-      (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
+  uint32_t buffer_size = config->buffer_size;
   if (buffer_size < 4096)
     buffer_size = 4096;
   int rc = stage_rt_build(&x.arena, x.sp->top, x.sp, &x.top, err);
-  run_alloc(&x, settings, sides, side_leaf);
-  rc = run_open(&x, settings, shell, buffer_size, rc);
+  run_alloc(&x, config, sides, side_leaf);
+  rc = run_open(&x, config, shell, buffer_size, rc);
   x.t0 = sl_clock_seconds();
   rc = run_loop(&x, rc);
   rc = run_stop_sides(&x, rc);

@@ -75,8 +75,8 @@ int sl_execute(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
   return rc;
 }
 
-void sl_query_shared_init(query_shared *sh, const sl_settings *settings) {
-  sl_memory_account_init(&sh->memory, sl_exec_memory_limit(settings));
+void sl_query_shared_init(query_shared *sh, const sl_run_config *config) {
+  sl_memory_account_init(&sh->memory, config->memory_limit);
   atomic_init(&sh->wm_max, WM_MIN);
 }
 
@@ -88,7 +88,7 @@ typedef struct exec_run {
   /* sl_exec_run's arguments; shell is NULL on a node that writes nothing
    * itself. */
   const sl_plan *plan;
-  const sl_settings *settings;
+  const sl_run_config *config;
   const sl_exec_nodes *nodes;
   const sl_cancel *token; /* stops the query (sl_run.cancel) */
   sl_result_sink *shell;
@@ -127,18 +127,17 @@ typedef struct exec_run {
  * JIT; on an error nothing is left to free. */
 static int set_up_query(exec_run *r) {
   const sl_plan *plan = r->plan;
-  const sl_settings *settings = r->settings;
+  const sl_run_config *config = r->config;
   const sl_exec_nodes *nodes = r->nodes;
   bool node = r->node;
   exec_query *q = &r->q;
   memset(r->stats, 0, sizeof *r->stats);
   q->plan = plan;
   sl_arena_init(&q->arena, 0);
-  q->buffer_size =
-      (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
+  q->buffer_size = config->buffer_size;
   if (q->buffer_size < 4096)
     q->buffer_size = 4096;
-  q->nworkers = (int)sl_settings_get_int(settings, "parallelism.default", 1);
+  q->nworkers = config->parallelism;
   if (q->nworkers < 1)
     q->nworkers = 1;
   q->src_base = node ? nodes->node_index * q->nworkers : 0;
@@ -150,28 +149,25 @@ static int set_up_query(exec_run *r) {
   r->leaders = node && nodes->exchange_between_nodes &&
                plan->kind == SL_PLAN_AGGREGATE &&
                plan->strategy != SL_STRATEGY_REPARTITION && !plan->changelog;
-  q->exchange_delay_us =
-      sl_settings_get_int(settings, "sluice.debug.exchange-delay-us", 0);
+  q->exchange_delay_us = config->exchange_delay_us;
   q->xbase = r->across ? q->src_base : 0;
   q->xn = r->across ? q->src_total : q->nworkers;
   if (r->leaders || plan->changelog) {
     /* sluice.epoch-size is per node: each worker ends its epochs after
      * its share of it. */
-    int64_t e = sl_settings_get_int(settings, "sluice.epoch-size", 64 << 20);
+    int64_t e = config->epoch_size;
     q->epoch_bytes = e > 0 ? (uint64_t)e / (uint64_t)q->nworkers : 0;
     if (e > 0 && q->epoch_bytes == 0)
       q->epoch_bytes = 1;
   }
   if (plan->changelog) {
-    q->epoch_seconds = sl_settings_get_seconds(
-        settings, "table.exec.mini-batch.allow-latency", 0.2);
-    int64_t rows =
-        sl_settings_get_int(settings, "table.exec.mini-batch.size", 0);
+    q->epoch_seconds = config->mini_batch_latency;
+    int64_t rows = config->mini_batch_rows;
     q->epoch_rows = rows > 0 ? (uint64_t)rows : 0;
     if (!q->epoch_bytes)
       q->epoch_bytes = UINT64_MAX;
   }
-  sl_query_shared_init(&q->own_shared, settings);
+  sl_query_shared_init(&q->own_shared, config);
   q->shared = r->with_others ? r->with_others : &q->own_shared;
   q->memory = &q->shared->memory;
   q->idle_timeout = (double)plan->idle_timeout_us / 1e6;
@@ -187,7 +183,7 @@ static int set_up_query(exec_run *r) {
    * (and report it), and compiling here would only take CPU from them. */
   if (rc == SL_OK && !r->coordinator_of_nodes)
     /* An error: 'sluice.jit' = 'require' and LLVM failed. */
-    rc = sl_exec_prepare_jit(q, settings, r->shell, r->err);
+    rc = sl_exec_prepare_jit(q, config, r->shell, r->err);
   if (rc != SL_OK) {
     free_query(q);
     return rc;
@@ -288,9 +284,7 @@ static void set_up_coordinator(exec_run *r) {
     c->sorted = &r->sorted;
   }
   if (plan->changelog && r->fires && !c->export_partials) {
-    update_result_init(
-        &r->updates, q, q->buffer_size,
-        sl_settings_get_seconds(r->settings, "table.exec.state.ttl", 0));
+    update_result_init(&r->updates, q, q->buffer_size, r->config->state_ttl);
     c->updates = &r->updates;
   }
   if (q->agg_layout) {
@@ -699,7 +693,6 @@ static void tear_down(exec_run *r) {
 int sl_exec_run(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
                 query_shared *with_others, sl_query_stats *stats,
                 sl_error *err) {
-  const sl_settings *settings = run->settings;
   const sl_exec_nodes *nodes = run->nodes;
   if (plan->kind == SL_PLAN_CONSTANT)
     return sl_execute_constant(plan, shell, stats, err);
@@ -716,7 +709,7 @@ int sl_exec_run(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
   exec_run r;
   memset(&r, 0, sizeof r);
   r.plan = plan;
-  r.settings = settings;
+  r.config = run->config;
   r.nodes = nodes;
   r.token = run->cancel;
   r.shell = shell;

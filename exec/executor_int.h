@@ -33,7 +33,7 @@ typedef struct query_shared {
   _Atomic int64_t wm_max;   /* WM_MIN until a worker has a watermark */
 } query_shared;
 
-void sl_query_shared_init(query_shared *sh, const sl_settings *settings);
+void sl_query_shared_init(query_shared *sh, const sl_run_config *config);
 
 /* The compiled, read-only parts of a query, shared by all threads. */
 typedef struct exec_query {
@@ -318,7 +318,7 @@ extern void *sl_worker_main(void *arg);
  * (without them the query runs interpreted, and q->jit_status says why;
  * an error only under 'sluice.jit' = 'require'; shell may be NULL). */
 int sl_exec_prepare(exec_query *q, sl_error *err);
-int sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
+int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
                         sl_result_sink *shell, sl_error *err);
 /* The exchange's channels, q->channels (xn x xn; exchange_open.c). */
 int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
@@ -334,10 +334,6 @@ typedef struct sl_sink_to_coordinator_arg {
 /* Wake the coordinator (worker_queue.c). */
 void sl_exec_signal(worker *w);
 
-/* SET 'sluice.memory-limit': the bytes a query may hold on this host,
- * summed over its processes here (0 or unset: half the cgroup's memory
- * limit or of the RAM, host_memory.h). */
-uint64_t sl_exec_memory_limit(const sl_settings *settings);
 /* sl_execute with what it shares with the query's other executors in
  * this process (a staged run's, for all its leaves), or NULL: its own.
  * The caller enters run->cancel as the thread's cancel scope. */

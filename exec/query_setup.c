@@ -412,33 +412,24 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
 
 /* ---- the JIT ------------------------------------------------------------ */
 
-/* SET 'sluice.jit' = 'require': the JIT must compile what the planner
- * marked compilable (sl_jit_plan_status), or the query fails. */
-static bool jit_required(const sl_settings *settings) {
-  const char *v = sl_settings_get(settings, "sluice.jit");
-  return v && strcasecmp(v, "require") == 0;
-}
-
 /* Compile the pipeline's per-record steps (jit.h) when SET 'sluice.jit' is
  * on and every expression is supported; otherwise (or if LLVM fails) the
  * query runs interpreted and q->jit_status says why.  Fails the query only
  * under 'sluice.jit' = 'require' when LLVM failed on a pipeline the
  * planner marked compilable: otherwise the interpreter is always there. */
-int sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
+int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
                         sl_result_sink *shell, sl_error *qerr) {
   const sl_plan *plan = q->plan;
-  q->jit_status = sl_jit_plan_status(
-      &q->arena, plan, sl_settings_get_bool(settings, "sluice.jit", true));
+  q->jit_status = sl_jit_plan_status(&q->arena, plan, config->jit);
   if (q->jit_status)
     return SL_OK;
   double t0 = sl_clock_seconds();
   sl_error err = {0};
   /* SET 'sluice.debug.jit-fail' = 'on' (tests): LLVM's optimizer is given
    * a pass it does not know, so compiling fails in LLVM itself. */
-  const char *passes =
-      sl_settings_get_bool(settings, "sluice.debug.jit-fail", false)
-          ? SL_JIT_BROKEN_PASSES
-          : sl_settings_get(settings, "sluice.jit.passes");
+  const char *passes = config->jit_fail        ? SL_JIT_BROKEN_PASSES
+                       : config->jit_passes[0] ? config->jit_passes
+                                               : NULL;
   int rc = sl_jit_new(&q->jit, passes, &err);
   bool stateless = plan->kind == SL_PLAN_STATELESS;
   /* A window aggregate over a lookup join: everything up to the tmp rows
@@ -446,8 +437,7 @@ int sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
    * interpreted up to the fold).  Otherwise the WATERMARK goes into the
    * first loop over the source's rows (it counts every row, so it runs
    * before the filter there). */
-  bool fused = !sl_jit_lookup_status(plan) &&
-               sl_settings_get_bool(settings, "sluice.jit.join-probe", true) &&
+  bool fused = !sl_jit_lookup_status(plan) && config->jit_join_probe &&
                sl_jit_lookup_supported(q->join_key_layout);
   if (rc == SL_OK && fused) {
     q->lookup = (sl_jit_lookup){q->stream_key_progs, q->nkey_progs,
@@ -475,8 +465,7 @@ int sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
                                q->stream_layout, q->join_key_layout, true,
                                &q->k_join, &err);
   /* Phase 2: the state update of the window aggregates it handles. */
-  if (rc == SL_OK && !stateless &&
-      sl_settings_get_bool(settings, "sluice.jit.state-update", true) &&
+  if (rc == SL_OK && !stateless && config->jit_state_update &&
       !sl_jit_fold_status(plan)) {
     q->fold_spec = (sl_jit_fold_spec){&plan->window, q->tmp_layout, q->tmp_time,
                                       q->tmp_keys,   q->key_layout, &q->aggs,
@@ -490,11 +479,9 @@ int sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
                                       q->wm_layout};
     rc = sl_jit_add_route(q->jit, &q->fold_spec, q->xn, &q->k_route, &err);
   }
-  const char *dump = sl_settings_get(settings, "sluice.jit.dump");
   char *ir = NULL;
   if (rc == SL_OK)
-    rc = sl_jit_compile(q->jit, dump && strcmp(dump, "ir") == 0 ? &ir : NULL,
-                        &err);
+    rc = sl_jit_compile(q->jit, config->jit_dump_ir ? &ir : NULL, &err);
   if (ir) {
     /* SET 'sluice.jit.dump' = 'ir': the optimized IR, as a notice */
     if (shell && shell->notice)
@@ -514,9 +501,9 @@ int sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
     q->k_main = q->k_join = q->k_fold = q->k_lookup = q->k_route = NULL;
     /* Under 'require' a stopped compile (Ctrl-C) ends the query as
      * stopped, not as a pipeline that failed to compile. */
-    if (jit_required(settings) && rc == SL_ECANCELLED)
+    if (config->jit_required && rc == SL_ECANCELLED)
       out = sl_error_set(qerr, SL_ECANCELLED, "query cancelled");
-    else if (jit_required(settings))
+    else if (config->jit_required)
       out = sl_error_set(
           qerr, SL_EINTERNAL,
           "the pipeline reading '%s' should run compiled but did not (%s); "
@@ -526,15 +513,6 @@ int sl_exec_prepare_jit(exec_query *q, const sl_settings *settings,
   }
   sl_error_clear(&err);
   return out;
-}
-
-/* ---- limits ------------------------------------------------------------- */
-
-uint64_t sl_exec_memory_limit(const sl_settings *settings) {
-  int64_t v = sl_settings_get_int(settings, "sluice.memory-limit", 0);
-  if (v > 0)
-    return (uint64_t)v;
-  return sl_host_default_memory_limit(); /* half the cgroup's or the RAM */
 }
 
 /* ---- changelog rows ----------------------------------------------------- */

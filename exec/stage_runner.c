@@ -498,7 +498,7 @@ static int write_window(stage_output *o, const rel *r, sl_error *err) {
 /* One sl_execute_staged: what its phases share. */
 typedef struct staged_query {
   const sl_plan *plan;
-  const sl_run *ctx; /* the settings, the cancel token */
+  const sl_run *ctx; /* the run's configuration, the cancel token */
   const sl_staged_plan *sp;
   const sl_staged_run *where;
   bool node; /* stages on a node: results to the coordinator */
@@ -526,7 +526,7 @@ typedef struct staged_query {
 } staged_query;
 
 /* The runner's state, the stages' runtime tree. */
-static int sq_init(staged_query *x, const sl_settings *settings) {
+static int sq_init(staged_query *x, const sl_run_config *config) {
   const sl_staged_plan *sp = x->sp;
   stage_runner *run = &x->run;
   sl_arena_init(&x->arena, 0);
@@ -535,8 +535,7 @@ static int sq_init(staged_query *x, const sl_settings *settings) {
   run->frontier = WM_MIN;
   run->nleaves = sp->nleaves;
   run->holder = rows_holder(sp->top);
-  run->buffer_size =
-      (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
+  run->buffer_size = config->buffer_size;
   run->leaves = calloc((size_t)sp->nleaves, sizeof *run->leaves);
   x->lts = calloc((size_t)sp->nleaves, sizeof *x->lts);
   x->lo = calloc((size_t)sp->nleaves, sizeof *x->lo);
@@ -602,7 +601,7 @@ static void sq_leaf_stores(staged_query *x) {
 
 /* The output (the query's sink, or on a node the coordinator), the
  * updating stages, the late records' output. */
-static int sq_open_output(staged_query *x, const sl_settings *settings,
+static int sq_open_output(staged_query *x, const sl_run_config *config,
                           sl_result_sink *shell, int rc) {
   const sl_plan *plan = x->plan;
   const sl_staged_plan *sp = x->sp;
@@ -634,17 +633,15 @@ static int sq_open_output(staged_query *x, const sl_settings *settings,
     x->o.sc = where->dist->sink_to_coordinator;
   /* Updating stages: rows as they arrive, a changelog's with its kind. */
   x->uo = (update_output){&x->o, x->changelog, {0}};
-  sl_query_shared_init(&x->run.shared, settings);
+  sl_query_shared_init(&x->run.shared, config);
   x->leaf_wm = calloc((size_t)sp->nleaves + 1, sizeof *x->leaf_wm);
   if (!x->leaf_wm)
     abort();
   const sl_row_layout *out_layout = top ? top->layout : NULL;
   const char *const *out_names = x->top_stage->names;
   if (rc == SL_OK && sp->updating) {
-    x->updates = update_stages_new(
-        top, buffer_size,
-        sl_settings_get_seconds(settings, "table.exec.state.ttl", 0),
-        stage_write_updates, &x->uo);
+    x->updates = update_stages_new(top, buffer_size, config->state_ttl,
+                                   stage_write_updates, &x->uo);
     if (x->changelog) {
       out_layout = sl_exec_changelog_layout(&x->arena, top->layout->nfields,
                                             x->top_stage->names,
@@ -673,7 +670,7 @@ static int sq_open_output(staged_query *x, const sl_settings *settings,
 }
 
 /* A thread per leaf, running the leaf's plan into its store. */
-static int sq_start_leaves(staged_query *x, const sl_settings *settings,
+static int sq_start_leaves(staged_query *x, const sl_run_config *config,
                            int rc) {
   const sl_staged_run *where = x->where;
   const sl_exec_nodes *const *leaf_nodes = where ? where->leaf_nodes : NULL;
@@ -683,7 +680,7 @@ static int sq_start_leaves(staged_query *x, const sl_settings *settings,
     lt->index = i;
     lt->plan = x->sp->leaves[i];
     lt->exec =
-        (sl_run){settings, x->ctx->cancel, leaf_nodes ? leaf_nodes[i] : NULL};
+        (sl_run){config, x->ctx->cancel, leaf_nodes ? leaf_nodes[i] : NULL};
     lt->feed = where && where->feeds ? where->feeds[i] : NULL;
     if (pthread_create(&lt->thread, NULL, leaf_main, lt) != 0) {
       rc = sl_error_set(x->err, SL_EINTERNAL, "cannot start stage thread");
@@ -944,7 +941,7 @@ static int sq_close(staged_query *x, int rc, double seconds) {
 int sl_execute_staged(const sl_plan *plan, const sl_run *ctx,
                       const sl_staged_run *where, sl_result_sink *shell,
                       sl_query_stats *stats, sl_error *err) {
-  const sl_settings *settings = ctx->settings;
+  const sl_run_config *config = ctx->config;
   bool node = where && where->export.fd >= 0;
   if (node && !where->dist)
     return sl_error_set(err, SL_EINTERNAL,
@@ -961,11 +958,11 @@ int sl_execute_staged(const sl_plan *plan, const sl_run *ctx,
   x->node = node;
   x->stats = stats;
   x->err = err;
-  int rc = sq_init(x, settings);
+  int rc = sq_init(x, config);
   if (rc == SL_OK)
     sq_leaf_stores(x);
-  rc = sq_open_output(x, settings, shell, rc);
-  rc = sq_start_leaves(x, settings, rc);
+  rc = sq_open_output(x, config, shell, rc);
+  rc = sq_start_leaves(x, config, rc);
   double t0 = sl_clock_seconds();
   rc = sq_loop(x, rc);
   double seconds = sl_clock_seconds() - t0;

@@ -64,19 +64,18 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
   }
   sl_plan *lp = sp->leaves[leaf];
   lp->strategy = (sl_strategy)strategy;
-  sl_stage_link_spec spec = {
-      leaf,
-      nodes->nstage,
-      nodes->stage_addrs,
-      nroute,
-      route,
-      (uint32_t)sl_settings_get_int(s->settings, "sluice.buffer-size", 65536),
-      NULL,
-      -1,
-      -1,
-      false,
-      0,
-      nodes->secret};
+  sl_stage_link_spec spec = {leaf,
+                             nodes->nstage,
+                             nodes->stage_addrs,
+                             nroute,
+                             route,
+                             s->run_config.buffer_size,
+                             NULL,
+                             -1,
+                             -1,
+                             false,
+                             0,
+                             nodes->secret};
   if (join == SL_JOIN_LATE_MERGE_ROWS && lp->kind != SL_PLAN_AGGREGATE) {
     /* Rows wait, by the time their leaf stage keeps, for the first window
      * that needs them: window rows their first (live) window, an interval
@@ -240,7 +239,10 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
   sl_arena_init(&arena, 0);
   sl_bound_stmt *b = NULL;
   sl_plan *plan = NULL;
-  int rc = plan_text(s, &arena, text, len, &b, &plan, err);
+  /* The query's settings, read once for every layer that runs it. */
+  int rc = sl_run_config_resolve(&s->run_config, s->settings, err);
+  if (rc == SL_OK)
+    rc = plan_text(s, &arena, text, len, &b, &plan, err);
   if (rc == SL_OK && leaf >= 0) {
     /* The coordinator planned the same text into the same leaves. */
     if (plan->kind != SL_PLAN_STAGED || leaf >= plan->staged->nleaves ||

@@ -792,13 +792,16 @@ int session_ready_nodes(sl_session *s, sl_result_sink *sink, sl_error *err) {
 
 int session_execute(sl_session *s, sl_plan *plan, const char *text, size_t len,
                     sl_result_sink *sink, sl_query_stats *st, sl_error *err) {
+  /* The statement's settings, read once for every layer that runs it. */
+  int rc = sl_run_config_resolve(&s->run_config, s->settings, err);
+  if (rc != SL_OK)
+    return rc;
   if (plan->kind == SL_PLAN_CONSTANT) /* no source: nothing for nodes */
     return sl_execute(plan, session_run(s, NULL), sink, st, err);
   /* session_ready_nodes made the cluster ready before the plan was made
    * (mending it again here would dial gone daemons a second time); a
    * node lost since is found when the query is sent.  The count is
    * checked for a caller that placed the plan elsewhere. */
-  int rc;
   int n = session_node_count(s);
   if (s->planned_nodes > 0 && n != s->planned_nodes)
     return sl_error_set(

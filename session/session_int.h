@@ -8,6 +8,7 @@
 #define SLUICE_SHELL_SESSION_INT_H
 
 #include "sluice/cluster/cluster_client.h"
+#include "sluice/exec/run_config.h"
 #include "sluice/planner/cost_model.h"
 #include "sluice/planner/plan.h"
 #include "sluice/planner/statistics.h"
@@ -17,6 +18,10 @@ struct sl_session {
   sl_catalog *catalog;
   sl_settings *settings;
   const sl_cancel *cancel; /* stops its statements (sl_session_set_cancel) */
+  /* The settings of the statement being run, resolved once when it starts
+   * to run (session_execute, sl_session_run_on_node): what its run reads
+   * (session_run). */
+  sl_run_config run_config;
   sl_stats_cache *stats;   /* samples of sources, for the cost model */
   sl_cost_constants costs; /* loaded or measured at the first choice */
   bool costs_fresh;        /* measured by this session ('fresh') */
@@ -88,9 +93,11 @@ void sl_insert_only_changelog_free(void *state);
 /* The JIT settings into a plan (and a staged plan's leaves). */
 void session_set_jit(sl_session *s, sl_plan *plan);
 
-/* The run a session's statement executes with (sl_run: its settings, its
- * Ctrl-C token, and the nodes, or NULL for this process): a compound
- * literal, alive to the end of the caller's block. */
-#define session_run(s, nodes) (&(sl_run){(s)->settings, (s)->cancel, (nodes)})
+/* The run a session's statement executes with (sl_run: its run
+ * configuration, resolved when the statement started to run, its Ctrl-C
+ * token, and the nodes, or NULL for this process): a compound literal,
+ * alive to the end of the caller's block. */
+#define session_run(s, nodes)                                                  \
+  (&(sl_run){&(s)->run_config, (s)->cancel, (nodes)})
 
 #endif

@@ -44,9 +44,11 @@ static inline int session_run_query(sl_session *s, const char *sql,
     rc = sl_bind(&a, sl_session_catalog(s), stmt, text, 1, &b, err);
   if (rc == SL_OK)
     rc = sl_plan_build(&a, b, &plan, err);
+  sl_run_config config;
   if (rc == SL_OK)
-    rc = sl_execute(plan, &(sl_run){sl_session_settings(s), NULL, NULL}, &sink,
-                    st, err);
+    rc = sl_run_config_resolve(&config, sl_session_settings(s), err);
+  if (rc == SL_OK)
+    rc = sl_execute(plan, &(sl_run){&config, NULL, NULL}, &sink, st, err);
   if (b)
     sl_bound_stmt_release(b);
   sl_arena_free(&a);

@@ -118,7 +118,10 @@ static void test_run_context_token_stops_execute(void **state) {
   sl_cancel stop;
   sl_cancel_init(&stop, NULL);
   sl_cancel_request(&stop);
-  sl_run run = {sl_session_settings(s), &stop, NULL};
+  sl_run_config config;
+  assert_int_equal(sl_run_config_resolve(&config, sl_session_settings(s), &err),
+                   SL_OK);
+  sl_run run = {&config, &stop, NULL};
   sl_result_sink sink = sl_result_sink_discard(NULL);
   sl_query_stats st;
   double t0 = sl_clock_seconds();

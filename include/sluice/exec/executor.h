@@ -25,24 +25,25 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "sluice/exec/exec_nodes.h"
 #include "sluice/common/cancel.h"
 #include "sluice/common/error.h"
-#include "sluice/common/settings.h"
-#include "sluice/planner/plan.h"
 #include "sluice/connectors/result_sink.h"
+#include "sluice/exec/exec_nodes.h"
+#include "sluice/exec/run_config.h"
+#include "sluice/planner/plan.h"
 
 /* sl_query_stats is defined in plan.h (EXPLAIN ANALYZE prints it). */
 
 /* What a plan runs with: the run context, the caller's for the run.
- * settings: the session's; cancel: the token that stops it (NULL: nothing
- * does); nodes (node_frames.h): NULL runs the plan in this process alone; with
- * nnodes > 0 this process coordinates nodes that were sent the query; with
- * node_count > 0 this process is node node_index and sends its partials
- * and rows to the coordinator (it writes no sink).  Session windows are not
- * supported across nodes yet (SL_EUNSUPPORTED). */
+ * config: the statement's settings, resolved once (run_config.h); cancel:
+ * the token that stops it (NULL: nothing does); nodes (node_frames.h): NULL
+ * runs the plan in this process alone; with nnodes > 0 this process coordinates
+ * nodes that were sent the query; with node_count > 0 this process is node
+ * node_index and sends its partials and rows to the coordinator (it writes no
+ * sink).  Session windows are not supported across nodes yet (SL_EUNSUPPORTED).
+ */
 typedef struct sl_run {
-  const sl_settings *settings;
+  const sl_run_config *config;
   const sl_cancel *cancel;
   const sl_exec_nodes *nodes;
 } sl_run;
@@ -58,7 +59,8 @@ int sl_execute(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
  * node process serving it call this before a query with the shell's pid
  * (on a node: QUERY's query id >> 32) and the name the memory-limit error
  * gives this process ("the shell", "node 1"); the queries it runs after
- * count on that shell's counter on this host (include/sluice/state/memory_account.h). */
+ * count on that shell's counter on this host
+ * (include/sluice/state/memory_account.h). */
 void sl_memory_host_join(uint64_t shell_pid, const char *who);
 
 /* Rows of a staged plan's leaf that arrive from outside the process: a
