@@ -22,10 +22,11 @@ struct sl_node_leaders {
   exec_query *q;
   exec_shared *wake;
   int me, n;
-  atomic_bool *cancel; /* the node's: the coordinator asked to stop */
-  atomic_bool stop;    /* ours: the query is over, receivers leave */
-  sl_channel **out;    /* [n]: to node p's leader (NULL for me) */
-  sl_channel **in;     /* [n]: from node p (NULL for me) */
+  const sl_cancel *cancel; /* the node's query token: the coordinator asked
+                            * to stop */
+  atomic_bool stop;        /* ours: the query is over, receivers leave */
+  sl_channel **out;        /* [n]: to node p's leader (NULL for me) */
+  sl_channel **in;         /* [n]: from node p (NULL for me) */
   receiver *rx;
   sl_leader_store store;
   int64_t *sent_wm; /* per peer: the watermark it last got from us */
@@ -159,7 +160,7 @@ static void *acquire(sl_node_leaders *l, int p, sl_error *err, int *rc) {
       *rc = channel_broke(ch, "to", p, st, err);
       return NULL;
     }
-    if (atomic_load(&l->stop) || (l->cancel && atomic_load(l->cancel))) {
+    if (atomic_load(&l->stop) || sl_cancel_pending(l->cancel)) {
       *rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       return NULL;
     }

@@ -523,7 +523,7 @@ static int coordinate(exec_run *r, int rc) {
         break;
     }
     if (sl_cancel_pending(r->token) ||
-        (node && nodes->cancel && atomic_load(nodes->cancel))) {
+        (node && sl_cancel_pending(nodes->cancel))) {
       rc = sl_error_set(err, SL_ECANCELLED, "query cancelled");
       break;
     }

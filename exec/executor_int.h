@@ -392,7 +392,7 @@ typedef struct sl_accepting {
   sl_channel **ends;
   uint32_t slot_size;
   const struct sl_secret *secret; /* the endpoints' (channel.h) */
-  const atomic_bool *cancel;      /* the endpoints' (channel.h) */
+  const sl_cancel *cancel;        /* the endpoints' (channel.h) */
   int rc;
   sl_error err;
   pthread_t thread;

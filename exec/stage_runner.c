@@ -853,7 +853,7 @@ static int sq_loop(staged_query *x, int rc) {
     if (rc != SL_OK || x->o.limit_reached || all_done)
       break;
     if (sl_cancel_pending(x->ctx->cancel) ||
-        (where && where->cancel && atomic_load(where->cancel))) {
+        (where && sl_cancel_pending(where->cancel))) {
       rc = sl_error_set(x->err, SL_ECANCELLED, "query cancelled");
       break;
     }

@@ -49,15 +49,15 @@ static int ms_left(int64_t deadline_ns) {
 }
 
 /* Wait for `events` on fd.  1 ready, 0 deadline passed, < 0 errno
- * (-ECANCELED: *cancel was set; it is looked at every 50 ms). */
+ * (-ECANCELED: cancel was requested; it is looked at every 50 ms). */
 static int wait_fd_or_cancel(int fd, short events, int64_t deadline_ns,
-                             const atomic_bool *cancel) {
+                             const sl_cancel *cancel) {
   for (;;) {
     struct pollfd p = {fd, events, 0};
     int ms = ms_left(deadline_ns);
     if (ms == 0)
       return 0;
-    if (cancel && atomic_load(cancel))
+    if (sl_cancel_pending(cancel))
       return -ECANCELED;
     if (cancel && (ms < 0 || ms > 50))
       ms = 50;
@@ -227,9 +227,9 @@ void sl_channel_describe_peer(int fd, char *where, size_t n) {
  * yet (the peer process may still be starting) when wait_listener. */
 static int connect_to(const char *transport, int family, const char *address,
                       int64_t deadline_ns, bool wait_listener,
-                      const atomic_bool *cancel, int *out, sl_error *err) {
+                      const sl_cancel *cancel, int *out, sl_error *err) {
   for (;;) {
-    if (cancel && atomic_load(cancel))
+    if (sl_cancel_pending(cancel))
       return sl_error_set(err, SL_ECANCELLED,
                           "%s channel: the query stopped while connecting to "
                           "%s",
@@ -349,7 +349,7 @@ static int accept_proven(const sl_channel_endpoint *ep, int64_t deadline_ns,
       describe_peer(*fd, *fd, where, where_size);
       break;
     }
-    if (ep->cancel && atomic_load(ep->cancel)) {
+    if (sl_cancel_pending(ep->cancel)) {
       rc = sl_error_set(err, SL_ECANCELLED,
                         "%s channel: the query stopped while waiting for "
                         "the peer",

@@ -9,10 +9,10 @@
 #include <poll.h>
 #include <string.h>
 
-#include "sluice/net/node_frames.h"
 #include "sluice/common/clock.h"
+#include "sluice/net/node_frames.h"
 
-void sl_node_credit_init(sl_node_credit *c, const atomic_bool *cancel) {
+void sl_node_credit_init(sl_node_credit *c, const sl_cancel *cancel) {
   memset(c, 0, sizeof *c);
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->cond, NULL);
@@ -57,9 +57,9 @@ bool sl_node_credit_open(sl_node_credit *c) {
 
 int sl_node_credit_take(sl_node_credit *c, size_t bytes, sl_error *err) {
   pthread_mutex_lock(&c->lock);
-  /* The cancel flag is set by the watcher without this lock: look at it
-   * every 10 ms, well within the 200 ms a stop may take. */
-  while (!open_locked(c) && !(c->cancel && atomic_load(c->cancel))) {
+  /* The cancel token is requested by the watcher without this lock: look
+   * at it every 10 ms, well within the 200 ms a stop may take. */
+  while (!open_locked(c) && !sl_cancel_pending(c->cancel)) {
     struct timespec until = sl_clock_deadline_ms(10);
     pthread_cond_timedwait(&c->cond, &c->lock, &until);
   }

@@ -18,10 +18,10 @@
 
 #include "sluice/cluster/cluster_client.h"
 #include "sluice/cluster/distribution.h"
-#include "sluice/exec/exec_nodes.h"
 #include "sluice/common/cancel.h"
 #include "sluice/common/clock.h"
 #include "sluice/common/version.h"
+#include "sluice/exec/exec_nodes.h"
 #include "sluice/exec/executor.h"
 #include "sluice/net/channel.h"
 #include "sluice/net/node_messages.h"
@@ -32,15 +32,15 @@
 typedef struct watcher {
   int fd;
   pthread_mutex_t *send_lock; /* the query's frames to the coordinator */
-  atomic_bool cancel, stop;
+  atomic_bool stop;
   atomic_bool sync;       /* a SYNC arrived during the query */
   sl_node_credit *credit; /* the query's bulk frames (CREDIT) */
   /* Per leaf of a join whose stages run here: where the link reader puts
    * its rows (the side's; under a repartition of every leaf all of
    * theirs, this node's own leaf's too), or NULL. */
   sl_stage_feed *feeds[SL_NODE_MAX_FED];
-  /* The query's token (cancel.h), requested with cancel: what its run and
-   * its parsing, planning and compiling poll. */
+  /* The query's token (cancel.h), requested at CANCEL: what its run, its
+   * channels and credits, and its parsing, planning and compiling poll. */
   sl_cancel token;
 } watcher;
 
@@ -92,7 +92,6 @@ static void *watch(void *arg) {
     for (int k = 0; k < SL_NODE_MAX_FED; k++)
       if (w->feeds[k])
         sl_stage_feed_close(w->feeds[k]);
-    atomic_store(&w->cancel, true);
     sl_cancel_request(&w->token);
     if (rc == SL_OK && type == SL_FRAME_SYNC)
       atomic_store(&w->sync, true);
@@ -295,8 +294,8 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
       sl_xaddr_parse(m.addrs, m.addrs_len, m.node_count, 'S', &found0);
   pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
   sl_node_credit credit;
-  watcher w = {fd, &send_lock, false, false, false, &credit, {NULL}, {0, NULL}};
-  sl_node_credit_init(&credit, &w.cancel);
+  watcher w = {fd, &send_lock, false, false, &credit, {NULL}, {0, NULL}};
+  sl_node_credit_init(&credit, &w.token);
   if (fed >= 0 && fed < SL_NODE_MAX_FED)
     w.feeds[fed] = sl_stage_feed_new();
   for (int k = 0; k < nfed && k < SL_NODE_MAX_FED && fed >= 0; k++)
@@ -312,7 +311,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   nodes.coordinator_fd = fd;
   nodes.coordinator_lock = &send_lock;
   nodes.coordinator_credit = &credit;
-  nodes.cancel = &w.cancel;
+  nodes.cancel = &w.token;
   nodes.exchange_between_nodes = m.transport != SL_XPORT_NONE;
   nodes.exchange_transport = m.transport;
   nodes.query_id = m.query_id;
@@ -382,7 +381,7 @@ static int run_query(sl_session *s, int fd, const sl_strbuf *p,
   sl_xaddr_free(leader_addrs, x->nodes, 'L');
   exchange_listen_close(x);
   int src;
-  if (rc == SL_ECANCELLED && atomic_load(&w.cancel))
+  if (rc == SL_ECANCELLED && sl_cancel_pending(&w.token))
     rc = SL_OK; /* stopped as asked: what it did counts */
   if (rc == SL_OK)
     src = sl_frame_send(fd, SL_FRAME_DONE, &st, sizeof st, NULL, 0, &err);

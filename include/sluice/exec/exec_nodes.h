@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sluice/common/cancel.h"
 #include "sluice/net/node_frames.h"
 
 struct sl_stage_feed;   /* exec/stage_feed.c */
@@ -25,12 +26,13 @@ typedef struct sl_exec_nodes {
   const int *fds;
   /* On a node: its index and the cluster's node count, the control socket
    * to the coordinator (partials, watermarks and rows go there instead of
-   * to a sink), and a flag set when the coordinator cancels. */
+   * to a sink), and the query's cancel token (cancel.h), requested when
+   * the coordinator cancels. */
   int node_index, node_count;
   int coordinator_fd;
   pthread_mutex_t *coordinator_lock;  /* sl_frame_out's lock, or NULL */
   sl_node_credit *coordinator_credit; /* sl_frame_out's credit, or NULL */
-  atomic_bool *cancel;
+  const sl_cancel *cancel;
   /* Repartitioning between the nodes' workers: each pair of workers on
    * different nodes gets a channel.  shm (nodes on this host): it meets
    * at "@sluice-<query_id>-<sender>-<owner>".  tcp (daemons): the owner's

@@ -151,9 +151,10 @@ typedef struct sl_staged_run {
   sl_stage_feed *const *feeds;
   /* fd >= 0: this is a node running the stages of a broadcast join: result
    * rows go to the coordinator on this socket as ROWS frames (OFFSET and
-   * LIMIT are the coordinator's), and the run stops when *cancel is set. */
+   * LIMIT are the coordinator's), and the run stops when cancel (the
+   * node's query token, cancel.h) is requested. */
   sl_frame_out export; /* fd -1: not such a node */
-  atomic_bool *cancel;
+  const sl_cancel *cancel;
   /* The cluster's side (exec/distribution.h): required when export.fd >= 0. */
   const struct sl_distribution *dist;
 } sl_staged_run;

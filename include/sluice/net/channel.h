@@ -85,6 +85,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sluice/common/cancel.h"
 #include "sluice/common/error.h"
 
 enum {
@@ -289,10 +290,11 @@ typedef struct sl_channel_endpoint {
    * auth.h on the connection; verbs: tags in the rdma_cm private data,
    * channel_verbs_connect.c); NULL: none (both ends must agree). */
   const struct sl_secret *secret;
-  /* VIA_ACCEPT and VIA_CONNECT (shm, tcp): the query's stop flag, or NULL;
-   * once set the rendezvous gives up (SL_ECANCELLED) instead of waiting
-   * out its timeout for a peer that died. */
-  const atomic_bool *cancel;
+  /* VIA_ACCEPT and VIA_CONNECT (shm, tcp): the query's cancel token
+   * (cancel.h), or NULL; once requested the rendezvous gives up
+   * (SL_ECANCELLED) instead of waiting out its timeout for a peer that
+   * died. */
+  const sl_cancel *cancel;
 } sl_channel_endpoint;
 
 /* Open this process's end of a channel.  Blocks until the peer's end has
@@ -319,9 +321,9 @@ int sl_channel_listen(const char *transport, const char *address, int *fd,
 void sl_channel_describe_peer(int fd, char *where, size_t n);
 
 /* A plain TCP connection to "host:port" within timeout_ms (links between
- * nodes that carry framed messages rather than a channel's slots: node_frames.h).
- * Not retried when refused: a link's listener is up before its address is
- * handed out (XLISTEN), so a refusal means its node is gone. */
+ * nodes that carry framed messages rather than a channel's slots:
+ * node_frames.h). Not retried when refused: a link's listener is up before its
+ * address is handed out (XLISTEN), so a refusal means its node is gone. */
 int sl_channel_connect_stream(const char *address, int timeout_ms, int *fd,
                               sl_error *err);
 

@@ -108,6 +108,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sluice/common/cancel.h"
 #include "sluice/common/error.h"
 #include "sluice/common/strbuf.h"
 
@@ -204,17 +205,18 @@ struct sl_node_credit {
   pthread_cond_t cond;
   uint64_t sent_frames, sent_bytes;   /* by the node's senders */
   uint64_t taken_frames, taken_bytes; /* by the coordinator (CREDIT) */
-  const atomic_bool *cancel;          /* the query's: waits stop */
+  const sl_cancel *cancel;            /* the query's: waits stop */
 };
-void sl_node_credit_init(sl_node_credit *c, const atomic_bool *cancel);
+void sl_node_credit_init(sl_node_credit *c, const sl_cancel *cancel);
 void sl_node_credit_destroy(sl_node_credit *c);
 /* A CREDIT frame's payload: SL_EIO if it is not one. */
 int sl_node_credit_grant(sl_node_credit *c, const void *payload, size_t len,
                          sl_error *err);
 /* Whether a bulk frame could go now. */
 bool sl_node_credit_open(sl_node_credit *c);
-/* Wait until a bulk frame may go (checking the cancel flag every few
- * milliseconds; SL_ECANCELLED once it is set), then count one of `bytes`. */
+/* Wait until a bulk frame may go (checking the cancel token every few
+ * milliseconds; SL_ECANCELLED once it is requested), then count one of
+ * `bytes`. */
 int sl_node_credit_take(sl_node_credit *c, size_t bytes, sl_error *err);
 /* The coordinator: CREDIT with these totals. */
 int sl_node_credit_send(int fd, uint64_t frames, uint64_t bytes, sl_error *err);
