@@ -374,7 +374,7 @@ static int accept_proven(const sl_channel_endpoint *ep, int64_t deadline_ns,
       break;
     }
     if (ms < 0 || ms > 50)
-      ms = 50; /* to look at the cancel flag */
+      ms = 50; /* to look at the cancel token */
     struct pollfd p[2] = {{ep->fd, POLLIN, 0}, {auth_gate_fd(gate), POLLIN, 0}};
     int n = poll(p, 2, ms);
     if (n < 0 && errno != EINTR) {

@@ -59,7 +59,7 @@ void sl_session_set_node(sl_session *s);
 struct sl_query_stats;
 /* On a node: plan the statement text (a query or INSERT) as the
  * coordinator did, with its strategy, and run this node's share (nodes:
- * which node, the coordinator's socket, the cancel flag, the exchange).
+ * which node, the coordinator's socket, the cancel token, the exchange).
  * leaf >= 0: the text plans into stages (plan.h) and this runs only that
  * leaf, whose rows go to the coordinator's stages; -1: the whole plan.
  * fed >= 0 too: a broadcast or repartitioned join (join: plan.h
