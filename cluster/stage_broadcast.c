@@ -136,7 +136,7 @@ typedef struct results {
   held_window *held;    /* sorted by end */
   int nheld, capheld;
   bool updating; /* updating stages: rows by rounds, not windows */
-  /* Updating stages split at `from` (sl_staged_spread_top): the nodes
+  /* Updating stages split at `from` (sl_staged_plan.spread_top): the nodes
    * send from's changes (layout: op, then from's columns), which the
    * stages above it run here. */
   const sl_stage *from;
@@ -364,7 +364,7 @@ static int run_open(bcast_run *x, const sl_run_config *config,
                                  plan->out_names, plan->out_types, &out_names);
   /* What the nodes send: the result's rows, or the changes of the stage
    * they run up to (op first), for the stages above it here. */
-  const sl_stage *from = sp->updating ? sl_staged_spread_top(sp) : NULL;
+  const sl_stage *from = sp->updating ? sp->spread_top : NULL;
   if (from == sp->top)
     from = NULL;
   const sl_row_layout *wire_layout = out_layout;

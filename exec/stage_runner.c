@@ -544,9 +544,8 @@ static int sq_init(staged_query *x, const sl_run_config *config) {
     abort();
   /* A node runs updating stages up to the stage one key partitions; the
    * coordinator runs the rest over their changes, which therefore always
-   * carry their kinds (sl_staged_spread_top). */
-  const sl_stage *spread =
-      x->node && sp->updating ? sl_staged_spread_top(sp) : NULL;
+   * carry their kinds (sl_staged_plan.spread_top). */
+  const sl_stage *spread = x->node && sp->updating ? sp->spread_top : NULL;
   x->top_stage = spread ? spread : sp->top;
   x->changelog = x->plan->changelog || x->top_stage != sp->top;
   x->unit = sp->window.unit_us > 0 ? sp->window.unit_us : 1;

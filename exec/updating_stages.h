@@ -63,7 +63,7 @@ int update_stages_push_leaf(update_stages *u, int leaf, const sl_buffer *rows,
                             sl_error *err);
 
 /* Changes of stage st computed elsewhere (the nodes run the stages up to
- * st: sl_staged_spread_top): rows of st's layout (update_stages_layout)
+ * st: sl_staged_plan.spread_top): rows of st's layout (update_stages_layout)
  * with their kinds, pushed into the stages above it. */
 int update_stages_push_from(update_stages *u, const sl_stage *st,
                             const sl_buffer *rows, const uint8_t *ops,

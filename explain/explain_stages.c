@@ -126,12 +126,12 @@ static xnode *leaf_node(sl_arena *a, printer *pr, const sl_stage *st) {
 }
 
 /* A stage's node; the stage up to which the nodes run split updating
- * stages says so (sl_staged_spread_top). */
+ * stages says so (sl_staged_plan.spread_top). */
 static xnode *stage_node(sl_arena *a, printer *pr, const sl_stage *st) {
   xnode *n = stage_node_of(a, pr, st);
   const sl_staged_plan *sp = pr->p->staged;
   if (sp->updating && sp->join_strategy == SL_JOIN_SHUFFLE && st != sp->top &&
-      st == sl_staged_spread_top(sp))
+      st == sp->spread_top)
     n->detail = sl_arena_printf(
         a,
         "%s%s[on the nodes: this stage and those below it, each node "

@@ -2,7 +2,7 @@
  * staged plan's construction and the helpers its parts call.  stage_plan.c
  * maps queries onto stages, stage_join.c the joins (keys, bounds of regular
  * joins, interval joins), stage_prune.c drops the leaf columns no stage
- * reads. */
+ * reads, stage_placement.c says where the built plan's parts can run. */
 #ifndef SLUICE_STAGE_INT_H
 #define SLUICE_STAGE_INT_H
 
@@ -47,5 +47,17 @@ void sl_stg_drop_late_under_bounds(stager *g, const sl_stage *st);
 /* stage_prune.c: leaf columns no stage above reads become NULL constants
  * and the leaves' plans are pruned again. */
 void sl_stg_prune_columns(sl_arena *a, sl_staged_plan *sp, sl_stage *top);
+
+/* stage_placement.c: the built plan's placement (sl_staged_plan's
+ * spread_top, join_stage, join_left/right, key routes), in a; its join
+ * strategy SINGLE until choose_join.c or a node places it. */
+void sl_stg_place(sl_arena *a, sl_staged_plan *sp);
+/* Can the join be co-partitioned with leaf `local` kept where its
+ * partition leaders finish it (SL_JOIN_REPARTITION)?  local is a windowed
+ * aggregate whose every join key is one of its group keys, and the other
+ * leaf's join keys are its columns of the same types.  If so, sets local's
+ * partition_keys and sp->route_cols (in a) and returns true.  The
+ * coordinator and every node compute the same answer from the same plan. */
+bool sl_stg_copartition(sl_arena *a, sl_staged_plan *sp, int local);
 
 #endif

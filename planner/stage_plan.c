@@ -865,5 +865,6 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
     plan->norder = q->norder;
     plan->order = q->order;
   }
+  sl_stg_place(a, g.sp);
   return SL_OK;
 }

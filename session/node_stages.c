@@ -30,40 +30,20 @@ static sl_staged_run staged_run_of(const sl_exec_nodes *nodes,
                          nodes->dist};
 }
 
-static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
-                               int join, int strategy,
+static int side_to_stage_nodes(sl_staged_plan *sp, int leaf,
                                const sl_exec_nodes *nodes, sl_session *s,
                                sl_query_stats *stats, sl_error *err) {
-  /* (Under a repartition of every leaf the route is all that matters,
-   * however many leaves there are.) */
-  bool every = sl_join_routes_both((sl_join_strategy)join);
-  int l = leaf, r = leaf;
-  if (sp->nleaves != 1 && !every && !sl_staged_join_leaves(sp, &l, &r))
-    return sl_error_set(err, SL_EINTERNAL,
-                        "a join's side here, but no join of two leaves: do "
-                        "the coordinator and the node run one build?");
-  int other = leaf == l ? r : l;
+  /* Placed as the coordinator said (sl_staged_place_on_node): the route
+   * is the side's join key columns, or under a repartition of every leaf
+   * its key route; a broadcast sends every row to each stage node. */
+  sl_join_strategy join = sp->join_strategy;
   bool keyed = join == SL_JOIN_REPARTITION || join == SL_JOIN_LATE_MERGE;
-  /* The route is the side's join key columns (the other leaf's check). */
-  if ((join == SL_JOIN_LATE_MERGE && !sl_staged_copartition(arena, sp, leaf)) ||
-      (keyed && !sl_staged_copartition(arena, sp, other)))
-    return sl_error_set(err, SL_EINTERNAL,
-                        "the join cannot be co-partitioned here: do the "
-                        "coordinator and the node run one build?");
-  int nroute = keyed ? sp->nroute : 0;
-  const int *route = keyed ? sp->route_cols : NULL;
-  if (every) {
-    int *cols;
-    nroute = sp->nleaves == 1 ? sl_staged_stream_route(arena, sp, &cols)
-                              : sl_staged_join_route(arena, sp, leaf, &cols);
-    route = cols;
-    if (nroute == 0)
-      return sl_error_set(err, SL_EINTERNAL,
-                          "the join's rows cannot be routed here: do the "
-                          "coordinator and the node run one build?");
-  }
+  bool every = sl_join_routes_both(join);
+  int nroute = keyed ? sp->nroute : every ? sp->key_nroute[leaf] : 0;
+  const int *route = keyed   ? sp->route_cols
+                     : every ? sp->key_route[leaf]
+                             : NULL;
   sl_plan *lp = sp->leaves[leaf];
-  lp->strategy = (sl_strategy)strategy;
   sl_stage_link_spec spec = {leaf,
                              nodes->nstage,
                              nodes->stage_addrs,
@@ -81,7 +61,7 @@ static int side_to_stage_nodes(sl_arena *arena, sl_staged_plan *sp, int leaf,
      * that needs them: window rows their first (live) window, an interval
      * join's stream rows the first window whose interval reaches them.
      * (An aggregate side's groups come at their trigger anyway.) */
-    const sl_stage *js = sl_staged_join_stage(sp);
+    const sl_stage *js = sp->join_stage;
     const sl_stage *side =
         js->left->kind == SL_STAGE_LEAF && js->left->leaf == leaf ? js->left
                                                                   : js->right;
@@ -147,8 +127,12 @@ typedef struct own_sender {
 
 static void *own_sender_main(void *arg) {
   own_sender *o = arg;
-  o->rc = side_to_stage_nodes(&o->arena, o->plan->staged, o->leaf, o->join,
-                              o->strategy, o->nodes, o->s, &o->stats, &o->err);
+  o->rc = sl_staged_place_on_node(&o->arena, o->plan, o->leaf, -1, true,
+                                  (sl_join_strategy)o->join,
+                                  (sl_strategy)o->strategy, &o->err);
+  if (o->rc == SL_OK)
+    o->rc = side_to_stage_nodes(o->plan->staged, o->leaf, o->nodes, o->s,
+                                &o->stats, &o->err);
   /* A sender that failed before its links were up would leave the stages
    * waiting for it: stop them (its error is the cause). */
   if (o->rc != SL_OK)
@@ -243,48 +227,31 @@ int sl_session_run_on_node(sl_session *s, const char *text, size_t len,
   int rc = sl_run_config_resolve(&s->run_config, s->settings, err);
   if (rc == SL_OK)
     rc = plan_text(s, &arena, text, len, &b, &plan, err);
+  /* The coordinator's placement, applied to this node's plan of the
+   * same text. */
+  if (rc == SL_OK && leaf >= 0)
+    rc = sl_staged_place_on_node(
+        &arena, plan, leaf, fed, fed < 0 && nodes->nstage > 0,
+        (sl_join_strategy)join, (sl_strategy)strategy, err);
   if (rc == SL_OK && leaf >= 0) {
-    /* The coordinator planned the same text into the same leaves. */
-    if (plan->kind != SL_PLAN_STAGED || leaf >= plan->staged->nleaves ||
-        fed >= plan->staged->nleaves ||
-        (fed == leaf && plan->staged->nleaves != 1))
-      rc = sl_error_set(err, SL_EINTERNAL,
-                        "leaf %d of a query that has no such leaf here: "
-                        "do the coordinator and the node run one build?",
-                        leaf + 1);
-    else if (fed >= 0 && sl_join_routes_both((sl_join_strategy)join)) {
+    if (fed >= 0 && sl_join_routes_both((sl_join_strategy)join)) {
       rc = shuffle_stages_here(s, plan, text, len, leaf, fed, join, strategy,
                                nodes, stats, err);
       plan = NULL;
     } else if (fed >= 0) {
       /* A broadcast join: the stages here, over this node's rows of the
        * local leaf and the other leaf's from the coordinator. */
-      sl_plan *local = plan->staged->leaves[leaf];
-      local->strategy = (sl_strategy)strategy;
-      /* Repartition: this leaf's leaders split by the join key, as the
-       * coordinator routes the other leaf's rows. */
-      if ((join == SL_JOIN_REPARTITION || join == SL_JOIN_LATE_MERGE) &&
-          !sl_staged_copartition(&arena, plan->staged, leaf))
-        rc = sl_error_set(err, SL_EINTERNAL,
-                          "the join cannot be co-partitioned here: do the "
-                          "coordinator and the node run one build?");
-      session_set_jit(s, local);
+      session_set_jit(s, plan->staged->leaves[leaf]);
       sl_exec_nodes here = *nodes;
       here.rows_to_sink = true;
       const sl_exec_nodes *per[2] = {NULL, NULL};
       per[leaf] = &here;
       sl_staged_run run = staged_run_of(nodes, per);
-      if (rc == SL_OK)
-        rc = plan->staged->nleaves == 2
-                 ? sl_execute_staged(plan, session_run(s, NULL), &run, NULL,
-                                     stats, err)
-                 : sl_error_set(err, SL_EINTERNAL,
-                                "a join on the nodes of %d leaves",
-                                plan->staged->nleaves);
+      rc =
+          sl_execute_staged(plan, session_run(s, NULL), &run, NULL, stats, err);
       plan = NULL;
     } else if (nodes->nstage > 0) {
-      rc = side_to_stage_nodes(&arena, plan->staged, leaf, join, strategy,
-                               nodes, s, stats, err);
+      rc = side_to_stage_nodes(plan->staged, leaf, nodes, s, stats, err);
       plan = NULL;
     } else
       plan = plan->staged->leaves[leaf];

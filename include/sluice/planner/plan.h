@@ -364,7 +364,7 @@ struct sl_staged_plan {
    * local_leaf's node p, which probes; SHUFFLE (what 'repartition' is
    * when no side is grouped by the join key), the stages run on the nodes
    * of local_leaf, and every row of both leaves goes to the node its join
-   * key's hash names (sl_staged_join_route): local_leaf's nodes route
+   * key's hash names (key_route): local_leaf's nodes route
    * their own rows too, to each other over the same links (updating
    * stages over more than two streams that one key joins, q23: every
    * leaf so, each other than local_leaf a side on nodes of its own;
@@ -380,6 +380,31 @@ struct sl_staged_plan {
   int nroute;
   int *route_cols;
   const char *join_why;
+  /* Where the parts can run (planner/stage_placement.c), made once when
+   * the plan is built; the runtime, EXPLAIN and the scheduler read them,
+   * nothing computes them again.  spread_top: the stage the nodes run up
+   * to: a windowed plan's top; for updating stages the highest stage
+   * under a chain of single-input stages from the top that one key
+   * partitions (from it down, every Top-N partition and aggregate's
+   * groups include the key of one stream, or of one join of two
+   * streams), NULL when there is none.  The nodes run the stages up to
+   * it, each over its keys, and send its changes; the stages above it
+   * (the rest of the chain: a global Top-N, an aggregate by other keys)
+   * run in the coordinator over those changes.  join_stage: the join
+   * under the top SELECTs (updating stages: under spread_top, when its
+   * key partitions every stage down to it), or NULL; join_left and
+   * join_right: its two leaves when it joins two different leaves and
+   * the plan has no others (what a broadcast join could spread), else -1.
+   * key_nroute[i] and key_route[i]: the columns of leaf i whose hash
+   * routes its rows by the key under SL_JOIN_SHUFFLE (one stream: the
+   * columns every aggregate's groups and Top-N's partition up to
+   * spread_top include; a join: its join keys in key order, leaving out
+   * window bounds), 0 when the rows cannot be routed so. */
+  const sl_stage *spread_top;
+  const sl_stage *join_stage;
+  int join_left, join_right;
+  int *key_nroute;
+  int **key_route;
 };
 
 /* Does the plan end by itself: every source it reads (a staged plan's
@@ -395,50 +420,18 @@ static inline bool sl_plan_is_bounded(const sl_plan *plan) {
   return true;
 }
 
-/* The stage under the top SELECTs (the JOIN, where
- * sl_staged_join_leaves says yes). */
-const sl_stage *sl_staged_join_stage(const sl_staged_plan *sp);
-
-/* The two leaves a broadcast join could spread: the stage tree is SELECTs
- * over one JOIN of two different leaves, and the plan has no others. */
-bool sl_staged_join_leaves(const sl_staged_plan *sp, int *left, int *right);
-
-/* Can the join be co-partitioned with leaf `local` kept where its
- * partition leaders finish it (SL_JOIN_REPARTITION)?  local is a windowed
- * aggregate whose every join key is one of its group keys, and the other
- * leaf's join keys are its columns of the same types.  If so, sets local's
- * partition_keys and sp->route_cols (in a) and returns true.  The
- * coordinator and every node compute the same answer from the same plan. */
-bool sl_staged_copartition(sl_arena *a, sl_staged_plan *sp, int local);
-
-/* The columns of leaf `leaf` whose hash routes its rows under
- * SL_JOIN_SHUFFLE: its join keys, in key order, leaving out the window
- * bounds (a window's rows have them equal already).  Sets *cols (in a)
- * and returns how many; 0 when the rows cannot be routed (a key that is
- * not a plain column, or the two sides' keys would not hash alike).  The
- * coordinator and the nodes get the same answer. */
-int sl_staged_join_route(sl_arena *a, const sl_staged_plan *sp, int leaf,
-                         int **cols);
-
-/* The stage the nodes run up to: a windowed plan's top; for updating
- * stages the highest stage under a chain of single-input stages from the
- * top that one key partitions (from it down, every Top-N partition and
- * aggregate's groups include the key of one stream, or of one join of two
- * streams), NULL when there is none.  The nodes run the stages up to it,
- * each over its keys, and send its changes; the stages above it (the
- * rest of the chain: a global Top-N, an aggregate by other keys) run in
- * the coordinator over those changes. */
-const sl_stage *sl_staged_spread_top(const sl_staged_plan *sp);
-
-/* Updating stages over one stream (sp->nleaves == 1) that one key
- * partitions: the leaf's columns included in every aggregate's groups and
- * every Top-N's partition above it up to sl_staged_spread_top (through
- * plain projections).  Sets
- * *cols (in a) and returns how many, in column order; 0 when there are
- * none (a global Top-N or aggregate) and every row must meet in one
- * place.  Under SL_JOIN_SHUFFLE the leaf's rows are routed by their
- * hash. */
-int sl_staged_stream_route(sl_arena *a, const sl_staged_plan *sp, int **cols);
+/* A node's part of a staged plan the coordinator placed: the node plans
+ * the same text again, and applies the coordinator's choices sent with the
+ * query (its join strategy `join`; `strategy`, leaf `leaf`'s) as the
+ * coordinator applied them, into the same fields (join_strategy,
+ * local_leaf, bcast_leaf, the leaves' partition_keys, route_cols).  fed >=
+ * 0: the node runs the stages (fed: the leaf the links bring); else side:
+ * it sends leaf's rows over links to the stage nodes; else it runs the
+ * leaf for the coordinator.  SL_EINTERNAL ("do the coordinator and the
+ * node run one build?") when this plan cannot be placed so. */
+int sl_staged_place_on_node(sl_arena *a, sl_plan *plan, int leaf, int fed,
+                            bool side, sl_join_strategy join,
+                            sl_strategy strategy, sl_error *err);
 
 /* The staged plan of a query that needs one (physical_plan.c tries a single
  * pipeline first).  SL_EUNSUPPORTED says what cannot be staged. */
