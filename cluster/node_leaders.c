@@ -300,7 +300,7 @@ int sl_node_leaders_open(exec_query *q, const sl_exec_nodes *nodes,
   pthread_mutex_init(&l->lock, NULL);
   sl_leader_store_init(&l->store, n,
                        q->plan->windowed ? q->plan->window.unit_us : 0,
-                       q->key_layout, &q->aggs, q->slot_pool);
+                       q->agg.key_layout, &q->agg.aggs, q->agg.slot_pool);
   l->store.memory = q->memory;
   *out = l;
 

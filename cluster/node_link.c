@@ -16,8 +16,8 @@
 
 #include "../exec/late_output.h"
 #include "node_link.h"
-#include "sluice/net/node_frames.h"
 #include "sluice/common/clock.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/net/node_messages.h"
 
 /* ---- coordinator side ------------------------------------------------------
@@ -52,7 +52,8 @@ static int on_partial(worker *w, const sl_strbuf *p, sl_error *err) {
   window_partial *wp = malloc(sizeof *wp);
   if (!t || !wp)
     abort();
-  sl_group_table_init_pooled(t, q->key_layout, &q->aggs, 64, q->slot_pool);
+  sl_group_table_init_pooled(t, q->agg.key_layout, &q->agg.aggs, 64,
+                             q->agg.slot_pool);
   rc = sl_group_table_decode_merge(t, bytes, nbytes, err);
   if (rc != SL_OK) {
     sl_group_table_free(t);
@@ -112,15 +113,16 @@ static int on_rows(worker *w, const sl_strbuf *p, sl_error *err) {
 /* A node's late records: to this process's late table. */
 static int on_late_rows(worker *w, const sl_strbuf *p, sl_error *err) {
   exec_query *q = w->q;
-  if (!q->late)
+  if (!q->late.output)
     return sl_error_set(err, SL_EIO,
                         "a node sent late records, and this query writes "
                         "none: the node is out of step");
   sl_buffer b;
   memset(&b, 0, sizeof b);
-  int rc = sl_rows_msg_decode(p->data, p->len, q->stream_layout, &b, err);
+  int rc =
+      sl_rows_msg_decode(p->data, p->len, q->source.stream_layout, &b, err);
   if (rc == SL_OK)
-    rc = late_output_write(q->late, &b, err);
+    rc = late_output_write(q->late.output, &b, err);
   sl_buffer_free(&b);
   /* Written: taken at once. */
   pthread_mutex_lock(&w->lock);
@@ -203,7 +205,8 @@ void *sl_node_link_main(void *arg) {
   sl_error err = {0};
   bool cancel_sent = false;
   int rc;
-  double heard = sl_clock_seconds(); /* its last frame (node_frames.h, HEARTBEAT) */
+  double heard =
+      sl_clock_seconds(); /* its last frame (node_frames.h, HEARTBEAT) */
   for (;;) {
     if (!cancel_sent && atomic_load(w->cancel)) {
       /* The query stops (LIMIT, Ctrl-C, another node's error): tell the

@@ -12,7 +12,7 @@
 
 /* This worker's place among the exchange's members (executor_int.h). */
 static int self(const worker_state *s) {
-  return s->q->xbase + s->w->index;
+  return s->q->exchange.xbase + s->w->index;
 }
 
 /* A channel of the exchange broke: say which member, on which node when
@@ -23,7 +23,7 @@ static int broken(worker_state *s, const sl_channel *ch, int code,
   sl_error why = {0};
   sl_channel_error(ch, &why);
   char where[48] = "";
-  if (s->q->xn > s->q->nworkers)
+  if (s->q->exchange.xn > s->q->nworkers)
     snprintf(where, sizeof where, " (node %d)", member / s->q->nworkers);
   sl_error_set(&s->w->err, code, "the exchange %s worker %d%s broke%s%s", dir,
                member, where, why.message ? ": " : "",
@@ -35,7 +35,7 @@ static int broken(worker_state *s, const sl_channel *ch, int code,
 /* Repartition: the operator's watermark, the minimum over its inputs. */
 static int64_t operator_wm(const worker_state *s) {
   int64_t m = WM_MAX;
-  for (int p = 0; p < s->q->xn; p++)
+  for (int p = 0; p < s->q->exchange.xn; p++)
     if (!s->input_done[p] && s->input_wm[p] < m)
       m = s->input_wm[p];
   return m;
@@ -55,7 +55,7 @@ int sl_exchange_flush(worker_state *s, int dest, bool even_empty) {
     if (rc != SL_OK || !even_empty)
       return rc;
   }
-  sl_channel *ch = s->q->channels[self(s) * s->q->xn + dest];
+  sl_channel *ch = s->q->exchange.channels[self(s) * s->q->exchange.xn + dest];
   sl_buffer *b = &s->out_slots[dest];
   if (ch->transport != &sl_channel_local) {
     /* Another process: string pointers become offsets (row.h). */
@@ -63,14 +63,14 @@ int sl_exchange_flush(worker_state *s, int dest, bool even_empty) {
     if (rc != SL_OK)
       return rc;
   }
-  if (s->q->exchange_delay_us > 0) {
+  if (s->q->exchange.delay_us > 0) {
     /* Testing only: timing noise between workers must not change any
      * result (each worker its own sequence, seeded by its index). */
     if (!s->noise)
       s->noise = 0x9e3779b97f4a7c15ULL * (uint64_t)(self(s) + 1);
     s->noise = s->noise * 6364136223846793005ULL + 1442695040888963407ULL;
     usleep((useconds_t)((s->noise >> 33) %
-                        (uint64_t)(s->q->exchange_delay_us + 1)));
+                        (uint64_t)(s->q->exchange.delay_us + 1)));
   }
   sl_channel_header hdr = {b->nrows, 0, s->local_wm};
   s->out_active[dest] = false;
@@ -89,11 +89,11 @@ static int out_slot(worker_state *s, int dest, sl_buffer **out) {
     *out = &s->out_slots[dest];
     return SL_OK;
   }
-  sl_channel *ch = s->q->channels[self(s) * s->q->xn + dest];
+  sl_channel *ch = s->q->exchange.channels[self(s) * s->q->exchange.xn + dest];
   for (;;) {
     void *p = sl_channel_acquire(ch);
     if (p) {
-      sl_buffer_wrap(&s->out_slots[dest], s->q->tmp_layout, p,
+      sl_buffer_wrap(&s->out_slots[dest], s->q->partial.tmp_layout, p,
                      sl_channel_payload_size(ch));
       s->out_active[dest] = true;
       *out = &s->out_slots[dest];
@@ -140,13 +140,13 @@ int sl_exchange_send(worker_state *s, int dest, const uint8_t *row) {
 /* Fold every row other workers have sent here so far. */
 int sl_exchange_drain(worker_state *s, bool *got) {
   exec_query *q = s->q;
-  int n = q->xn, me = self(s);
-  const sl_row_layout *tl = q->tmp_layout;
+  int n = q->exchange.xn, me = self(s);
+  const sl_row_layout *tl = q->partial.tmp_layout;
   int64_t proc_now = q->plan->window.proctime ? sl_now_us() : 0;
   for (int p = 0; p < n; p++) {
     if (p == me || s->input_done[p])
       continue;
-    sl_channel *ch = q->channels[p * n + me];
+    sl_channel *ch = q->exchange.channels[p * n + me];
     const sl_channel_slot *slot;
     while ((slot = sl_channel_poll(ch)) != NULL) {
       *got = true;
@@ -169,7 +169,7 @@ int sl_exchange_drain(worker_state *s, bool *got) {
       for (uint32_t r = 0; r < view.nrows; r++) {
         const uint8_t *row = sl_buffer_row(&view, r);
         /* The sender's watermark just before this record. */
-        int64_t tag = SL_FIELD(row, tl, q->tmp_wm_tag, int64_t);
+        int64_t tag = SL_FIELD(row, tl, q->partial.tmp_wm_tag, int64_t);
         if (tag > s->input_wm[p])
           s->input_wm[p] = tag;
         int rc = sl_worker_fold_row(s, row, tag, proc_now);

@@ -14,7 +14,7 @@
 #include "executor_int.h"
 
 static bool local_member(const exec_query *q, int m) {
-  return m >= q->xbase && m < q->xbase + q->nworkers;
+  return m >= q->exchange.xbase && m < q->exchange.xbase + q->nworkers;
 }
 
 static void *accept_ends(void *arg) {
@@ -82,9 +82,9 @@ int sl_accepting_join(sl_accepting *a, int rc, sl_error *err) {
 
 int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
                           sl_error *err) {
-  int n = q->xn;
-  q->channels = calloc((size_t)n * (size_t)n, sizeof(sl_channel *));
-  if (!q->channels)
+  int n = q->exchange.xn;
+  q->exchange.channels = calloc((size_t)n * (size_t)n, sizeof(sl_channel *));
+  if (!q->exchange.channels)
     abort();
   bool remote = n > q->nworkers;
   /* Between nodes: shared memory meeting at names, or tcp / verbs at the
@@ -101,7 +101,7 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
                     n,
                     q->nworkers,
                     NULL,
-                    q->channels,
+                    q->exchange.channels,
                     slot_size,
                     remote ? nodes->secret : NULL,
                     remote ? nodes->cancel : NULL,
@@ -148,7 +148,8 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
       if (p == c || !local_member(q, p))
         continue;
       if (local_member(q, c)) {
-        rc = sl_channel_open_local(0, slot_size, &q->channels[p * n + c], err);
+        rc = sl_channel_open_local(0, slot_size,
+                                   &q->exchange.channels[p * n + c], err);
         continue;
       }
       char name[96];
@@ -170,7 +171,8 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
                                 0,
                                 a.secret,
                                 a.cancel};
-      rc = sl_channel_open_end(&ep, &cfg, &q->channels[p * n + c], err);
+      rc =
+          sl_channel_open_end(&ep, &cfg, &q->exchange.channels[p * n + c], err);
       if (rc != SL_OK)
         sl_channel_failed(err, rc, p, c, q->nworkers);
     }

@@ -48,19 +48,19 @@ int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
 /* Free what set_up_query made. */
 static void free_query(exec_query *q) {
   /* Called after every group table of the query is freed. */
-  sl_slot_pool_free(q->slot_pool);
-  sl_jit_free(q->jit);
-  if (q->channels) {
-    for (int i = 0; i < q->xn * q->xn; i++)
-      if (q->channels[i])
-        sl_channel_destroy(q->channels[i]);
-    free(q->channels);
+  sl_slot_pool_free(q->agg.slot_pool);
+  sl_jit_free(q->jit.handle);
+  if (q->exchange.channels) {
+    for (int i = 0; i < q->exchange.xn * q->exchange.xn; i++)
+      if (q->exchange.channels[i])
+        sl_channel_destroy(q->exchange.channels[i]);
+    free(q->exchange.channels);
   }
-  for (int i = 0; i < q->ntable_buffers; i++)
-    sl_buffer_free(&q->table_buffers[i]);
-  free(q->table_buffers);
+  for (int i = 0; i < q->lookup.ntable_buffers; i++)
+    sl_buffer_free(&q->lookup.table_buffers[i]);
+  free(q->lookup.table_buffers);
   if (q->memory)
-    sl_memory_charge(q->memory, &q->table_charged, 0);
+    sl_memory_charge(q->memory, &q->lookup.table_charged, 0);
   sl_memory_account_close(&q->own_shared.memory);
   sl_arena_free(&q->arena);
 }
@@ -140,8 +140,8 @@ static int set_up_query(exec_run *r) {
   q->nworkers = config->parallelism;
   if (q->nworkers < 1)
     q->nworkers = 1;
-  q->src_base = node ? nodes->node_index * q->nworkers : 0;
-  q->src_total = node ? nodes->node_count * q->nworkers : q->nworkers;
+  q->source.base = node ? nodes->node_index * q->nworkers : 0;
+  q->source.total = node ? nodes->node_count * q->nworkers : q->nworkers;
   r->across = node && nodes->exchange_between_nodes &&
               plan->kind == SL_PLAN_AGGREGATE &&
               plan->strategy == SL_STRATEGY_REPARTITION;
@@ -149,34 +149,34 @@ static int set_up_query(exec_run *r) {
   r->leaders = node && nodes->exchange_between_nodes &&
                plan->kind == SL_PLAN_AGGREGATE &&
                plan->strategy != SL_STRATEGY_REPARTITION && !plan->changelog;
-  q->exchange_delay_us = config->exchange_delay_us;
-  q->xbase = r->across ? q->src_base : 0;
-  q->xn = r->across ? q->src_total : q->nworkers;
+  q->exchange.delay_us = config->exchange_delay_us;
+  q->exchange.xbase = r->across ? q->source.base : 0;
+  q->exchange.xn = r->across ? q->source.total : q->nworkers;
   if (r->leaders || plan->changelog) {
     /* sluice.epoch-size is per node: each worker ends its epochs after
      * its share of it. */
     int64_t e = config->epoch_size;
-    q->epoch_bytes = e > 0 ? (uint64_t)e / (uint64_t)q->nworkers : 0;
-    if (e > 0 && q->epoch_bytes == 0)
-      q->epoch_bytes = 1;
+    q->epoch.bytes = e > 0 ? (uint64_t)e / (uint64_t)q->nworkers : 0;
+    if (e > 0 && q->epoch.bytes == 0)
+      q->epoch.bytes = 1;
   }
   if (plan->changelog) {
-    q->epoch_seconds = config->mini_batch_latency;
+    q->epoch.seconds = config->mini_batch_latency;
     int64_t rows = config->mini_batch_rows;
-    q->epoch_rows = rows > 0 ? (uint64_t)rows : 0;
-    if (!q->epoch_bytes)
-      q->epoch_bytes = UINT64_MAX;
+    q->epoch.rows = rows > 0 ? (uint64_t)rows : 0;
+    if (!q->epoch.bytes)
+      q->epoch.bytes = UINT64_MAX;
   }
   sl_query_shared_init(&q->own_shared, config);
   q->shared = r->with_others ? r->with_others : &q->own_shared;
   q->memory = &q->shared->memory;
-  q->idle_timeout = (double)plan->idle_timeout_us / 1e6;
+  q->source.idle_timeout = (double)plan->idle_timeout_us / 1e6;
   /* Up to 256 MiB of freed group-table slots stay for the next windows. */
-  q->slot_pool = sl_slot_pool_new((size_t)256 << 20);
-  sl_slot_pool_set_budget(q->slot_pool, q->memory);
+  q->agg.slot_pool = sl_slot_pool_new((size_t)256 << 20);
+  sl_slot_pool_set_budget(q->agg.slot_pool, q->memory);
   int rc = sl_exec_prepare(q, r->err);
   if (rc == SL_OK && plan->kind == SL_PLAN_AGGREGATE &&
-      plan->strategy == SL_STRATEGY_REPARTITION && q->xn > 1 &&
+      plan->strategy == SL_STRATEGY_REPARTITION && q->exchange.xn > 1 &&
       !r->coordinator_of_nodes)
     rc = sl_exec_open_exchange(q, nodes, r->err);
   /* The coordinator of nodes runs no pipeline: the nodes compile theirs
@@ -188,9 +188,9 @@ static int set_up_query(exec_run *r) {
     free_query(q);
     return rc;
   }
-  r->stats->jit_seconds = q->jit_seconds;
+  r->stats->jit_seconds = q->jit.seconds;
   snprintf(r->stats->jit_status, sizeof r->stats->jit_status, "%s",
-           q->jit_status ? q->jit_status : "");
+           q->jit.status ? q->jit.status : "");
   return SL_OK;
 }
 
@@ -240,13 +240,13 @@ static int open_late_output(exec_run *r) {
   const sl_plan *plan = r->plan;
   exec_query *q = &r->q;
   if (plan->late_table && plan->late_arg) {
-    q->late = plan->late_arg;
+    q->late.output = plan->late_arg;
   } else if (plan->late_table && r->node) {
     /* A node's late records go to the coordinator, which writes them. */
     late_output_open_export(&r->late_own, &r->c.export, r->c.dist,
                             plan->late_table->name);
-    q->late = &r->late_own;
-    q->late_owned = true;
+    q->late.output = &r->late_own;
+    q->late.owned = true;
   } else if (plan->late_table) {
     int rc = late_output_open(&r->late_own, plan, &q->arena, r->err);
     if (rc != SL_OK) {
@@ -256,8 +256,8 @@ static int open_late_output(exec_run *r) {
       free_query(q);
       return rc;
     }
-    q->late = &r->late_own;
-    q->late_owned = true;
+    q->late.output = &r->late_own;
+    q->late.owned = true;
   }
   return SL_OK;
 }
@@ -274,7 +274,7 @@ static void set_up_coordinator(exec_run *r) {
     c->sessions = malloc(sizeof *c->sessions);
     if (!c->sessions)
       abort();
-    session_store_init(c->sessions, q->key_layout, &q->aggs);
+    session_store_init(c->sessions, q->agg.key_layout, &q->agg.aggs);
     c->sessions->reuse_closed = true; /* emit_session copies what it reads */
     c->session_cap = WM_MIN;
   }
@@ -287,10 +287,10 @@ static void set_up_coordinator(exec_run *r) {
     update_result_init(&r->updates, q, q->buffer_size, r->config->state_ttl);
     c->updates = &r->updates;
   }
-  if (q->agg_layout) {
-    sl_buffer_init(&c->agg_rows, q->agg_layout, q->buffer_size);
-    c->sel =
-        malloc(sizeof(uint32_t) * (q->buffer_size / q->agg_layout->width + 1));
+  if (q->agg.agg_layout) {
+    sl_buffer_init(&c->agg_rows, q->agg.agg_layout, q->buffer_size);
+    c->sel = malloc(sizeof(uint32_t) *
+                    (q->buffer_size / q->agg.agg_layout->width + 1));
     if (!c->sel)
       abort();
   }
@@ -394,8 +394,8 @@ static int run_operators(exec_run *r, bool *progress) {
     c->rows_wm = rows_wm; /* WM_MAX: the node's DONE says so */
   }
   /* Late records written this round are committed with it. */
-  if (rc == SL_OK && r->q.late)
-    rc = late_output_commit(r->q.late, err);
+  if (rc == SL_OK && r->q.late.output)
+    rc = late_output_commit(r->q.late.output, err);
   return rc;
 }
 
@@ -461,12 +461,12 @@ static int last_pass(exec_run *r, bool *progress) {
    * repartition between nodes the node whose worker owns it, as
    * worker.c routes). */
   uint8_t none[8] = {0};
-  int owner =
-      q->key_layout && plan->nkeys == 0
-          ? (int)((sl_key_hash(q->key_layout, none) >> 32) % (uint64_t)q->xn)
-          : -1;
-  bool mine = c->export.fd < 0 || (r->across && owner >= q->xbase &&
-                                   owner < q->xbase + q->nworkers);
+  int owner = q->agg.key_layout && plan->nkeys == 0
+                  ? (int)((sl_key_hash(q->agg.key_layout, none) >> 32) %
+                          (uint64_t)q->exchange.xn)
+                  : -1;
+  bool mine = c->export.fd < 0 || (r->across && owner >= q->exchange.xbase &&
+                                   owner < q->exchange.xbase + q->nworkers);
   if (rc == SL_OK && c->updates && mine) {
     rc = update_result_finish(c->updates, sl_coord_emit_changes, c, r->err);
     if (rc == SL_OK)
@@ -568,10 +568,10 @@ static void stop_workers(exec_run *r, int rc) {
     c->dist->leaders_abort(c->leaders);
   if (rc != SL_OK || c->limit_reached) {
     atomic_store(&r->cancel, true);
-    if (q->channels)
-      for (int i = 0; i < q->xn * q->xn; i++)
-        if (q->channels[i])
-          sl_channel_abort(q->channels[i], SL_ECANCELLED);
+    if (q->exchange.channels)
+      for (int i = 0; i < q->exchange.xn * q->exchange.xn; i++)
+        if (q->exchange.channels[i])
+          sl_channel_abort(q->exchange.channels[i], SL_ECANCELLED);
   }
   for (int i = 0; i < r->started; i++)
     pthread_join(r->ws[i].thread, NULL);
@@ -604,9 +604,9 @@ static int finish_output(exec_run *r, int rc) {
   if (rc == SL_OK && c->sc->commit)
     rc = c->sc->commit(c->sink, err);
   rc = sl_sink_close_after(c->sc, c->sink, rc, err);
-  if (q->late_owned) {
-    r->stats->late_written = q->late->written;
-    rc = late_output_close(q->late, rc, err);
+  if (q->late.owned) {
+    r->stats->late_written = q->late.output->written;
+    rc = late_output_close(q->late.output, rc, err);
   }
   return rc;
 }
@@ -628,7 +628,7 @@ static void collect_stats(exec_run *r) {
   stats->groups_emitted = c->groups;
   stats->merge_seconds = c->merge_seconds;
   stats->emit_seconds = c->emit_seconds;
-  stats->table_rows = r->q.table_nrows;
+  stats->table_rows = r->q.lookup.table_nrows;
   for (int i = 0; i < r->started; i++) {
     stats->events += atomic_load(&ws[i].events);
     stats->rows_filtered += ws[i].rows_filtered;
@@ -676,7 +676,7 @@ static void tear_down(exec_run *r) {
   pthread_mutex_destroy(&r->shared.lock);
   pthread_cond_destroy(&r->shared.cond);
   sl_buffer_free(&c->out_rows);
-  if (q->agg_layout)
+  if (q->agg.agg_layout)
     sl_buffer_free(&c->agg_rows);
   free(c->sel);
   if (c->sessions) {

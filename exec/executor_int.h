@@ -21,6 +21,8 @@
 #include "sluice/state/aggregate.h"
 #include "sluice/state/memory_account.h"
 
+#include "operator_state_int.h"
+
 #define WM_MIN INT64_MIN
 #define WM_MAX INT64_MAX
 
@@ -35,143 +37,37 @@ typedef struct query_shared {
 
 void sl_query_shared_init(query_shared *sh, const sl_run_config *config);
 
-/* The compiled, read-only parts of a query, shared by all threads. */
+/* The compiled, read-only parts of a query, shared by all threads: what
+ * the whole query needs, then each operator's own state
+ * (operator_state_int.h). */
 typedef struct exec_query {
   const sl_plan *plan;
   sl_arena arena; /* everything below */
   uint32_t buffer_size;
   int nworkers;
-
-  /* This node's workers are sources src_base .. src_base + nworkers - 1
-   * of src_total (one node: 0 of nworkers). */
-  int src_base, src_total;
-  /* Repartitioning: this node's workers are exchange members xbase ..
-   * xbase + nworkers - 1 of xn (one node, or nodes that do not exchange
-   * with each other: 0 of nworkers).  channels is xn x xn; only pairs
-   * with an end in this process are open. */
-  int xbase, xn;
-  int64_t exchange_delay_us; /* SET 'sluice.debug.exchange-delay-us' */
-  /* Late merge at partition leaders (node_leaders.h): after this much
-   * input (bytes of source rows) a worker ends an epoch and hands over
-   * its open windows' changes; 0: only at window ends. */
-  uint64_t epoch_bytes;
-  /* An updating result (sl_plan.changelog): a worker also ends an epoch
-   * after this long or this many input rows (0: not by that). */
-  double epoch_seconds;
-  uint64_t epoch_rows;
   /* What this query's executors in this process share: own_shared unless
    * a staged run shares its own; memory is &shared->memory (all of the
    * query's state in this process, memory_account.h). */
   query_shared *shared;
   query_shared own_shared;
   sl_memory_account *memory;
-  /* SET 'table.exec.source.idle-timeout' in seconds (sl_plan.idle_timeout_us;
-   * 0: none): a worker whose source gives no row for this long is idle, and
-   * its watermark moves on with the clock and up to the largest of the
-   * query's other workers' (worker.c, advance_if_idle). */
-  double idle_timeout;
-  const sl_row_layout *stream_layout; /* the leaves input 0 produces */
-  int *stream_leaf;                   /* spec leaf_index for input 0 */
-  sl_expr_prog *filter;               /* over stream_layout, or NULL */
-
-  /* Lookup join: the bounded table, loaded once, probed by every worker. */
-  bool join;
-  const sl_row_layout *joined_layout; /* stream fields, then table fields */
-  int nkey_progs;
-  sl_expr_prog **stream_key_progs; /* over stream_layout */
-  const sl_row_layout *join_key_layout;
-  uint32_t table_nrows;
-  uint8_t **table_rows; /* rows of the table's layout */
-  const sl_row_layout *table_layout;
-  uint64_t *table_hash; /* open addressing: hash, row + 1 */
-  uint32_t *table_slot_row;
-  uint32_t table_cap;
-  uint8_t **table_keys; /* key row per table row */
-  sl_buffer *table_buffers;
-  int ntable_buffers;
-  uint64_t table_charged;         /* the table's bytes reported to memory */
-  sl_expr_prog *post_join_filter; /* over joined_layout, or NULL */
 
   const sl_row_layout *row_layout; /* the layout the rest runs over */
-
   /* The result rows: nout fields named out_names (an updating result's
-   * op, then the plan's columns; else the plan's columns). */
+   * op, then the plan's columns; else the plan's columns), out_layout. */
   int nout;
   const char *const *out_names;
-
-  /* Stateless: output expressions over row_layout. */
-  sl_expr_prog **out_progs;
   const sl_row_layout *out_layout;
 
-  /* Aggregate: the per-record values, evaluated into one "tmp" row per
-   * record: [time][watermark][keys...][agg args...][agg filters...]. */
-  const sl_row_layout *tmp_layout;
-  int tmp_time, tmp_wm_tag, tmp_keys, tmp_args, tmp_filters;
-  /* Side-output of SESSION windows under repartitioning: the owner of a
-   * key decides whether a record is late, so the tmp row carries the whole
-   * record (stream_layout's fields from here on, copied by the reading
-   * worker, not evaluated); -1 otherwise. */
-  int tmp_record;
-  /* The table's WATERMARK expression, over every input row (before the
-   * filter), into a one-field buffer; NULL when windows do not need it. */
-  sl_expr_prog *wm_prog;
-  const sl_row_layout *wm_layout;
-  /* A stream leaf of a staged plan (sl_plan.track_watermark, stateless):
-   * its event time per input row, to drop records at or before the
-   * watermark (late) before they reach the stages; NULL otherwise. */
-  sl_expr_prog *rowtime_prog;
-  const sl_row_layout *rowtime_layout;
-  /* Late records to a table (sl_plan.late_table, late_output.h): where
-   * they go (owned: opened by this executor), and for an aggregate the
-   * event time of each input row, which decides before the pipeline which
-   * records are late (worker.c, route_late_records). */
-  struct late_output *late;
-  bool late_owned;
-  sl_expr_prog *late_time_prog;
-  /* The common case, event time a TIMESTAMP column and the watermark that
-   * column less a constant (or itself): a buffer is first scanned by
-   * reading the two fields, and only one with a late record evaluates
-   * both programs (late_fast; fields of stream_layout, shift in us). */
-  bool late_fast;
-  int late_time_field, late_wm_field;
-  int64_t late_wm_shift_us;
-  sl_expr_prog **tmp_progs; /* one per tmp field (NULL: not evaluated) */
-  const sl_row_layout *key_layout;
-  sl_agg_set aggs;                 /* over tmp_layout */
-  const sl_row_layout *agg_layout; /* keys, aggs, window_start/end/time */
-  sl_expr_prog *having;            /* over agg_layout */
-  /* Repartition: channels[p * nworkers + c] carries tmp rows from worker p
-   * to the worker c that owns their keys (NULL when p == c). */
-  sl_channel **channels;
-  /* Group-table slot arrays recycled across windows (aggregate.h). */
-  sl_slot_pool *slot_pool;
-  sl_expr_prog **final_progs; /* over agg_layout -> out_layout */
-
-  /* The JIT (jit.h): compiled kernels for the per-record steps, or NULL
-   * (interpreted; jit_status says why).  k_main: the filter (post-join
-   * filter after a lookup join) fused with the tmp or output fields;
-   * k_join: a join's stream filter fused with its stream keys.  The first
-   * of them to see the source's rows (k_join, else k_main) also computes
-   * the WATERMARK of every row.  A kernel that fails at run time hands its
-   * step back to the interpreter (worker.c). */
-  sl_jit *jit;
-  const char *jit_status; /* NULL: compiled */
-  double jit_seconds;
-  sl_jit_kernel *k_main, *k_join;
-  /* k_lookup: for a window aggregate over a lookup join, everything from
-   * the source's rows to the tmp rows in one loop, the table's probe
-   * included (jit.h); k_join + k_main remain for what it hands back. */
-  sl_jit_kernel *k_lookup;
-  sl_jit_lookup lookup;
-  sl_jit_lookup_table lookup_table;
-  /* k_fold: the fold of tmp rows into window state (phase 2, jit.h), or
-   * NULL (sl_worker_fold_row per record); fold_spec is what it was built
-   * from and must live as long. */
-  sl_jit_kernel *k_fold;
-  /* k_route: the exchange member owning each tmp row's key (repartition),
-   * or NULL (C hashes each row) */
-  sl_jit_kernel *k_route;
-  sl_jit_fold_spec fold_spec;
+  exec_source_state source;
+  exec_lookup_state lookup;
+  exec_project_state project;
+  exec_partial_state partial;
+  exec_agg_state agg;
+  exec_late_state late;
+  exec_exchange_state exchange;
+  exec_epoch_state epoch;
+  exec_jit_state jit;
 } exec_query;
 
 /* A window's partial state from one worker, handed to the coordinator. */
@@ -315,12 +211,12 @@ extern void *sl_worker_main(void *arg);
 
 /* Setting a query up (query_setup.c), before its workers start: the
  * lookup join's table, layouts and programs; then the JIT's functions
- * (without them the query runs interpreted, and q->jit_status says why;
+ * (without them the query runs interpreted, and q->jit.status says why;
  * an error only under 'sluice.jit' = 'require'; shell may be NULL). */
 int sl_exec_prepare(exec_query *q, sl_error *err);
 int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
                         sl_result_sink *shell, sl_error *err);
-/* The exchange's channels, q->channels (xn x xn; exchange_open.c). */
+/* The exchange's channels, q->exchange.channels (xn x xn; exchange_open.c). */
 int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
                           sl_error *err);
 

@@ -12,9 +12,10 @@
 void sl_worker_copy_record_into_tmp(worker_state *s, const uint8_t *record,
                                     uint8_t *tmp) {
   const exec_query *q = s->q;
-  const sl_row_layout *sl = q->stream_layout;
+  const sl_row_layout *sl = q->source.stream_layout;
   for (int f = 0; f < sl->nfields; f++)
-    sl_row_copy_field(sl, record, f, q->tmp_layout, tmp, q->tmp_record + f);
+    sl_row_copy_field(sl, record, f, q->partial.tmp_layout, tmp,
+                      q->partial.tmp_record + f);
 }
 
 /* Late records to a table: append row (of stream_layout) to s->late_rows,
@@ -23,7 +24,7 @@ static int keep_late_row(worker_state *s, const uint8_t *row) {
   if (sl_buffer_append_copy(&s->late_rows, row))
     return SL_OK;
   if (s->late_rows.nrows > 0) {
-    int rc = late_output_write(s->q->late, &s->late_rows, &s->w->err);
+    int rc = late_output_write(s->q->late.output, &s->late_rows, &s->w->err);
     sl_buffer_clear(&s->late_rows);
     if (rc != SL_OK)
       return rc;
@@ -38,9 +39,9 @@ static int keep_late_row(worker_state *s, const uint8_t *row) {
 
 /* Write out the late records kept so far (keep_late_row). */
 int sl_worker_write_late_rows(worker_state *s) {
-  if (!s->q->late || s->late_rows.nrows == 0)
+  if (!s->q->late.output || s->late_rows.nrows == 0)
     return SL_OK;
-  int rc = late_output_write(s->q->late, &s->late_rows, &s->w->err);
+  int rc = late_output_write(s->q->late.output, &s->late_rows, &s->w->err);
   sl_buffer_clear(&s->late_rows);
   return rc;
 }
@@ -51,13 +52,14 @@ int sl_worker_keep_late_record(worker_state *s, const sl_buffer *in,
   return keep_late_row(s, sl_buffer_row(in, i));
 }
 
-/* The record a tmp row carries (q->tmp_record), late, to the late table. */
+/* The record a tmp row carries (q->partial.tmp_record), late, to the late
+ * table. */
 int sl_worker_keep_late_tmp_record(worker_state *s, const uint8_t *tmp) {
   const exec_query *q = s->q;
-  const sl_row_layout *sl = q->stream_layout;
+  const sl_row_layout *sl = q->source.stream_layout;
   for (int f = 0; f < sl->nfields; f++)
-    sl_row_copy_field(q->tmp_layout, tmp, q->tmp_record + f, sl, s->late_record,
-                      f);
+    sl_row_copy_field(q->partial.tmp_layout, tmp, q->partial.tmp_record + f, sl,
+                      s->late_record, f);
   return keep_late_row(s, s->late_record);
 }
 
@@ -67,9 +69,9 @@ int sl_worker_keep_late_tmp_record(worker_state *s, const uint8_t *tmp) {
 static int write_late_candidates(worker_state *s, const sl_buffer *in,
                                  uint32_t *ncand) {
   exec_query *q = s->q;
-  if (q->filter) {
-    int rc =
-        sl_expr_filter(q->filter, in, s->late_sel, ncand, s->ctx, &s->w->err);
+  if (q->source.filter) {
+    int rc = sl_expr_filter(q->source.filter, in, s->late_sel, ncand, s->ctx,
+                            &s->w->err);
     if (rc != SL_OK)
       return rc;
   }
@@ -93,7 +95,7 @@ static int eval_times(worker_state *s, const sl_buffer *in, uint32_t n,
   return k < 0 ? k : SL_OK;
 }
 
-/* q->late_fast: might a row of the buffer be late?  The same rule as
+/* q->late.fast: might a row of the buffer be late?  The same rule as
  * below, on the time and watermark columns read directly; most buffers
  * have no late record and go on untouched. */
 static bool has_late_candidate(const worker_state *s, const sl_buffer *in,
@@ -101,7 +103,7 @@ static bool has_late_candidate(const worker_state *s, const sl_buffer *in,
   const exec_query *q = s->q;
   const sl_row_layout *l = in->layout;
   const sl_plan_window *pw = &s->plan->window;
-  int tf = q->late_time_field, wf = q->late_wm_field;
+  int tf = q->late.time_field, wf = q->late.wm_field;
   int64_t wm = s->local_wm;
   for (uint32_t i = 0; i < n; i++) {
     const uint8_t *row = sl_buffer_row(in, i);
@@ -111,7 +113,7 @@ static bool has_late_candidate(const worker_state *s, const sl_buffer *in,
         return true;
     }
     if (!sl_row_is_null(row, wf)) {
-      int64_t w = SL_FIELD(row, l, wf, int64_t) - q->late_wm_shift_us;
+      int64_t w = SL_FIELD(row, l, wf, int64_t) - q->late.wm_shift_us;
       if (w > wm)
         wm = w;
     }
@@ -130,9 +132,9 @@ static bool has_late_candidate(const worker_state *s, const sl_buffer *in,
 int sl_worker_route_late_records(worker_state *s, const sl_buffer *in,
                                  uint32_t *n) {
   exec_query *q = s->q;
-  if (q->late_fast && !has_late_candidate(s, in, *n))
+  if (q->late.fast && !has_late_candidate(s, in, *n))
     return SL_OK; /* the pipeline computes the watermark as usual */
-  int rc = eval_times(s, in, *n, &q->late_time_prog);
+  int rc = eval_times(s, in, *n, &q->late.time_prog);
   if (rc != SL_OK)
     return rc;
   s->wm_ready = true;
@@ -174,7 +176,7 @@ int sl_worker_route_late_records(worker_state *s, const sl_buffer *in,
  * every row into the watermark.  s->sel becomes the rows kept. */
 int sl_worker_drop_late_rows(worker_state *s, const sl_buffer *in,
                              uint32_t *n) {
-  int rc = eval_times(s, in, *n, &s->q->rowtime_prog);
+  int rc = eval_times(s, in, *n, &s->q->late.rowtime_prog);
   if (rc != SL_OK)
     return rc;
   const sl_row_layout *wl = s->wm_values.layout, *tl = s->rowtimes.layout;
@@ -196,7 +198,7 @@ int sl_worker_drop_late_rows(worker_state *s, const sl_buffer *in,
       v = last_end(pw, slice_of(pw, v)) - pw->unit_us;
     }
     if (!sl_row_is_null(t, 0) && v <= s->local_wm) {
-      if (s->q->late)
+      if (s->q->late.output)
         s->late_sel[ncand++] = i; /* to the late table, if the filter
                                    * keeps it */
       else

@@ -8,17 +8,17 @@
  * owners); tmp row r comes from row sel[r] of the buffer being processed. */
 int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel) {
   exec_query *q = s->q;
-  if (q->k_fold && !q->channels)
+  if (q->jit.k_fold && !q->exchange.channels)
     return sl_worker_fold_tmp_compiled(s, sel);
   const sl_plan_window *pw = &q->plan->window;
-  const sl_row_layout *tl = q->tmp_layout;
-  const sl_row_layout *kl = q->key_layout;
-  bool exchange = q->channels != NULL;
-  int me = q->xbase + s->w->index; /* in the exchange */
+  const sl_row_layout *tl = q->partial.tmp_layout;
+  const sl_row_layout *kl = q->agg.key_layout;
+  bool exchange = q->exchange.channels != NULL;
+  int me = q->exchange.xbase + s->w->index; /* in the exchange */
   /* the owners of all rows in one compiled loop, else per row below */
-  bool routed = exchange && q->k_route;
+  bool routed = exchange && q->jit.k_route;
   if (routed)
-    sl_jit_route_run(q->k_route, s->tmp.data, s->tmp.nrows, s->dest);
+    sl_jit_route_run(q->jit.k_route, s->tmp.data, s->tmp.nrows, s->dest);
   {
     int64_t proc_now = pw->proctime ? sl_now_us() : 0;
     for (uint32_t r = 0; r < s->tmp.nrows; r++) {
@@ -33,8 +33,8 @@ int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel) {
       } else {
         /* The owner of the key folds it, judging lateness by its own
          * watermark; the record carries ours. */
-        SL_FIELD(row, tl, q->tmp_wm_tag, int64_t) = s->local_wm;
-        if (q->tmp_record >= 0)
+        SL_FIELD(row, tl, q->partial.tmp_wm_tag, int64_t) = s->local_wm;
+        if (q->partial.tmp_record >= 0)
           sl_worker_copy_record_into_tmp(
               s, sl_buffer_row(s->late_in, input_row), row);
         int dest;
@@ -45,7 +45,8 @@ int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel) {
           /* The owner from the hash's high bits: group tables index by the
            * low bits, and an owner's keys must not all share them (the
            * compiled route computes the same). */
-          dest = (int)((sl_key_hash(kl, s->keyrow) >> 32) % (uint64_t)q->xn);
+          dest = (int)((sl_key_hash(kl, s->keyrow) >> 32) %
+                       (uint64_t)q->exchange.xn);
         }
         if (dest == me) {
           rc = sl_worker_fold_row(s, row, s->local_wm, proc_now);
@@ -67,7 +68,7 @@ void sl_worker_aggregate_done(worker_state *s) {
   const sl_plan *plan = s->q->plan;
   if (plan->windowed && plan->window.proctime) {
     s->local_wm = sl_now_us();
-    if (!s->q->channels)
+    if (!s->q->exchange.channels)
       s->wm = s->local_wm;
   }
 }
@@ -78,8 +79,9 @@ int sl_worker_aggregate(worker_state *s, const sl_buffer *in,
   uint32_t done = 0;
   while (done < n) {
     sl_buffer_clear(&s->tmp);
-    int k = sl_worker_eval_rows(s, q->tmp_progs, q->tmp_layout->nfields, in,
-                                sel + done, n - done, &s->tmp);
+    int k = sl_worker_eval_rows(s, q->partial.tmp_progs,
+                                q->partial.tmp_layout->nfields, in, sel + done,
+                                n - done, &s->tmp);
     if (k < 0)
       return k;
     if (k == 0)

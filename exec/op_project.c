@@ -36,8 +36,8 @@ int sl_worker_project(worker_state *s, const sl_buffer *in, const uint32_t *sel,
   while (done < n) {
     out_batch *b = new_batch(s);
     uint32_t first_row = b->buf.nrows;
-    int k = sl_worker_eval_rows(s, q->out_progs, q->plan->nout, in, sel + done,
-                                n - done, &b->buf);
+    int k = sl_worker_eval_rows(s, q->project.out_progs, q->plan->nout, in,
+                                sel + done, n - done, &b->buf);
     if (k < 0) {
       publish_batch(s, b);
       return k;

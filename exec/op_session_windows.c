@@ -32,7 +32,7 @@ static int emit_session(void *arg, const uint8_t *key, const session *ss) {
   c->windows++; /* each session is a window */
   exec_query *q = c->q;
   const sl_plan *plan = q->plan;
-  const sl_row_layout *al = q->agg_layout, *kl = q->key_layout;
+  const sl_row_layout *al = q->agg.agg_layout, *kl = q->agg.key_layout;
   int nk = plan->nkeys, na = plan->naggs;
   for (int attempt = 0; attempt < 2; attempt++) {
     uint8_t *row = sl_buffer_append(&c->agg_rows);
@@ -49,8 +49,8 @@ static int emit_session(void *arg, const uint8_t *key, const session *ss) {
     }
     int rc = SL_OK;
     for (int g = 0; g < na && rc == SL_OK; g++)
-      rc = sl_agg_finalize(&q->aggs, g, ss->states, &c->agg_rows, row, nk + g,
-                           c->err);
+      rc = sl_agg_finalize(&q->agg.aggs, g, ss->states, &c->agg_rows, row,
+                           nk + g, c->err);
     if (rc == 1) { /* heap full: finish the rows so far, then retry */
       c->agg_rows.nrows--;
       rc = sl_coord_finish_agg_rows(c);
@@ -119,8 +119,9 @@ int sl_coord_fire_sessions(coordinator *c, worker *ws, int n, bool *progress) {
     session_fragment *f = all;
     all = f->next;
     if (rc == SL_OK &&
-        !session_store_add(c->sessions, sl_key_hash(c->q->key_layout, f->key),
-                           f->key, f->start, f->end, f->states, WM_MIN, c->err))
+        !session_store_add(c->sessions,
+                           sl_key_hash(c->q->agg.key_layout, f->key), f->key,
+                           f->start, f->end, f->states, WM_MIN, c->err))
       rc = c->err->code ? c->err->code : SL_EINTERNAL;
     session_fragment_free(f);
     *progress = true;

@@ -65,7 +65,7 @@ static int emit_groups(coordinator *c, int64_t start, int64_t end,
                        const sl_group_table *t) {
   exec_query *q = c->q;
   const sl_plan *plan = q->plan;
-  const sl_row_layout *al = q->agg_layout, *kl = q->key_layout;
+  const sl_row_layout *al = q->agg.agg_layout, *kl = q->agg.key_layout;
   int nk = plan->nkeys, na = plan->naggs;
   for (uint32_t i = 0; i < t->cap; i++) {
     if (!sl_group_table_slot_used(t, i))
@@ -85,7 +85,7 @@ static int emit_groups(coordinator *c, int64_t start, int64_t end,
              kl->fields[k].size);
     }
     for (int g = 0; g < na; g++) {
-      int rc = sl_agg_finalize(&q->aggs, g, sl_group_table_states(t, i),
+      int rc = sl_agg_finalize(&q->agg.aggs, g, sl_group_table_states(t, i),
                                &c->agg_rows, row, nk + g, c->err);
       if (rc == 1) { /* heap full: finish what we have, then redo this row */
         c->agg_rows.nrows--;

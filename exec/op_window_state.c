@@ -39,8 +39,8 @@ static sl_group_table *slice_table(worker_state *s, int64_t start) {
   sl_group_table *t = malloc(sizeof *t);
   if (!t)
     abort();
-  sl_group_table_init_pooled(t, s->q->key_layout, &s->q->aggs, 64,
-                             s->q->slot_pool);
+  sl_group_table_init_pooled(t, s->q->agg.key_layout, &s->q->agg.aggs, 64,
+                             s->q->agg.slot_pool);
   s->slices[lo].start = start;
   s->slices[lo].table = t;
   s->nslices++;
@@ -96,8 +96,8 @@ static bool session_closes(void *arg, const session *ss) {
 static int session_fragment_out(void *arg, const uint8_t *key,
                                 const session *ss) {
   closing *c = arg;
-  const sl_agg_set *aggs = &c->s->q->aggs;
-  uint32_t kw = c->s->q->key_layout->width;
+  const sl_agg_set *aggs = &c->s->q->agg.aggs;
+  uint32_t kw = c->s->q->agg.key_layout->width;
   session_fragment *f = malloc(sizeof *f);
   uint8_t *k = malloc(kw ? kw : 1);
   uint8_t *st = malloc(aggs->state_width + 1);
@@ -194,8 +194,8 @@ int sl_worker_hand_over_epoch(worker_state *s) {
     uint32_t cap = old->count;
     if (!sl_memory_room_for(s->q->memory, (uint64_t)cap * 2 * old->entry_width))
       cap = 1024;
-    sl_group_table_init_pooled(fresh, s->q->key_layout, &s->q->aggs, cap,
-                               s->q->slot_pool);
+    sl_group_table_init_pooled(fresh, s->q->agg.key_layout, &s->q->agg.aggs,
+                               cap, s->q->agg.slot_pool);
     s->slices[i].table = fresh;
     int64_t start = s->slices[i].start;
     if (!plan->windowed) {
@@ -219,8 +219,8 @@ int sl_worker_hand_over_epoch(worker_state *s) {
         t = malloc(sizeof *t);
         if (!t)
           abort();
-        sl_group_table_init_pooled(t, s->q->key_layout, &s->q->aggs, old->count,
-                                   s->q->slot_pool);
+        sl_group_table_init_pooled(t, s->q->agg.key_layout, &s->q->agg.aggs,
+                                   old->count, s->q->agg.slot_pool);
         int rc = sl_group_table_merge(t, old, &s->w->err);
         if (rc != SL_OK) {
           sl_group_table_free(t);
@@ -308,9 +308,9 @@ int sl_worker_hand_over_windows(worker_state *s) {
             merged = malloc(sizeof *merged);
             if (!merged)
               abort();
-            sl_group_table_init_pooled(merged, s->q->key_layout, &s->q->aggs,
-                                       s->slices[i].table->count,
-                                       s->q->slot_pool);
+            sl_group_table_init_pooled(
+                merged, s->q->agg.key_layout, &s->q->agg.aggs,
+                s->slices[i].table->count, s->q->agg.slot_pool);
           }
           int rc = sl_group_table_merge(merged, s->slices[i].table, &w->err);
           if (rc != SL_OK)
@@ -348,11 +348,11 @@ int sl_worker_hand_over_windows(worker_state *s) {
  * hashing, the state's group table and routing to the owner). */
 void sl_worker_key_row_of(worker_state *s, const uint8_t *row) {
   const exec_query *q = s->q;
-  const sl_row_layout *tl = q->tmp_layout;
-  const sl_row_layout *kl = q->key_layout;
+  const sl_row_layout *tl = q->partial.tmp_layout;
+  const sl_row_layout *kl = q->agg.key_layout;
   memset(s->keyrow, 0, kl->width);
   for (int i = 0; i < kl->nfields; i++) {
-    int tf = q->tmp_keys + i;
+    int tf = q->partial.tmp_keys + i;
     if (sl_row_is_null(row, tf))
       sl_row_set_null(s->keyrow, i, true);
     else
@@ -372,8 +372,8 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
   exec_query *q = s->q;
   const sl_plan *plan = q->plan;
   const sl_plan_window *pw = &plan->window;
-  const sl_row_layout *tl = q->tmp_layout;
-  const sl_row_layout *kl = q->key_layout;
+  const sl_row_layout *tl = q->partial.tmp_layout;
+  const sl_row_layout *kl = q->agg.key_layout;
   sl_worker_key_row_of(s, row);
   uint64_t hash = sl_key_hash(kl, s->keyrow);
   int64_t start = 0;
@@ -384,11 +384,11 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
     if (pw->proctime) {
       ts = proc_now;
     } else {
-      if (sl_row_is_null(row, q->tmp_time))
+      if (sl_row_is_null(row, q->partial.tmp_time))
         return sl_error_set(&s->w->err, SL_EINVAL,
                             "a record has a NULL event time; the time "
                             "attribute of a window must not be NULL");
-      ts = SL_FIELD(row, tl, q->tmp_time, int64_t);
+      ts = SL_FIELD(row, tl, q->partial.tmp_time, int64_t);
     }
     if (pw->kind == SL_WINDOW_SESSION) {
       /* [ts, ts + gap) joins the key's sessions it touches; alone and
@@ -398,7 +398,7 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
         s->sessions = malloc(sizeof *s->sessions);
         if (!s->sessions)
           abort();
-        session_store_init(s->sessions, kl, &q->aggs);
+        session_store_init(s->sessions, kl, &q->agg.aggs);
         /* Fragments copy the states they hand over. */
         s->sessions->reuse_closed = true;
       }
@@ -413,7 +413,7 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
                                   closed_end)) {
         /* to the late table, whole: from the tmp row under repartitioning
          * (the reading worker copied it there), else from the input */
-        if (q->tmp_record >= 0 && q->channels)
+        if (q->partial.tmp_record >= 0 && q->exchange.channels)
           return sl_worker_keep_late_tmp_record(s, row);
         if (s->late_in)
           return sl_worker_keep_late_record(s, s->late_in, s->late_input_row);
@@ -448,7 +448,7 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
     st = sl_group_table_upsert(t, hash, s->keyrow);
     arena = &t->arena;
   }
-  int rc = sl_agg_update(&q->aggs, st, row, arena, &s->w->err);
+  int rc = sl_agg_update(&q->agg.aggs, st, row, arena, &s->w->err);
   if (rc != SL_OK)
     return rc;
   s->w->rows_state++;

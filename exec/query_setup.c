@@ -29,12 +29,12 @@ static int timestamp_field(const exec_query *q, const sl_bexpr *e,
       e->index >= q->plan->base_ncols)
     return -1;
   int f = map0[e->index];
-  const sl_row_layout *l = q->stream_layout;
+  const sl_row_layout *l = q->source.stream_layout;
   return f >= 0 && f < l->nfields && l->fields[f].ptype == SL_P_TS ? f : -1;
 }
 
 /* Late records to a table: can a buffer be scanned for them by reading
- * fields (q->late_fast)?  Event time a TIMESTAMP column, the watermark
+ * fields (q->late.fast)?  Event time a TIMESTAMP column, the watermark
  * that column or that column less a day-time interval literal. */
 static void late_fast_path(exec_query *q, const int *map0) {
   const sl_plan *plan = q->plan;
@@ -50,10 +50,10 @@ static void late_fast_path(exec_query *q, const int *map0) {
   }
   if (tf < 0 || wf < 0 || w->type->kind != SL_TYPE_TIMESTAMP)
     return;
-  q->late_fast = true;
-  q->late_time_field = tf;
-  q->late_wm_field = wf;
-  q->late_wm_shift_us = shift;
+  q->late.fast = true;
+  q->late.time_field = tf;
+  q->late.wm_field = wf;
+  q->late.wm_shift_us = shift;
 }
 
 /* ---- the lookup join's table -------------------------------------------- */
@@ -64,7 +64,7 @@ static void late_fast_path(exec_query *q, const int *map0) {
 static int charge_table(exec_query *q, uint64_t bytes, uint32_t nrows,
                         sl_error *err) {
   uint64_t total;
-  if (!sl_memory_grew_over(q->memory, &q->table_charged, bytes, &total))
+  if (!sl_memory_grew_over(q->memory, &q->lookup.table_charged, bytes, &total))
     return SL_OK;
   return sl_memory_over_error(
       err, q->memory, bytes, total,
@@ -77,41 +77,42 @@ static int load_table(exec_query *q, const int *table_leaf, int *table_map,
                       sl_error *err) {
   const sl_plan *plan = q->plan;
   const sl_plan_input *in = &plan->inputs[1];
-  sl_source_spec spec = {in->table, q->table_layout, table_leaf, 0, 1, 0, NULL};
+  sl_source_spec spec = {in->table, q->lookup.table_layout, table_leaf, 0, 1, 0,
+                         NULL};
   sl_source *src;
   int rc = in->connector->open(&spec, &src, err);
   if (rc != SL_OK)
     return rc;
   sl_expr_prog **kp = SL_ANEW_N(&q->arena, sl_expr_prog *, plan->njoin_keys);
   for (int i = 0; i < plan->njoin_keys && rc == SL_OK; i++)
-    rc = compile(q, plan->join_table_keys[i], q->table_layout, table_map,
+    rc = compile(q, plan->join_table_keys[i], q->lookup.table_layout, table_map,
                  &kp[i], err);
   int cap_bufs = 8;
-  q->table_buffers = malloc(sizeof(sl_buffer) * 2 * (size_t)cap_bufs);
+  q->lookup.table_buffers = malloc(sizeof(sl_buffer) * 2 * (size_t)cap_bufs);
   sl_expr_ctx *ctx = sl_expr_ctx_new();
   bool done = false;
   uint32_t nrows = 0;
   uint64_t held = 0; /* bytes of table_buffers */
   while (rc == SL_OK && !done) {
-    if (q->ntable_buffers + 2 > 2 * cap_bufs) {
+    if (q->lookup.ntable_buffers + 2 > 2 * cap_bufs) {
       cap_bufs *= 2;
-      q->table_buffers =
-          realloc(q->table_buffers, sizeof(sl_buffer) * 2 * (size_t)cap_bufs);
+      q->lookup.table_buffers = realloc(
+          q->lookup.table_buffers, sizeof(sl_buffer) * 2 * (size_t)cap_bufs);
     }
-    if (!q->table_buffers)
+    if (!q->lookup.table_buffers)
       abort();
-    sl_buffer *b = &q->table_buffers[q->ntable_buffers];
-    sl_buffer_init(b, q->table_layout, q->buffer_size);
+    sl_buffer *b = &q->lookup.table_buffers[q->lookup.ntable_buffers];
+    sl_buffer_init(b, q->lookup.table_layout, q->buffer_size);
     rc = in->connector->next(src, b, &done, err);
     if (rc != SL_OK || b->nrows == 0) {
       sl_buffer_free(b);
       continue;
     }
     /* The key row of every table row, in a parallel buffer. */
-    sl_buffer *kb = &q->table_buffers[q->ntable_buffers + 1];
-    sl_buffer_init(kb, q->join_key_layout,
-                   b->nrows * q->join_key_layout->width + b->cap);
-    q->ntable_buffers += 2;
+    sl_buffer *kb = &q->lookup.table_buffers[q->lookup.ntable_buffers + 1];
+    sl_buffer_init(kb, q->lookup.join_key_layout,
+                   b->nrows * q->lookup.join_key_layout->width + b->cap);
+    q->lookup.ntable_buffers += 2;
     uint32_t *sel = malloc(sizeof(uint32_t) * b->nrows);
     for (uint32_t i = 0; i < b->nrows; i++)
       sel[i] = i;
@@ -132,39 +133,40 @@ static int load_table(exec_query *q, const int *table_leaf, int *table_map,
   if (rc != SL_OK)
     return rc;
 
-  q->table_nrows = nrows;
-  q->table_rows = SL_ANEW_N(&q->arena, uint8_t *, nrows + 1);
-  q->table_keys = SL_ANEW_N(&q->arena, uint8_t *, nrows + 1);
+  q->lookup.table_nrows = nrows;
+  q->lookup.table_rows = SL_ANEW_N(&q->arena, uint8_t *, nrows + 1);
+  q->lookup.table_keys = SL_ANEW_N(&q->arena, uint8_t *, nrows + 1);
   uint32_t r = 0;
-  for (int b = 0; b < q->ntable_buffers; b += 2)
-    for (uint32_t i = 0; i < q->table_buffers[b].nrows; i++, r++) {
-      q->table_rows[r] = sl_buffer_row(&q->table_buffers[b], i);
-      q->table_keys[r] = sl_buffer_row(&q->table_buffers[b + 1], i);
+  for (int b = 0; b < q->lookup.ntable_buffers; b += 2)
+    for (uint32_t i = 0; i < q->lookup.table_buffers[b].nrows; i++, r++) {
+      q->lookup.table_rows[r] = sl_buffer_row(&q->lookup.table_buffers[b], i);
+      q->lookup.table_keys[r] =
+          sl_buffer_row(&q->lookup.table_buffers[b + 1], i);
     }
   uint32_t cap = 16;
   while (cap < 2 * nrows)
     cap *= 2;
-  q->table_cap = cap;
+  q->lookup.table_cap = cap;
   held += (uint64_t)(nrows + 1) * 2 * sizeof(uint8_t *) +
           (uint64_t)cap * (sizeof(uint64_t) + sizeof(uint32_t));
   int rc2 = charge_table(q, held, nrows, err);
   if (rc2 != SL_OK)
     return rc2;
-  q->table_hash = SL_ANEW_N(&q->arena, uint64_t, cap);
-  q->table_slot_row = SL_ANEW_N(&q->arena, uint32_t, cap);
+  q->lookup.table_hash = SL_ANEW_N(&q->arena, uint64_t, cap);
+  q->lookup.table_slot_row = SL_ANEW_N(&q->arena, uint32_t, cap);
   for (r = 0; r < nrows; r++) {
-    const uint8_t *key = q->table_keys[r];
+    const uint8_t *key = q->lookup.table_keys[r];
     bool null_key = false;
-    for (int f = 0; f < q->join_key_layout->nfields; f++)
+    for (int f = 0; f < q->lookup.join_key_layout->nfields; f++)
       null_key |= sl_row_is_null(key, f);
     if (null_key)
       continue;
-    uint64_t h = sl_key_hash(q->join_key_layout, key);
+    uint64_t h = sl_key_hash(q->lookup.join_key_layout, key);
     uint32_t j = (uint32_t)h & (cap - 1);
-    while (q->table_hash[j])
+    while (q->lookup.table_hash[j])
       j = (j + 1) & (cap - 1);
-    q->table_hash[j] = h;
-    q->table_slot_row[j] = r;
+    q->lookup.table_hash[j] = h;
+    q->lookup.table_slot_row[j] = r;
   }
   return SL_OK;
 }
@@ -184,32 +186,32 @@ static int prepare_join(exec_query *q, const sl_row_layout **ins,
                         const int *map0, int **row_map, sl_error *err) {
   const sl_plan *plan = q->plan;
   sl_arena *a = &q->arena;
-  q->join = true;
+  q->lookup.join = true;
   int *table_leaf = plan->inputs[1].used_leaf;
-  q->table_layout = sl_plan_input_layout(a, plan, 1);
-  ins[1] = q->table_layout;
+  q->lookup.table_layout = sl_plan_input_layout(a, plan, 1);
+  ins[1] = q->lookup.table_layout;
   int base1[2] = {-1, 0};
   int *map1 = sl_plan_column_map(a, plan, ins, base1);
   /* Joined rows: the stream's fields, then the table's. */
-  q->joined_layout =
-      sl_plan_joined_layout(a, q->stream_layout, q->table_layout);
-  int basej[2] = {0, q->stream_layout->nfields};
+  q->lookup.joined_layout =
+      sl_plan_joined_layout(a, q->source.stream_layout, q->lookup.table_layout);
+  int basej[2] = {0, q->source.stream_layout->nfields};
   *row_map = sl_plan_column_map(a, plan, ins, basej);
-  q->row_layout = q->joined_layout;
+  q->row_layout = q->lookup.joined_layout;
   /* Join keys. */
-  q->nkey_progs = plan->njoin_keys;
-  q->stream_key_progs = SL_ANEW_N(a, sl_expr_prog *, plan->njoin_keys);
+  q->lookup.nkey_progs = plan->njoin_keys;
+  q->lookup.stream_key_progs = SL_ANEW_N(a, sl_expr_prog *, plan->njoin_keys);
   const sl_type **kt = SL_ANEW_N(a, const sl_type *, plan->njoin_keys);
   for (int i = 0; i < plan->njoin_keys; i++) {
-    int rc = compile(q, plan->join_stream_keys[i], q->stream_layout, map0,
-                     &q->stream_key_progs[i], err);
+    int rc = compile(q, plan->join_stream_keys[i], q->source.stream_layout,
+                     map0, &q->lookup.stream_key_progs[i], err);
     if (rc != SL_OK)
       return rc;
     kt[i] = plan->join_stream_keys[i]->type;
   }
-  q->join_key_layout = layout_of(a, plan->njoin_keys, NULL, kt);
-  int rc = compile(q, plan->post_join_filter, q->joined_layout, *row_map,
-                   &q->post_join_filter, err);
+  q->lookup.join_key_layout = layout_of(a, plan->njoin_keys, NULL, kt);
+  int rc = compile(q, plan->post_join_filter, q->lookup.joined_layout, *row_map,
+                   &q->lookup.post_join_filter, err);
   if (rc == SL_OK)
     rc = load_table(q, table_leaf, map1, err);
   return rc;
@@ -226,32 +228,34 @@ static int prepare_event_time(exec_query *q, const int *map0, sl_error *err) {
    * before the filter (see worker.c). */
   if (plan->watermark &&
       ((plan->windowed && !plan->window.proctime) || plan->track_watermark)) {
-    rc = compile(q, plan->watermark, q->stream_layout, map0, &q->wm_prog, err);
+    rc = compile(q, plan->watermark, q->source.stream_layout, map0,
+                 &q->source.wm_prog, err);
     if (rc != SL_OK)
       return rc;
     const sl_type *wt[1] = {plan->watermark->type};
-    q->wm_layout = layout_of(a, 1, NULL, wt);
+    q->source.wm_layout = layout_of(a, 1, NULL, wt);
   }
-  if (q->wm_prog && plan->track_watermark && plan->kind == SL_PLAN_STATELESS &&
-      plan->rowtime && !plan->keep_late) {
-    rc = compile(q, plan->rowtime, q->stream_layout, map0, &q->rowtime_prog,
-                 err);
+  if (q->source.wm_prog && plan->track_watermark &&
+      plan->kind == SL_PLAN_STATELESS && plan->rowtime && !plan->keep_late) {
+    rc = compile(q, plan->rowtime, q->source.stream_layout, map0,
+                 &q->late.rowtime_prog, err);
     if (rc != SL_OK)
       return rc;
     const sl_type *rt[1] = {plan->rowtime->type};
-    q->rowtime_layout = layout_of(a, 1, NULL, rt);
+    q->late.rowtime_layout = layout_of(a, 1, NULL, rt);
   }
   /* Late records to a table: an aggregate decides which records are late
    * by their event time before the pipeline (a stream leaf by rowtime_prog
    * above). */
-  if (q->wm_prog && plan->late_table && plan->kind == SL_PLAN_AGGREGATE &&
+  if (q->source.wm_prog && plan->late_table &&
+      plan->kind == SL_PLAN_AGGREGATE &&
       plan->window.kind != SL_WINDOW_SESSION) {
-    rc = compile(q, plan->window.time, q->stream_layout, map0,
-                 &q->late_time_prog, err);
+    rc = compile(q, plan->window.time, q->source.stream_layout, map0,
+                 &q->late.time_prog, err);
     if (rc != SL_OK)
       return rc;
     const sl_type *rt[1] = {plan->window.time->type};
-    q->rowtime_layout = layout_of(a, 1, NULL, rt);
+    q->late.rowtime_layout = layout_of(a, 1, NULL, rt);
     late_fast_path(q, map0);
   }
   return SL_OK;
@@ -270,16 +274,16 @@ static int prepare_tmp_row(exec_query *q, const int *row_map, sl_type *ts,
   if (plan->late_table && plan->windowed &&
       plan->window.kind == SL_WINDOW_SESSION &&
       plan->strategy == SL_STRATEGY_REPARTITION) {
-    q->tmp_record = nf;
-    nrecord = q->stream_layout->nfields;
+    q->partial.tmp_record = nf;
+    nrecord = q->source.stream_layout->nfields;
   }
   const sl_type **tt = SL_ANEW_N(a, const sl_type *, nf + nrecord);
   const sl_bexpr **te = SL_ANEW_N(a, const sl_bexpr *, nf + nrecord);
   sl_type *boolean = sl_type_new(a, SL_TYPE_BOOLEAN);
-  q->tmp_time = 0;
-  q->tmp_keys = 2;
-  q->tmp_args = 2 + plan->nkeys;
-  q->tmp_filters = 2 + plan->nkeys + plan->naggs;
+  q->partial.tmp_time = 0;
+  q->partial.tmp_keys = 2;
+  q->partial.tmp_args = 2 + plan->nkeys;
+  q->partial.tmp_filters = 2 + plan->nkeys + plan->naggs;
   bool event_time = plan->windowed && !plan->window.proctime;
   tt[0] = event_time ? plan->window.time->type : ts;
   te[0] = event_time ? plan->window.time : NULL;
@@ -287,7 +291,7 @@ static int prepare_tmp_row(exec_query *q, const int *row_map, sl_type *ts,
   /* Field 1 is not evaluated: under repartitioning the sending worker
    * stores its watermark there (the owner judges lateness by it). */
   te[1] = NULL;
-  q->tmp_wm_tag = 1;
+  q->partial.tmp_wm_tag = 1;
   for (int i = 0; i < plan->nkeys; i++) {
     tt[2 + i] = plan->keys[i]->type;
     te[2 + i] = plan->keys[i];
@@ -295,7 +299,7 @@ static int prepare_tmp_row(exec_query *q, const int *row_map, sl_type *ts,
   sl_agg_desc *descs = SL_ANEW_N(a, sl_agg_desc, plan->naggs + 1);
   for (int i = 0; i < plan->naggs; i++) {
     const sl_plan_agg *pa = &plan->aggs[i];
-    int af = q->tmp_args + i, ff = q->tmp_filters + i;
+    int af = q->partial.tmp_args + i, ff = q->partial.tmp_filters + i;
     tt[af] = pa->arg ? pa->arg->type : boolean;
     te[af] = pa->arg;
     tt[ff] = boolean;
@@ -307,19 +311,21 @@ static int prepare_tmp_row(exec_query *q, const int *row_map, sl_type *ts,
     descs[i].out_type = pa->type;
   }
   for (int f = 0; f < nrecord; f++) { /* copied, not evaluated */
-    tt[nf + f] = q->stream_layout->fields[f].type;
+    tt[nf + f] = q->source.stream_layout->fields[f].type;
     te[nf + f] = NULL;
   }
   nf += nrecord;
-  q->tmp_layout = layout_of(a, nf, NULL, tt);
-  q->tmp_progs = SL_ANEW_N(a, sl_expr_prog *, nf);
+  q->partial.tmp_layout = layout_of(a, nf, NULL, tt);
+  q->partial.tmp_progs = SL_ANEW_N(a, sl_expr_prog *, nf);
   for (int f = 0; f < nf; f++) {
-    int rc = compile(q, te[f], q->row_layout, row_map, &q->tmp_progs[f], err);
+    int rc = compile(q, te[f], q->row_layout, row_map, &q->partial.tmp_progs[f],
+                     err);
     if (rc != SL_OK)
       return rc;
   }
-  q->key_layout = layout_of(a, plan->nkeys, NULL, tt + 2);
-  return sl_agg_set_init(a, &q->aggs, plan->naggs, descs, q->tmp_layout, err);
+  q->agg.key_layout = layout_of(a, plan->nkeys, NULL, tt + 2);
+  return sl_agg_set_init(a, &q->agg.aggs, plan->naggs, descs,
+                         q->partial.tmp_layout, err);
 }
 
 /* The aggregate row (keys, aggregates, window_start, window_end,
@@ -340,19 +346,20 @@ static int prepare_agg_row(exec_query *q, int shift, sl_type *ts,
   at[na - 3] = ts;
   at[na - 2] = ts;
   at[na - 1] = wt;
-  q->agg_layout = layout_of(a, na, NULL, at);
+  q->agg.agg_layout = layout_of(a, na, NULL, at);
   int *ident = SL_ANEW_N(a, int, na);
   for (int i = 0; i < na; i++)
     ident[i] = i;
-  int rc = compile(q, plan->having, q->agg_layout, ident, &q->having, err);
+  int rc =
+      compile(q, plan->having, q->agg.agg_layout, ident, &q->agg.having, err);
   if (rc != SL_OK)
     return rc;
   /* final_progs[f] fills output field f; an updating result's op field
    * (prog NULL) is the coordinator's. */
-  q->final_progs = SL_ANEW_N(a, sl_expr_prog *, q->nout + 1);
+  q->agg.final_progs = SL_ANEW_N(a, sl_expr_prog *, q->nout + 1);
   for (int i = 0; i < plan->nout; i++) {
-    rc = compile(q, plan->out[i], q->agg_layout, ident,
-                 &q->final_progs[i + shift], err);
+    rc = compile(q, plan->out[i], q->agg.agg_layout, ident,
+                 &q->agg.final_progs[i + shift], err);
     if (rc != SL_OK)
       return rc;
   }
@@ -364,16 +371,17 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
   sl_arena *a = &q->arena;
   int rc;
 
-  q->tmp_record = -1;
-  q->stream_layout = sl_plan_input_layout(a, plan, 0);
-  q->stream_leaf = plan->inputs[0].used_leaf;
-  const sl_row_layout *ins[2] = {q->stream_layout, NULL};
+  q->partial.tmp_record = -1;
+  q->source.stream_layout = sl_plan_input_layout(a, plan, 0);
+  q->source.stream_leaf = plan->inputs[0].used_leaf;
+  const sl_row_layout *ins[2] = {q->source.stream_layout, NULL};
   int base0[2] = {0, -1};
   int *map0 = sl_plan_column_map(a, plan, ins, base0);
-  rc = compile(q, plan->filter, q->stream_layout, map0, &q->filter, err);
+  rc = compile(q, plan->filter, q->source.stream_layout, map0,
+               &q->source.filter, err);
   if (rc != SL_OK)
     return rc;
-  q->row_layout = q->stream_layout;
+  q->row_layout = q->source.stream_layout;
   int *row_map = map0;
   if (plan->join) {
     rc = prepare_join(q, ins, map0, &row_map, err);
@@ -393,10 +401,10 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
                                                  plan->out_types, &q->out_names)
                       : layout_of(a, q->nout, q->out_names, plan->out_types);
   if (plan->kind == SL_PLAN_STATELESS) {
-    q->out_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
+    q->project.out_progs = SL_ANEW_N(a, sl_expr_prog *, plan->nout + 1);
     for (int i = 0; i < plan->nout; i++) {
-      rc = compile(q, plan->out[i], q->row_layout, row_map, &q->out_progs[i],
-                   err);
+      rc = compile(q, plan->out[i], q->row_layout, row_map,
+                   &q->project.out_progs[i], err);
       if (rc != SL_OK)
         return rc;
     }
@@ -414,14 +422,14 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
 
 /* Compile the pipeline's per-record steps (jit.h) when SET 'sluice.jit' is
  * on and every expression is supported; otherwise (or if LLVM fails) the
- * query runs interpreted and q->jit_status says why.  Fails the query only
+ * query runs interpreted and q->jit.status says why.  Fails the query only
  * under 'sluice.jit' = 'require' when LLVM failed on a pipeline the
  * planner marked compilable: otherwise the interpreter is always there. */
 int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
                         sl_result_sink *shell, sl_error *qerr) {
   const sl_plan *plan = q->plan;
-  q->jit_status = sl_jit_plan_status(&q->arena, plan, config->jit);
-  if (q->jit_status)
+  q->jit.status = sl_jit_plan_status(&q->arena, plan, config->jit);
+  if (q->jit.status)
     return SL_OK;
   double t0 = sl_clock_seconds();
   sl_error err = {0};
@@ -430,7 +438,7 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
   const char *passes = config->jit_fail        ? SL_JIT_BROKEN_PASSES
                        : config->jit_passes[0] ? config->jit_passes
                                                : NULL;
-  int rc = sl_jit_new(&q->jit, passes, &err);
+  int rc = sl_jit_new(&q->jit.handle, passes, &err);
   bool stateless = plan->kind == SL_PLAN_STATELESS;
   /* A window aggregate over a lookup join: everything up to the tmp rows
    * in one loop, the table's probe included (a buffer it hands back runs
@@ -438,50 +446,59 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
    * first loop over the source's rows (it counts every row, so it runs
    * before the filter there). */
   bool fused = !sl_jit_lookup_status(plan) && config->jit_join_probe &&
-               sl_jit_lookup_supported(q->join_key_layout);
+               sl_jit_lookup_supported(q->lookup.join_key_layout);
   if (rc == SL_OK && fused) {
-    q->lookup = (sl_jit_lookup){q->stream_key_progs, q->nkey_progs,
-                                q->join_key_layout,  q->post_join_filter,
-                                q->joined_layout,    q->table_layout};
-    q->lookup_table =
-        (sl_jit_lookup_table){q->table_hash, q->table_slot_row, q->table_keys,
-                              q->table_rows, q->table_cap - 1};
-    rc = sl_jit_add_lookup_kernel(q->jit, q->wm_prog, q->wm_layout, q->filter,
-                                  &q->lookup, q->tmp_progs,
-                                  q->tmp_layout->nfields, q->stream_layout,
-                                  q->tmp_layout, true, &q->k_lookup, &err);
+    q->jit.lookup =
+        (sl_jit_lookup){q->lookup.stream_key_progs, q->lookup.nkey_progs,
+                        q->lookup.join_key_layout,  q->lookup.post_join_filter,
+                        q->lookup.joined_layout,    q->lookup.table_layout};
+    q->jit.lookup_table = (sl_jit_lookup_table){
+        q->lookup.table_hash, q->lookup.table_slot_row, q->lookup.table_keys,
+        q->lookup.table_rows, q->lookup.table_cap - 1};
+    rc = sl_jit_add_lookup_kernel(
+        q->jit.handle, q->source.wm_prog, q->source.wm_layout, q->source.filter,
+        &q->jit.lookup, q->partial.tmp_progs, q->partial.tmp_layout->nfields,
+        q->source.stream_layout, q->partial.tmp_layout, true, &q->jit.k_lookup,
+        &err);
   }
   if (rc == SL_OK && !fused)
     rc = sl_jit_add_kernel_pre(
-        q->jit, q->join ? NULL : q->wm_prog, q->wm_layout,
-        q->join ? q->post_join_filter : q->filter,
-        stateless ? q->out_progs : q->tmp_progs,
-        stateless ? plan->nout : q->tmp_layout->nfields, q->row_layout,
-        stateless ? q->out_layout : q->tmp_layout, !stateless, &q->k_main,
-        &err);
-  if (rc == SL_OK && q->join && !fused)
-    rc = sl_jit_add_kernel_pre(q->jit, q->wm_prog, q->wm_layout, q->filter,
-                               q->stream_key_progs, q->nkey_progs,
-                               q->stream_layout, q->join_key_layout, true,
-                               &q->k_join, &err);
+        q->jit.handle, q->lookup.join ? NULL : q->source.wm_prog,
+        q->source.wm_layout,
+        q->lookup.join ? q->lookup.post_join_filter : q->source.filter,
+        stateless ? q->project.out_progs : q->partial.tmp_progs,
+        stateless ? plan->nout : q->partial.tmp_layout->nfields, q->row_layout,
+        stateless ? q->out_layout : q->partial.tmp_layout, !stateless,
+        &q->jit.k_main, &err);
+  if (rc == SL_OK && q->lookup.join && !fused)
+    rc = sl_jit_add_kernel_pre(
+        q->jit.handle, q->source.wm_prog, q->source.wm_layout, q->source.filter,
+        q->lookup.stream_key_progs, q->lookup.nkey_progs,
+        q->source.stream_layout, q->lookup.join_key_layout, true,
+        &q->jit.k_join, &err);
   /* Phase 2: the state update of the window aggregates it handles. */
   if (rc == SL_OK && !stateless && config->jit_state_update &&
       !sl_jit_fold_status(plan)) {
-    q->fold_spec = (sl_jit_fold_spec){&plan->window, q->tmp_layout, q->tmp_time,
-                                      q->tmp_keys,   q->key_layout, &q->aggs,
-                                      q->wm_layout};
-    rc = sl_jit_add_fold(q->jit, &q->fold_spec, &q->k_fold, &err);
+    q->jit.fold_spec = (sl_jit_fold_spec){
+        &plan->window,       q->partial.tmp_layout, q->partial.tmp_time,
+        q->partial.tmp_keys, q->agg.key_layout,     &q->agg.aggs,
+        q->source.wm_layout};
+    rc =
+        sl_jit_add_fold(q->jit.handle, &q->jit.fold_spec, &q->jit.k_fold, &err);
   }
   /* Repartition: the owner of each record's key, computed in one loop. */
-  if (rc == SL_OK && !stateless && q->channels && !sl_jit_route_status(plan)) {
-    q->fold_spec = (sl_jit_fold_spec){&plan->window, q->tmp_layout, q->tmp_time,
-                                      q->tmp_keys,   q->key_layout, &q->aggs,
-                                      q->wm_layout};
-    rc = sl_jit_add_route(q->jit, &q->fold_spec, q->xn, &q->k_route, &err);
+  if (rc == SL_OK && !stateless && q->exchange.channels &&
+      !sl_jit_route_status(plan)) {
+    q->jit.fold_spec = (sl_jit_fold_spec){
+        &plan->window,       q->partial.tmp_layout, q->partial.tmp_time,
+        q->partial.tmp_keys, q->agg.key_layout,     &q->agg.aggs,
+        q->source.wm_layout};
+    rc = sl_jit_add_route(q->jit.handle, &q->jit.fold_spec, q->exchange.xn,
+                          &q->jit.k_route, &err);
   }
   char *ir = NULL;
   if (rc == SL_OK)
-    rc = sl_jit_compile(q->jit, config->jit_dump_ir ? &ir : NULL, &err);
+    rc = sl_jit_compile(q->jit.handle, config->jit_dump_ir ? &ir : NULL, &err);
   if (ir) {
     /* SET 'sluice.jit.dump' = 'ir': the optimized IR, as a notice */
     if (shell && shell->notice)
@@ -490,15 +507,16 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
       fprintf(stderr, "%s\n", ir);
     free(ir);
   }
-  q->jit_seconds = sl_clock_seconds() - t0;
+  q->jit.seconds = sl_clock_seconds() - t0;
   int out = SL_OK;
   if (rc != SL_OK) {
-    q->jit_status = sl_arena_printf(
+    q->jit.status = sl_arena_printf(
         &q->arena, "%s%s", rc == SL_ECANCELLED ? "" : "LLVM set-up failed: ",
         err.message ? err.message : "no message");
-    sl_jit_free(q->jit);
-    q->jit = NULL;
-    q->k_main = q->k_join = q->k_fold = q->k_lookup = q->k_route = NULL;
+    sl_jit_free(q->jit.handle);
+    q->jit.handle = NULL;
+    q->jit.k_main = q->jit.k_join = q->jit.k_fold = q->jit.k_lookup =
+        q->jit.k_route = NULL;
     /* Under 'require' a stopped compile (Ctrl-C) ends the query as
      * stopped, not as a pipeline that failed to compile. */
     if (config->jit_required && rc == SL_ECANCELLED)
@@ -509,7 +527,7 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
           "the pipeline reading '%s' should run compiled but did not (%s); "
           "SET 'sluice.jit' = 'on' lets it run interpreted",
           plan->inputs[0].table ? plan->inputs[0].table->name : "?",
-          q->jit_status);
+          q->jit.status);
   }
   sl_error_clear(&err);
   return out;

@@ -83,16 +83,17 @@ int sl_coord_finish_agg_rows(coordinator *c) {
   for (uint32_t i = 0; i < n; i++)
     c->sel[i] = i;
   int rc;
-  if (q->having) {
-    rc = sl_expr_filter(q->having, &c->agg_rows, c->sel, &n, c->ctx, c->err);
+  if (q->agg.having) {
+    rc =
+        sl_expr_filter(q->agg.having, &c->agg_rows, c->sel, &n, c->ctx, c->err);
     if (rc != SL_OK)
       return rc;
   }
   uint32_t done = 0;
   while (done < n && !c->limit_reached) {
-    int k =
-        sl_exec_eval_rows(q->final_progs, q->nout, &c->agg_rows, c->sel + done,
-                          n - done, &c->out_rows, c->ctx, c->err);
+    int k = sl_exec_eval_rows(q->agg.final_progs, q->nout, &c->agg_rows,
+                              c->sel + done, n - done, &c->out_rows, c->ctx,
+                              c->err);
     if (k < 0)
       return k;
     if (k == 0 && c->out_rows.nrows == 0)

@@ -20,18 +20,18 @@ void update_result_init(update_result *u, const exec_query *q,
   u->q = q;
   u->ttl = ttl;
   u->last_expiry = sl_clock_seconds();
-  /* q->aggs and one COUNT(*) whose state holds the time of the last
-   * change (merges and finalizes use q->aggs). */
+  /* q->agg.aggs and one COUNT(*) whose state holds the time of the last
+   * change (merges and finalizes use q->agg.aggs). */
   sl_arena_init(&u->arena, 0);
   sl_error e = {0};
-  if (sl_agg_set_with_count(&u->arena, &q->aggs, &u->set, &e) != SL_OK)
-    abort(); /* q->aggs was accepted; the prefix lays out alike */
-  u->touched_off = u->set.aggs[q->aggs.n].state_offset;
-  sl_group_table_init(&u->table, q->key_layout, &u->set, 1024);
+  if (sl_agg_set_with_count(&u->arena, &q->agg.aggs, &u->set, &e) != SL_OK)
+    abort(); /* q->agg.aggs was accepted; the prefix lays out alike */
+  u->touched_off = u->set.aggs[q->agg.aggs.n].state_offset;
+  sl_group_table_init(&u->table, q->agg.key_layout, &u->set, 1024);
   u->table.budget = q->memory; /* asked before it doubles */
-  sl_buffer_init(&u->rows, q->agg_layout, buffer_size);
+  sl_buffer_init(&u->rows, q->agg.agg_layout, buffer_size);
   sl_buffer_init(&u->out, q->out_layout, buffer_size);
-  size_t n = buffer_size / q->agg_layout->width + 2;
+  size_t n = buffer_size / q->agg.agg_layout->width + 2;
   u->before = malloc(n);
   u->pass = malloc(n);
   u->ops = malloc(n);
@@ -78,11 +78,11 @@ static int send_changes(update_result *u, update_out_fn out, void *arg,
   if (n == 0)
     return SL_OK;
   memset(u->pass, 1, n);
-  if (q->having) {
+  if (q->agg.having) {
     uint32_t k = n;
     for (uint32_t i = 0; i < n; i++)
       u->sel[i] = i;
-    int rc = sl_expr_filter(q->having, &u->rows, u->sel, &k, u->ctx, err);
+    int rc = sl_expr_filter(q->agg.having, &u->rows, u->sel, &k, u->ctx, err);
     if (rc != SL_OK)
       return rc;
     memset(u->pass, 0, n);
@@ -102,7 +102,7 @@ static int send_changes(update_result *u, update_out_fn out, void *arg,
     uint32_t a = r + 1; /* its row after the merge */
     bool pb = u->pass[r], pa = u->pass[a];
     if (pb && pa) {
-      if (!sl_key_equal(q->agg_layout, sl_buffer_row(&u->rows, r),
+      if (!sl_key_equal(q->agg.agg_layout, sl_buffer_row(&u->rows, r),
                         sl_buffer_row(&u->rows, a))) {
         u->sel[m] = r;
         u->ops[m++] = SL_OP_UPDATE_BEFORE;
@@ -121,8 +121,8 @@ static int send_changes(update_result *u, update_out_fn out, void *arg,
   uint32_t done = 0;
   while (done < m) {
     uint32_t first = u->out.nrows;
-    int k = sl_exec_eval_rows(q->final_progs, q->nout, &u->rows, u->sel + done,
-                              m - done, &u->out, u->ctx, err);
+    int k = sl_exec_eval_rows(q->agg.final_progs, q->nout, &u->rows,
+                              u->sel + done, m - done, &u->out, u->ctx, err);
     if (k < 0)
       return k;
     if (k == 0 && first == 0)
@@ -148,7 +148,7 @@ static int send_changes(update_result *u, update_out_fn out, void *arg,
 static int append_row(update_result *u, const uint8_t *states, bool before,
                       sl_error *err) {
   const exec_query *q = u->q;
-  const sl_row_layout *al = q->agg_layout, *kl = q->key_layout;
+  const sl_row_layout *al = q->agg.agg_layout, *kl = q->agg.key_layout;
   int nk = q->plan->nkeys, na = q->plan->naggs;
   uint32_t heap = u->rows.heap_used;
   uint8_t *row = sl_buffer_append(&u->rows);
@@ -161,7 +161,8 @@ static int append_row(update_result *u, const uint8_t *states, bool before,
            kl->fields[k].size);
   }
   for (int g = 0; g < na; g++) {
-    int rc = sl_agg_finalize(&q->aggs, g, states, &u->rows, row, nk + g, err);
+    int rc =
+        sl_agg_finalize(&q->agg.aggs, g, states, &u->rows, row, nk + g, err);
     if (rc != SL_OK) {
       u->rows.nrows--;
       u->rows.heap_used = heap;
@@ -219,8 +220,8 @@ int update_result_merge(update_result *u, const sl_group_table *delta,
                                                e + 8, &created);
     int rc = created ? SL_OK : append_row(u, states, true, err);
     if (rc == SL_OK)
-      rc = sl_agg_merge(&u->q->aggs, states, sl_group_table_states(delta, i),
-                        &u->table.arena, err);
+      rc = sl_agg_merge(&u->q->agg.aggs, states,
+                        sl_group_table_states(delta, i), &u->table.arena, err);
     if (u->ttl > 0) /* whole milliseconds are enough */
       *(int64_t *)(states + u->touched_off) = (int64_t)(now * 1000);
     if (rc == SL_OK)
@@ -243,9 +244,9 @@ int update_result_finish(update_result *u, update_out_fn out, void *arg,
   if (u->q->plan->nkeys > 0 || u->table.count > 0)
     return SL_OK;
   sl_group_table none;
-  sl_group_table_init(&none, u->q->key_layout, &u->q->aggs, 1);
+  sl_group_table_init(&none, u->q->agg.key_layout, &u->q->agg.aggs, 1);
   uint8_t key[8] = {0}; /* the empty key row */
-  sl_group_table_upsert(&none, sl_key_hash(u->q->key_layout, key), key);
+  sl_group_table_upsert(&none, sl_key_hash(u->q->agg.key_layout, key), key);
   int rc = update_result_merge(u, &none, out, arg, err);
   sl_group_table_free(&none);
   return rc;

@@ -24,7 +24,7 @@ typedef int (*update_out_fn)(void *arg, sl_buffer *rows);
 
 typedef struct update_result {
   const exec_query *q;
-  /* Every group's merged state: q->aggs's states, then (set) the time the
+  /* Every group's merged state: q->agg.aggs's states, then (set) the time the
    * group last changed, for 'table.exec.state.ttl'. */
   sl_agg_set set;
   sl_arena arena; /* set's */

@@ -107,8 +107,8 @@ static int process_steps(worker_state *s, const sl_buffer *in, uint32_t n,
 /* The WATERMARK expression of input rows 0..n (s->sel is 0..n-1 here). */
 int sl_worker_eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n) {
   sl_buffer_clear(&s->wm_values);
-  int k = sl_exec_eval_rows(&s->q->wm_prog, 1, in, s->sel, n, &s->wm_values,
-                            s->ctx, &s->w->err);
+  int k = sl_exec_eval_rows(&s->q->source.wm_prog, 1, in, s->sel, n,
+                            &s->wm_values, s->ctx, &s->w->err);
   return k < 0 ? k : SL_OK;
 }
 
@@ -118,7 +118,7 @@ static int process_buffer(worker_state *s, const sl_buffer *in) {
   for (uint32_t i = 0; i < n; i++)
     s->sel[i] = i;
   int rc;
-  if (q->rowtime_prog) {
+  if (q->late.rowtime_prog) {
     rc = sl_worker_drop_late_rows(s, in, &n);
     if (rc != SL_OK)
       return rc;
@@ -127,16 +127,16 @@ static int process_buffer(worker_state *s, const sl_buffer *in) {
   s->wm_ready = false;
   /* Session windows under late merge: late records found by the fold go
    * to the late table (see late_in). */
-  bool sessions_late = q->late && s->plan->kind == SL_PLAN_AGGREGATE &&
+  bool sessions_late = q->late.output && s->plan->kind == SL_PLAN_AGGREGATE &&
                        s->plan->window.kind == SL_WINDOW_SESSION;
   s->late_in = sessions_late ? in : NULL;
-  if (q->wm_prog) {
+  if (q->source.wm_prog) {
     s->wm_next = 0;
-    if (q->late_time_prog) { /* late records to their table, first */
+    if (q->late.time_prog) { /* late records to their table, first */
       rc = sl_worker_route_late_records(s, in, &n);
       if (rc != SL_OK)
         return rc;
-    } else if (!q->jit) {
+    } else if (!q->jit.handle) {
       /* compiled: in the first kernel's loop (process_filtered) */
       rc = sl_worker_eval_watermark(s, in, n);
       if (rc != SL_OK)
@@ -159,10 +159,10 @@ static int process_filtered(worker_state *s, const sl_buffer *in, uint32_t n) {
   jit_use use = {false, false};
   int rc = process_steps(s, in, n, &use);
   worker *w = s->w;
-  if (s->q->jit && use.ran && !use.back) {
+  if (s->q->jit.handle && use.ran && !use.back) {
     w->jit_buffers++;
     w->jit_rows += n;
-  } else if (s->q->jit) {
+  } else if (s->q->jit.handle) {
     w->jit_back_buffers++;
     w->jit_back_rows += n;
   }
@@ -175,18 +175,18 @@ static int process_steps(worker_state *s, const sl_buffer *in, uint32_t n,
   int rc;
   /* The kernels compute the watermark unless it was (into scratch then:
    * a kernel that computes it needs somewhere to put it). */
-  sl_buffer *wm_out = !q->wm_prog   ? NULL
-                      : s->wm_ready ? &s->wm_scratch
-                                    : &s->wm_values;
+  sl_buffer *wm_out = !q->source.wm_prog ? NULL
+                      : s->wm_ready      ? &s->wm_scratch
+                                         : &s->wm_values;
   /* A buffer with partly late window rows goes the interpreted way. */
   bool compiled = !s->partly_late;
-  if (q->k_lookup && compiled) {
+  if (q->jit.k_lookup && compiled) {
     rc = sl_worker_jit_lookup(s, in, n, wm_out);
     use->ran = rc != SL_JIT_RETRY;
     if (use->ran)
       return rc;
   }
-  if (q->k_main && !q->join && compiled) {
+  if (q->jit.k_main && !q->lookup.join && compiled) {
     /* the whole pipeline up to the state (or the output) in one loop */
     s->origin = NULL;
     rc = sl_worker_jit_main(s, in, s->sel, n, wm_out, &s->w->rows_filtered);
@@ -196,17 +196,17 @@ static int process_steps(worker_state *s, const sl_buffer *in, uint32_t n,
   }
   /* Without a join, the interpreter does the whole step from here; with
    * one, each compiled loop below says what it did. */
-  if (!q->join && q->jit)
+  if (!q->lookup.join && q->jit.handle)
     use->back = true;
   /* A join: the stream filter and the join keys in one compiled loop */
   const sl_buffer *pre = NULL;
-  if (q->k_join) {
+  if (q->jit.k_join) {
     uint32_t nf, next;
     sl_buffer_clear(&s->keys);
-    if (sl_jit_run_pre(q->k_join, in, s->sel, n, s->jsel, &nf, &s->keys, wm_out,
-                       &next, s->ctx) == SL_OK &&
+    if (sl_jit_run_pre(q->jit.k_join, in, s->sel, n, s->jsel, &nf, &s->keys,
+                       wm_out, &next, s->ctx) == SL_OK &&
         next == n) {
-      if (q->filter)
+      if (q->source.filter)
         memcpy(s->sel, s->jsel, sizeof(uint32_t) * nf);
       n = nf;
       pre = &s->keys;
@@ -217,18 +217,18 @@ static int process_steps(worker_state *s, const sl_buffer *in, uint32_t n,
     }
   }
   /* Handed back (or not compiled): the interpreter, from the watermark on */
-  if (!pre && q->jit && q->wm_prog && !s->wm_ready) {
+  if (!pre && q->jit.handle && q->source.wm_prog && !s->wm_ready) {
     rc = sl_worker_eval_watermark(s, in, n);
     if (rc != SL_OK)
       return rc;
   }
-  if (!pre && q->filter) {
-    rc = sl_expr_filter(q->filter, in, s->sel, &n, s->ctx, &s->w->err);
+  if (!pre && q->source.filter) {
+    rc = sl_expr_filter(q->source.filter, in, s->sel, &n, s->ctx, &s->w->err);
     if (rc != SL_OK)
       return rc;
   }
   s->w->rows_filtered += n;
-  if (!q->join) {
+  if (!q->lookup.join) {
     s->origin = NULL;
     return process_rows(s, in, s->sel, n);
   }
@@ -245,7 +245,7 @@ static int process_steps(worker_state *s, const sl_buffer *in, uint32_t n,
                           "a stream record matches more table rows than fit "
                           "in a buffer; raise SET 'sluice.buffer-size'");
     done += consumed;
-    if (q->k_main && compiled) {
+    if (q->jit.k_main && compiled) {
       rc = sl_worker_jit_main(s, &s->joined, s->sel2, nj, NULL,
                               &s->w->rows_joined);
       if (rc != SL_JIT_RETRY) {
@@ -255,11 +255,11 @@ static int process_steps(worker_state *s, const sl_buffer *in, uint32_t n,
         continue;
       }
     }
-    if (q->jit)
+    if (q->jit.handle)
       use->back = true; /* these joined rows: the interpreter */
-    if (q->post_join_filter) {
-      rc = sl_expr_filter(q->post_join_filter, &s->joined, s->sel2, &nj, s->ctx,
-                          &s->w->err);
+    if (q->lookup.post_join_filter) {
+      rc = sl_expr_filter(q->lookup.post_join_filter, &s->joined, s->sel2, &nj,
+                          s->ctx, &s->w->err);
       if (rc != SL_OK)
         return rc;
     }
@@ -299,11 +299,11 @@ static void advance_if_idle(worker_state *s, bool got_rows, double now) {
   if (s->local_wm != WM_MIN && s->local_wm != WM_MAX)
     atomic_raise(&q->shared->wm_max, s->local_wm);
   double quiet = now - s->rows_at;
-  if (got_rows || quiet < q->idle_timeout)
+  if (got_rows || quiet < q->source.idle_timeout)
     return;
   int64_t wm = atomic_load_explicit(&q->shared->wm_max, memory_order_relaxed);
   if (s->input_wm) /* the exchange's members, on every node */
-    for (int p = 0; p < q->xn; p++)
+    for (int p = 0; p < q->exchange.xn; p++)
       if (!s->input_done[p] && s->input_wm[p] > wm && s->input_wm[p] != WM_MAX)
         wm = s->input_wm[p];
   if (s->wm_at_rows != WM_MIN) {
@@ -328,8 +328,8 @@ static int wait_for_room(worker_state *s) {
   worker *w = s->w;
   int rc = SL_OK;
   while (rc == SL_OK && !atomic_load(w->cancel) &&
-         sl_exec_wait_drained(w, s->q->channels ? 5 : 20)) {
-    if (!s->q->channels)
+         sl_exec_wait_drained(w, s->q->exchange.channels ? 5 : 20)) {
+    if (!s->q->exchange.channels)
       continue;
     bool got = false;
     rc = sl_exchange_drain(s, &got);
@@ -358,8 +358,8 @@ static void set_up_state(worker_state *s, worker *w, sl_buffer *in,
   s->local_wm = WM_MIN;
   s->next_end = WM_MAX;
   s->signalled_wm = WM_MIN;
-  int n = q->xn;
-  if (q->channels) {
+  int n = q->exchange.xn;
+  if (q->exchange.channels) {
     s->input_wm = malloc(sizeof(int64_t) * (size_t)n);
     s->input_done = calloc((size_t)n, sizeof(bool));
     s->out_slots = calloc((size_t)n, sizeof(sl_buffer));
@@ -371,9 +371,9 @@ static void set_up_state(worker_state *s, worker *w, sl_buffer *in,
     for (int p = 0; p < n; p++)
       s->input_wm[p] = s->sent_wm[p] = WM_MIN;
   }
-  sl_buffer_init(in, q->stream_layout, q->buffer_size);
+  sl_buffer_init(in, q->source.stream_layout, q->buffer_size);
   /* Rows as the buffers really hold them (their capacity is rounded up). */
-  uint32_t max_rows = in->cap / q->stream_layout->width + 1;
+  uint32_t max_rows = in->cap / q->source.stream_layout->width + 1;
   *max_rows_out = max_rows;
   s->sel = malloc(sizeof(uint32_t) * max_rows);
   if (plan->window_rows) {
@@ -381,11 +381,12 @@ static void set_up_state(worker_state *s, worker *w, sl_buffer *in,
     if (!s->live_from)
       abort();
   }
-  const sl_row_layout *jl = q->join ? q->joined_layout : q->stream_layout;
+  const sl_row_layout *jl =
+      q->lookup.join ? q->lookup.joined_layout : q->source.stream_layout;
   uint32_t max_joined = q->buffer_size / jl->width + 1;
-  if (q->join) {
-    sl_buffer_init(&s->joined, q->joined_layout,
-                   max_rows * q->joined_layout->width);
+  if (q->lookup.join) {
+    sl_buffer_init(&s->joined, q->lookup.joined_layout,
+                   max_rows * q->lookup.joined_layout->width);
     if (s->joined.cap / jl->width + 1 > max_joined)
       max_joined = s->joined.cap / jl->width + 1;
     /* One per joined row. */
@@ -395,36 +396,39 @@ static void set_up_state(worker_state *s, worker *w, sl_buffer *in,
   }
   s->sel2 = malloc(sizeof(uint32_t) *
                    (max_joined > max_rows ? max_joined : max_rows));
-  if (q->k_join) {
+  if (q->jit.k_join) {
     /* every stream row's key (strings borrowed from the input) */
-    sl_buffer_init(&s->keys, q->join_key_layout,
-                   max_rows * q->join_key_layout->width + q->buffer_size);
+    sl_buffer_init(&s->keys, q->lookup.join_key_layout,
+                   max_rows * q->lookup.join_key_layout->width +
+                       q->buffer_size);
     s->keys.borrow_strings = true;
   }
-  if (q->wm_prog)
-    sl_buffer_init(&s->wm_values, q->wm_layout,
-                   max_rows * q->wm_layout->width + 64);
-  if (q->rowtime_prog || q->late_time_prog)
-    sl_buffer_init(&s->rowtimes, q->rowtime_layout,
-                   max_rows * q->rowtime_layout->width + 64);
-  if (q->late) {
-    sl_buffer_init(&s->late_rows, q->stream_layout, q->buffer_size);
+  if (q->source.wm_prog)
+    sl_buffer_init(&s->wm_values, q->source.wm_layout,
+                   max_rows * q->source.wm_layout->width + 64);
+  if (q->late.rowtime_prog || q->late.time_prog)
+    sl_buffer_init(&s->rowtimes, q->late.rowtime_layout,
+                   max_rows * q->late.rowtime_layout->width + 64);
+  if (q->late.output) {
+    sl_buffer_init(&s->late_rows, q->source.stream_layout, q->buffer_size);
     s->late_sel = malloc(sizeof(uint32_t) * max_rows);
     if (!s->late_sel)
       abort();
-    if (q->tmp_record >= 0) {
-      s->late_record = calloc(1, q->stream_layout->width);
+    if (q->partial.tmp_record >= 0) {
+      s->late_record = calloc(1, q->source.stream_layout->width);
       if (!s->late_record)
         abort();
     }
-    if (q->wm_prog)
-      sl_buffer_init(&s->wm_scratch, q->wm_layout,
-                     max_rows * q->wm_layout->width + 64);
+    if (q->source.wm_prog)
+      sl_buffer_init(&s->wm_scratch, q->source.wm_layout,
+                     max_rows * q->source.wm_layout->width + 64);
   }
   /* tmp holds one row per input row plus room for long strings. */
-  const sl_row_layout *tl = q->tmp_layout ? q->tmp_layout : q->stream_layout;
+  const sl_row_layout *tl =
+      q->partial.tmp_layout ? q->partial.tmp_layout : q->source.stream_layout;
   uint32_t tmp_rows = max_joined > max_rows ? max_joined : max_rows;
-  uint32_t kw = q->join_key_layout ? q->join_key_layout->width : 0;
+  uint32_t kw =
+      q->lookup.join_key_layout ? q->lookup.join_key_layout->width : 0;
   uint32_t tw = tl->width > kw ? tl->width : kw;
   sl_buffer_init(&s->tmp, tl, tmp_rows * tw + q->buffer_size);
   /* jsel: the rows a kernel kept, one per row it wrote into tmp (a lookup
@@ -432,15 +436,15 @@ static void set_up_state(worker_state *s, worker *w, sl_buffer *in,
   s->jsel = malloc(sizeof(uint32_t) * (s->tmp.cap / tl->width + 1 > tmp_rows
                                            ? s->tmp.cap / tl->width + 1
                                            : tmp_rows));
-  if (q->k_route) /* the owner of every tmp row */
+  if (q->jit.k_route) /* the owner of every tmp row */
     s->dest = malloc(sizeof(uint32_t) * (s->tmp.cap / tl->width + 1));
   /* tmp rows (keys, arguments, join keys) live only while the input buffer
    * they come from does. */
   s->tmp.borrow_strings = true;
-  if (q->key_layout)
-    s->keyrow = calloc(1, q->key_layout->width + 8);
-  if (!s->sel || !s->sel2 || !s->jsel || (q->key_layout && !s->keyrow) ||
-      (q->k_route && !s->dest))
+  if (q->agg.key_layout)
+    s->keyrow = calloc(1, q->agg.key_layout->width + 8);
+  if (!s->sel || !s->sel2 || !s->jsel || (q->agg.key_layout && !s->keyrow) ||
+      (q->jit.k_route && !s->dest))
     abort();
 }
 
@@ -452,9 +456,9 @@ static int after_buffer(worker_state *s, const sl_buffer *buf, bool done) {
   worker *w = s->w;
   exec_query *q = s->q;
   const sl_plan *plan = q->plan;
-  int n = q->xn, me = q->xbase + w->index;
+  int n = q->exchange.xn, me = q->exchange.xbase + w->index;
   int rc = SL_OK;
-  if (q->channels) {
+  if (q->exchange.channels) {
     /* Send what this buffer produced for other workers, then fold what
      * they sent here. */
     s->input_wm[me] = s->local_wm;
@@ -469,13 +473,13 @@ static int after_buffer(worker_state *s, const sl_buffer *buf, bool done) {
     if (rc != SL_OK)
       return rc;
   }
-  if (q->epoch_bytes && plan->kind == SL_PLAN_AGGREGATE && rc == SL_OK) {
+  if (q->epoch.bytes && plan->kind == SL_PLAN_AGGREGATE && rc == SL_OK) {
     s->epoch_in += (uint64_t)buf->nrows * buf->layout->width;
     s->epoch_rows_in += buf->nrows;
-    double now = q->epoch_seconds > 0 ? sl_clock_seconds() : 0;
-    if (s->epoch_in >= q->epoch_bytes ||
-        (q->epoch_rows && s->epoch_rows_in >= q->epoch_rows) ||
-        (q->epoch_seconds > 0 && now - s->epoch_began >= q->epoch_seconds)) {
+    double now = q->epoch.seconds > 0 ? sl_clock_seconds() : 0;
+    if (s->epoch_in >= q->epoch.bytes ||
+        (q->epoch.rows && s->epoch_rows_in >= q->epoch.rows) ||
+        (q->epoch.seconds > 0 && now - s->epoch_began >= q->epoch.seconds)) {
       s->epoch_in = 0;
       s->epoch_rows_in = 0;
       s->epoch_began = now;
@@ -526,11 +530,11 @@ static int read_source(worker_state *s, sl_source *src, sl_buffer *in,
     w->pipeline_seconds += sl_clock_seconds() - t1;
     if (rc != SL_OK)
       break;
-    if (q->idle_timeout > 0 && !done)
+    if (q->source.idle_timeout > 0 && !done)
       advance_if_idle(s, buf->nrows > 0, t1);
     if (done) { /* the end of a bounded source fires every window */
       s->local_wm = WM_MAX;
-      if (!q->channels)
+      if (!q->exchange.channels)
         s->wm = WM_MAX;
     }
     rc = after_buffer(s, buf, done);
@@ -547,13 +551,13 @@ static int read_source(worker_state *s, sl_source *src, sl_buffer *in,
 static int finish_exchange(worker_state *s, int rc) {
   worker *w = s->w;
   exec_query *q = s->q;
-  int n = q->xn, me = q->xbase + w->index;
+  int n = q->exchange.xn, me = q->exchange.xbase + w->index;
   s->input_done[me] = true;
   for (int d = 0; d < n; d++)
     if (d != me) {
       if (rc == SL_OK)
         rc = sl_exchange_flush(s, d, false);
-      sl_channel_close(q->channels[me * n + d]);
+      sl_channel_close(q->exchange.channels[me * n + d]);
     }
   while (rc == SL_OK && !atomic_load(w->cancel)) {
     bool got = false;
@@ -571,15 +575,15 @@ static int finish_exchange(worker_state *s, int rc) {
     if (waiting < 0)
       break;
     if (!got)
-      sl_channel_wait_slot(q->channels[waiting * n + me], 1000000);
+      sl_channel_wait_slot(q->exchange.channels[waiting * n + me], 1000000);
   }
   /* The others must not wait for this one; what they then meet is a
    * consequence (SL_ECANCELLED), and this one's error the cause. */
   if (rc != SL_OK)
     for (int d = 0; d < n; d++)
       if (d != me) {
-        sl_channel_abort(q->channels[me * n + d], SL_ECANCELLED);
-        sl_channel_abort(q->channels[d * n + me], SL_ECANCELLED);
+        sl_channel_abort(q->exchange.channels[me * n + d], SL_ECANCELLED);
+        sl_channel_abort(q->exchange.channels[d * n + me], SL_ECANCELLED);
       }
   return rc;
 }
@@ -625,20 +629,20 @@ static void free_state(worker_state *s, sl_buffer *in) {
   free(s->sent_wm);
   sl_buffer_free(in);
   sl_buffer_free(&s->tmp);
-  if (q->join)
+  if (q->lookup.join)
     sl_buffer_free(&s->joined);
-  if (q->k_join)
+  if (q->jit.k_join)
     sl_buffer_free(&s->keys);
   free(s->joined_origin);
-  if (q->wm_prog)
+  if (q->source.wm_prog)
     sl_buffer_free(&s->wm_values);
-  if (q->rowtime_prog || q->late_time_prog)
+  if (q->late.rowtime_prog || q->late.time_prog)
     sl_buffer_free(&s->rowtimes);
-  if (q->late) {
+  if (q->late.output) {
     sl_buffer_free(&s->late_rows);
     free(s->late_sel);
     free(s->late_record);
-    if (q->wm_prog)
+    if (q->source.wm_prog)
       sl_buffer_free(&s->wm_scratch);
   }
   sl_expr_ctx_free(s->ctx);
@@ -653,16 +657,16 @@ void *sl_worker_main(void *arg) {
   uint32_t max_rows;
   set_up_state(&s, w, &in, &max_rows);
   sl_source *src = NULL;
-  sl_source_spec spec = {plan->inputs[0].table,  q->stream_layout,
-                         q->stream_leaf,         q->src_base + w->index,
-                         q->src_total,           plan->inputs[0].nfilters,
+  sl_source_spec spec = {plan->inputs[0].table,  q->source.stream_layout,
+                         q->source.stream_leaf,  q->source.base + w->index,
+                         q->source.total,        plan->inputs[0].nfilters,
                          plan->inputs[0].filters};
   int rc = plan->inputs[0].connector->open(&spec, &src, &w->err);
   sl_exec_wait_ready(w->shared);
   s.epoch_began = sl_clock_seconds();
   if (rc == SL_OK)
     rc = read_source(&s, src, &in, max_rows);
-  if (q->channels)
+  if (q->exchange.channels)
     rc = finish_exchange(&s, rc);
   if (src)
     close_source(w, src);

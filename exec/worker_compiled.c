@@ -10,7 +10,7 @@
 
 #include "worker_int.h"
 
-/* fold_tmp with the compiled fold (q->k_fold, jit.h): it runs until a row
+/* fold_tmp with the compiled fold (q->jit.k_fold, jit.h): it runs until a row
  * needs C (another slice than the last one, a NULL event time, an overflow
  * to report), which sl_worker_fold_row then folds exactly as without the
  * JIT; then the compiled fold goes on from the next row. */
@@ -35,7 +35,7 @@ int sl_worker_fold_tmp_compiled(worker_state *s, const uint32_t *sel) {
       c.table = NULL;
     }
     c.late = c.rows_state = 0;
-    int done = sl_jit_fold_run(q->k_fold, &c);
+    int done = sl_jit_fold_run(q->jit.k_fold, &c);
     s->w->late += c.late;
     s->w->rows_state += c.rows_state;
     s->local_wm = c.local_wm;
@@ -61,7 +61,7 @@ int sl_worker_fold_tmp_compiled(worker_state *s, const uint32_t *sel) {
   }
 }
 
-/* q->k_main over rows sel[0..n) of buf: the filter (or post-join filter)
+/* q->jit.k_main over rows sel[0..n) of buf: the filter (or post-join filter)
  * and every tmp / output field in one loop, then the fold (aggregate) or
  * the batches handed to the coordinator (stateless).  *kept: rows that
  * passed the filter. */
@@ -73,7 +73,7 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
   if (q->plan->kind == SL_PLAN_AGGREGATE) {
     /* tmp holds a row for every input row: one call does the buffer */
     sl_buffer_clear(&s->tmp);
-    int rc = sl_jit_run_pre(q->k_main, buf, sel, n, s->jsel, &nout, &s->tmp,
+    int rc = sl_jit_run_pre(q->jit.k_main, buf, sel, n, s->jsel, &nout, &s->tmp,
                             wm_out, &next, s->ctx);
     if (rc != SL_OK || next < n) {
       sl_buffer_clear(&s->tmp);
@@ -81,7 +81,8 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
     }
     *kept += nout;
     /* without a filter the kernel keeps every row and leaves jsel alone */
-    bool filtered = q->join ? q->post_join_filter != NULL : q->filter != NULL;
+    bool filtered = q->lookup.join ? q->lookup.post_join_filter != NULL
+                                   : q->source.filter != NULL;
     rc = sl_worker_fold_tmp(s, filtered ? s->jsel : sel);
     sl_worker_aggregate_done(s);
     return rc;
@@ -93,8 +94,8 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
   int rc = SL_OK;
   while (pos < n) {
     out_batch *b = sl_exec_take_batch(s->w, s->q->buffer_size);
-    rc = sl_jit_run(q->k_main, buf, sel + pos, n - pos, s->jsel, &nout, &b->buf,
-                    &next, s->ctx);
+    rc = sl_jit_run(q->jit.k_main, buf, sel + pos, n - pos, s->jsel, &nout,
+                    &b->buf, &next, s->ctx);
     if (tail)
       tail->next = b;
     else
@@ -134,7 +135,7 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
   return SL_OK;
 }
 
-/* q->k_lookup over input rows 0..n: the whole step from the source's rows
+/* q->jit.k_lookup over input rows 0..n: the whole step from the source's rows
  * to the state, the join's probe included; SL_JIT_RETRY (nothing done)
  * when the kernel hands the buffer back. */
 int sl_worker_jit_lookup(worker_state *s, const sl_buffer *in, uint32_t n,
@@ -142,9 +143,9 @@ int sl_worker_jit_lookup(worker_state *s, const sl_buffer *in, uint32_t n,
   exec_query *q = s->q;
   uint32_t nout, next, passed;
   sl_buffer_clear(&s->tmp);
-  int rc =
-      sl_jit_run_lookup(q->k_lookup, &q->lookup_table, in, s->sel, n, s->jsel,
-                        &nout, &s->tmp, wm_out, &next, &passed, s->ctx);
+  int rc = sl_jit_run_lookup(q->jit.k_lookup, &q->jit.lookup_table, in, s->sel,
+                             n, s->jsel, &nout, &s->tmp, wm_out, &next, &passed,
+                             s->ctx);
   if (rc != SL_OK || next < n) {
     sl_buffer_clear(&s->tmp);
     return SL_JIT_RETRY;

@@ -32,8 +32,8 @@ typedef struct worker_state {
    * wm, and origin maps the rows given to aggregate() to input rows. */
   sl_buffer wm_values;
   uint32_t wm_next;
-  sl_buffer rowtimes; /* q->rowtime_prog's values per input row */
-  /* Late records to a table (q->late): the buffer's late records waiting
+  sl_buffer rowtimes; /* q->late.rowtime_prog's values per input row */
+  /* Late records to a table (q->late.output): the buffer's late records waiting
    * to be written (whole input rows), the candidates' input rows, and
    * wm_ready: this buffer's watermark values were evaluated already (the
    * pipeline then writes its own into wm_scratch, unread). */
@@ -42,7 +42,7 @@ typedef struct worker_state {
   /* Session windows: the source buffer being processed and the input row
    * of the record being folded, so that a record sl_worker_fold_row finds
    * late can be written whole (under repartitioning the owner finds it in
-   * the tmp row, exec_query.tmp_record, where the reader copied it). */
+   * the tmp row, exec_query.partial.tmp_record, where the reader copied it). */
   const sl_buffer *late_in;
   uint32_t late_input_row;
   uint8_t *late_record; /* a row of stream_layout (keep_late_tmp_record) */
@@ -62,7 +62,7 @@ typedef struct worker_state {
   int64_t *sent_wm; /* per destination: local_wm when last published */
   uint64_t noise;   /* state of the exchange-delay test knob's generator */
   sl_buffer joined, tmp;
-  sl_buffer keys; /* join keys of the filtered rows (q->k_join) */
+  sl_buffer keys; /* join keys of the filtered rows (q->jit.k_join) */
   uint32_t *sel, *sel2;
   /* Window rows: per input row of the buffer, the end of its first window
    * that had not fired when it came (WM_MIN: its first window), written
@@ -86,7 +86,7 @@ typedef struct worker_state {
   uint64_t epoch_rows_in;  /* ... input rows */
   double epoch_began;      /* ... when it began (sl_clock_seconds) */
   uint64_t memory_charged; /* the state last reported to q->memory */
-  /* Idle sources (q->idle_timeout): when the source last gave rows, and
+  /* Idle sources (q->source.idle_timeout): when the source last gave rows, and
    * the worker's own watermark then. */
   double rows_at;
   int64_t wm_at_rows;
@@ -107,9 +107,9 @@ int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel);
 void sl_worker_aggregate_done(worker_state *s);
 
 /* The compiled steps (worker_compiled.c); SL_JIT_RETRY: handed back, do the
- * step with the interpreter.  fold_tmp with q->k_fold; q->k_main over rows
- * sel[0..n) of buf (then the fold, or the batches; *kept: rows that passed
- * the filter); q->k_lookup over input rows 0..n (the join probed in the
+ * step with the interpreter.  fold_tmp with q->jit.k_fold; q->jit.k_main over
+ * rows sel[0..n) of buf (then the fold, or the batches; *kept: rows that passed
+ * the filter); q->jit.k_lookup over input rows 0..n (the join probed in the
  * loop, then the fold). */
 int sl_worker_fold_tmp_compiled(worker_state *s, const uint32_t *sel);
 int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,

@@ -58,7 +58,8 @@ void sl_worker_copy_record_into_tmp(worker_state *s, const uint8_t *record,
 /* Input row i of in, late, to the late table (kept, then written). */
 int sl_worker_keep_late_record(worker_state *s, const sl_buffer *in,
                                uint32_t i);
-/* The record a tmp row carries (q->tmp_record), late, to the late table. */
+/* The record a tmp row carries (q->partial.tmp_record), late, to the late
+ * table. */
 int sl_worker_keep_late_tmp_record(worker_state *s, const uint8_t *tmp);
 /* Write out the late records kept so far. */
 int sl_worker_write_late_rows(worker_state *s);
