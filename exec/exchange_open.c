@@ -185,3 +185,12 @@ int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
   }
   return rc;
 }
+
+void sl_exec_close_exchange(exec_exchange_state *x) {
+  if (!x->channels)
+    return;
+  for (int i = 0; i < x->xn * x->xn; i++)
+    if (x->channels[i])
+      sl_channel_destroy(x->channels[i]);
+  free(x->channels);
+}

@@ -50,17 +50,8 @@ static void free_query(exec_query *q) {
   /* Called after every group table of the query is freed. */
   sl_slot_pool_free(q->agg.slot_pool);
   sl_jit_free(q->jit.handle);
-  if (q->exchange.channels) {
-    for (int i = 0; i < q->exchange.xn * q->exchange.xn; i++)
-      if (q->exchange.channels[i])
-        sl_channel_destroy(q->exchange.channels[i]);
-    free(q->exchange.channels);
-  }
-  for (int i = 0; i < q->lookup.ntable_buffers; i++)
-    sl_buffer_free(&q->lookup.table_buffers[i]);
-  free(q->lookup.table_buffers);
-  if (q->memory)
-    sl_memory_charge(q->memory, &q->lookup.table_charged, 0);
+  sl_exec_close_exchange(&q->exchange);
+  sl_exec_free_lookup_table(&q->lookup, q->memory);
   sl_memory_account_close(&q->own_shared.memory);
   sl_arena_free(&q->arena);
 }

@@ -219,6 +219,12 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
 /* The exchange's channels, q->exchange.channels (xn x xn; exchange_open.c). */
 int sl_exec_open_exchange(exec_query *q, const sl_exec_nodes *nodes,
                           sl_error *err);
+/* Destroy the exchange's channels (after the query; exchange_open.c). */
+void sl_exec_close_exchange(exec_exchange_state *x);
+/* Free the lookup join's table and take it off the memory account (NULL:
+ * none); after the query (query_setup.c). */
+void sl_exec_free_lookup_table(exec_lookup_state *lk,
+                               sl_memory_account *memory);
 
 /* A node's stage results to the coordinator (the distribution's
  * sink_to_coordinator, distribution.h): the sink's arg says where. */

@@ -13,11 +13,11 @@
 int sl_worker_probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
                     uint32_t n, const sl_buffer *pre, uint32_t pre_first,
                     uint32_t *consumed, uint32_t *nout) {
-  exec_query *q = s->q;
-  const sl_row_layout *kl = q->lookup.join_key_layout;
-  const sl_row_layout *jl = q->lookup.joined_layout;
-  const sl_row_layout *sl = q->source.stream_layout;
-  const sl_row_layout *tl = q->lookup.table_layout;
+  const exec_lookup_state *lk = &s->q->lookup;
+  const sl_row_layout *kl = lk->join_key_layout;
+  const sl_row_layout *jl = lk->joined_layout;
+  const sl_row_layout *sl = s->q->source.stream_layout;
+  const sl_row_layout *tl = lk->table_layout;
   sl_buffer_clear(&s->joined);
   sl_buffer_clear(&s->tmp);
   /* Keys of the stream rows, evaluated into the tmp buffer's front (the
@@ -27,13 +27,13 @@ int sl_worker_probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
   keys.borrow_strings = true; /* stream keys: the input outlives them */
   int k = (int)n;
   if (!pre) {
-    k = sl_worker_eval_rows(s, q->lookup.stream_key_progs, q->lookup.nkey_progs,
-                            in, sel, n, &keys);
+    k = sl_worker_eval_rows(s, lk->stream_key_progs, lk->nkey_progs, in, sel, n,
+                            &keys);
     if (k < 0)
       return k;
   }
   uint32_t out = 0, i = 0;
-  uint32_t mask = q->lookup.table_cap - 1;
+  uint32_t mask = lk->table_cap - 1;
   uint32_t mark_rows = 0, mark_out = 0;
   for (; i < (uint32_t)k; i++) {
     mark_rows = s->joined.nrows;
@@ -46,12 +46,12 @@ int sl_worker_probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
     if (null_key)
       continue; /* NULL never equals anything */
     uint64_t h = sl_key_hash(kl, key);
-    for (uint32_t j = (uint32_t)h & mask; q->lookup.table_hash[j];
+    for (uint32_t j = (uint32_t)h & mask; lk->table_hash[j];
          j = (j + 1) & mask) {
-      if (q->lookup.table_hash[j] != h)
+      if (lk->table_hash[j] != h)
         continue;
-      uint32_t tr = q->lookup.table_slot_row[j];
-      const uint8_t *tkey = q->lookup.table_keys[tr];
+      uint32_t tr = lk->table_slot_row[j];
+      const uint8_t *tkey = lk->table_keys[tr];
       bool eq = true;
       for (int f = 0; f < kl->nfields && eq; f++) {
         const sl_field *fd = &kl->fields[f];
@@ -67,7 +67,7 @@ int sl_worker_probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
       if (!jr)
         goto full;
       const uint8_t *sr = sl_buffer_row(in, sel[i]);
-      const uint8_t *trow = q->lookup.table_rows[tr];
+      const uint8_t *trow = lk->table_rows[tr];
       /* Strings keep pointing into the input buffer or the loaded table,
        * both of which outlive the joined rows. */
       for (int f = 0; f < sl->nfields; f++) {

@@ -217,6 +217,15 @@ static int prepare_join(exec_query *q, const sl_row_layout **ins,
   return rc;
 }
 
+void sl_exec_free_lookup_table(exec_lookup_state *lk,
+                               sl_memory_account *memory) {
+  for (int i = 0; i < lk->ntable_buffers; i++)
+    sl_buffer_free(&lk->table_buffers[i]);
+  free(lk->table_buffers);
+  if (memory)
+    sl_memory_charge(memory, &lk->table_charged, 0);
+}
+
 /* Event time over the source's rows: the watermark, a stream leaf's
  * rowtime, an aggregate's time for late records to a table. */
 static int prepare_event_time(exec_query *q, const int *map0, sl_error *err) {
