@@ -553,12 +553,14 @@ xnode *sl_explain_plan_tree(sl_arena *a, const sl_plan *p, int workers,
     sl_xnode_kid(a, proj, v);
   } else if (p->kind == SL_PLAN_STATELESS) {
     sl_xnode_kid(a, proj, pipeline(a, p, workers, NULL, st));
-  } else {
+  } else if (p->kind == SL_PLAN_AGGREGATE) {
     aggregate_nodes(a, p, workers, strategy, st, proj);
   }
   if (p->changelog)
     sl_explain_mark_changelog(a, sink,
-                              p->having ? "[I, UB, UA, D]" : "[I, UB, UA]");
+                              p->kind == SL_PLAN_AGGREGATE && p->having
+                                  ? "[I, UB, UA, D]"
+                                  : "[I, UB, UA]");
   return sink;
 }
 

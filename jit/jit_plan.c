@@ -134,7 +134,7 @@ static void scan(checker *c, const sl_plan *p) {
     check(c, p->watermark, stream, map0);
   c->joined = p->join;
   check(c, p->post_join_filter, row, row_map);
-  if (p->kind == SL_PLAN_STATELESS) {
+  if (p->kind != SL_PLAN_AGGREGATE) { /* stateless */
     for (int i = 0; i < p->nout; i++)
       check(c, p->out[i], row, row_map);
     return;

@@ -206,13 +206,15 @@ int sl_plan_fold_constants(sl_arena *a, sl_plan *p) {
   p->watermark = fold(&f, p->watermark);
   if (p->windowed)
     p->window.time = fold(&f, p->window.time);
-  for (int i = 0; i < p->nkeys; i++)
-    p->keys[i] = fold(&f, p->keys[i]);
-  for (int i = 0; i < p->naggs; i++) {
-    p->aggs[i].arg = fold(&f, p->aggs[i].arg);
-    p->aggs[i].filter = fold(&f, p->aggs[i].filter);
+  if (p->kind == SL_PLAN_AGGREGATE) {
+    for (int i = 0; i < p->nkeys; i++)
+      p->keys[i] = fold(&f, p->keys[i]);
+    for (int i = 0; i < p->naggs; i++) {
+      p->aggs[i].arg = fold(&f, p->aggs[i].arg);
+      p->aggs[i].filter = fold(&f, p->aggs[i].filter);
+    }
+    p->having = fold(&f, p->having);
   }
-  p->having = fold(&f, p->having);
   for (int i = 0; i < p->nout; i++)
     p->out[i] = fold(&f, p->out[i]);
   sl_expr_ctx_free(f.ctx);

@@ -231,7 +231,7 @@ static int add_leaf(stager *g, sl_plan *leaf, const sl_bquery *q,
   sl_stage *st = sl_stg_new_stage(g, SL_STAGE_LEAF, ncols);
   st->leaf = idx;
   st->stream = !windowed;
-  int nk = leaf->nkeys, na = leaf->naggs;
+  int nk = sl_plan_nkeys(leaf), na = sl_plan_naggs(leaf);
   for (int i = 0; i < ncols; i++) {
     st->names[i] = q->cols[i].name;
     st->types[i] = q->cols[i].type;

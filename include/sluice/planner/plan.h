@@ -96,9 +96,10 @@ typedef struct sl_staged_plan sl_staged_plan;
 
 typedef struct sl_plan {
   sl_plan_kind kind;
-  /* SL_PLAN_STAGED: the stages; the fields below up to `out` are unused
-   * (each leaf has its own), the sink, LIMIT and OFFSET are the query's. */
-  sl_staged_plan *staged;
+  /* The fields up to the union below are every plan's (a staged plan's
+   * pipeline fields up to `out` are unused: each leaf has its own; its
+   * sink, LIMIT and OFFSET are the query's).  A kind's own fields are in
+   * the union at the end. */
   /* A leaf of a staged plan: rows go to the runtime's collector for it
    * (the executor hands it to the sink as sl_sink_spec.arg). */
   void *sink_arg;
@@ -167,21 +168,12 @@ typedef struct sl_plan {
    * the largest of the query's other workers in its process. */
   int64_t idle_timeout_us;
 
-  /* SL_PLAN_CONSTANT: nconst_rows rows of nout expressions without
-   * columns, each kept when const_filter (the WHERE of a SELECT without
-   * FROM, or NULL) is TRUE. */
-  int nconst_rows;
-  sl_bexpr *const *const *const_rows;
-  sl_bexpr *const_filter;
-
-  /* SL_PLAN_AGGREGATE */
+  /* The window: of a windowed aggregate (windowed); of a window_rows
+   * leaf (TUMBLE, HOP or CUMULATE rows, no aggregate: windowed false); of
+   * a staged plan, the one its windowed leaves share (windowed unless its
+   * stages are updating).  Not in the union: three kinds read it. */
   bool windowed;
   sl_plan_window window;
-  int nkeys;
-  sl_bexpr **keys; /* over the base row (window bounds are not keys) */
-  int naggs;
-  sl_plan_agg *aggs;
-  sl_bexpr *having; /* over the aggregate row, or NULL */
 
   /* The output: expressions over the base row (stateless) or the aggregate
    * row (aggregate), with names. */
@@ -217,7 +209,47 @@ typedef struct sl_plan {
   /* What the planner's rewrites did, one line each, for EXPLAIN. */
   int nrewrites;
   const char **rewrites;
+
+  /* The fields of one kind only, overlapping: `kind` says which part is
+   * there.  A field of another kind is not a zero but the bytes of this
+   * kind's (a staged plan's nkeys is part of its `staged` pointer), so
+   * every read is under a check of the kind, or of a field that implies
+   * it; sl_plan_nkeys and sl_plan_naggs below read 0 for a plan that is
+   * not an aggregate.  A stateless plan has no part (its union stays
+   * zeroed). */
+  union {
+    /* SL_PLAN_STAGED: the leaves and the stages over them. */
+    struct {
+      sl_staged_plan *staged;
+    };
+    /* SL_PLAN_CONSTANT: nconst_rows rows of nout expressions without
+     * columns, each kept when const_filter (the WHERE of a SELECT without
+     * FROM, or NULL) is TRUE. */
+    struct {
+      int nconst_rows;
+      sl_bexpr *const *const *const_rows;
+      sl_bexpr *const_filter;
+    };
+    /* SL_PLAN_AGGREGATE: the group keys, the aggregates and HAVING. */
+    struct {
+      int nkeys;
+      sl_bexpr **keys; /* over the base row (window bounds are not keys) */
+      int naggs;
+      sl_plan_agg *aggs;
+      sl_bexpr *having; /* over the aggregate row, or NULL */
+    };
+  };
 } sl_plan;
+
+/* The group keys and aggregates of an aggregate plan, 0 for any other
+ * kind: for code that sizes the aggregate row of whatever plan it has. */
+static inline int sl_plan_nkeys(const sl_plan *p) {
+  return p->kind == SL_PLAN_AGGREGATE ? p->nkeys : 0;
+}
+
+static inline int sl_plan_naggs(const sl_plan *p) {
+  return p->kind == SL_PLAN_AGGREGATE ? p->naggs : 0;
+}
 
 /* Session windows under late merge: the nodes do not merge session
  * fragments, so such a plan runs on one process only (the shell's). */
