@@ -472,9 +472,10 @@ static int place_side(sl_arena *a, sl_staged_plan *sp, int leaf,
 int sl_staged_place_on_node(sl_arena *a, sl_plan *plan, int leaf, int fed,
                             bool side, sl_join_strategy join,
                             sl_strategy strategy, sl_error *err) {
-  sl_staged_plan *sp = plan->staged;
+  /* (plan->staged is another kind's bytes unless the plan is staged.) */
+  sl_staged_plan *sp = plan->kind == SL_PLAN_STAGED ? plan->staged : NULL;
   /* The coordinator planned the same text into the same leaves. */
-  if (plan->kind != SL_PLAN_STAGED || leaf >= sp->nleaves ||
+  if (!sp || leaf >= sp->nleaves ||
       fed >= sp->nleaves || (fed == leaf && sp->nleaves != 1))
     return sl_error_set(err, SL_EINTERNAL,
                         "leaf %d of a query that has no such leaf here: "
