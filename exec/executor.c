@@ -125,9 +125,7 @@ static int set_up_query(exec_run *r) {
   memset(r->stats, 0, sizeof *r->stats);
   q->plan = plan;
   sl_arena_init(&q->arena, 0);
-  q->buffer_size = config->buffer_size;
-  if (q->buffer_size < 4096)
-    q->buffer_size = 4096;
+  q->buffer_size = config->buffer_size; /* at least 4 KiB (run_config.c) */
   q->nworkers = config->parallelism;
   if (q->nworkers < 1)
     q->nworkers = 1;

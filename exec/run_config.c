@@ -15,8 +15,12 @@ int sl_run_config_resolve(sl_run_config *c, const sl_settings *settings,
   (void)err; /* nothing fails yet: SET checked every value */
   memset(c, 0, sizeof *c);
   c->parallelism = (int)sl_settings_get_int(settings, "parallelism.default", 1);
-  c->buffer_size =
-      (uint32_t)sl_settings_get_int(settings, "sluice.buffer-size", 65536);
+  /* Never under 4 KiB, whatever was SET: the executor and the broadcast
+   * runner each clamped it so; now every user of the config gets the
+   * same size. */
+  int64_t buffer_size =
+      sl_settings_get_int(settings, "sluice.buffer-size", 65536);
+  c->buffer_size = buffer_size < 4096 ? 4096 : (uint32_t)buffer_size;
   c->epoch_size = sl_settings_get_int(settings, "sluice.epoch-size", 64 << 20);
   c->mini_batch_latency = sl_settings_get_seconds(
       settings, "table.exec.mini-batch.allow-latency", 0.2);

@@ -21,7 +21,7 @@ typedef struct sl_run_config {
   /* 'parallelism.default': worker threads per process (below 1: one). */
   int parallelism;
   /* 'sluice.buffer-size' in bytes: record buffers, channels and links
-   * (the executor takes at least 4096). */
+   * (at least 4096, whatever was SET). */
   uint32_t buffer_size;
   /* 'sluice.epoch-size' in bytes per node between two merges of shared
    * state (late merge, updating queries; 0: none). */
