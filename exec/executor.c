@@ -52,7 +52,7 @@ static void free_query(exec_query *q) {
   sl_jit_free(q->jit.handle);
   sl_exec_close_exchange(&q->exchange);
   sl_exec_free_lookup_table(&q->lookup, q->memory);
-  sl_memory_account_close(&q->own_shared.memory);
+  sl_query_shared_close(&q->own_shared);
   sl_arena_free(&q->arena);
 }
 
@@ -61,7 +61,9 @@ int sl_execute(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
   /* What this thread compiles for the plan (expressions, the JIT) stops on
    * the run's token, whoever called. */
   const sl_cancel *outer = sl_cancel_scope_enter(run->cancel);
-  int rc = sl_exec_run(plan, run, shell, NULL, stats, err);
+  int rc = plan->kind == SL_PLAN_STAGED
+               ? sl_execute_staged(plan, run, NULL, shell, stats, err)
+               : sl_exec_run(plan, run, shell, NULL, stats, err);
   sl_cancel_scope_leave(outer);
   return rc;
 }
@@ -69,6 +71,17 @@ int sl_execute(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
 void sl_query_shared_init(query_shared *sh, const sl_run_config *config) {
   sl_memory_account_init(&sh->memory, config->memory_limit);
   atomic_init(&sh->wm_max, WM_MIN);
+  pthread_mutex_init(&sh->ready_lock, NULL);
+  pthread_cond_init(&sh->ready_cond, NULL);
+  sh->leaves_pending = 0;
+  sh->abandoned = false;
+  sh->start_time = 0;
+}
+
+void sl_query_shared_close(query_shared *sh) {
+  sl_memory_account_close(&sh->memory);
+  pthread_mutex_destroy(&sh->ready_lock);
+  pthread_cond_destroy(&sh->ready_cond);
 }
 
 /* ---- sl_exec_run's phases --------------------------------------------------
@@ -333,6 +346,8 @@ static int start_workers(exec_run *r) {
   if (!coordinator_of_nodes && started < r->q.nworkers) {
     pthread_mutex_lock(&shared->lock);
     shared->expected = started;
+    if (shared->ready >= started && shared->start_time == 0)
+      shared->start_time = sl_clock_seconds(); /* nobody else will */
     pthread_cond_broadcast(&shared->cond);
     pthread_mutex_unlock(&shared->lock);
   }
@@ -683,9 +698,12 @@ int sl_exec_run(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
                 query_shared *with_others, sl_query_stats *stats,
                 sl_error *err) {
   const sl_exec_nodes *nodes = run->nodes;
+  bool coordinator_of_nodes = nodes && nodes->nnodes > 0;
+  /* A staged run's leaf that waits for nothing here: ready at once. */
+  if (with_others && (plan->kind == SL_PLAN_CONSTANT || coordinator_of_nodes))
+    sl_query_leaf_ready(with_others, false);
   if (plan->kind == SL_PLAN_CONSTANT)
     return sl_execute_constant(plan, shell, stats, err);
-  bool coordinator_of_nodes = nodes && nodes->nnodes > 0;
   bool node = nodes && nodes->node_count > 0;
   if ((coordinator_of_nodes || node) && !nodes->dist)
     return sl_error_set(err, SL_EINTERNAL,
@@ -709,17 +727,25 @@ int sl_exec_run(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
   r.node = node;
   r.rows_from_nodes = coordinator_of_nodes && nodes->exchange_between_nodes;
   r.fires = plan->kind == SL_PLAN_AGGREGATE && !r.rows_from_nodes;
+  /* Counted already (above), or by its last worker when ready; a leaf
+   * that fails before that still counts, so no other waits for it. */
+  r.shared.leaf_counted = coordinator_of_nodes;
   int rc = set_up_query(&r);
   if (rc == SL_OK)
     rc = open_sink(&r);
   if (rc == SL_OK)
     rc = open_late_output(&r);
-  if (rc != SL_OK)
+  if (rc != SL_OK) {
+    if (with_others)
+      sl_query_leaf_ready(with_others, false);
     return rc; /* each freed what it had to */
+  }
   set_up_coordinator(&r);
   rc = start_workers(&r);
   rc = coordinate(&r, rc);
   stop_workers(&r, rc);
+  if (with_others && !r.shared.leaf_counted)
+    sl_query_leaf_ready(with_others, false);
   rc = finish_output(&r, rc);
   collect_stats(&r);
   tear_down(&r);

@@ -33,9 +33,25 @@
 typedef struct query_shared {
   sl_memory_account memory; /* SET 'sluice.memory-limit' */
   _Atomic int64_t wm_max;   /* WM_MIN until a worker has a watermark */
+  /* A staged run's leaves start together: a leaf whose workers are ready
+   * (input pre-generated, code compiled) waits for the other leaves
+   * (sl_query_leaf_ready), so none runs ahead while another prepares and
+   * the query's clock starts once, when the last is ready.  A leaf run
+   * by nodes counts as ready at once (it holds nothing back here). */
+  pthread_mutex_t ready_lock;
+  pthread_cond_t ready_cond;
+  int leaves_pending; /* leaves not yet ready (0 outside staged runs) */
+  bool abandoned;     /* the staged run ended: nobody waits any more */
+  double start_time;  /* when the last leaf was ready, or 0 */
 } query_shared;
 
 void sl_query_shared_init(query_shared *sh, const sl_run_config *config);
+void sl_query_shared_close(query_shared *sh);
+/* A leaf is ready, or ended without ever being: one fewer pending; with
+ * wait, until none is (or the run is abandoned). */
+void sl_query_leaf_ready(query_shared *sh, bool wait);
+/* The staged run ended: wake every leaf still waiting. */
+void sl_query_leaves_abandon(query_shared *sh);
 
 /* The compiled, read-only parts of a query, shared by all threads: what
  * the whole query needs, then each operator's own state
@@ -205,6 +221,7 @@ struct exec_shared {
    * and then waits here, so the clock starts when all are ready. */
   int ready, expected; /* under lock; cond broadcasts when they meet */
   double start_time;   /* set when the last one is ready */
+  bool leaf_counted;   /* this run told its query_shared it is ready */
 };
 
 extern void *sl_worker_main(void *arg);
@@ -274,7 +291,7 @@ void sl_exec_return_batch(worker *w, out_batch *b);
 void sl_exec_worker_free(worker *w);
 
 /* A worker whose source is open waits for the others (worker_queue.c). */
-void sl_exec_wait_ready(exec_shared *sh);
+void sl_exec_wait_ready(exec_shared *sh, query_shared *qs);
 
 /* Window arithmetic (worker.c), exposed for the coordinator. */
 

@@ -20,6 +20,7 @@
  * done yet.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -633,6 +634,9 @@ static int sq_open_output(staged_query *x, const sl_run_config *config,
   /* Updating stages: rows as they arrive, a changelog's with its kind. */
   x->uo = (update_output){&x->o, x->changelog, {0}};
   sl_query_shared_init(&x->run.shared, config);
+  /* The leaves run here start together (executor_int.h, query_shared). */
+  for (int i = 0; i < sp->nleaves; i++)
+    x->run.shared.leaves_pending += !(where && where->feeds && where->feeds[i]);
   x->leaf_wm = calloc((size_t)sp->nleaves + 1, sizeof *x->leaf_wm);
   if (!x->leaf_wm)
     abort();
@@ -862,6 +866,7 @@ static int sq_loop(staged_query *x, int rc) {
   run->cancelled = true; /* leaves still running stop at their next call */
   pthread_cond_broadcast(&run->cond);
   pthread_mutex_unlock(&run->lock);
+  sl_query_leaves_abandon(&run->shared); /* and none waits for another */
   for (int i = 0; i < x->started; i++)
     pthread_join(x->lts[i].thread, NULL);
   return rc;
@@ -879,6 +884,18 @@ static void sq_leaf_stats(staged_query *x) {
     const sl_query_stats *ls = &x->lts[i].stats;
     leaf_events[i] = ls->events;
     stage_stats_add_work(stats, ls);
+    if (i < SL_STATS_LEAVES) {
+      sl_leaf_stats *l = &stats->leaf[i];
+      *l = (sl_leaf_stats){ls->events,
+                           ls->jit_buffers,
+                           ls->jit_back_buffers,
+                           ls->jit_rows,
+                           ls->jit_back_rows,
+                           ls->jit_seconds,
+                           ""};
+      snprintf(l->jit_status, sizeof l->jit_status, "%s", ls->jit_status);
+      stats->nleaves = i + 1;
+    }
     stats->workers += ls->workers;
     sl_error_clear(&x->lts[i].err);
   }
@@ -932,7 +949,7 @@ static int sq_close(staged_query *x, int rc, double seconds) {
   free(x->hi);
   pthread_mutex_destroy(&x->run.lock);
   pthread_cond_destroy(&x->run.cond);
-  sl_memory_account_close(&x->run.shared.memory);
+  sl_query_shared_close(&x->run.shared);
   sl_arena_free(&x->arena);
   return rc;
 }
@@ -964,6 +981,12 @@ int sl_execute_staged(const sl_plan *plan, const sl_run *ctx,
   rc = sq_start_leaves(x, config, rc);
   double t0 = sl_clock_seconds();
   rc = sq_loop(x, rc);
+  /* From when every leaf was ready (its input pre-generated, its code
+   * compiled), as a single pipeline's clock (executor.c). */
+  pthread_mutex_lock(&x->run.shared.ready_lock);
+  if (x->run.shared.start_time > t0)
+    t0 = x->run.shared.start_time;
+  pthread_mutex_unlock(&x->run.shared.ready_lock);
   double seconds = sl_clock_seconds() - t0;
   sq_leaf_stats(x);
   rc = sq_close(x, rc, seconds);

@@ -69,6 +69,20 @@ static bool worth_waking(worker_state *s) {
          slice_of(pw, was + pw->unit_us) != slice_of(pw, now + pw->unit_us);
 }
 
+/* Fold the first n rows of watermark values wm (their order aside: a
+ * stateless step's) into the worker's watermark. */
+void sl_worker_fold_watermark_rows(worker_state *s, const sl_buffer *wm,
+                                   uint32_t n) {
+  const sl_row_layout *l = wm->layout;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint8_t *row = wm->data + (size_t)i * l->width;
+    if (!sl_row_is_null(row, 0) && SL_FIELD(row, l, 0, int64_t) > s->local_wm)
+      s->local_wm = SL_FIELD(row, l, 0, int64_t);
+  }
+  if (!s->input_wm)
+    s->wm = s->local_wm;
+}
+
 /* Fold the watermark of input rows [wm_next, upto) into the worker's. */
 void sl_worker_advance_watermark(worker_state *s, uint32_t upto) {
   if (!s->wm_values.data)
@@ -662,7 +676,7 @@ void *sl_worker_main(void *arg) {
                          q->source.total,        plan->inputs[0].nfilters,
                          plan->inputs[0].filters};
   int rc = plan->inputs[0].connector->open(&spec, &src, &w->err);
-  sl_exec_wait_ready(w->shared);
+  sl_exec_wait_ready(w->shared, q->shared);
   s.epoch_began = sl_clock_seconds();
   if (rc == SL_OK)
     rc = read_source(&s, src, &in, max_rows);

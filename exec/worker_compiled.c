@@ -87,15 +87,20 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
     sl_worker_aggregate_done(s);
     return rc;
   }
-  /* stateless: batches are published only when the whole step worked */
+  /* stateless: batches are published only when the whole step worked.
+   * The kernel computes the watermark of the rows it consumes into wm_out
+   * (row k for sel position pos + k); a stateless plan needs only their
+   * maximum, folded here chunk by chunk (a step handed back later is
+   * redone by the interpreter, whose watermark is the same maximum). */
+  bool fold_wm = wm_out && wm_out == &s->wm_values;
   out_batch *head = NULL, *tail = NULL;
   uint32_t pos = 0;
   uint64_t total = 0;
   int rc = SL_OK;
   while (pos < n) {
     out_batch *b = sl_exec_take_batch(s->w, s->q->buffer_size);
-    rc = sl_jit_run(q->jit.k_main, buf, sel + pos, n - pos, s->jsel, &nout,
-                    &b->buf, &next, s->ctx);
+    rc = sl_jit_run_pre(q->jit.k_main, buf, sel + pos, n - pos, s->jsel, &nout,
+                        &b->buf, wm_out, &next, s->ctx);
     if (tail)
       tail->next = b;
     else
@@ -107,6 +112,8 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
       rc = SL_JIT_RETRY;
       break;
     }
+    if (fold_wm)
+      sl_worker_fold_watermark_rows(s, wm_out, next);
     total += nout;
     pos += next;
   }

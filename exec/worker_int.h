@@ -103,6 +103,8 @@ static inline int64_t sl_now_us(void) {
  * row r from row sel[r] of the buffer, and what follows a buffer's rows
  * folded (op_partial_aggregate.c). */
 void sl_worker_advance_watermark(worker_state *s, uint32_t upto);
+void sl_worker_fold_watermark_rows(worker_state *s, const sl_buffer *wm,
+                                   uint32_t n);
 int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel);
 void sl_worker_aggregate_done(worker_state *s);
 

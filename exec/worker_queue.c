@@ -90,15 +90,38 @@ bool sl_exec_wait_drained(worker *w, int ms) {
   return full;
 }
 
-void sl_exec_wait_ready(exec_shared *sh) {
+void sl_exec_wait_ready(exec_shared *sh, query_shared *qs) {
   pthread_mutex_lock(&sh->lock);
   if (++sh->ready >= sh->expected) {
+    /* The last worker: the other leaves' too, then the clock starts. */
+    sh->leaf_counted = true;
+    pthread_mutex_unlock(&sh->lock);
+    sl_query_leaf_ready(qs, true);
+    pthread_mutex_lock(&sh->lock);
     sh->start_time = sl_clock_seconds();
     pthread_cond_broadcast(&sh->cond);
   }
-  while (sh->ready < sh->expected)
+  while (sh->start_time == 0)
     pthread_cond_wait(&sh->cond, &sh->lock);
   pthread_mutex_unlock(&sh->lock);
+}
+
+void sl_query_leaf_ready(query_shared *sh, bool wait) {
+  pthread_mutex_lock(&sh->ready_lock);
+  if (sh->leaves_pending > 0 && --sh->leaves_pending == 0) {
+    sh->start_time = sl_clock_seconds();
+    pthread_cond_broadcast(&sh->ready_cond);
+  }
+  while (wait && sh->leaves_pending > 0 && !sh->abandoned)
+    pthread_cond_wait(&sh->ready_cond, &sh->ready_lock);
+  pthread_mutex_unlock(&sh->ready_lock);
+}
+
+void sl_query_leaves_abandon(query_shared *sh) {
+  pthread_mutex_lock(&sh->ready_lock);
+  sh->abandoned = true;
+  pthread_cond_broadcast(&sh->ready_cond);
+  pthread_mutex_unlock(&sh->ready_lock);
 }
 
 void sl_exec_signal(worker *w) {

@@ -31,7 +31,47 @@ typedef struct printer {
   const sl_plan *p;
   int workers;
   bool *shown;
+  const sl_query_stats *st; /* EXPLAIN ANALYZE's, or NULL */
 } printer;
+
+/* The first node named name under n (n itself included), or NULL. */
+static xnode *find_node(xnode *n, const char *name) {
+  if (!n || strcmp(n->name, name) == 0)
+    return n;
+  for (int i = 0; i < n->nkids; i++) {
+    xnode *f = find_node(n->kids[i], name);
+    if (f)
+      return f;
+  }
+  return NULL;
+}
+
+/* After a run: what leaf k's pipeline did with the JIT, on its Pipeline
+ * line, as a single pipeline's says it (explain_plan.c). */
+static void leaf_jit_actuals(sl_arena *a, const printer *pr, int k,
+                             xnode *leaf) {
+  const sl_query_stats *st = pr->st;
+  xnode *pipe = find_node(leaf, "Pipeline");
+  if (!st || k >= st->nleaves || !pipe || !pr->p->staged->leaves[k]->jit)
+    return;
+  const sl_leaf_stats *l = &st->leaf[k];
+  if (l->jit_status[0]) {
+    pipe->detail =
+        sl_arena_printf(a, "[interpreted: %s, %d worker%s]", l->jit_status,
+                        pr->workers, pr->workers == 1 ? "" : "s");
+    sl_xnode_attr(a, pipe, "interpreted_because", l->jit_status);
+    return;
+  }
+  sl_xnode_actual(a, pipe, "JIT compile time",
+                  sl_arena_printf(a, "%.1f ms", l->jit_seconds * 1000));
+  sl_xnode_actual(a, pipe, "buffers compiled",
+                  sl_explain_count(a, l->jit_buffers));
+  sl_xnode_actual(a, pipe, "rows compiled", sl_explain_count(a, l->jit_rows));
+  sl_xnode_actual(a, pipe, "buffers handed back",
+                  sl_explain_count(a, l->jit_back_buffers));
+  sl_xnode_actual(a, pipe, "rows handed back",
+                  sl_explain_count(a, l->jit_back_rows));
+}
 
 /* "a.b + 10 s": column col of a side's rows plus an offset, as EXPLAIN
  * shows a bound. */
@@ -100,6 +140,7 @@ static xnode *leaf_node(sl_arena *a, printer *pr, const sl_stage *st) {
   }
   pr->shown[st->leaf] = true;
   xnode *n = sl_explain_plan_tree(a, lp, workers, strategy, NULL);
+  leaf_jit_actuals(a, pr, st->leaf, n);
   n->name = "Leaf";
   n->detail = sl_arena_printf(
       a, "%d { %s, strategy: %s }", st->leaf + 1,
@@ -442,7 +483,7 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
   sl_xnode_kid(a, above, stages);
   printer pr = {
       p, workers,
-      SL_ANEW_N(a, bool, p->staged->nleaves > 0 ? p->staged->nleaves : 1)};
+      SL_ANEW_N(a, bool, p->staged->nleaves > 0 ? p->staged->nleaves : 1), st};
   sl_xnode_kid(a, stages, stage_node(a, &pr, p->staged->top));
   if (p->changelog)
     sl_explain_mark_changelog_staged(a, sink);

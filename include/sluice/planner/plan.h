@@ -476,6 +476,15 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
 int sl_plan_build_leaf(sl_arena *a, const sl_bquery *q, sl_plan **out,
                        sl_error *err);
 
+/* A staged plan's leaf: what its pipeline's JIT did (EXPLAIN ANALYZE
+ * prints it on the leaf's Pipeline line; sl_query_stats.leaf). */
+typedef struct sl_leaf_stats {
+  uint64_t events, jit_buffers, jit_back_buffers, jit_rows, jit_back_rows;
+  double jit_seconds;
+  char jit_status[160]; /* why it ran interpreted; "" when compiled */
+} sl_leaf_stats;
+#define SL_STATS_LEAVES 8 /* leaves shown one by one; the rest summed only */
+
 /* What running a plan measured (filled by the runtime; printed by
  * EXPLAIN ANALYZE and the shell's summary line).  Row counts are summed
  * over workers; *_seconds are summed thread time. */
@@ -525,6 +534,10 @@ typedef struct sl_query_stats {
   uint64_t jit_buffers, jit_rows, jit_back_buffers, jit_back_rows;
   uint64_t jit_fold_rows_c;
   int workers;
+  /* Staged plans run here: each leaf's own (the first SL_STATS_LEAVES;
+   * the sums above hold every leaf's). */
+  int nleaves;
+  sl_leaf_stats leaf[SL_STATS_LEAVES];
 } sl_query_stats;
 
 /* Build the plan of a bound query or INSERT.  SL_EUNSUPPORTED with a
