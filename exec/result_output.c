@@ -8,7 +8,8 @@
 
 /* Write result rows to the sink, after OFFSET and up to LIMIT (in the
  * order they come: sorted already under ORDER BY).  May change b. */
-static int write_result(coordinator *c, sl_buffer *b) {
+/* owned: b is a worker's batch the sink may keep (write_owned). */
+static int write_result_owned(coordinator *c, sl_buffer *b, bool owned) {
   if (c->limit_reached)
     return SL_OK;
   const sl_plan *plan = c->q->plan;
@@ -39,9 +40,17 @@ static int write_result(coordinator *c, sl_buffer *b) {
     b->nrows = (uint32_t)((uint64_t)limit - c->rows_out);
     c->limit_reached = true;
   }
-  int rc = b->nrows ? c->sc->write(c->sink, b, c->err) : SL_OK;
-  c->rows_out += b->nrows;
+  uint32_t n = b->nrows;
+  int rc = !n ? SL_OK
+           : owned && c->sc->write_owned && !b->borrow_strings
+               ? c->sc->write_owned(c->sink, b, c->err)
+               : c->sc->write(c->sink, b, c->err);
+  c->rows_out += n;
   return rc;
+}
+
+static int write_result(coordinator *c, sl_buffer *b) {
+  return write_result_owned(c, b, false);
 }
 
 int sl_coord_write_sorted(void *arg, sl_buffer *b) {
@@ -132,8 +141,9 @@ int sl_coord_drain_batches(coordinator *c, worker *ws, int n, bool *progress) {
     while (b) {
       out_batch *next = b->next;
       *progress = true;
-      if (rc == SL_OK)
-        rc = sl_coord_emit_result(c, &b->buf);
+      if (rc == SL_OK) /* the sink may keep the batch's buffer */
+        rc = c->sorted ? sl_coord_emit_result(c, &b->buf)
+                       : write_result_owned(c, &b->buf, true);
       pthread_mutex_lock(&ws[i].lock);
       b->next = ws[i].free_batches;
       ws[i].free_batches = b;

@@ -481,17 +481,27 @@ static int probe_stream(stage_eval *ev, const stage_rt *s, const join_table *t,
     int64_t b0 = ls->keys[i].key * ls->bucket_us;
     if (b0 + ls->bucket_us <= lo || b0 > hi)
       continue;
-    const sorted_result *rs = &ls->keys[i].rows;
+    const keyed_rows *k = &ls->keys[i];
+    const sorted_result *rs = &k->rows;
     for (int j = 0; j < rs->nbufs && rc == SL_OK; j++) {
       const sl_buffer *b = &rs->bufs[j];
+      /* A buffer wholly outside the interval is skipped, one wholly
+       * inside taken whole (stage_runner.c keeps each one's span). */
+      bool spanned = j < k->span;
+      if (spanned && (k->tmin[j] > hi || k->tmax[j] < lo))
+        continue;
       uint32_t *sel = selection(b->nrows), n = 0;
-      for (uint32_t x = 0; x < b->nrows; x++) {
-        const uint8_t *row = sl_buffer_row(b, x);
-        if (sl_row_is_null(row, tf))
-          continue;
-        int64_t v = SL_FIELD(row, l, tf, int64_t);
-        if (v >= lo && v <= hi)
-          sel[n++] = x;
+      if (spanned && k->tmin[j] >= lo && k->tmax[j] <= hi) {
+        n = b->nrows; /* no stored row lacks its event time */
+      } else {
+        for (uint32_t x = 0; x < b->nrows; x++) {
+          const uint8_t *row = sl_buffer_row(b, x);
+          if (sl_row_is_null(row, tf))
+            continue;
+          int64_t v = SL_FIELD(row, l, tf, int64_t);
+          if (v >= lo && v <= hi)
+            sel[n++] = x;
+        }
       }
       rc = probe(ev, s, t, progs, probe_left, b, sel, n, out);
       free(sel);

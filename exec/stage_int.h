@@ -32,6 +32,11 @@ typedef struct rel {
 typedef struct keyed_rows {
   int64_t key;
   sorted_result rows;
+  /* A stream leaf's: each buffer's smallest and largest event time, so a
+   * window's probe skips the buffers outside its interval and checks the
+   * rows of only those that straddle an end (room for span buffers). */
+  int64_t *tmin, *tmax;
+  int span;
 } keyed_rows;
 
 /* A leaf's rows, filled by its executor's coordinator thread through the

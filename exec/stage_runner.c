@@ -136,6 +136,7 @@ static keyed_rows *store_key(leaf_store *ls, int64_t key) {
           sizeof *ls->keys * (size_t)(ls->nkeys - at));
   ls->nkeys++;
   k = &ls->keys[at];
+  memset(k, 0, sizeof *k);
   k->key = key;
   sorted_result_init_growing(&k->rows, ls->layout, ls->run->buffer_size);
   return k;
@@ -198,30 +199,75 @@ static int leaf_rows_over_limit(const stage_runner *run, uint64_t held,
       most + 1);
 }
 
+/* The store holds a new buffer of cap bytes: all the leaves' rows against
+ * the limit (updating stages take their leaves' rows every round and check
+ * their own state: update_stages_check_limit).  run->lock is held. */
+static int store_charge(leaf_store *ls, uint32_t cap, sl_error *err) {
+  ls->bytes += cap;
+  stage_runner *run = ls->run;
+  uint64_t held = 0;
+  for (int i = 0; i < run->nleaves; i++)
+    held += run->leaves[i].bytes;
+  uint64_t total;
+  if (sl_memory_grew_over(&run->shared.memory, &run->leaves_charged, held,
+                          &total) &&
+      !ls->arrival)
+    return leaf_rows_over_limit(run, held, total, err);
+  return SL_OK;
+}
+
+/* A stream store's key k: buffer b holds rows from lo to hi. */
+static void widen_span(keyed_rows *k, int b, int64_t lo, int64_t hi) {
+  if (b >= k->span) {
+    int span = k->span ? k->span * 2 : 16;
+    while (span <= b)
+      span *= 2;
+    k->tmin = realloc(k->tmin, sizeof *k->tmin * (size_t)span);
+    k->tmax = realloc(k->tmax, sizeof *k->tmax * (size_t)span);
+    if (!k->tmin || !k->tmax)
+      abort();
+    for (int i = k->span; i < span; i++) {
+      k->tmin[i] = INT64_MAX;
+      k->tmax[i] = INT64_MIN;
+    }
+    k->span = span;
+  }
+  if (lo < k->tmin[b])
+    k->tmin[b] = lo;
+  if (hi > k->tmax[b])
+    k->tmax[b] = hi;
+}
+
 /* Add one row to the store under key (k: the last key used, or NULL);
- * run->lock is held. */
+ * a stream row's event time is t.  run->lock is held. */
 static int store_add(leaf_store *ls, keyed_rows **k, int64_t key,
-                     const uint8_t *row, sl_error *err) {
+                     const uint8_t *row, int64_t t, sl_error *err) {
   if (!*k || (*k)->key != key)
     *k = store_key(ls, key);
   size_t before = (*k)->rows.nbufs;
   int rc = sorted_result_add_row(&(*k)->rows, row, err);
+  if (rc == SL_OK && ls->stream)
+    widen_span(*k, (*k)->rows.nbufs - 1, t, t);
   if ((size_t)(*k)->rows.nbufs != before) {
-    ls->bytes += (*k)->rows.bufs[(*k)->rows.nbufs - 1].cap;
-    /* A new buffer: all the leaves' rows against the limit (updating
-     * stages take their leaves' rows every round and check their own
-     * state: update_stages_check_limit). */
-    stage_runner *run = ls->run;
-    uint64_t held = 0;
-    for (int i = 0; i < run->nleaves; i++)
-      held += run->leaves[i].bytes;
-    uint64_t total;
-    if (sl_memory_grew_over(&run->shared.memory, &run->leaves_charged, held,
-                            &total) &&
-        rc == SL_OK && !ls->arrival)
-      rc = leaf_rows_over_limit(run, held, total, err);
+    int crc = store_charge(ls, (*k)->rows.bufs[(*k)->rows.nbufs - 1].cap, err);
+    if (rc == SL_OK)
+      rc = crc;
   }
   return rc;
+}
+
+/* Running ahead with much held: wait for the stages to catch up (the leaf
+ * that holds the frontier back is never ahead of it).  run->lock is held;
+ * an error once the query stopped. */
+static int hold_back(leaf_store *ls, sl_error *err) {
+  stage_runner *run = ls->run;
+  while (ls->stream && !run->cancelled && ls->bytes > STAGE_HOLD_MAX &&
+         ls->wm != WM_MIN && run->frontier != WM_MAX &&
+         (run->frontier == WM_MIN || ls->wm - ls->hi_us > run->frontier)) {
+    struct timespec until = sl_clock_deadline_ms(20);
+    pthread_cond_timedwait(&run->cond, &run->lock, &until);
+  }
+  return run->cancelled ? sl_error_set(err, SL_ECANCELLED, "stopped") : SL_OK;
 }
 
 static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
@@ -231,19 +277,11 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   int key_field =
       ls->stream || ls->window_rows ? ls->time_field : l->nfields - 1;
   pthread_mutex_lock(&run->lock);
-  /* Running ahead with much held: wait for the stages to catch up (the
-   * leaf that holds the frontier back is never ahead of it). */
-  while (ls->stream && !run->cancelled && ls->bytes > STAGE_HOLD_MAX &&
-         ls->wm != WM_MIN && run->frontier != WM_MAX &&
-         (run->frontier == WM_MIN || ls->wm - ls->hi_us > run->frontier)) {
-    struct timespec until = sl_clock_deadline_ms(20);
-    pthread_cond_timedwait(&run->cond, &run->lock, &until);
-  }
-  int rc = run->cancelled ? sl_error_set(err, SL_ECANCELLED, "stopped") : SL_OK;
+  int rc = hold_back(ls, err);
   keyed_rows *k = NULL;
   if (ls->arrival) { /* updating stages: all of them, as they come */
     for (uint32_t i = 0; i < rows->nrows && rc == SL_OK; i++)
-      rc = store_add(ls, &k, 0, sl_buffer_row(rows, i), err);
+      rc = store_add(ls, &k, 0, sl_buffer_row(rows, i), 0, err);
   }
   for (uint32_t i = 0; i < rows->nrows && rc == SL_OK && !ls->arrival; i++) {
     const uint8_t *row = sl_buffer_row(rows, i);
@@ -256,7 +294,7 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
     }
     if (!ls->window_rows) {
       rc = store_add(ls, &k, ls->stream ? sl_floor_div(v, ls->bucket_us) : v,
-                     row, err);
+                     row, v, err);
       continue;
     }
     /* Its windows from the first that had not fired when it came (the
@@ -269,9 +307,51 @@ static int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
     for (int64_t end = first_live_end(w, v, live),
                  last = last_end(w, slice_of(w, v));
          end <= last && rc == SL_OK; end += window_step(w))
-      rc = store_add(ls, &k, end, window_row(ls, row, end, s->scratch), err);
+      rc = store_add(ls, &k, end, window_row(ls, row, end, s->scratch), 0, err);
   }
   s->rows += rows->nrows;
+  pthread_cond_broadcast(&run->cond);
+  pthread_mutex_unlock(&run->lock);
+  return rc;
+}
+
+/* A stream leaf's batch whose rows all fall in one time bucket, none late
+ * nor without an event time (almost every batch: buckets are the windows'
+ * slide, a batch a few milliseconds of the stream): kept whole, not
+ * copied row by row.  Any other batch is copied (stage_sink_write). */
+static int stage_sink_write_owned(sl_sink *s, sl_buffer *rows, sl_error *err) {
+  leaf_store *ls = s->store;
+  const sl_row_layout *l = ls->in_layout;
+  int tf = ls->time_field;
+  if (!ls->stream || ls->arrival || rows->nrows == 0 || tf < 0)
+    return stage_sink_write(s, rows, err);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (uint32_t i = 0; i < rows->nrows; i++) {
+    const uint8_t *row = sl_buffer_row(rows, i);
+    if (sl_row_is_null(row, tf))
+      return stage_sink_write(s, rows, err);
+    int64_t v = SL_FIELD(row, l, tf, int64_t);
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  int64_t key = sl_floor_div(lo, ls->bucket_us);
+  stage_runner *run = ls->run;
+  pthread_mutex_lock(&run->lock);
+  int rc = hold_back(ls, err);
+  /* (drop_below may rise while held back: read after) */
+  if (rc == SL_OK &&
+      (key != sl_floor_div(hi, ls->bucket_us) || lo < ls->drop_below)) {
+    pthread_mutex_unlock(&run->lock);
+    return stage_sink_write(s, rows, err);
+  }
+  if (rc == SL_OK) {
+    keyed_rows *k = store_key(ls, key);
+    uint32_t cap = rows->cap, n = rows->nrows;
+    sorted_result_adopt(&k->rows, rows);
+    widen_span(k, k->rows.nbufs - 1, lo, hi);
+    rc = store_charge(ls, cap, err);
+    s->rows += n;
+  }
   pthread_cond_broadcast(&run->cond);
   pthread_mutex_unlock(&run->lock);
   return rc;
@@ -313,16 +393,23 @@ static const sl_sink_connector stage_sink = {
     .description = "rows of a leaf for the stages above it",
     .open = stage_sink_open,
     .write = stage_sink_write,
+    .write_owned = stage_sink_write_owned,
     .commit = stage_sink_commit,
     .close = stage_sink_close,
     .rows_written = stage_sink_rows,
     .watermark = stage_sink_watermark,
 };
 
+static void keyed_rows_free(keyed_rows *k) {
+  sorted_result_free(&k->rows);
+  free(k->tmin);
+  free(k->tmax);
+}
+
 /* Free the rows of a store's first (smallest) key. */
 static void drop_first_key(leaf_store *ls) {
   ls->bytes -= sorted_result_bytes(&ls->keys[0].rows);
-  sorted_result_free(&ls->keys[0].rows);
+  keyed_rows_free(&ls->keys[0]);
   ls->keys++;
   ls->front++;
   ls->capkeys--;
@@ -904,7 +991,7 @@ static void sq_leaf_stats(staged_query *x) {
   for (int i = 0; i < sp->nleaves; i++) {
     stats->stage_late += x->run.leaves[i].late;
     for (int k = 0; k < x->run.leaves[i].nkeys; k++)
-      sorted_result_free(&x->run.leaves[i].keys[k].rows);
+      keyed_rows_free(&x->run.leaves[i].keys[k]);
     free(leaf_store_base(&x->run.leaves[i]));
   }
   stats->stage_state_peak = x->run.peak_bytes;

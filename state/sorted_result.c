@@ -42,6 +42,20 @@ static sl_buffer *new_buffer(sorted_result *r, uint32_t need) {
   return b;
 }
 
+void sorted_result_adopt(sorted_result *r, sl_buffer *b) {
+  if (r->nbufs == r->cap) {
+    r->cap = r->cap ? r->cap * 2 : 16;
+    sl_buffer *grown = realloc(r->bufs, sizeof *grown * (size_t)r->cap);
+    if (!grown)
+      abort();
+    r->bufs = grown;
+  }
+  r->bufs[r->nbufs++] = *b;
+  r->rows += b->nrows;
+  r->next_size = r->buffer_size; /* rows come in whole buffers here */
+  memset(b, 0, sizeof *b);
+}
+
 int sorted_result_add_row(sorted_result *r, const uint8_t *row, sl_error *err) {
   const sl_row_layout *l = r->layout;
   sl_buffer *b = r->nbufs ? &r->bufs[r->nbufs - 1] : NULL;

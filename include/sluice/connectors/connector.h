@@ -30,8 +30,8 @@
 #include "sluice/catalog/catalog.h"
 #include "sluice/common/arena.h"
 #include "sluice/common/error.h"
-#include "sluice/row/row.h"
 #include "sluice/connectors/result_sink.h"
+#include "sluice/row/row.h"
 
 /* The flattened physical columns of a table (leaves of ROW columns, in
  * declaration order, computed columns left out).  Arrays in arena a. */
@@ -151,6 +151,12 @@ typedef struct sl_sink_connector {
   int (*open)(const sl_sink_spec *spec, sl_sink **out, sl_error *err);
   /* Rows of the result; called from one thread only. */
   int (*write)(sl_sink *s, const sl_buffer *rows, sl_error *err);
+  /* Optional: write rows, perhaps keeping their buffer rather than
+   * copying it (a stage sink holding a stream's rows until their windows
+   * fire).  When it keeps it, rows->data is NULL on return and the caller
+   * makes a new buffer.  Only for buffers whose long strings are in their
+   * own heap (not borrow_strings). */
+  int (*write_owned)(sl_sink *s, sl_buffer *rows, sl_error *err);
   /* The rows written since the last commit form a complete unit (a fired
    * window, or the end of a bounded query): the SQLite sink commits its
    * transaction, the shell flushes a table. */

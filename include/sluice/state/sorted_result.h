@@ -31,6 +31,10 @@ void sorted_result_init(sorted_result *r, const sl_row_layout *layout,
  * leaf's rows per session end). */
 void sorted_result_init_growing(sorted_result *r, const sl_row_layout *layout,
                                 uint32_t buffer_size);
+/* Keep buffer b (layout r->layout, its long strings in its own heap) as
+ * the store's last buffer, without copying: b is the store's after (and
+ * *b zeroed). */
+void sorted_result_adopt(sorted_result *r, sl_buffer *b);
 /* Copy the rows of src (layout r->layout) into the store. */
 int sorted_result_add(sorted_result *r, const sl_buffer *src, sl_error *err);
 
