@@ -17,8 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sluice/net/node_frames.h"
 #include "sluice/connectors/connector.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/planner/plan.h"
 
 typedef struct late_output {

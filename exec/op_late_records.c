@@ -87,6 +87,16 @@ static int write_late_candidates(worker_state *s, const sl_buffer *in,
  * event time (*time_prog into rowtimes) of each of the first n rows. */
 static int eval_times(worker_state *s, const sl_buffer *in, uint32_t n,
                       sl_expr_prog **time_prog) {
+  sl_jit_kernel *kt = s->q->jit.k_times;
+  if (kt && time_prog == &s->q->late.rowtime_prog) {
+    /* Compiled: both in one loop (handed back: the interpreter below). */
+    uint32_t nout, next;
+    sl_buffer_clear(&s->rowtimes);
+    if (sl_jit_run_pre(kt, in, s->sel, n, s->jsel, &nout, &s->rowtimes,
+                       &s->wm_values, &next, s->ctx) == SL_OK &&
+        next == n && nout == n)
+      return SL_OK;
+  }
   int rc = sl_worker_eval_watermark(s, in, n);
   sl_buffer_clear(&s->rowtimes);
   int k = rc == SL_OK ? sl_exec_eval_rows(time_prog, 1, in, s->sel, n,

@@ -169,6 +169,10 @@ typedef struct exec_jit_state {
   /* k_route: the exchange member owning each tmp row's key (repartition),
    * or NULL (C hashes each row) */
   sl_jit_kernel *k_route;
+  /* k_times: a stream leaf's watermark (pre) and event time of every
+   * source row, for the late rows it drops before its pipeline
+   * (op_late_records.c); NULL: the interpreter computes them. */
+  sl_jit_kernel *k_times;
   sl_jit_fold_spec fold_spec;
 } exec_jit_state;
 

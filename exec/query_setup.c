@@ -485,6 +485,15 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
         q->lookup.stream_key_progs, q->lookup.nkey_progs,
         q->source.stream_layout, q->lookup.join_key_layout, true,
         &q->jit.k_join, &err);
+  /* A stream leaf's watermark and event times, for dropping late rows:
+   * the watermark is k_main's pre already (so supported); the event time
+   * is a column or a small expression over one. */
+  if (rc == SL_OK && q->late.rowtime_prog && q->source.wm_prog &&
+      sl_jit_supports(q->late.rowtime_prog, NULL, 0))
+    rc = sl_jit_add_kernel_pre(
+        q->jit.handle, q->source.wm_prog, q->source.wm_layout, NULL,
+        &q->late.rowtime_prog, 1, q->source.stream_layout,
+        q->late.rowtime_layout, false, &q->jit.k_times, &err);
   /* Phase 2: the state update of the window aggregates it handles. */
   if (rc == SL_OK && !stateless && config->jit_state_update &&
       !sl_jit_fold_status(plan)) {
@@ -525,7 +534,7 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
     sl_jit_free(q->jit.handle);
     q->jit.handle = NULL;
     q->jit.k_main = q->jit.k_join = q->jit.k_fold = q->jit.k_lookup =
-        q->jit.k_route = NULL;
+        q->jit.k_route = q->jit.k_times = NULL;
     /* Under 'require' a stopped compile (Ctrl-C) ends the query as
      * stopped, not as a pipeline that failed to compile. */
     if (config->jit_required && rc == SL_ECANCELLED)

@@ -138,6 +138,24 @@ static const sl_row_layout *layout_of(sl_arena *a, int n, sl_bexpr *const *es) {
   return sl_row_layout_new(a, n, NULL, types);
 }
 
+/* The columns of `in` that keys es[0..n) are, when every one is a plain
+ * column of the key's own type; else NULL. */
+static const int *key_columns(sl_arena *a, sl_bexpr *const *es, int n,
+                              const sl_row_layout *keys,
+                              const sl_row_layout *in) {
+  int *cols = SL_ANEW_N(a, int, n > 0 ? n : 1);
+  for (int i = 0; i < n; i++) {
+    const sl_bexpr *e = es[i];
+    if (e->kind != SL_BEXPR_COLUMN || e->depth != 0 || e->index < 0 ||
+        e->index >= in->nfields ||
+        in->fields[e->index].ptype != keys->fields[i].ptype ||
+        in->fields[e->index].size != keys->fields[i].size)
+      return NULL;
+    cols[i] = e->index;
+  }
+  return cols;
+}
+
 int stage_rt_build(sl_arena *a, const sl_stage *st, const sl_staged_plan *sp,
                    stage_rt **out, sl_error *err) {
   stage_rt *s = SL_ANEW(a, stage_rt);
@@ -181,6 +199,10 @@ int stage_rt_build(sl_arena *a, const sl_stage *st, const sl_staged_plan *sp,
                        err);
     if (rc == SL_OK)
       rc = compile(a, st->residual, s->layout, &s->residual, err);
+    s->lcols =
+        key_columns(a, st->lkeys, st->nkeys, s->key_layout, s->left->layout);
+    s->rcols =
+        key_columns(a, st->rkeys, st->nkeys, s->key_layout, s->right->layout);
     break;
   case SL_STAGE_AGGREGATE: {
     int n = st->ngroups;
@@ -368,20 +390,45 @@ typedef struct join_table {
   int64_t *head, *next;
   uint64_t *hash;
   const uint8_t **rows, **keys;
+  uint8_t *keybuf; /* the key rows read from columns (cols), or NULL */
 } join_table;
 
+/* Row `row`'s key, read from its columns cols into dst (one key row). */
+static void key_from_columns(const stage_rt *s, const int *cols,
+                             const sl_row_layout *rl, const uint8_t *row,
+                             uint8_t *dst) {
+  const sl_row_layout *kl = s->key_layout;
+  memset(dst, 0, kl->width);
+  for (int i = 0; i < kl->nfields; i++)
+    sl_row_copy_field(rl, row, cols[i], kl, dst, i);
+}
+
 static int build_table(stage_eval *ev, const stage_rt *s, const rel *in,
-                       sl_expr_prog **progs, join_table *t) {
+                       sl_expr_prog **progs, const int *cols, join_table *t) {
   memset(t, 0, sizeof *t);
   t->rows = rows_of(in, &t->n);
   if (s->st->nkeys == 0)
     return SL_OK;
-  rel *k;
-  int rc = key_rows(ev, s, progs, in, &k);
-  if (rc != SL_OK)
-    return rc;
-  size_t nk;
-  t->keys = rows_of(k, &nk);
+  if (cols) { /* keys read from their columns */
+    uint32_t kw = s->key_layout->width;
+    t->keybuf = malloc((size_t)kw * (t->n > 0 ? t->n : 1));
+    t->keys = malloc(sizeof *t->keys * (t->n > 0 ? t->n : 1));
+    if (!t->keybuf || !t->keys)
+      abort();
+    const sl_row_layout *rl =
+        cols == s->lcols ? s->left->layout : s->right->layout;
+    for (size_t j = 0; j < t->n; j++) {
+      key_from_columns(s, cols, rl, t->rows[j], t->keybuf + j * kw);
+      t->keys[j] = t->keybuf + j * kw;
+    }
+  } else {
+    rel *k;
+    int rc = key_rows(ev, s, progs, in, &k);
+    if (rc != SL_OK)
+      return rc;
+    size_t nk;
+    t->keys = rows_of(k, &nk);
+  }
   t->cap = 16;
   while (t->cap < t->n * 2)
     t->cap *= 2;
@@ -409,14 +456,32 @@ static void free_table(join_table *t) {
   free(t->hash);
   free(t->rows);
   free(t->keys);
+  free(t->keybuf);
 }
 
 /* Probe with rows sel[0..n) of b (the probe side's rows): every match
  * becomes a joined row, the left side's fields first whichever side
  * probes. */
+/* The matches of one probe row whose key is key. */
+static void probe_row(stage_eval *ev, const stage_rt *s, const join_table *t,
+                      bool probe_left, const uint8_t *row, const uint8_t *key,
+                      rel *out) {
+  if (key_has_null(s->key_layout, key))
+    return;
+  uint64_t h = sl_key_hash(s->key_layout, key);
+  for (int64_t m = t->head[h & (t->cap - 1)]; m >= 0; m = t->next[m])
+    if (t->hash[m] == h && sl_key_equal(s->key_layout, key, t->keys[m])) {
+      if (probe_left)
+        join_row(ev, s, out, row, t->rows[m]);
+      else
+        join_row(ev, s, out, t->rows[m], row);
+    }
+}
+
 static int probe(stage_eval *ev, const stage_rt *s, const join_table *t,
-                 sl_expr_prog **progs, bool probe_left, const sl_buffer *b,
-                 const uint32_t *sel, uint32_t n, rel *out) {
+                 sl_expr_prog **progs, const int *cols, bool probe_left,
+                 const sl_buffer *b, const uint32_t *sel, uint32_t n,
+                 rel *out) {
   if (n == 0 || t->n == 0)
     return SL_OK;
   if (s->st->nkeys == 0) {
@@ -430,38 +495,40 @@ static int probe(stage_eval *ev, const stage_rt *s, const join_table *t,
       }
     return SL_OK;
   }
+  if (cols) { /* keys read from their columns, one row at a time */
+    uint8_t *key = malloc(s->key_layout->width);
+    if (!key)
+      abort();
+    for (uint32_t i = 0; i < n; i++) {
+      const uint8_t *row = sl_buffer_row(b, sel[i]);
+      key_from_columns(s, cols, probe_left ? s->left->layout : s->right->layout,
+                       row, key);
+      probe_row(ev, s, t, probe_left, row, key, out);
+    }
+    free(key);
+    return SL_OK;
+  }
   rel *k = new_rel(ev, s->key_layout);
   int rc = eval_into(ev, progs, s->st->nkeys, b, sel, n, k);
   if (rc != SL_OK)
     return rc;
   uint32_t i = 0;
   for (int kb = 0; kb < k->n; kb++)
-    for (uint32_t j = 0; j < k->bufs[kb].nrows; j++, i++) {
-      const uint8_t *key = sl_buffer_row(&k->bufs[kb], j);
-      if (key_has_null(s->key_layout, key))
-        continue;
-      const uint8_t *row = sl_buffer_row(b, sel[i]);
-      uint64_t h = sl_key_hash(s->key_layout, key);
-      for (int64_t m = t->head[h & (t->cap - 1)]; m >= 0; m = t->next[m])
-        if (t->hash[m] == h && sl_key_equal(s->key_layout, key, t->keys[m])) {
-          if (probe_left)
-            join_row(ev, s, out, row, t->rows[m]);
-          else
-            join_row(ev, s, out, t->rows[m], row);
-        }
-    }
+    for (uint32_t j = 0; j < k->bufs[kb].nrows; j++, i++)
+      probe_row(ev, s, t, probe_left, sl_buffer_row(b, sel[i]),
+                sl_buffer_row(&k->bufs[kb], j), out);
   return SL_OK;
 }
 
 /* Probe with every row of a relation. */
 static int probe_rel(stage_eval *ev, const stage_rt *s, const join_table *t,
-                     sl_expr_prog **progs, bool probe_left, const rel *in,
-                     rel *out) {
+                     sl_expr_prog **progs, const int *cols, bool probe_left,
+                     const rel *in, rel *out) {
   int rc = SL_OK;
   for (int i = 0; i < in->n && rc == SL_OK; i++) {
     const sl_buffer *b = &in->bufs[i];
     uint32_t *sel = selection(b->nrows);
-    rc = probe(ev, s, t, progs, probe_left, b, sel, b->nrows, out);
+    rc = probe(ev, s, t, progs, cols, probe_left, b, sel, b->nrows, out);
     free(sel);
   }
   return rc;
@@ -470,7 +537,7 @@ static int probe_rel(stage_eval *ev, const stage_rt *s, const join_table *t,
 /* Probe with a stream leaf's rows whose event time is in [lo, hi], read
  * where the store keeps them (its time buckets), without copying them. */
 static int probe_stream(stage_eval *ev, const stage_rt *s, const join_table *t,
-                        sl_expr_prog **progs, bool probe_left,
+                        sl_expr_prog **progs, const int *cols, bool probe_left,
                         const stage_rt *leaf, int64_t lo, int64_t hi,
                         rel *out) {
   const leaf_store *ls = &ev->leaves[leaf->leaf];
@@ -503,7 +570,7 @@ static int probe_stream(stage_eval *ev, const stage_rt *s, const join_table *t,
             sel[n++] = x;
         }
       }
-      rc = probe(ev, s, t, progs, probe_left, b, sel, n, out);
+      rc = probe(ev, s, t, progs, cols, probe_left, b, sel, n, out);
       free(sel);
     }
   }
@@ -545,16 +612,18 @@ static int eval_join(stage_eval *ev, const stage_rt *s, int64_t end,
   if (rc != SL_OK)
     return rc;
   join_table t;
-  rc = build_table(ev, s, build, build_left ? s->lkeys : s->rkeys, &t);
+  rc = build_table(ev, s, build, build_left ? s->lkeys : s->rkeys,
+                   build_left ? s->lcols : s->rcols, &t);
   sl_expr_prog **pprogs = build_left ? s->rkeys : s->lkeys;
+  const int *pcols = build_left ? s->rcols : s->lcols;
   if (rc == SL_OK && s->stream_side >= 0) {
-    rc = probe_stream(ev, s, &t, pprogs, !build_left, ps, end + s->st->lo_us,
-                      end + s->st->hi_us, r);
+    rc = probe_stream(ev, s, &t, pprogs, pcols, !build_left, ps,
+                      end + s->st->lo_us, end + s->st->hi_us, r);
   } else if (rc == SL_OK) {
     const rel *p;
     rc = stage_eval_window(ev, ps, end, &p);
     if (rc == SL_OK)
-      rc = probe_rel(ev, s, &t, pprogs, !build_left, p, r);
+      rc = probe_rel(ev, s, &t, pprogs, pcols, !build_left, p, r);
   }
   free_table(&t);
   if (rc == SL_OK && s->residual)

@@ -83,6 +83,10 @@ struct stage_rt {
    * output row; left/right fields' places in the output row */
   const sl_row_layout *key_layout;
   sl_expr_prog **lkeys, **rkeys;
+  /* keys that are plain columns of their side's rows, of the key's type:
+   * the column of each (read directly, not through the interpreter), or
+   * NULL when any is not */
+  const int *lcols, *rcols;
   sl_expr_prog *residual;
   int stream_side; /* -1, 0 (left) or 1 (right) */
   /* AGGREGATE: "tmp" rows (groups, then per aggregate its argument and

@@ -844,6 +844,56 @@ static int sq_push_updates(staged_query *x, int rc) {
   return rc;
 }
 
+/* The leaves' stores as they are now, for one window's evaluation while
+ * the leaves go on adding rows: each store's keys copied (store_key may
+ * move the array); the rows a complete window reads are never added to
+ * nor freed meanwhile (a row that old is late, and only this thread
+ * frees).  run->lock is held. */
+static leaf_store *snapshot_leaves(const staged_query *x) {
+  int n = x->sp->nleaves;
+  leaf_store *snap = malloc(sizeof *snap * (size_t)n);
+  if (!snap)
+    abort();
+  for (int i = 0; i < n; i++) {
+    const leaf_store *ls = &x->run.leaves[i];
+    snap[i] = *ls;
+    snap[i].keys =
+        malloc(sizeof *ls->keys * (size_t)(ls->nkeys ? ls->nkeys : 1));
+    if (!snap[i].keys)
+      abort();
+    memcpy(snap[i].keys, ls->keys, sizeof *ls->keys * (size_t)ls->nkeys);
+    snap[i].front = 0;
+    snap[i].capkeys = ls->nkeys;
+  }
+  return snap;
+}
+
+/* Evaluate the window ending at end and write its rows.  unlocked: the
+ * window is complete (every leaf has passed it), so it is evaluated over
+ * a snapshot of the stores with run->lock released, and the leaves keep
+ * adding later rows meanwhile; else (stages without state, firing rows as
+ * they come) under the lock.  run->lock is held on entry and on return. */
+static int eval_and_write(staged_query *x, int64_t end, bool unlocked) {
+  leaf_store *snap = unlocked ? snapshot_leaves(x) : NULL;
+  if (snap) {
+    x->ev.leaves = snap;
+    pthread_mutex_unlock(&x->run.lock);
+  }
+  const rel *result = NULL;
+  int rc = stage_eval_window(&x->ev, x->top, end, &result);
+  if (rc == SL_OK && !x->o.limit_reached)
+    rc = write_window(&x->o, result, x->err);
+  if (snap) {
+    pthread_mutex_lock(&x->run.lock);
+    x->ev.leaves = x->run.leaves;
+    stage_eval_release(&x->ev); /* it borrowed the snapshot's rows */
+    for (int i = 0; i < x->sp->nleaves; i++)
+      free(snap[i].keys);
+    free(snap);
+  }
+  return rc;
+}
+
 /* Fire, in order of end, the windows some windowed leaf has rows for. */
 static int sq_fire_windows(staged_query *x, int64_t frontier, int rc) {
   const sl_staged_plan *sp = x->sp;
@@ -860,10 +910,7 @@ static int sq_fire_windows(staged_query *x, int64_t frontier, int rc) {
     if (next == WM_MAX || (next > frontier && !(sp->at_once && !x->node)) ||
         rc != SL_OK)
       break;
-    const rel *result = NULL;
-    rc = stage_eval_window(&x->ev, x->top, next, &result);
-    if (rc == SL_OK && !x->o.limit_reached)
-      rc = write_window(&x->o, result, x->err);
+    rc = eval_and_write(x, next, !sp->at_once);
     /* A node: the rows sent since the last watermark are this window's
      * (the coordinator puts the nodes' windows back in order). */
     if (rc == SL_OK && x->node)
