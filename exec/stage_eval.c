@@ -19,7 +19,8 @@
 
 /* ---- relations ----------------------------------------------------------- */
 
-static rel *new_rel(stage_eval *ev, const sl_row_layout *layout) {
+/* Keep r with the window's relations (freed at stage_eval_release). */
+static void adopt_rel(stage_eval *ev, rel *r) {
   if (ev->nrels == ev->caprels) {
     ev->caprels = ev->caprels ? ev->caprels * 2 : 16;
     rel **g = realloc(ev->rels, sizeof *g * (size_t)ev->caprels);
@@ -27,16 +28,20 @@ static rel *new_rel(stage_eval *ev, const sl_row_layout *layout) {
       abort();
     ev->rels = g;
   }
+  ev->rels[ev->nrels++] = r;
+}
+
+static rel *new_rel(stage_eval *ev, const sl_row_layout *layout) {
   rel *r = calloc(1, sizeof *r);
   if (!r)
     abort();
   r->layout = layout;
-  ev->rels[ev->nrels++] = r;
+  adopt_rel(ev, r);
   return r;
 }
 
-/* Open another buffer at the end of r. */
-static sl_buffer *rel_new_buffer(stage_eval *ev, rel *r, uint32_t heap) {
+/* One more buffer slot at the end of r (not initialized). */
+static sl_buffer *rel_new_slot(rel *r) {
   if (r->n == r->cap) {
     r->cap = r->cap ? r->cap * 2 : 4;
     sl_buffer *g = realloc(r->bufs, sizeof *g * (size_t)r->cap);
@@ -44,7 +49,12 @@ static sl_buffer *rel_new_buffer(stage_eval *ev, rel *r, uint32_t heap) {
       abort();
     r->bufs = g;
   }
-  sl_buffer *b = &r->bufs[r->n++];
+  return &r->bufs[r->n++];
+}
+
+/* Open another buffer at the end of r. */
+static sl_buffer *rel_new_buffer(stage_eval *ev, rel *r, uint32_t heap) {
+  sl_buffer *b = rel_new_slot(r);
   uint32_t need = r->layout->width + heap + 64;
   sl_buffer_init(b, r->layout, need > ev->buffer_size ? need : ev->buffer_size);
   b->borrow_strings = true;
@@ -520,63 +530,6 @@ static int probe(stage_eval *ev, const stage_rt *s, const join_table *t,
   return SL_OK;
 }
 
-/* Probe with every row of a relation. */
-static int probe_rel(stage_eval *ev, const stage_rt *s, const join_table *t,
-                     sl_expr_prog **progs, const int *cols, bool probe_left,
-                     const rel *in, rel *out) {
-  int rc = SL_OK;
-  for (int i = 0; i < in->n && rc == SL_OK; i++) {
-    const sl_buffer *b = &in->bufs[i];
-    uint32_t *sel = selection(b->nrows);
-    rc = probe(ev, s, t, progs, cols, probe_left, b, sel, b->nrows, out);
-    free(sel);
-  }
-  return rc;
-}
-
-/* Probe with a stream leaf's rows whose event time is in [lo, hi], read
- * where the store keeps them (its time buckets), without copying them. */
-static int probe_stream(stage_eval *ev, const stage_rt *s, const join_table *t,
-                        sl_expr_prog **progs, const int *cols, bool probe_left,
-                        const stage_rt *leaf, int64_t lo, int64_t hi,
-                        rel *out) {
-  const leaf_store *ls = &ev->leaves[leaf->leaf];
-  const sl_row_layout *l = ls->layout;
-  int tf = ls->time_field;
-  int rc = SL_OK;
-  for (int i = 0; i < ls->nkeys && rc == SL_OK; i++) {
-    int64_t b0 = ls->keys[i].key * ls->bucket_us;
-    if (b0 + ls->bucket_us <= lo || b0 > hi)
-      continue;
-    const keyed_rows *k = &ls->keys[i];
-    const sorted_result *rs = &k->rows;
-    for (int j = 0; j < rs->nbufs && rc == SL_OK; j++) {
-      const sl_buffer *b = &rs->bufs[j];
-      /* A buffer wholly outside the interval is skipped, one wholly
-       * inside taken whole (stage_runner.c keeps each one's span). */
-      bool spanned = j < k->span;
-      if (spanned && (k->tmin[j] > hi || k->tmax[j] < lo))
-        continue;
-      uint32_t *sel = selection(b->nrows), n = 0;
-      if (spanned && k->tmin[j] >= lo && k->tmax[j] <= hi) {
-        n = b->nrows; /* no stored row lacks its event time */
-      } else {
-        for (uint32_t x = 0; x < b->nrows; x++) {
-          const uint8_t *row = sl_buffer_row(b, x);
-          if (sl_row_is_null(row, tf))
-            continue;
-          int64_t v = SL_FIELD(row, l, tf, int64_t);
-          if (v >= lo && v <= hi)
-            sel[n++] = x;
-        }
-      }
-      rc = probe(ev, s, t, progs, cols, probe_left, b, sel, n, out);
-      free(sel);
-    }
-  }
-  return rc;
-}
-
 /* Keep the rows of r that pass the residual, moved down in place (strings
  * are borrowed, so only the rows move). */
 static int apply_residual(stage_eval *ev, const stage_rt *s, rel *r) {
@@ -598,8 +551,180 @@ static int apply_residual(stage_eval *ev, const stage_rt *s, rel *r) {
   return rc;
 }
 
+/* One buffer of the probe side: every row of it, or (ranged) those whose
+ * event time is in the job's [lo, hi]. */
+typedef struct probe_item {
+  const sl_buffer *b;
+  bool ranged;
+} probe_item;
+
+/* A window's probe, cut into parts by rows (stage_pool.c runs them): part
+ * p probes items [first[p], first[p + 1]) into out[p] with an evaluation
+ * state of its own (pev[p]: its expression context, its relations), and
+ * applies the residual to its rows. */
+typedef struct probe_job {
+  const stage_rt *s;
+  const join_table *t;
+  sl_expr_prog **progs;
+  const int *cols;
+  bool probe_left;
+  const probe_item *items;
+  int64_t lo, hi;
+  const sl_row_layout *tl; /* the ranged items' layout; tf its time */
+  int tf;
+  int *first;
+  stage_eval *pev;
+  rel **out;
+  sl_error *errs;
+  int *rcs;
+} probe_job;
+
+static int probe_items(stage_eval *ev, const probe_job *j, int from, int to,
+                       rel *out) {
+  int rc = SL_OK;
+  for (int i = from; i < to && rc == SL_OK; i++) {
+    const sl_buffer *b = j->items[i].b;
+    uint32_t *sel = selection(b->nrows), n = b->nrows;
+    if (j->items[i].ranged) {
+      n = 0;
+      for (uint32_t x = 0; x < b->nrows; x++) {
+        const uint8_t *row = sl_buffer_row(b, x);
+        if (sl_row_is_null(row, j->tf))
+          continue;
+        int64_t v = SL_FIELD(row, j->tl, j->tf, int64_t);
+        if (v >= j->lo && v <= j->hi)
+          sel[n++] = x;
+      }
+    }
+    rc =
+        probe(ev, j->s, j->t, j->progs, j->cols, j->probe_left, b, sel, n, out);
+    free(sel);
+  }
+  if (rc == SL_OK && j->s->residual)
+    rc = apply_residual(ev, j->s, out);
+  return rc;
+}
+
+static void probe_part(void *arg, int part) {
+  probe_job *j = arg;
+  j->rcs[part] = probe_items(&j->pev[part], j, j->first[part],
+                             j->first[part + 1], j->out[part]);
+}
+
+/* Probe table t with items[0..n) into r: in parts on the stage pool's
+ * threads when there are enough rows, their rows in r in item order. */
+static int run_probe(stage_eval *ev, probe_job *j, int n, rel *r) {
+  uint64_t total = 0;
+  for (int i = 0; i < n; i++)
+    total += j->items[i].b->nrows;
+  int nparts = total >= 32768 ? stage_pool_parts(ev->pool) : 1;
+  if (nparts > n)
+    nparts = n > 0 ? n : 1;
+  if (nparts == 1)
+    return probe_items(ev, j, 0, n, r);
+  int first[nparts + 1];
+  stage_eval pev[nparts];
+  rel *out[nparts];
+  sl_error errs[nparts];
+  int rcs[nparts];
+  /* parts of about total / nparts rows each, in item order */
+  uint64_t acc = 0;
+  int p = 0;
+  first[0] = 0;
+  for (int i = 0; i < n && p < nparts - 1; i++) {
+    acc += j->items[i].b->nrows;
+    if (acc * (uint64_t)nparts >= total * (uint64_t)(p + 1))
+      first[++p] = i + 1;
+  }
+  while (p < nparts)
+    first[++p] = n;
+  for (int k = 0; k < nparts; k++) {
+    pev[k] = *ev;
+    pev[k].ctx = k ? sl_expr_ctx_new() : ev->ctx;
+    pev[k].rels = NULL;
+    pev[k].nrels = pev[k].caprels = 0;
+    pev[k].tables = NULL;
+    pev[k].ntables = pev[k].captables = 0;
+    memset(&errs[k], 0, sizeof errs[k]);
+    pev[k].err = &errs[k];
+    out[k] = new_rel(&pev[k], r->layout);
+  }
+  j->first = first;
+  j->pev = pev;
+  j->out = out;
+  j->errs = errs;
+  j->rcs = rcs;
+  stage_pool_run(ev->pool, nparts, probe_part, j);
+  int rc = SL_OK;
+  for (int k = 0; k < nparts; k++) {
+    if (rcs[k] != SL_OK && rc == SL_OK) {
+      rc = rcs[k];
+      sl_error_move(ev->err, &errs[k]);
+    }
+    sl_error_clear(&errs[k]);
+    /* the part's rows move to r; its relations live until ev's release */
+    for (int b = 0; b < out[k]->n; b++) {
+      sl_buffer *dst = rel_new_slot(r);
+      *dst = out[k]->bufs[b];
+    }
+    out[k]->n = 0;
+    for (int i = 0; i < pev[k].nrels; i++)
+      adopt_rel(ev, pev[k].rels[i]);
+    free(pev[k].rels);
+    if (k)
+      sl_expr_ctx_free(pev[k].ctx);
+  }
+  return rc;
+}
+
+/* The probe side's buffers for one window: a stream leaf's rows with
+ * event time in [lo, hi], read where the store keeps them (its time
+ * buckets, each buffer's span skipped, taken whole or checked), or every
+ * row of a relation. */
+static probe_item *stream_items(const stage_eval *ev, const stage_rt *leaf,
+                                int64_t lo, int64_t hi, int *n) {
+  const leaf_store *ls = &ev->leaves[leaf->leaf];
+  int cap = 16;
+  probe_item *items = malloc(sizeof *items * (size_t)cap);
+  if (!items)
+    abort();
+  *n = 0;
+  for (int i = 0; i < ls->nkeys; i++) {
+    int64_t b0 = ls->keys[i].key * ls->bucket_us;
+    if (b0 + ls->bucket_us <= lo || b0 > hi)
+      continue;
+    const keyed_rows *k = &ls->keys[i];
+    for (int j = 0; j < k->rows.nbufs; j++) {
+      bool spanned = j < k->span;
+      if (spanned && (k->tmin[j] > hi || k->tmax[j] < lo))
+        continue;
+      if (*n == cap) {
+        cap *= 2;
+        items = realloc(items, sizeof *items * (size_t)cap);
+        if (!items)
+          abort();
+      }
+      /* no stored row lacks its event time: inside its span, all match */
+      items[(*n)++] = (probe_item){
+          &k->rows.bufs[j], !(spanned && k->tmin[j] >= lo && k->tmax[j] <= hi)};
+    }
+  }
+  return items;
+}
+
+static probe_item *rel_items(const rel *in, int *n) {
+  probe_item *items = malloc(sizeof *items * (size_t)(in->n ? in->n : 1));
+  if (!items)
+    abort();
+  for (int i = 0; i < in->n; i++)
+    items[i] = (probe_item){&in->bufs[i], false};
+  *n = in->n;
+  return items;
+}
+
 /* The window's join: a hash table on the windowed side's key rows (the
- * right side's when neither is a stream), probed by the other side. */
+ * right side's when neither is a stream), probed by the other side, in
+ * parts on the stage pool's threads. */
 static int eval_join(stage_eval *ev, const stage_rt *s, int64_t end,
                      const rel **out) {
   rel *r = new_rel(ev, s->layout);
@@ -614,20 +739,41 @@ static int eval_join(stage_eval *ev, const stage_rt *s, int64_t end,
   join_table t;
   rc = build_table(ev, s, build, build_left ? s->lkeys : s->rkeys,
                    build_left ? s->lcols : s->rcols, &t);
-  sl_expr_prog **pprogs = build_left ? s->rkeys : s->lkeys;
-  const int *pcols = build_left ? s->rcols : s->lcols;
+  probe_job j = {s,
+                 &t,
+                 build_left ? s->rkeys : s->lkeys,
+                 build_left ? s->rcols : s->lcols,
+                 !build_left,
+                 NULL,
+                 0,
+                 0,
+                 NULL,
+                 -1,
+                 NULL,
+                 NULL,
+                 NULL,
+                 NULL,
+                 NULL};
+  probe_item *items = NULL;
+  int n = 0;
   if (rc == SL_OK && s->stream_side >= 0) {
-    rc = probe_stream(ev, s, &t, pprogs, pcols, !build_left, ps,
-                      end + s->st->lo_us, end + s->st->hi_us, r);
+    const leaf_store *ls = &ev->leaves[ps->leaf];
+    j.lo = end + s->st->lo_us;
+    j.hi = end + s->st->hi_us;
+    j.tl = ls->layout;
+    j.tf = ls->time_field;
+    items = stream_items(ev, ps, j.lo, j.hi, &n);
   } else if (rc == SL_OK) {
     const rel *p;
     rc = stage_eval_window(ev, ps, end, &p);
     if (rc == SL_OK)
-      rc = probe_rel(ev, s, &t, pprogs, pcols, !build_left, p, r);
+      items = rel_items(p, &n);
   }
+  j.items = items;
+  if (rc == SL_OK && t.n > 0)
+    rc = run_probe(ev, &j, n, r);
+  free(items);
   free_table(&t);
-  if (rc == SL_OK && s->residual)
-    rc = apply_residual(ev, s, r);
   return rc;
 }
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sluice/common/cancel.h"
 #include "sluice/expr/interpreter.h"
 #include "sluice/planner/plan.h"
 #include "sluice/state/aggregate.h"
@@ -102,9 +103,22 @@ struct stage_rt {
   sl_border *sort_order;
 };
 
+/* Threads that take parts of a window's work (stage_pool.c): workers - 1
+ * of them (NULL below 2 workers), the caller taking a part too. */
+typedef struct stage_pool stage_pool;
+stage_pool *stage_pool_new(int workers, const sl_cancel *cancel);
+/* How many parts a job should have: the threads and the caller. */
+int stage_pool_parts(const stage_pool *p);
+/* Run fn(arg, 0 .. nparts-1), each part once, on the pool and the calling
+ * thread; returns when all are done (p NULL: in turn, here). */
+void stage_pool_run(stage_pool *p, int nparts, void (*fn)(void *, int),
+                    void *arg);
+void stage_pool_free(stage_pool *p);
+
 /* One window's evaluation. */
 typedef struct stage_eval {
   leaf_store *leaves;
+  stage_pool *pool; /* or NULL: one thread */
   uint32_t buffer_size;
   sl_expr_ctx *ctx;
   sl_error *err;

@@ -910,7 +910,7 @@ static int sq_fire_windows(staged_query *x, int64_t frontier, int rc) {
     if (next == WM_MAX || (next > frontier && !(sp->at_once && !x->node)) ||
         rc != SL_OK)
       break;
-    rc = eval_and_write(x, next, !sp->at_once);
+    rc = eval_and_write(x, next, !sp->at_once && !getenv("DBG_LOCKED"));
     /* A node: the rows sent since the last watermark are this window's
      * (the coordinator puts the nodes' windows back in order). */
     if (rc == SL_OK && x->node)
@@ -954,16 +954,22 @@ static void sq_drop_stream_rows(staged_query *x, int64_t frontier) {
 static int sq_loop(staged_query *x, int rc) {
   stage_runner *run = &x->run;
   const sl_staged_run *where = x->where;
-  x->ev = (stage_eval){run->leaves,
-                       run->buffer_size,
-                       sl_expr_ctx_new(),
-                       x->err,
-                       NULL,
-                       0,
-                       0,
-                       NULL,
-                       0,
-                       0};
+  /* A window's joins probe in parts, on as many threads as the query has
+   * workers (stage_pool.c). */
+  bool joins = !x->sp->updating && has_stage(x->top_stage, SL_STAGE_JOIN);
+  x->ev = (stage_eval){
+      run->leaves,
+      joins ? stage_pool_new(x->ctx->config->parallelism, x->ctx->cancel)
+            : NULL,
+      run->buffer_size,
+      sl_expr_ctx_new(),
+      x->err,
+      NULL,
+      0,
+      0,
+      NULL,
+      0,
+      0};
   x->sent_wm = WM_MIN;
   pthread_mutex_lock(&run->lock);
   while (rc == SL_OK) {
@@ -1074,6 +1080,7 @@ static int sq_close(staged_query *x, int rc, double seconds) {
   free(x->leaf_wm);
   if (x->uo.rows.data)
     sl_buffer_free(&x->uo.rows);
+  stage_pool_free(x->ev.pool);
   free(x->ev.rels);
   free(x->ev.tables);
   sl_expr_ctx_free(x->ev.ctx);

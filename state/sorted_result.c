@@ -50,7 +50,9 @@ void sorted_result_adopt(sorted_result *r, sl_buffer *b) {
       abort();
     r->bufs = grown;
   }
-  r->bufs[r->nbufs++] = *b;
+  r->bufs[r->nbufs] = *b;
+  /* b's layout may be its maker's (freed with it): the store's is the same */
+  r->bufs[r->nbufs++].layout = r->layout;
   r->rows += b->nrows;
   r->next_size = r->buffer_size; /* rows come in whole buffers here */
   memset(b, 0, sizeof *b);
