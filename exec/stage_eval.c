@@ -617,7 +617,7 @@ static int run_probe(stage_eval *ev, probe_job *j, int n, rel *r) {
   uint64_t total = 0;
   for (int i = 0; i < n; i++)
     total += j->items[i].b->nrows;
-  int nparts = total >= 32768 ? stage_pool_parts(ev->pool) : 1;
+  int nparts = total >= SL_STAGE_PARALLEL_ROWS ? stage_pool_parts(ev->pool) : 1;
   if (nparts > n)
     nparts = n > 0 ? n : 1;
   if (nparts == 1)

@@ -255,7 +255,8 @@ static xnode *updating_join_node(sl_arena *a, printer *pr, const sl_stage *st) {
 }
 
 /* How a join of windowed inputs runs (sl_staged_plan.join_strategy). */
-static void window_join_strategy(sl_strbuf *b, const sl_staged_plan *sp) {
+static void window_join_strategy(sl_strbuf *b, const sl_staged_plan *sp,
+                                 int workers) {
   bool bcast = sp->join_strategy == SL_JOIN_BROADCAST;
   bool rep = sp->join_strategy == SL_JOIN_REPARTITION;
   bool late = sp->join_strategy == SL_JOIN_LATE_MERGE ||
@@ -305,6 +306,13 @@ static void window_join_strategy(sl_strbuf *b, const sl_staged_plan *sp) {
   else
     sl_strbuf_append(b, "strategy: single: per window in this process, "
                         "once both sides have passed it");
+  /* exec/stage_pool.c: wherever a window is joined, its probe side is cut
+   * into parts for the process's workers. */
+  if (workers > 1)
+    sl_strbuf_printf(b,
+                     ", its probe side's rows in %d parts on %d threads "
+                     "(from %d rows on)",
+                     workers, workers, SL_STAGE_PARALLEL_ROWS);
 }
 
 static const char *window_join_strategy_name(const sl_staged_plan *sp) {
@@ -342,7 +350,7 @@ static xnode *window_join_node(sl_arena *a, printer *pr, const sl_stage *st) {
   if (st->residual)
     sl_strbuf_printf(&b, "condition: %s, ", sl_explain_expr(a, st->residual));
   const sl_staged_plan *sp = pr->p->staged;
-  window_join_strategy(&b, sp);
+  window_join_strategy(&b, sp, pr->workers);
   sl_strbuf_append(&b, "; state freed when the window fires }");
   n->detail = sl_arena_strdup(a, sl_strbuf_cstr(&b));
   sl_strbuf_free(&b);

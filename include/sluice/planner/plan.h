@@ -274,6 +274,11 @@ static inline bool sl_plan_sessions_on_one_process(const sl_plan *p) {
  * (exec/stage_runner.c).  Expressions of a stage are over its input's
  * row (a join's: the left row then the right row), as in the bound tree.
  */
+/* A window's join whose probe side has this many rows or more is probed
+ * in parts, one per worker of the process running it (exec/stage_pool.c);
+ * EXPLAIN says so. */
+#define SL_STAGE_PARALLEL_ROWS 32768
+
 typedef enum sl_stage_kind {
   SL_STAGE_LEAF,      /* the rows of leaves[leaf] for the window */
   SL_STAGE_SELECT,    /* filter (may be NULL), then exprs */
