@@ -112,6 +112,41 @@ static int eval_into(stage_eval *ev, sl_expr_prog *const *progs, int nprogs,
   return SL_OK;
 }
 
+/* Kernel k (filter and outputs, or outputs) over rows sel[0..n) of b into
+ * r.  SL_OK when it did them all; else the interpreter is to do rows
+ * sel[*done..n) (k handed them back: an error to report, a row that does
+ * not fit), the rows before that being in r. */
+static int compiled_into(stage_eval *ev, const sl_jit_kernel *k,
+                         const sl_buffer *b, const uint32_t *sel, uint32_t n,
+                         rel *r, uint32_t *done) {
+  uint32_t *passed = malloc(sizeof *passed * (n > 0 ? n : 1));
+  if (!passed)
+    abort();
+  *done = 0;
+  int rc = SL_OK;
+  while (*done < n) {
+    sl_buffer *out = rel_room(ev, r, 0);
+    uint32_t nout, next;
+    rc = sl_jit_run(k, b, sel + *done, n - *done, passed, &nout, out, &next,
+                    ev->ctx);
+    if (rc != SL_OK)
+      break;
+    if (next == 0) {
+      if (out->nrows == 0) { /* not one row fits a buffer */
+        rc = SL_JIT_RETRY;
+        break;
+      }
+      rel_new_buffer(ev, r, 0); /* full: go on in another buffer */
+      continue;
+    }
+    *done += next;
+  }
+  free(passed);
+  ev->rows_compiled += *done;
+  ev->rows_interpreted += n - *done;
+  return rc == SL_OK ? SL_OK : SL_JIT_RETRY;
+}
+
 /* ---- building the runtime tree ------------------------------------------- */
 
 static const int *identity(sl_arena *a, int n) {
@@ -330,12 +365,20 @@ static int eval_select(stage_eval *ev, const stage_rt *s, const rel *in,
   int rc = SL_OK;
   for (int i = 0; i < in->n && rc == SL_OK; i++) {
     const sl_buffer *b = &in->bufs[i];
-    uint32_t n = b->nrows;
+    uint32_t n = b->nrows, done = 0;
     uint32_t *sel = selection(n);
-    if (s->filter)
-      rc = sl_expr_filter(s->filter, b, sel, &n, ev->ctx, ev->err);
-    if (rc == SL_OK)
-      rc = eval_into(ev, s->exprs, s->st->nexprs, b, sel, n, r);
+    /* compiled: filter and exprs in one loop; what it hands back (and
+     * without a kernel, everything) the interpreter does */
+    if (!s->k_exprs)
+      ev->rows_interpreted += n;
+    if (!s->k_exprs ||
+        compiled_into(ev, s->k_exprs, b, sel, n, r, &done) != SL_OK) {
+      uint32_t left = n - done;
+      if (s->filter)
+        rc = sl_expr_filter(s->filter, b, sel + done, &left, ev->ctx, ev->err);
+      if (rc == SL_OK)
+        rc = eval_into(ev, s->exprs, s->st->nexprs, b, sel + done, left, r);
+    }
     free(sel);
   }
   *out = r;
@@ -536,9 +579,20 @@ static int apply_residual(stage_eval *ev, const stage_rt *s, rel *r) {
   int rc = SL_OK;
   for (int i = 0; i < r->n && rc == SL_OK; i++) {
     sl_buffer *b = &r->bufs[i];
-    uint32_t n = b->nrows;
+    uint32_t n = b->nrows, next = 0, nout = 0;
     uint32_t *sel = selection(n);
-    rc = sl_expr_filter(s->residual, b, sel, &n, ev->ctx, ev->err);
+    if (s->k_residual &&
+        sl_jit_run(s->k_residual, b, sel, n, sel, &nout, NULL, &next,
+                   ev->ctx) == SL_OK &&
+        next == n) {
+      n = nout; /* compiled: the rows that passed are in sel */
+      ev->rows_compiled += b->nrows;
+    } else {
+      for (uint32_t k = 0; k < n; k++)
+        sel[k] = k; /* (a kernel handing back may have written some) */
+      rc = sl_expr_filter(s->residual, b, sel, &n, ev->ctx, ev->err);
+      ev->rows_interpreted += b->nrows;
+    }
     if (rc == SL_OK) {
       uint32_t w = s->layout->width;
       for (uint32_t k = 0; k < n; k++)
@@ -640,6 +694,7 @@ static int run_probe(stage_eval *ev, probe_job *j, int n, rel *r) {
     first[++p] = n;
   for (int k = 0; k < nparts; k++) {
     pev[k] = *ev;
+    pev[k].rows_compiled = pev[k].rows_interpreted = 0;
     pev[k].ctx = k ? sl_expr_ctx_new() : ev->ctx;
     pev[k].rels = NULL;
     pev[k].nrels = pev[k].caprels = 0;
@@ -670,6 +725,8 @@ static int run_probe(stage_eval *ev, probe_job *j, int n, rel *r) {
     out[k]->n = 0;
     for (int i = 0; i < pev[k].nrels; i++)
       adopt_rel(ev, pev[k].rels[i]);
+    ev->rows_compiled += pev[k].rows_compiled;
+    ev->rows_interpreted += pev[k].rows_interpreted;
     free(pev[k].rels);
     if (k)
       sl_expr_ctx_free(pev[k].ctx);
@@ -795,8 +852,13 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
   int rc = SL_OK;
   for (int i = 0; i < in->n && rc == SL_OK; i++) {
     const sl_buffer *b = &in->bufs[i];
-    uint32_t *sel = selection(b->nrows);
-    rc = eval_into(ev, s->tmp_progs, s->ntmp, b, sel, b->nrows, tmp);
+    uint32_t *sel = selection(b->nrows), done = 0;
+    if (!s->k_exprs)
+      ev->rows_interpreted += b->nrows;
+    if (!s->k_exprs ||
+        compiled_into(ev, s->k_exprs, b, sel, b->nrows, tmp, &done) != SL_OK)
+      rc = eval_into(ev, s->tmp_progs, s->ntmp, b, sel + done, b->nrows - done,
+                     tmp);
     free(sel);
   }
   uint8_t *key = calloc(1, s->group_layout->width);

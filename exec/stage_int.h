@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "sluice/common/cancel.h"
+#include "sluice/exec/run_config.h"
 #include "sluice/expr/interpreter.h"
+#include "sluice/jit/jit.h"
 #include "sluice/planner/plan.h"
 #include "sluice/state/aggregate.h"
 #include "sluice/state/memory_account.h"
@@ -101,7 +103,16 @@ struct stage_rt {
   sl_expr_prog **sort_progs;
   int nsort;
   sl_border *sort_order;
+  /* Compiled (stage_jit.c), or NULL: SELECT's filter and exprs, or
+   * AGGREGATE's tmp progs (k_exprs); JOIN's residual (k_residual). */
+  sl_jit_kernel *k_exprs, *k_residual;
 };
+
+/* The kernels of every stage under top, compiled (NULL, with why in
+ * status, when the JIT is off, nothing compiles or LLVM fails: the
+ * interpreter then runs them all). */
+sl_jit *stage_jit_build(stage_rt *top, const sl_run_config *config,
+                        char *status, size_t status_len);
 
 /* Threads that take parts of a window's work (stage_pool.c): workers - 1
  * of them (NULL below 2 workers), the caller taking a part too. */
@@ -127,6 +138,9 @@ typedef struct stage_eval {
   int nrels, caprels;
   sl_group_table *tables;
   int ntables, captables;
+  /* rows the stages' compiled kernels did, and those the interpreter did
+   * (no kernel, or handed back) */
+  uint64_t rows_compiled, rows_interpreted;
 } stage_eval;
 
 /* Layouts and compiled expressions of the tree under st. */

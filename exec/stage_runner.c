@@ -610,6 +610,7 @@ typedef struct staged_query {
   late_output late;
   bool late_open;
   stage_eval ev;
+  sl_jit *jit;     /* the stages' compiled expressions, or NULL */
   int64_t sent_wm; /* a node: the last watermark sent */
 } staged_query;
 
@@ -637,7 +638,13 @@ static int sq_init(staged_query *x, const sl_run_config *config) {
   x->top_stage = spread ? spread : sp->top;
   x->changelog = x->plan->changelog || x->top_stage != sp->top;
   x->unit = sp->window.unit_us > 0 ? sp->window.unit_us : 1;
-  return stage_rt_build(&x->arena, x->top_stage, sp, &x->top, x->err);
+  int rc = stage_rt_build(&x->arena, x->top_stage, sp, &x->top, x->err);
+  /* The stages' expressions compiled (stage_jit.c); updating stages are
+   * evaluated elsewhere (updating_stages.c) and stay interpreted. */
+  if (rc == SL_OK && !sp->updating)
+    x->jit = stage_jit_build(x->top, config, x->stats->stage_jit_status,
+                             sizeof x->stats->stage_jit_status);
+  return rc;
 }
 
 /* The leaves' stores: each leaf's sink (stage_sink) fills its own. */
@@ -969,6 +976,8 @@ static int sq_loop(staged_query *x, int rc) {
       0,
       NULL,
       0,
+      0,
+      0,
       0};
   x->sent_wm = WM_MIN;
   pthread_mutex_lock(&run->lock);
@@ -1081,6 +1090,9 @@ static int sq_close(staged_query *x, int rc, double seconds) {
   if (x->uo.rows.data)
     sl_buffer_free(&x->uo.rows);
   stage_pool_free(x->ev.pool);
+  stats->stage_rows_compiled = x->ev.rows_compiled;
+  stats->stage_rows_interpreted = x->ev.rows_interpreted;
+  sl_jit_free(x->jit);
   free(x->ev.rels);
   free(x->ev.tables);
   sl_expr_ctx_free(x->ev.ctx);

@@ -472,6 +472,16 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
                     sl_explain_count(a, st->stage_late));
     sl_xnode_actual(a, stages, "peak bytes of leaf rows held",
                     sl_explain_count(a, st->stage_state_peak));
+    if (!p->staged->updating) {
+      /* exec/stage_jit.c: the stages' expressions, compiled or not */
+      sl_xnode_actual(a, stages, "stage rows compiled",
+                      sl_explain_count(a, st->stage_rows_compiled));
+      sl_xnode_actual(a, stages, "stage rows interpreted",
+                      sl_explain_count(a, st->stage_rows_interpreted));
+      if (st->stage_jit_status[0])
+        sl_xnode_actual(a, stages, "stages interpreted because",
+                        st->stage_jit_status);
+    }
     sl_xnode_actual(a, stages, "leaf records dropped as late",
                     sl_explain_count(a, st->late_dropped));
     if (st->late_written)

@@ -503,34 +503,37 @@ typedef struct sl_query_stats {
   uint64_t late_written;  /* late records written to 'sluice.late-records.
                            * table' instead (side-output) */
   uint64_t windows_fired;
-  uint64_t groups_emitted;   /* aggregate rows finalized (before HAVING) */
-  uint64_t skipped_rows;     /* malformed input rows skipped */
-  uint64_t input_bytes;      /* bytes the stream source handed the
-                              * pipeline: row widths of the leaves read
-                              * plus long strings (file bytes for files) */
-  uint64_t state_bytes_peak; /* largest partial state one worker held */
-  uint64_t table_rows;       /* rows of the lookup join's bounded table */
-  uint64_t exchange_rows;    /* repartition: rows sent to other workers */
-  uint64_t exchange_bytes;   /* ... their bytes (rows and long strings) */
-  uint64_t exchange_slots;   /* ... channel slots published */
-  uint64_t epochs_sent;      /* late merge at leaders: epochs that moved
-                              * state to another node (summed over nodes) */
-  uint64_t state_moved;      /* ... partial state bytes sent between nodes */
-  uint64_t stage_windows;    /* staged plans: windows the stages evaluated */
-  uint64_t stage_late;       /* ... stream rows dropped as late for them */
-  uint64_t stage_state_peak; /* ... largest bytes of leaf rows held */
-  uint64_t state_evicted;    /* updating stages: rows a bounded join
-                              * dropped from its state (watermark) */
-  uint64_t state_rows_end;   /* ... rows the joins held at the end, after
-                              * a last sweep by the leaves' watermarks */
-  double source_seconds;     /* workers' time in the source */
-  double pipeline_seconds;   /* workers' time in filter, join, state updates */
-  double merge_seconds;      /* coordinator: merging partial states */
-  double emit_seconds;       /* coordinator: finalize, HAVING, project, sink */
-  double seconds;            /* wall time from the first record to the end */
-  double jit_seconds;        /* building and compiling the JIT's kernels */
-  char jit_status[160];      /* why the pipeline ran interpreted; "" when
-                              * it ran compiled */
+  uint64_t groups_emitted;      /* aggregate rows finalized (before HAVING) */
+  uint64_t skipped_rows;        /* malformed input rows skipped */
+  uint64_t input_bytes;         /* bytes the stream source handed the
+                                 * pipeline: row widths of the leaves read
+                                 * plus long strings (file bytes for files) */
+  uint64_t state_bytes_peak;    /* largest partial state one worker held */
+  uint64_t table_rows;          /* rows of the lookup join's bounded table */
+  uint64_t exchange_rows;       /* repartition: rows sent to other workers */
+  uint64_t exchange_bytes;      /* ... their bytes (rows and long strings) */
+  uint64_t exchange_slots;      /* ... channel slots published */
+  uint64_t epochs_sent;         /* late merge at leaders: epochs that moved
+                                 * state to another node (summed over nodes) */
+  uint64_t state_moved;         /* ... partial state bytes sent between nodes */
+  uint64_t stage_windows;       /* staged plans: windows the stages evaluated */
+  uint64_t stage_late;          /* ... stream rows dropped as late for them */
+  uint64_t stage_state_peak;    /* ... largest bytes of leaf rows held */
+  uint64_t stage_rows_compiled; /* ... rows the stages' compiled */
+  uint64_t stage_rows_interpreted; /* kernels did, and the interpreter */
+  char stage_jit_status[160];      /* ... why no stage is compiled, or "" */
+  uint64_t state_evicted;          /* updating stages: rows a bounded join
+                                    * dropped from its state (watermark) */
+  uint64_t state_rows_end;         /* ... rows the joins held at the end, after
+                                    * a last sweep by the leaves' watermarks */
+  double source_seconds;           /* workers' time in the source */
+  double pipeline_seconds; /* workers' time in filter, join, state updates */
+  double merge_seconds;    /* coordinator: merging partial states */
+  double emit_seconds;     /* coordinator: finalize, HAVING, project, sink */
+  double seconds;          /* wall time from the first record to the end */
+  double jit_seconds;      /* building and compiling the JIT's kernels */
+  char jit_status[160];    /* why the pipeline ran interpreted; "" when
+                            * it ran compiled */
   /* With the JIT's functions: buffers (rows) the compiled pipeline ran
    * whole, buffers (rows) a step handed back to the interpreter (a runtime
    * error to report, rows that do not fit, window rows partly late), and
