@@ -13,6 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <pthread.h>
+
+#include "executor_int.h"
 #include "sluice/common/cancel.h"
 #include "sluice/exec/run_config.h"
 #include "sluice/expr/interpreter.h"
@@ -211,5 +214,46 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s);
  * events count once (the largest leaf's count). */
 uint64_t stage_events_of_leaves(const sl_staged_plan *sp,
                                 const uint64_t *events);
+
+/* ---- the runner's state, shared with the stage sink ---------------------- */
+
+/* A stream leaf whose rows wait in its store for more than this, while
+ * it runs ahead of the windows the stages can fire, is held back (its
+ * coordinator waits, and then its workers: worker.c) until the others
+ * catch up. */
+#define STAGE_HOLD_MAX (64u << 20)
+
+typedef struct stage_runner {
+  pthread_mutex_t lock;
+  pthread_cond_t cond; /* news for the runner, and for held-back leaves */
+  int64_t frontier;    /* every window ending at or before it has fired */
+  bool cancelled;      /* the query stopped: leaves stop at their next call */
+  leaf_store *leaves;
+  int nleaves;
+  uint32_t buffer_size;
+  uint64_t peak_bytes;
+  /* Shared by the leaves' executors (query_shared): SET
+   * 'sluice.memory-limit' (shared.memory) counts their state, the rows the
+   * leaves hold here (what they last reported: leaves_charged) and the
+   * updating stages' state (updates_charged); an idle leaf's watermark
+   * moves up to the busy one's (shared.wm_max). */
+  query_shared shared;
+  uint64_t leaves_charged, updates_charged;
+  const char *holder; /* who holds the leaves' rows, with its verb */
+} stage_runner;
+
+/* The stage sink (stage_sink.c): a leaf's executor writes its rows into
+ * its store (sl_sink_spec.arg is the leaf_store) through it; a leaf fed
+ * over links (stage_runner.c, feed_leaf) writes through the same calls. */
+extern const sl_sink_connector stage_sink;
+int stage_sink_open(const sl_sink_spec *spec, sl_sink **out, sl_error *err);
+int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err);
+int stage_sink_watermark(sl_sink *s, int64_t wm, sl_error *err);
+int stage_sink_close(sl_sink *s, bool ok, sl_error *err);
+/* The allocation that holds a store's keys; a key's rows freed; the rows of
+ * a store's first (smallest) key freed (run->lock held). */
+keyed_rows *leaf_store_base(leaf_store *ls);
+void keyed_rows_free(keyed_rows *k);
+void drop_first_key(leaf_store *ls);
 
 #endif
