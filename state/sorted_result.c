@@ -27,7 +27,8 @@ void sorted_result_init_growing(sorted_result *r, const sl_row_layout *layout,
   r->next_size = buffer_size < 1024 ? buffer_size : 1024;
 }
 
-static sl_buffer *new_buffer(sorted_result *r, uint32_t need) {
+/* Room for one more buffer in r->bufs. */
+static void room_for_buffer(sorted_result *r) {
   if (r->nbufs == r->cap) {
     r->cap = r->cap ? r->cap * 2 : 16;
     sl_buffer *grown = realloc(r->bufs, sizeof *grown * (size_t)r->cap);
@@ -35,6 +36,10 @@ static sl_buffer *new_buffer(sorted_result *r, uint32_t need) {
       abort();
     r->bufs = grown;
   }
+}
+
+static sl_buffer *new_buffer(sorted_result *r, uint32_t need) {
+  room_for_buffer(r);
   uint32_t size = r->next_size < need ? need : r->next_size;
   r->next_size = size >= r->buffer_size / 2 ? r->buffer_size : size * 2;
   sl_buffer *b = &r->bufs[r->nbufs++];
@@ -43,13 +48,7 @@ static sl_buffer *new_buffer(sorted_result *r, uint32_t need) {
 }
 
 void sorted_result_adopt(sorted_result *r, sl_buffer *b) {
-  if (r->nbufs == r->cap) {
-    r->cap = r->cap ? r->cap * 2 : 16;
-    sl_buffer *grown = realloc(r->bufs, sizeof *grown * (size_t)r->cap);
-    if (!grown)
-      abort();
-    r->bufs = grown;
-  }
+  room_for_buffer(r);
   r->bufs[r->nbufs] = *b;
   /* b's layout may be its maker's (freed with it): the store's is the same */
   r->bufs[r->nbufs++].layout = r->layout;
