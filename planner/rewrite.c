@@ -389,22 +389,28 @@ static bool as_source_filter(const sl_plan *p, const sl_plan_input *in,
          in->connector->can_filter(in->table, name);
 }
 
+/* Record f (conjunct e) as one more filter of the source of input 0. */
+static void add_source_filter(sl_arena *a, sl_plan_input *in,
+                              const sl_source_filter *f, const char *sql) {
+  sl_source_filter *fs = SL_ANEW_N(a, sl_source_filter, in->nfilters + 1);
+  const char **sqls = SL_ANEW_N(a, const char *, in->nfilters + 1);
+  if (in->nfilters) {
+    memcpy(fs, in->filters, sizeof *fs * (size_t)in->nfilters);
+    memcpy(sqls, in->filter_sql, sizeof *sqls * (size_t)in->nfilters);
+  }
+  fs[in->nfilters] = *f;
+  sqls[in->nfilters] = sql;
+  in->filters = fs;
+  in->filter_sql = sqls;
+  in->nfilters++;
+}
+
 static sl_bexpr *push_source(sl_arena *a, sl_plan *p, sl_bexpr *e) {
   sl_plan_input *in = &p->inputs[0];
   sl_source_filter f;
   if (!as_source_filter(p, in, e, &f))
     return e;
-  sl_source_filter *fs = SL_ANEW_N(a, sl_source_filter, in->nfilters + 1);
-  const char **sql = SL_ANEW_N(a, const char *, in->nfilters + 1);
-  if (in->nfilters) {
-    memcpy(fs, in->filters, sizeof *fs * (size_t)in->nfilters);
-    memcpy(sql, in->filter_sql, sizeof *sql * (size_t)in->nfilters);
-  }
-  fs[in->nfilters] = f;
-  sql[in->nfilters] = sql_of(a, e);
-  in->filters = fs;
-  in->filter_sql = sql;
-  in->nfilters++;
+  add_source_filter(a, in, &f, sql_of(a, e));
   sl_plan_note(a, p,
                "filter pushdown: %s is applied by the %s source of %s, which "
                "then never produces the other rows",
@@ -412,10 +418,102 @@ static sl_bexpr *push_source(sl_arena *a, sl_plan *p, sl_bexpr *e) {
   return NULL;
 }
 
+/* The same for a plan with a watermark (time_safe): the conjunct stays in
+ * the filter too, which drops the source's time carriers. */
+static sl_bexpr *push_source_rechecked(sl_arena *a, sl_plan *p, sl_bexpr *e) {
+  sl_plan_input *in = &p->inputs[0];
+  sl_source_filter f;
+  if (!as_source_filter(p, in, e, &f))
+    return e;
+  f.rechecked = true;
+  add_source_filter(a, in, &f, sql_of(a, e));
+  sl_plan_note(a, p,
+               "filter pushdown: %s is applied by the %s source of %s, which "
+               "then generates the other rows only as time carriers (at most "
+               "one in %d, dropped by this filter, which stays); safe with a "
+               "watermark: the source's event time never decreases and the "
+               "watermark trails it by at least a time unit, so no row is "
+               "late either way, and the watermark only lags",
+               sql_of(a, e), in->connector->name, in->table->name,
+               SL_SOURCE_CARRY_EVERY);
+  return e;
+}
+
+/* Whether every value e takes on a row is NULL or the value of one of that
+ * row's leaves whose order the connector guarantees (time_ordered). */
+static bool of_ordered_time(const sl_plan *p, const sl_plan_input *in,
+                            const sl_bexpr *e) {
+  if (!e)
+    return false;
+  if (e->kind == SL_BEXPR_LITERAL)
+    return e->lit.kind == SL_LIT_NULL;
+  if (e->kind == SL_BEXPR_CASE) { /* when0, then0, ..., else */
+    for (int i = 1; i < e->nargs; i += 2)
+      if (!of_ordered_time(p, in, e->args[i]))
+        return false;
+    return of_ordered_time(p, in, e->args[e->nargs - 1]);
+  }
+  char leaf[256];
+  int col = sl_leaf_of(e, p->base_names, leaf, sizeof leaf);
+  return col >= 0 && sl_plan_input_of(p, col) == 0 &&
+         in->connector->time_ordered(in->table, leaf);
+}
+
+/* The watermark's delay in microseconds (a lower bound for months) when
+ * it is `t - INTERVAL` with t of_ordered_time; else -1. */
+static int64_t watermark_delay(const sl_plan *p, const sl_plan_input *in) {
+  const sl_bexpr *w = p->watermark;
+  if (w->kind != SL_BEXPR_BINARY || w->op != SL_OP_SUB || w->nargs != 2 ||
+      !of_ordered_time(p, in, w->args[0]))
+    return -1;
+  const sl_bexpr *d = w->args[1];
+  if (d->kind != SL_BEXPR_LITERAL || d->lit.kind != SL_LIT_INTERVAL ||
+      d->lit.i64 <= 0 || d->lit.i64 > INT64_C(1) << 30)
+    return -1;
+  return d->type->kind == SL_TYPE_INTERVAL_YEAR_MONTH
+             ? d->lit.i64 * INT64_C(28) * 86400 * 1000000
+             : d->lit.i64 * 1000;
+}
+
+/* Whether rows the filter drops may be left out of what the source
+ * produces for plan p, which has state or computes a watermark.  Without a
+ * watermark nothing depends on them.  With one, today's watermark before a
+ * row r is the largest `time - delay` of the rows before r, all of them
+ * (the watermark is computed before the filter).  When the connector
+ * guarantees that the time leaves never decrease, and the rowtime, the
+ * window's time and the watermark's time are such leaves, that is at most
+ * r's time - delay, so with delay >= the window's time unit no window of r
+ * has fired and r is not late; leaving rows out only lowers the watermark,
+ * so no row is late then either.  Every row counts the same, every window
+ * fires at the end of a bounded input: the results are the same; the
+ * watermark only lags, by the events skipped since the last row produced,
+ * which time carriers bound (SL_SOURCE_CARRY_EVERY). */
+static bool time_safe(const sl_plan *p) {
+  const sl_plan_input *in = &p->inputs[0];
+  if (!in->connector->time_ordered || (p->windowed && p->window.proctime))
+    return false;
+  if (!p->watermark)
+    return true;
+  int64_t delay = watermark_delay(p, in);
+  if (delay <= 0 || delay < p->window.unit_us)
+    return false;
+  if (p->rowtime && !of_ordered_time(p, in, p->rowtime))
+    return false;
+  return !(p->windowed || p->window_rows) ||
+         of_ordered_time(p, in, p->window.time);
+}
+
 void sl_plan_push_into_sources(sl_arena *a, sl_plan *p) {
-  /* Windows (and so watermarks) matter only to aggregates; a stateless
-   * plan may lose rows at the source. */
-  if (p->kind != SL_PLAN_STATELESS || !p->filter)
+  if (!p->filter || p->ninputs < 1 || !p->inputs[0].connector)
     return;
-  p->filter = move_conjuncts(a, p, p->filter, push_source);
+  /* The watermark matters to windows of event time and to stream leaves
+   * (exec's prepare_event_time computes it for those only). */
+  bool event_time = p->watermark && ((p->windowed && !p->window.proctime) ||
+                                     p->track_watermark);
+  if (p->kind == SL_PLAN_STATELESS && !event_time) {
+    p->filter = move_conjuncts(a, p, p->filter, push_source);
+    return;
+  }
+  if (time_safe(p))
+    p->filter = move_conjuncts(a, p, p->filter, push_source_rechecked);
 }

@@ -805,6 +805,24 @@ static bool holds_state(const sl_stage *st) {
          holds_state(st->right);
 }
 
+/* The leaves are final (shared ones merged): their filters go into their
+ * sources where that is safe (sl_plan_push_into_sources; a leaf is built
+ * without, as its watermark needs the connector's guarantee).  The notes
+ * go to the staged plan too, which is what EXPLAIN prints. */
+static void push_into_leaf_sources(sl_arena *a, sl_plan *plan,
+                                   sl_staged_plan *sp) {
+  for (int j = 0; j < sp->nleaves; j++) {
+    sl_plan *lp = sp->leaves[j];
+    int noted = lp->nrewrites,
+        pushed = lp->ninputs ? lp->inputs[0].nfilters : 0;
+    sl_plan_push_into_sources(a, lp);
+    for (int i = noted; i < lp->nrewrites; i++)
+      sl_plan_note(a, plan, "leaf %d: %s", j + 1, lp->rewrites[i]);
+    if (lp->ninputs && lp->inputs[0].nfilters != pushed)
+      sl_plan_prune_leaves(a, lp); /* the filter may read less now */
+  }
+}
+
 int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
                         sl_error *err) {
   stager g = {a, SL_ANEW(a, sl_staged_plan), err, 0, 0, false, false};
@@ -847,6 +865,7 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
   }
   g.sp->top = top;
   g.sp->at_once = !holds_state(top);
+  push_into_leaf_sources(a, plan, g.sp);
   sl_stg_prune_columns(a, g.sp, top);
   plan->nout = top->ncols;
   plan->out_names = top->names;

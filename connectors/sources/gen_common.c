@@ -367,9 +367,13 @@ static void produce(gen_source *g, sl_buffer *buf, uint64_t limit) {
   uint32_t skipped = 0;
   while (g->next < end && sl_buffer_has_room(buf, g->max_heap) &&
          skipped < 1u << 16) {
-    if (!g->keep || g->keep(g, g->next)) {
+    bool keep = !g->keep || g->keep(g, g->next);
+    if (!keep && g->carry_every && ++g->skip_run >= g->carry_every)
+      keep = true; /* a time carrier */
+    if (keep) {
       uint8_t *row = sl_buffer_append(buf);
       g->fill(g, g->next, buf, row);
+      g->skip_run = 0;
     } else {
       skipped++;
     }

@@ -182,6 +182,11 @@ struct gen_source {
   /* Pushed-down filter (connector.h): events for which keep() is false
    * are skipped without being generated.  NULL: keep all. */
   bool (*keep)(const gen_source *g, uint64_t i);
+  /* A rechecked filter (connector.h): of every carry_every consecutive
+   * events keep() skips, the last is generated all the same, as a time
+   * carrier.  0: none.  skip_run counts the skipped events since the last
+   * row. */
+  uint32_t carry_every, skip_run;
   const void *impl; /* the generator's state, in arena */
   gen_clock clock;
   uint64_t seed;

@@ -61,12 +61,22 @@ void sl_leaf_mark(const sl_leaf_columns *lc, bool *need, const char *name);
 
 /* A condition a source applies itself (predicate pushdown): keep only the
  * rows whose integer leaf `leaf` (an index into sl_table_leaf_columns) is
- * one of values[0..nvalues).  The leaf need not be among those produced. */
+ * one of values[0..nvalues).  The leaf need not be among those produced.
+ *
+ * rechecked: the pipeline checks the condition again, because the plan
+ * computes a watermark over the source's rows (a plan with state, a stream
+ * leaf of a staged plan).  The source (one whose time_ordered said yes)
+ * must then also hand over, of every SL_SOURCE_CARRY_EVERY consecutive
+ * rows it skips, the last: a time carrier, dropped by the pipeline, whose
+ * event time keeps the watermark advancing when the kept rows are rare (or
+ * never come to this instance). */
 #define SL_SOURCE_FILTER_VALUES 8
+#define SL_SOURCE_CARRY_EVERY 1024
 typedef struct sl_source_filter {
   int leaf;
   int nvalues;
   int64_t values[SL_SOURCE_FILTER_VALUES];
+  bool rechecked;
 } sl_source_filter;
 
 typedef struct sl_source_spec {
@@ -102,6 +112,16 @@ typedef struct sl_source_connector {
    * leaf_name itself, more cheaply than producing the rows (a generator
    * that need not generate them).  May be NULL: no pushdown. */
   bool (*can_filter)(const sl_table_def *t, const char *leaf_name);
+  /* May be NULL: no guarantee, and then filters go into the source only
+   * of plans without a watermark or state.  The event-time guarantee that
+   * lets a plan with a watermark have its filters pushed (planner/
+   * rewrite.c says why that is safe): over the rows one instance produces,
+   * the non-NULL values of all leaves for which this says yes, taken
+   * together, never decrease (no value of a later row is below a value of
+   * an earlier row, whichever of those leaves hold them), also when
+   * pushed-down filters thin the rows out; and the source honours
+   * sl_source_filter.rechecked (time carriers). */
+  bool (*time_ordered)(const sl_table_def *t, const char *leaf_name);
   /* Append rows to buf (already cleared by the caller) until it is full or
    * the input ends.  Sets *done when no row will ever come again (a
    * bounded source reached its end).  Rows must be produced in

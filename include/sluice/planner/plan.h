@@ -476,8 +476,8 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
                         sl_error *err);
 
 /* A single-stage plan of query q for a leaf (its sink is the runtime's
- * collector).  No filter goes into the source: the leaf's watermark must
- * be its table's. */
+ * collector).  No filter goes into the source here: sl_stage_plan_build
+ * pushes them once the leaves are final, where the watermark allows. */
 int sl_plan_build_leaf(sl_arena *a, const sl_bquery *q, sl_plan **out,
                        sl_error *err);
 
@@ -570,9 +570,12 @@ int sl_plan_fold_constants(sl_arena *a, sl_plan *p);
 
 /* Hand filter conjuncts `leaf = integer` / `leaf IN (integers...)` on the
  * stream to its source when the source can apply them (a generator then
- * never generates the rows).  Only for plans without windows: a table's
- * watermark is computed over every row the source produces, so dropping
- * rows in the source would change it. */
+ * never generates the rows).  A table's watermark is computed over every
+ * row the source produces, so for a plan with state or a watermark only
+ * when the connector guarantees ordered event time (time_ordered) and the
+ * watermark trails it by at least a time unit: no row is late either way
+ * (rewrite.c says why); the conjunct then stays in the filter too, to drop
+ * the source's time carriers.  stage_plan.c calls it for each leaf. */
 void sl_plan_push_into_sources(sl_arena *a, sl_plan *p);
 
 /* Append a line to the plan's rewrite log (printf-style). */
