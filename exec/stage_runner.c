@@ -531,7 +531,8 @@ static leaf_store *snapshot_leaves(const staged_query *x) {
  * window is complete (every leaf has passed it), so it is evaluated over
  * a snapshot of the stores with run->lock released, and the leaves keep
  * adding later rows meanwhile; else (stages without state, firing rows as
- * they come) under the lock.  run->lock is held on entry and on return. */
+ * they come) under the lock.  Its rows are written under the lock.
+ * run->lock is held on entry and on return. */
 static int eval_and_write(staged_query *x, int64_t end, bool unlocked) {
   leaf_store *snap = unlocked ? snapshot_leaves(x) : NULL;
   if (snap) {
@@ -540,10 +541,14 @@ static int eval_and_write(staged_query *x, int64_t end, bool unlocked) {
   }
   const rel *result = NULL;
   int rc = stage_eval_window(&x->ev, x->top, end, &result);
+  /* The rows are written under the lock: a slow consumer (a sink that
+   * blocks, a node waiting for credits) then holds the leaves back at
+   * their next write too, so their stores cannot grow meanwhile. */
+  if (snap)
+    pthread_mutex_lock(&x->run.lock);
   if (rc == SL_OK && !x->o.limit_reached)
     rc = write_window(&x->o, result, x->err);
   if (snap) {
-    pthread_mutex_lock(&x->run.lock);
     x->ev.leaves = x->run.leaves;
     stage_eval_release(&x->ev); /* it borrowed the snapshot's rows */
     for (int i = 0; i < x->sp->nleaves; i++)
