@@ -9,20 +9,41 @@
 #include "sluice/state/topn_rows.h"
 #include "updating_stages.h"
 
-/* A join's row of one side, under its key. */
+/* A join's row of one side, under its key.  Held by its side's hash
+ * table (while `live`) and by each deadline heap entry naming it: it is
+ * freed when the last of them lets go (a heap's entries are dropped
+ * lazily, when their time comes). */
 typedef struct jrow {
-  struct jrow *next; /* in its bucket */
+  struct jrow *next, **pprev;   /* in its bucket (pprev: O(1) unlink) */
+  struct jrow *newer, **polder; /* in its side's arrival order (the TTL) */
   uint64_t hash;
-  size_t size; /* of its block */
-  double born; /* when it came ('table.exec.state.ttl') */
+  size_t size;   /* of its block */
+  double born;   /* when it came ('table.exec.state.ttl') */
+  uint32_t refs; /* the hash table's (while live) + heap entries' */
+  bool live;
   uint8_t *key, *row;
 } jrow;
+
+/* Rows of one side in the order their bound lets them go: a min-heap of
+ * (deadline, row) for one bound (join_deadlines.c).  A row taken back or
+ * expired by the TTL stays in the heap, dead, until its deadline. */
+typedef struct jdeadline {
+  int64_t at; /* the row goes once the bounding watermark is >= at */
+  jrow *row;
+} jdeadline;
+
+typedef struct jheap {
+  jdeadline *v;
+  uint32_t n, cap;
+} jheap;
 
 typedef struct jside {
   jrow **buckets;
   uint32_t cap, count;
   uint64_t bytes;
-  uint64_t added; /* rows ever added (a sweep's "anything new?") */
+  jrow *oldest, **newest; /* arrival order: oldest first */
+  /* EXPLAIN ANALYZE: the most this side held at once */
+  uint64_t peak_rows, peak_bytes;
 } jside;
 
 /* A Top-N partition: its rows in order, the first N (all of them when
@@ -49,12 +70,7 @@ struct ustage {
   jside sides[2];
   int *side_leaves[2]; /* the leaves under each side (their watermarks) */
   int nside_leaves[2];
-  int64_t *swept; /* per bound: the watermark its last sweep used */
-  /* ... and how many rows the side it sweeps had been given by then: a
-   * row that comes after a sweep must be swept even if the watermark has
-   * not moved since (the other side's stream ended: its watermark stays at
-   * the end of time while this side's rows still come). */
-  uint64_t *swept_added;
+  jheap *deadlines; /* per bound: the rows of the side it sweeps */
   uint64_t evicted;
   /* AGGREGATE: the stage's aggregates and a count of its rows (a group
    * whose rows were all taken back is deleted), over tmp rows */
@@ -99,5 +115,11 @@ int ustage_join_push(update_stages *u, ustage *s, int side, const sl_buffer *in,
 void ustage_join_sweep(ustage *s, const int64_t *leaf_wm);
 void ustage_join_expire(ustage *s, double oldest);
 void ustage_join_free(ustage *s);
+
+/* join_deadlines.c: a bound's rows by deadline. */
+void jheap_push(jheap *h, int64_t at, jrow *row);
+/* The entry with the earliest deadline (h->n > 0) taken out. */
+jdeadline jheap_pop(jheap *h);
+void jheap_free(jheap *h);
 
 #endif

@@ -77,13 +77,9 @@ static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
     for (int k = 0; k < 2; k++)
       collect_leaves(k ? rt->right : rt->left, &s->side_leaves[k],
                      &s->nside_leaves[k]);
-    s->swept = calloc((size_t)rt->st->nbounds + 1, sizeof *s->swept);
-    s->swept_added =
-        calloc((size_t)rt->st->nbounds + 1, sizeof *s->swept_added);
-    if (!s->swept || !s->swept_added)
+    s->deadlines = calloc((size_t)rt->st->nbounds + 1, sizeof *s->deadlines);
+    if (!s->deadlines)
       abort();
-    for (int k = 0; k < rt->st->nbounds; k++)
-      s->swept[k] = INT64_MIN;
     break;
   case SL_STAGE_TOPN:
     sl_buffer_init(&s->sorts, rt->sort_layout, u->buffer_size);
@@ -695,7 +691,7 @@ static void expire(ustage *s, double oldest) {
 }
 
 void update_stages_sweep(update_stages *u, const int64_t *leaf_wm) {
-  /* A sweep reads the whole side: a few times a second is enough. */
+  /* A few times a second is enough (a sweep costs the rows it drops). */
   double now = sl_clock_seconds();
   if (now - u->last_sweep < 0.25)
     return;
