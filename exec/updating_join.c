@@ -253,11 +253,10 @@ void ustage_join_sweep(ustage *s, const int64_t *leaf_wm) {
   const sl_stage *st = s->rt->st;
   for (int k = 0; k < st->nbounds; k++) {
     int a = st->bounds[k].side;
-    int64_t wm = INT64_MAX;
-    for (int i = 0; i < s->nside_leaves[a]; i++)
-      if (leaf_wm[s->side_leaves[a][i]] < wm)
-        wm = leaf_wm[s->side_leaves[a][i]];
-    if (wm == INT64_MIN)
+    int64_t wm;
+    if (!sl_stage_col_watermark(a ? st->right : st->left,
+                                st->bounds[k].time_col, leaf_wm, &wm) ||
+        wm == INT64_MIN)
       continue;
     jside *other = &s->sides[1 - a];
     jheap *h = &s->deadlines[k];

@@ -712,6 +712,36 @@ uint64_t update_stages_evicted(const update_stages *u) {
   return n;
 }
 
+void update_stages_join_stats_add(sl_query_stats *t, const sl_join_stats *j) {
+  int i = 0;
+  while (i < t->njoins && (t->join[i].left_leaf != j->left_leaf ||
+                           t->join[i].right_leaf != j->right_leaf))
+    i++;
+  if (i == SL_STATS_JOINS)
+    return;
+  if (i == t->njoins)
+    t->join[t->njoins++] =
+        (sl_join_stats){j->left_leaf, j->right_leaf, {0, 0}, {0, 0}};
+  for (int k = 0; k < 2; k++) {
+    t->join[i].peak_rows[k] += j->peak_rows[k];
+    t->join[i].peak_bytes[k] += j->peak_bytes[k];
+  }
+}
+
+void update_stages_join_stats(const update_stages *u, sl_query_stats *stats) {
+  for (int i = 0; i < u->nall; i++) {
+    const ustage *s = u->all[i];
+    if (s->rt->st->kind != SL_STAGE_JOIN || !s->nside_leaves[0] ||
+        !s->nside_leaves[1])
+      continue;
+    sl_join_stats j = {s->side_leaves[0][0],
+                       s->side_leaves[1][0],
+                       {s->sides[0].peak_rows, s->sides[1].peak_rows},
+                       {s->sides[0].peak_bytes, s->sides[1].peak_bytes}};
+    update_stages_join_stats_add(stats, &j);
+  }
+}
+
 /* Bytes of one stage's state. */
 static uint64_t stage_bytes(const ustage *s) {
   return s->sides[0].bytes + s->sides[1].bytes + s->bytes +

@@ -79,6 +79,10 @@ void update_stages_sweep(update_stages *u, const int64_t *leaf_wm);
 void update_stages_sweep_now(update_stages *u, const int64_t *leaf_wm);
 /* Rows dropped so far that way. */
 uint64_t update_stages_evicted(const update_stages *u);
+/* Each JOIN stage's peak state per side into stats->join (added to an
+ * entry of the same join there, as over nodes). */
+void update_stages_join_stats(const update_stages *u, sl_query_stats *stats);
+void update_stages_join_stats_add(sl_query_stats *t, const sl_join_stats *j);
 /* Rows the joins hold now (both sides of each). */
 uint64_t update_stages_join_rows(const update_stages *u);
 

@@ -206,6 +206,32 @@ static xnode *select_node(sl_arena *a, printer *pr, const sl_stage *st) {
   return n;
 }
 
+/* The first leaf under st (the runtime names a join's stats by it). */
+static int first_leaf(const sl_stage *st) {
+  while (st->kind != SL_STAGE_LEAF)
+    st = st->input ? st->input : st->left;
+  return st->leaf;
+}
+
+/* After a run: the most state the join held, per side. */
+static void join_state_actuals(sl_arena *a, const printer *pr,
+                               const sl_stage *st, xnode *n) {
+  int l = first_leaf(st->left), r = first_leaf(st->right);
+  for (int i = 0; pr->st && i < pr->st->njoins && i < SL_STATS_JOINS; i++) {
+    const sl_join_stats *j = &pr->st->join[i];
+    if (j->left_leaf != l || j->right_leaf != r)
+      continue;
+    for (int k = 0; k < 2; k++) {
+      const char *side = k ? "right" : "left";
+      sl_xnode_actual(a, n, sl_arena_printf(a, "%s peak rows held", side),
+                      sl_explain_count(a, j->peak_rows[k]));
+      sl_xnode_actual(a, n, sl_arena_printf(a, "%s peak bytes held", side),
+                      sl_explain_count(a, j->peak_bytes[k]));
+    }
+    return;
+  }
+}
+
 /* A regular join of updating stages (streams without windows). */
 static xnode *updating_join_node(sl_arena *a, printer *pr, const sl_stage *st) {
   bool shuffled = pr->p->staged->join_strategy == SL_JOIN_SHUFFLE;
@@ -248,6 +274,7 @@ static xnode *updating_join_node(sl_arena *a, printer *pr, const sl_stage *st) {
     n->detail =
         sl_arena_printf(a, "%s (state: %s; %s)", n->detail,
                         join_side_state(a, st, 0), join_side_state(a, st, 1));
+  join_state_actuals(a, pr, st, n);
   sl_xnode_attr(a, n, "strategy", shuffled ? "repartition" : "single");
   sl_xnode_kid(a, n, stage_node(a, pr, st->left));
   sl_xnode_kid(a, n, stage_node(a, pr, st->right));
