@@ -691,18 +691,20 @@ static void expire(ustage *s, double oldest) {
 }
 
 void update_stages_sweep(update_stages *u, const int64_t *leaf_wm) {
-  /* A few times a second is enough (a sweep costs the rows it drops). */
-  double now = sl_clock_seconds();
-  if (now - u->last_sweep < 0.25)
-    return;
-  u->last_sweep = now;
+  /* The bounds every round: a sweep costs the rows it drops (each bound's
+   * deadline heap), so the state stays as small as the watermarks allow. */
   for (int i = 0; i < u->nall; i++)
     if (u->all[i]->rt->st->kind == SL_STAGE_JOIN &&
         u->all[i]->rt->st->nbounds > 0)
       ustage_join_sweep(u->all[i], leaf_wm);
-  if (u->ttl > 0)
-    for (int i = 0; i < u->nall; i++)
-      expire(u->all[i], now - u->ttl);
+  /* The TTL a few times a second: an aggregate's expiry reads every
+   * group. */
+  double now = sl_clock_seconds();
+  if (u->ttl <= 0 || now - u->last_sweep < 0.25)
+    return;
+  u->last_sweep = now;
+  for (int i = 0; i < u->nall; i++)
+    expire(u->all[i], now - u->ttl);
 }
 
 uint64_t update_stages_evicted(const update_stages *u) {
