@@ -1,8 +1,10 @@
-/* join_deadlines.c - the min-heap that lets a bounded join's sweep visit
- * only the rows it drops: one per bound, each row of the swept side under
- * the time (its column plus the bound's offset) at which the other side's
- * watermark lets it go (updating_join.c).  Apart from the join because it
- * is a plain priority queue of row pointers, nothing of the join's rules. */
+/* join_deadlines.c - the orders in which a join's rows leave its state,
+ * so that dropping them visits only the rows dropped (updating_join.c):
+ * a min-heap per bound, each row of the swept side under the time (its
+ * column plus the bound's offset) at which the other side's watermark
+ * lets it go; and under 'table.exec.state.ttl' a ring of each side's rows
+ * in the order they came.  Apart from the join because they are plain
+ * queues of row pointers, nothing of the join's rules. */
 #include <stdlib.h>
 
 #include "updating_int.h"
@@ -49,4 +51,32 @@ jdeadline jheap_pop(jheap *h) {
 void jheap_free(jheap *h) {
   free(h->v);
   *h = (jheap){0};
+}
+
+void jqueue_push(jqueue *q, jrow *row) {
+  if (q->n == q->cap) { /* grow: the ring's entries laid out from 0 */
+    uint32_t cap = q->cap ? q->cap * 2 : 256;
+    jrow **v = malloc(sizeof *v * cap);
+    if (!v)
+      abort();
+    for (uint32_t i = 0; i < q->n; i++)
+      v[i] = q->v[(q->head + i) % q->cap];
+    free(q->v);
+    q->v = v;
+    q->head = 0;
+    q->cap = cap;
+  }
+  q->v[(q->head + q->n++) % q->cap] = row;
+}
+
+jrow *jqueue_pop(jqueue *q) {
+  jrow *r = q->v[q->head];
+  q->head = (q->head + 1) % q->cap;
+  q->n--;
+  return r;
+}
+
+void jqueue_free(jqueue *q) {
+  free(q->v);
+  *q = (jqueue){0};
 }

@@ -10,16 +10,16 @@
 #include "updating_stages.h"
 
 /* A join's row of one side, under its key.  Held by its side's hash
- * table (while `live`) and by each deadline heap entry naming it: it is
- * freed when the last of them lets go (a heap's entries are dropped
- * lazily, when their time comes). */
+ * table (while `live`), by each deadline heap entry naming it and, under
+ * a TTL, by its side's arrival queue: it is freed when the last of them
+ * lets go (a heap's or the queue's entries are dropped lazily, when their
+ * time comes). */
 typedef struct jrow {
-  struct jrow *next, **pprev;   /* in its bucket (pprev: O(1) unlink) */
-  struct jrow *newer, **polder; /* in its side's arrival order (the TTL) */
+  struct jrow *next, **pprev; /* in its bucket (pprev: O(1) unlink) */
   uint64_t hash;
-  size_t size;   /* of its block */
   double born;   /* when it came ('table.exec.state.ttl') */
-  uint32_t refs; /* the hash table's (while live) + heap entries' */
+  uint32_t size; /* of its block */
+  uint16_t refs; /* the hash table's (while live) + the entries' */
   bool live;
   uint8_t *key, *row;
 } jrow;
@@ -37,11 +37,17 @@ typedef struct jheap {
   uint32_t n, cap;
 } jheap;
 
+/* A side's rows in the order they came (a ring), for the TTL. */
+typedef struct jqueue {
+  jrow **v;
+  uint32_t head, n, cap;
+} jqueue;
+
 typedef struct jside {
   jrow **buckets;
   uint32_t cap, count;
   uint64_t bytes;
-  jrow *oldest, **newest; /* arrival order: oldest first */
+  jqueue arrivals; /* under 'table.exec.state.ttl' only */
   /* EXPLAIN ANALYZE: the most this side held at once */
   uint64_t peak_rows, peak_bytes;
 } jside;
@@ -116,10 +122,14 @@ void ustage_join_sweep(ustage *s, const int64_t *leaf_wm);
 void ustage_join_expire(ustage *s, double oldest);
 void ustage_join_free(ustage *s);
 
-/* join_deadlines.c: a bound's rows by deadline. */
+/* join_deadlines.c: a bound's rows by deadline; a side's by arrival. */
 void jheap_push(jheap *h, int64_t at, jrow *row);
 /* The entry with the earliest deadline (h->n > 0) taken out. */
 jdeadline jheap_pop(jheap *h);
 void jheap_free(jheap *h);
+void jqueue_push(jqueue *q, jrow *row);
+/* The oldest row (q->n > 0) taken out. */
+jrow *jqueue_pop(jqueue *q);
+void jqueue_free(jqueue *q);
 
 #endif

@@ -12,6 +12,15 @@
 #include "updating_int.h"
 #include "updating_stages.h"
 
+/* r first in the bucket at head. */
+static void bucket_push(jrow **head, jrow *r) {
+  r->next = *head;
+  if (*head)
+    (*head)->pprev = &r->next;
+  *head = r;
+  r->pprev = head;
+}
+
 static void side_grow(jside *t) {
   uint32_t cap = t->cap ? t->cap * 2 : 1024;
   jrow **b = calloc(cap, sizeof *b);
@@ -21,12 +30,7 @@ static void side_grow(jside *t) {
   for (uint32_t i = 0; i < t->cap; i++)
     for (jrow *r = t->buckets[i], *next; r; r = next) {
       next = r->next;
-      jrow **head = &b[r->hash & (cap - 1)];
-      r->next = *head;
-      if (*head)
-        (*head)->pprev = &r->next;
-      *head = r;
-      r->pprev = head;
+      bucket_push(&b[r->hash & (cap - 1)], r);
     }
   free(t->buckets);
   t->buckets = b;
@@ -42,36 +46,41 @@ static void row_release(jside *t, jrow *r) {
   free(r);
 }
 
-/* r leaves its side's state (a bucket and the arrival order); a deadline
- * heap may still name it until its time comes. */
-static void side_unlink(jside *t, jrow *r) {
+/* r leaves its side's state (its bucket); its holders still hold it (the
+ * hash table's hold is the caller's to let go). */
+static void bucket_unlink(jside *t, jrow *r) {
   *r->pprev = r->next;
   if (r->next)
     r->next->pprev = r->pprev;
-  *r->polder = r->newer;
-  if (r->newer)
-    r->newer->polder = r->polder;
-  else
-    t->newest = r->polder;
   r->live = false;
   t->count--;
+}
+
+/* A heap's or the queue's entry for r has come due: r leaves the state if
+ * it is still there (counted in *gone), and the entry lets go of it. */
+static void entry_due(jside *t, jrow *r, uint64_t *gone) {
+  if (r->live) {
+    bucket_unlink(t, r);
+    r->refs--; /* the hash table's; the entry still holds it */
+    ++*gone;
+  }
   row_release(t, r);
 }
 
+/* A copy of the row under key into side t; under a TTL (ttl) into its
+ * arrival queue too. */
 static jrow *side_add(jside *t, uint64_t hash, const sl_row_layout *kl,
                       const uint8_t *key, const sl_row_layout *rl,
-                      const uint8_t *row, double now) {
+                      const uint8_t *row, double now, bool ttl) {
   if (t->count + 1 > t->cap)
     side_grow(t);
-  if (!t->newest)
-    t->newest = &t->oldest;
   size_t kh = sl_row_long_bytes(kl, key), rh = sl_row_long_bytes(rl, row);
   size_t size = sizeof(jrow) + kl->width + rl->width + kh + rh;
   jrow *r = malloc(size);
   if (!r)
     abort();
   r->hash = hash;
-  r->size = size;
+  r->size = (uint32_t)size;
   r->born = now;
   r->refs = 1;
   r->live = true;
@@ -80,18 +89,14 @@ static jrow *side_add(jside *t, uint64_t hash, const sl_row_layout *kl,
   char *heap = (char *)(r->row + rl->width);
   heap = sl_row_copy_deep(kl, key, r->key, heap);
   sl_row_copy_deep(rl, row, r->row, heap);
-  jrow **head = &t->buckets[hash & (t->cap - 1)];
-  r->next = *head;
-  if (*head)
-    (*head)->pprev = &r->next;
-  *head = r;
-  r->pprev = head;
-  r->newer = NULL; /* the newest: at the end of the arrival order */
-  r->polder = t->newest;
-  *t->newest = r;
-  t->newest = &r->newer;
+  bucket_push(&t->buckets[hash & (t->cap - 1)], r);
   t->count++;
   t->bytes += size;
+  if (ttl) {
+    jqueue_push(&t->arrivals, r);
+    r->refs++;
+    t->bytes += sizeof(jrow *);
+  }
   return r;
 }
 
@@ -105,7 +110,8 @@ static bool side_take(jside *t, uint64_t hash, const sl_row_layout *kl,
     if (r->hash != hash || !sl_key_equal(kl, r->key, key) ||
         !sl_key_equal(rl, r->row, row))
       continue;
-    side_unlink(t, r);
+    bucket_unlink(t, r);
+    row_release(t, r);
     return true;
   }
   return false;
@@ -209,7 +215,8 @@ int ustage_join_push(update_stages *u, ustage *s, int side, const sl_buffer *in,
           sl_changelog_op_adds((sl_changelog_op)ops[done + (uint32_t)j]);
       uint64_t h = sl_key_hash(kl, key);
       if (adds)
-        side_added(s, side, side_add(mine, h, kl, key, il, row, u->now));
+        side_added(s, side,
+                   side_add(mine, h, kl, key, il, row, u->now, u->ttl > 0));
       else if (!side_take(mine, h, kl, key, il, row) && u->ttl == 0 &&
                rt->st->nbounds == 0)
         return sl_error_set(u->err, SL_EINTERNAL,
@@ -261,13 +268,8 @@ void ustage_join_sweep(ustage *s, const int64_t *leaf_wm) {
     jside *other = &s->sides[1 - a];
     jheap *h = &s->deadlines[k];
     while (h->n > 0 && h->v[0].at <= wm) {
-      jrow *r = jheap_pop(h).row;
       other->bytes -= sizeof(jdeadline);
-      if (r->live) {
-        side_unlink(other, r);
-        s->evicted++;
-      }
-      row_release(other, r);
+      entry_due(other, jheap_pop(h).row, &s->evicted);
     }
   }
 }
@@ -277,30 +279,43 @@ void ustage_join_sweep(ustage *s, const int64_t *leaf_wm) {
 void ustage_join_expire(ustage *s, double oldest) {
   for (int k = 0; k < 2; k++) {
     jside *t = &s->sides[k];
-    while (t->oldest && t->oldest->born < oldest)
-      side_unlink(t, t->oldest);
+    while (t->arrivals.n > 0 &&
+           t->arrivals.v[t->arrivals.head]->born < oldest) {
+      uint64_t expired = 0;
+      t->bytes -= sizeof(jrow *);
+      entry_due(t, jqueue_pop(&t->arrivals), &expired);
+    }
   }
+}
+
+/* The entry's hold on r let go at the end: a dead row whose last holder
+ * it is goes (the live ones go with their buckets). */
+static void drop_entry(jrow *r) {
+  if (--r->refs == 0 && !r->live)
+    free(r);
 }
 
 void ustage_join_free(ustage *s) {
   sl_buffer_free(&s->keys);
   free(s->side_leaves[0]);
   free(s->side_leaves[1]);
-  /* Every row is freed once: the live ones from the arrival order, the
-   * dead ones a heap still names from the heaps. */
   for (int k = 0; k < s->rt->st->nbounds; k++) {
     jheap *h = &s->deadlines[k];
     for (uint32_t i = 0; i < h->n; i++)
-      if (!h->v[i].row->live && --h->v[i].row->refs == 0)
-        free(h->v[i].row);
+      drop_entry(h->v[i].row);
     jheap_free(h);
   }
   free(s->deadlines);
   for (int k = 0; k < 2; k++) {
-    for (jrow *r = s->sides[k].oldest, *next; r; r = next) {
-      next = r->newer;
-      free(r);
-    }
+    jqueue *q = &s->sides[k].arrivals;
+    for (uint32_t i = 0; i < q->n; i++)
+      drop_entry(q->v[(q->head + i) % q->cap]);
+    jqueue_free(q);
+    for (uint32_t b = 0; b < s->sides[k].cap; b++)
+      for (jrow *r = s->sides[k].buckets[b], *next; r; r = next) {
+        next = r->next;
+        free(r);
+      }
     free(s->sides[k].buckets);
   }
 }

@@ -95,13 +95,18 @@ static const char *plus_offset(sl_arena *a, const char *col, int64_t us) {
 static const char *join_side_state(sl_arena *a, const sl_stage *st, int side) {
   const char *me = side ? "right" : "left", *other = side ? "left" : "right";
   const sl_stage *mine = side ? st->right : st->left;
+  const sl_stage *theirs = side ? st->left : st->right;
   sl_strbuf b = SL_STRBUF_INIT;
   for (int k = 0; k < st->nbounds; k++) {
-    if (st->bounds[k].side == side)
+    const struct sl_stage_bound *bd = &st->bounds[k];
+    if (bd->side == side)
       continue; /* a bound by this side's watermark drops the other's */
     sl_strbuf_printf(&b, "%s%s", b.len ? " or its " : "",
-                     plus_offset(a, mine->names[st->bounds[k].col],
-                                 st->bounds[k].offset_us));
+                     plus_offset(a, mine->names[bd->col], bd->offset_us));
+    /* A join below has a watermark per time column: say whose. */
+    if (bd->time_col != theirs->time_col)
+      sl_strbuf_printf(&b, " (the watermark of the %s side's column %d, %s)",
+                       other, bd->time_col + 1, theirs->names[bd->time_col]);
   }
   const char *r =
       b.len ? sl_arena_printf(a,
