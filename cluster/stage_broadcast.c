@@ -267,6 +267,8 @@ static int add_node_stats(sl_query_stats *t, const sl_strbuf *p,
   t->stage_late += st.stage_late;
   t->state_evicted += st.state_evicted;
   t->state_rows_end += st.state_rows_end;
+  for (int i = 0; i < st.njoins && i < SL_STATS_JOINS; i++)
+    update_stages_join_stats_add(t, &st.join[i]);
   if (st.stage_windows > t->stage_windows) /* every node sees each window */
     t->stage_windows = st.stage_windows;
   if (st.stage_state_peak > t->stage_state_peak)

@@ -741,6 +741,7 @@ static int sq_close(staged_query *x, int rc, double seconds) {
     update_stages_sweep_now(x->updates, x->leaf_wm);
     stats->state_evicted = update_stages_evicted(x->updates);
     stats->state_rows_end = update_stages_join_rows(x->updates);
+    update_stages_join_stats(x->updates, stats);
   }
   update_stages_free(x->updates);
   free(x->leaf_wm);

@@ -9,20 +9,47 @@
 #include "sluice/state/topn_rows.h"
 #include "updating_stages.h"
 
-/* A join's row of one side, under its key. */
+/* A join's row of one side, under its key.  Held by its side's hash
+ * table (while `live`), by each deadline heap entry naming it and, under
+ * a TTL, by its side's arrival queue: it is freed when the last of them
+ * lets go (a heap's or the queue's entries are dropped lazily, when their
+ * time comes). */
 typedef struct jrow {
-  struct jrow *next; /* in its bucket */
+  struct jrow *next, **pprev; /* in its bucket (pprev: O(1) unlink) */
   uint64_t hash;
-  size_t size; /* of its block */
-  double born; /* when it came ('table.exec.state.ttl') */
+  double born;   /* when it came ('table.exec.state.ttl') */
+  uint32_t size; /* of its block */
+  uint16_t refs; /* the hash table's (while live) + the entries' */
+  bool live;
   uint8_t *key, *row;
 } jrow;
+
+/* Rows of one side in the order their bound lets them go: a min-heap of
+ * (deadline, row) for one bound (join_deadlines.c).  A row taken back or
+ * expired by the TTL stays in the heap, dead, until its deadline. */
+typedef struct jdeadline {
+  int64_t at; /* the row goes once the bounding watermark is >= at */
+  jrow *row;
+} jdeadline;
+
+typedef struct jheap {
+  jdeadline *v;
+  uint32_t n, cap;
+} jheap;
+
+/* A side's rows in the order they came (a ring), for the TTL. */
+typedef struct jqueue {
+  jrow **v;
+  uint32_t head, n, cap;
+} jqueue;
 
 typedef struct jside {
   jrow **buckets;
   uint32_t cap, count;
   uint64_t bytes;
-  uint64_t added; /* rows ever added (a sweep's "anything new?") */
+  jqueue arrivals; /* under 'table.exec.state.ttl' only */
+  /* EXPLAIN ANALYZE: the most this side held at once */
+  uint64_t peak_rows, peak_bytes;
 } jside;
 
 /* A Top-N partition: its rows in order, the first N (all of them when
@@ -49,12 +76,7 @@ struct ustage {
   jside sides[2];
   int *side_leaves[2]; /* the leaves under each side (their watermarks) */
   int nside_leaves[2];
-  int64_t *swept; /* per bound: the watermark its last sweep used */
-  /* ... and how many rows the side it sweeps had been given by then: a
-   * row that comes after a sweep must be swept even if the watermark has
-   * not moved since (the other side's stream ended: its watermark stays at
-   * the end of time while this side's rows still come). */
-  uint64_t *swept_added;
+  jheap *deadlines; /* per bound: the rows of the side it sweeps */
   uint64_t evicted;
   /* AGGREGATE: the stage's aggregates and a count of its rows (a group
    * whose rows were all taken back is deleted), over tmp rows */
@@ -99,5 +121,15 @@ int ustage_join_push(update_stages *u, ustage *s, int side, const sl_buffer *in,
 void ustage_join_sweep(ustage *s, const int64_t *leaf_wm);
 void ustage_join_expire(ustage *s, double oldest);
 void ustage_join_free(ustage *s);
+
+/* join_deadlines.c: a bound's rows by deadline; a side's by arrival. */
+void jheap_push(jheap *h, int64_t at, jrow *row);
+/* The entry with the earliest deadline (h->n > 0) taken out. */
+jdeadline jheap_pop(jheap *h);
+void jheap_free(jheap *h);
+void jqueue_push(jqueue *q, jrow *row);
+/* The oldest row (q->n > 0) taken out. */
+jrow *jqueue_pop(jqueue *q);
+void jqueue_free(jqueue *q);
 
 #endif

@@ -77,13 +77,9 @@ static ustage *build(update_stages *u, const stage_rt *rt, ustage *parent,
     for (int k = 0; k < 2; k++)
       collect_leaves(k ? rt->right : rt->left, &s->side_leaves[k],
                      &s->nside_leaves[k]);
-    s->swept = calloc((size_t)rt->st->nbounds + 1, sizeof *s->swept);
-    s->swept_added =
-        calloc((size_t)rt->st->nbounds + 1, sizeof *s->swept_added);
-    if (!s->swept || !s->swept_added)
+    s->deadlines = calloc((size_t)rt->st->nbounds + 1, sizeof *s->deadlines);
+    if (!s->deadlines)
       abort();
-    for (int k = 0; k < rt->st->nbounds; k++)
-      s->swept[k] = INT64_MIN;
     break;
   case SL_STAGE_TOPN:
     sl_buffer_init(&s->sorts, rt->sort_layout, u->buffer_size);
@@ -695,18 +691,20 @@ static void expire(ustage *s, double oldest) {
 }
 
 void update_stages_sweep(update_stages *u, const int64_t *leaf_wm) {
-  /* A sweep reads the whole side: a few times a second is enough. */
-  double now = sl_clock_seconds();
-  if (now - u->last_sweep < 0.25)
-    return;
-  u->last_sweep = now;
+  /* The bounds every round: a sweep costs the rows it drops (each bound's
+   * deadline heap), so the state stays as small as the watermarks allow. */
   for (int i = 0; i < u->nall; i++)
     if (u->all[i]->rt->st->kind == SL_STAGE_JOIN &&
         u->all[i]->rt->st->nbounds > 0)
       ustage_join_sweep(u->all[i], leaf_wm);
-  if (u->ttl > 0)
-    for (int i = 0; i < u->nall; i++)
-      expire(u->all[i], now - u->ttl);
+  /* The TTL a few times a second: an aggregate's expiry reads every
+   * group. */
+  double now = sl_clock_seconds();
+  if (u->ttl <= 0 || now - u->last_sweep < 0.25)
+    return;
+  u->last_sweep = now;
+  for (int i = 0; i < u->nall; i++)
+    expire(u->all[i], now - u->ttl);
 }
 
 uint64_t update_stages_evicted(const update_stages *u) {
@@ -714,6 +712,36 @@ uint64_t update_stages_evicted(const update_stages *u) {
   for (int i = 0; i < u->nall; i++)
     n += u->all[i]->evicted;
   return n;
+}
+
+void update_stages_join_stats_add(sl_query_stats *t, const sl_join_stats *j) {
+  int i = 0;
+  while (i < t->njoins && (t->join[i].left_leaf != j->left_leaf ||
+                           t->join[i].right_leaf != j->right_leaf))
+    i++;
+  if (i == SL_STATS_JOINS)
+    return;
+  if (i == t->njoins)
+    t->join[t->njoins++] =
+        (sl_join_stats){j->left_leaf, j->right_leaf, {0, 0}, {0, 0}};
+  for (int k = 0; k < 2; k++) {
+    t->join[i].peak_rows[k] += j->peak_rows[k];
+    t->join[i].peak_bytes[k] += j->peak_bytes[k];
+  }
+}
+
+void update_stages_join_stats(const update_stages *u, sl_query_stats *stats) {
+  for (int i = 0; i < u->nall; i++) {
+    const ustage *s = u->all[i];
+    if (s->rt->st->kind != SL_STAGE_JOIN || !s->nside_leaves[0] ||
+        !s->nside_leaves[1])
+      continue;
+    sl_join_stats j = {s->side_leaves[0][0],
+                       s->side_leaves[1][0],
+                       {s->sides[0].peak_rows, s->sides[1].peak_rows},
+                       {s->sides[0].peak_bytes, s->sides[1].peak_bytes}};
+    update_stages_join_stats_add(stats, &j);
+  }
 }
 
 /* Bytes of one stage's state. */

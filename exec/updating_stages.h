@@ -72,13 +72,18 @@ const sl_row_layout *update_stages_layout(const update_stages *u,
                                           const sl_stage *st);
 
 /* The leaves' watermarks (leaf_wm[i], INT64_MIN: none yet) moved: joins
- * with bounds drop the rows no later row can meet (sl_stage.bounds). */
+ * with bounds drop the rows no later row can meet (sl_stage.bounds), at
+ * every call; 'table.exec.state.ttl' expires state at most every 250 ms. */
 void update_stages_sweep(update_stages *u, const int64_t *leaf_wm);
-/* The same at once, not at most every 250 ms (the last sweep, when the
+/* The same with the TTL's expiry at once too (the last sweep, when the
  * input has ended). */
 void update_stages_sweep_now(update_stages *u, const int64_t *leaf_wm);
 /* Rows dropped so far that way. */
 uint64_t update_stages_evicted(const update_stages *u);
+/* Each JOIN stage's peak state per side into stats->join (added to an
+ * entry of the same join there, as over nodes). */
+void update_stages_join_stats(const update_stages *u, sl_query_stats *stats);
+void update_stages_join_stats_add(sl_query_stats *t, const sl_join_stats *j);
 /* Rows the joins hold now (both sides of each). */
 uint64_t update_stages_join_rows(const update_stages *u);
 

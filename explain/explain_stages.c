@@ -95,13 +95,18 @@ static const char *plus_offset(sl_arena *a, const char *col, int64_t us) {
 static const char *join_side_state(sl_arena *a, const sl_stage *st, int side) {
   const char *me = side ? "right" : "left", *other = side ? "left" : "right";
   const sl_stage *mine = side ? st->right : st->left;
+  const sl_stage *theirs = side ? st->left : st->right;
   sl_strbuf b = SL_STRBUF_INIT;
   for (int k = 0; k < st->nbounds; k++) {
-    if (st->bounds[k].side == side)
+    const struct sl_stage_bound *bd = &st->bounds[k];
+    if (bd->side == side)
       continue; /* a bound by this side's watermark drops the other's */
     sl_strbuf_printf(&b, "%s%s", b.len ? " or its " : "",
-                     plus_offset(a, mine->names[st->bounds[k].col],
-                                 st->bounds[k].offset_us));
+                     plus_offset(a, mine->names[bd->col], bd->offset_us));
+    /* A join below has a watermark per time column: say whose. */
+    if (bd->time_col != theirs->time_col)
+      sl_strbuf_printf(&b, " (the watermark of the %s side's column %d, %s)",
+                       other, bd->time_col + 1, theirs->names[bd->time_col]);
   }
   const char *r =
       b.len ? sl_arena_printf(a,
@@ -206,6 +211,32 @@ static xnode *select_node(sl_arena *a, printer *pr, const sl_stage *st) {
   return n;
 }
 
+/* The first leaf under st (the runtime names a join's stats by it). */
+static int first_leaf(const sl_stage *st) {
+  while (st->kind != SL_STAGE_LEAF)
+    st = st->input ? st->input : st->left;
+  return st->leaf;
+}
+
+/* After a run: the most state the join held, per side. */
+static void join_state_actuals(sl_arena *a, const printer *pr,
+                               const sl_stage *st, xnode *n) {
+  int l = first_leaf(st->left), r = first_leaf(st->right);
+  for (int i = 0; pr->st && i < pr->st->njoins && i < SL_STATS_JOINS; i++) {
+    const sl_join_stats *j = &pr->st->join[i];
+    if (j->left_leaf != l || j->right_leaf != r)
+      continue;
+    for (int k = 0; k < 2; k++) {
+      const char *side = k ? "right" : "left";
+      sl_xnode_actual(a, n, sl_arena_printf(a, "%s peak rows held", side),
+                      sl_explain_count(a, j->peak_rows[k]));
+      sl_xnode_actual(a, n, sl_arena_printf(a, "%s peak bytes held", side),
+                      sl_explain_count(a, j->peak_bytes[k]));
+    }
+    return;
+  }
+}
+
 /* A regular join of updating stages (streams without windows). */
 static xnode *updating_join_node(sl_arena *a, printer *pr, const sl_stage *st) {
   bool shuffled = pr->p->staged->join_strategy == SL_JOIN_SHUFFLE;
@@ -248,6 +279,7 @@ static xnode *updating_join_node(sl_arena *a, printer *pr, const sl_stage *st) {
     n->detail =
         sl_arena_printf(a, "%s (state: %s; %s)", n->detail,
                         join_side_state(a, st, 0), join_side_state(a, st, 1));
+  join_state_actuals(a, pr, st, n);
   sl_xnode_attr(a, n, "strategy", shuffled ? "repartition" : "single");
   sl_xnode_kid(a, n, stage_node(a, pr, st->left));
   sl_xnode_kid(a, n, stage_node(a, pr, st->right));

@@ -40,6 +40,14 @@ sl_stage *sl_stg_filter(stager *g, sl_stage *st, sl_bexpr *cond);
 
 /* stage_join.c */
 int sl_stg_join(stager *g, const sl_bfrom *f, sl_bexpr *extra, sl_stage **out);
+/* A condition over a view (or subquery) whose body is a plain SELECT over
+ * a join (no aggregate, window, DISTINCT, ORDER BY or LIMIT): its
+ * conjuncts on plain columns of the select list move into the body's WHERE,
+ * and so into the join (Flink pushes them down too), where a time bound
+ * lets the join drop rows.  Returns the body to stage (q, or a copy with
+ * that WHERE); *extra keeps the conjuncts that stay above. */
+const sl_bquery *sl_stg_push_into_join_view(stager *g, const sl_bquery *q,
+                                            sl_bexpr **extra);
 /* The leaves under the side of each bounded join whose watermark drops
  * the other side's rows drop their own late rows. */
 void sl_stg_drop_late_under_bounds(stager *g, const sl_stage *st);

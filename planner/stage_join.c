@@ -88,9 +88,77 @@ static const sl_bexpr *column_plus(const sl_bexpr *e, int64_t *off) {
   return e->kind == SL_BEXPR_COLUMN && e->depth == 0 ? e : NULL;
 }
 
+/* w - off, a watermark moved back by a bound's offset: none yet and the
+ * end of time stay as they are, and so does a value past the int64 range
+ * (clamped). */
+static int64_t wm_minus(int64_t w, int64_t off) {
+  int64_t r;
+  if (w == INT64_MIN || w == INT64_MAX)
+    return w;
+  if (__builtin_sub_overflow(w, off, &r))
+    return off > 0 ? INT64_MIN : INT64_MAX;
+  return r;
+}
+
+/* The join's column c of side `side` (plan.h): its side's own watermark
+ * there, lowered to what the bounds holding c above the other side's time
+ * allow (the highest of them, each one holding on its own). */
+static bool join_col_watermark(const sl_stage *j, int side, int c,
+                               const int64_t *leaf_wm, int64_t *wm) {
+  const sl_stage *x = side ? j->right : j->left;
+  const sl_stage *y = side ? j->left : j->right;
+  int64_t own, best = INT64_MIN;
+  bool met = false;
+  if (!sl_stage_col_watermark(x, c, leaf_wm, &own))
+    return false;
+  for (int k = 0; k < j->nbounds; k++) {
+    int64_t w;
+    if (j->bounds[k].side != 1 - side || j->bounds[k].col != c ||
+        !sl_stage_col_watermark(y, j->bounds[k].time_col, leaf_wm, &w))
+      continue;
+    w = wm_minus(w, j->bounds[k].offset_us);
+    best = !met || w > best ? w : best;
+    met = true;
+  }
+  *wm = own < best ? own : best;
+  return met;
+}
+
+bool sl_stage_col_watermark(const sl_stage *st, int col, const int64_t *leaf_wm,
+                            int64_t *wm) {
+  int64_t ignored;
+  if (!wm)
+    wm = &ignored;
+  switch (st->kind) {
+  case SL_STAGE_LEAF:
+    if (!st->stream || col != st->time_col)
+      return false;
+    *wm = leaf_wm ? leaf_wm[st->leaf] : INT64_MIN;
+    return true;
+  case SL_STAGE_SELECT: {
+    const sl_bexpr *e = col < st->nexprs ? st->exprs[col] : NULL;
+    return e && e->kind == SL_BEXPR_COLUMN && e->depth == 0 &&
+           sl_stage_col_watermark(st->input, e->index, leaf_wm, wm);
+  }
+  case SL_STAGE_JOIN: {
+    if (!st->stream) /* a regular join's rows only */
+      return false;
+    int nl = st->left->ncols;
+    return join_col_watermark(st, col < nl ? 0 : 1, col < nl ? col : col - nl,
+                              leaf_wm, wm);
+  }
+  default:
+    return false;
+  }
+}
+
 /* Record u <= v (or u < v), two expressions over a regular join's row, as
  * a bound (sl_stage.bounds) when u is side Y's event time plus a constant
- * cu and v a TIMESTAMP column of the other side X plus a constant cv.
+ * cu and v a TIMESTAMP column of the other side X plus a constant cv.  Y's
+ * "event time" is any column of Y with a watermark
+ * (sl_stage_col_watermark): a leaf's, or when Y is a join of streams a
+ * time column of either of its sides that its own bounds hold, so the
+ * joins of three streams keep flat state too.
  *
  * The rule.  Y's leaves drop their late rows: a row of Y that reaches the
  * join after Y's watermark W has event time t > W (a row at or before the
@@ -101,7 +169,7 @@ static const sl_bexpr *column_plus(const sl_bexpr *e, int64_t *off) {
  * (a strict bound only fails sooner; dropping 1 microsecond later than it
  * could is kept for the one rule), and for u = v (it implies u <= v).
  * A NULL x.v meets no row (the comparison is unknown) and is dropped at
- * the first sweep.  Of two bounds by the same column the earlier one
+ * the first sweep.  Of two bounds by the same columns the earlier one
  * decides. */
 static void add_bound(stager *g, sl_stage *j, const sl_bexpr *u,
                       const sl_bexpr *v) {
@@ -114,7 +182,7 @@ static void add_bound(stager *g, sl_stage *j, const sl_bexpr *u,
   int us = u->index < nl ? 0 : 1, vs = v->index < nl ? 0 : 1;
   const sl_stage *a = us ? j->right : j->left;
   int ucol = u->index - (us ? nl : 0), vcol = v->index - (vs ? nl : 0);
-  if (us == vs || ucol != a->time_col ||
+  if (us == vs || !sl_stage_col_watermark(a, ucol, NULL, NULL) ||
       (v->type->kind != SL_TYPE_TIMESTAMP &&
        v->type->kind != SL_TYPE_TIMESTAMP_LTZ))
     return;
@@ -122,7 +190,8 @@ static void add_bound(stager *g, sl_stage *j, const sl_bexpr *u,
   if (__builtin_sub_overflow(cv, cu, &off))
     return;
   for (int k = 0; k < j->nbounds; k++)
-    if (j->bounds[k].side == us && j->bounds[k].col == vcol) {
+    if (j->bounds[k].side == us && j->bounds[k].col == vcol &&
+        j->bounds[k].time_col == ucol) {
       if (off < j->bounds[k].offset_us)
         j->bounds[k].offset_us = off;
       return;
@@ -132,6 +201,7 @@ static void add_bound(stager *g, sl_stage *j, const sl_bexpr *u,
   if (j->nbounds)
     memcpy(b, j->bounds, sizeof *b * (size_t)j->nbounds);
   b[j->nbounds].side = us;
+  b[j->nbounds].time_col = ucol;
   b[j->nbounds].col = vcol;
   b[j->nbounds].offset_us = off;
   j->bounds = b;
@@ -324,16 +394,93 @@ static int interval_join(stager *g, const sl_bfrom *f, sl_stage *j,
   return SL_OK;
 }
 
+/* The conditions of conj on one side alone whose side is itself a join
+ * move into that join (Flink pushes them down too): in a join of three
+ * streams, `WHERE A.t BETWEEN P.t AND P.t + INTERVAL ...` is a bound of the
+ * join of P and A (add_bound), where above it would only filter that
+ * join's rows and both its sides would be kept for ever.  *conj keeps the
+ * rest; rpush's are over the right side's own columns. */
+static int push_into_side_joins(stager *g, const sl_bfrom *f, sl_pl_parts *conj,
+                                sl_pl_parts *lpush, sl_pl_parts *rpush) {
+  const sl_bfrom *lf = f->u.join.left, *rf = f->u.join.right;
+  int nl = lf->ncols, nr = rf->ncols, kept = 0;
+  for (int i = 0; i < conj->n; i++) {
+    sl_bexpr *c = conj->v[i];
+    int rc = sl_stg_check_plain(g, c);
+    if (rc != SL_OK)
+      return rc;
+    if (c->nargs > 0 && lf->kind == SL_BFROM_JOIN &&
+        sl_pl_columns_within(c, 0, nl))
+      sl_pl_parts_add(g->a, lpush, c);
+    else if (c->nargs > 0 && rf->kind == SL_BFROM_JOIN &&
+             sl_pl_columns_within(c, nl, nl + nr))
+      sl_pl_parts_add(g->a, rpush, sl_stg_shift(g->a, c, -nl));
+    else
+      conj->v[kept++] = c;
+  }
+  conj->n = kept;
+  return SL_OK;
+}
+
+/* Every column e reads (of this block's row) is a plain column of the
+ * select list exprs: a condition on them means the same under the view. */
+static bool reads_plain_columns(const sl_bexpr *e, sl_bexpr *const *exprs) {
+  if (e->kind == SL_BEXPR_COLUMN && e->depth == 0)
+    return exprs[e->index]->kind == SL_BEXPR_COLUMN &&
+           exprs[e->index]->depth == 0;
+  if (e->kind == SL_BEXPR_SUBQUERY)
+    return false;
+  for (int i = 0; i < e->nargs; i++)
+    if (!reads_plain_columns(e->args[i], exprs))
+      return false;
+  return true;
+}
+
+const sl_bquery *sl_stg_push_into_join_view(stager *g, const sl_bquery *q,
+                                            sl_bexpr **extra) {
+  const sl_bselect *s = q->select;
+  if (!*extra || q->kind != SL_BQUERY_SELECT || !s->from ||
+      s->from->kind != SL_BFROM_JOIN || s->aggregate || s->group_window ||
+      s->nwindows > 0 || s->distinct || q->norder > 0 || q->limit >= 0 ||
+      q->offset > 0)
+    return q;
+  sl_pl_parts conj = {0}, pushed = {0}, kept = {0};
+  sl_pl_conjuncts(g->a, *extra, &conj);
+  for (int i = 0; i < conj.n; i++)
+    if (conj.v[i]->nargs > 0 && reads_plain_columns(conj.v[i], s->exprs))
+      sl_pl_parts_add(g->a, &pushed, sl_pl_subst(g->a, conj.v[i], s->exprs));
+    else
+      sl_pl_parts_add(g->a, &kept, conj.v[i]);
+  if (pushed.n == 0)
+    return q;
+  if (s->where)
+    sl_pl_parts_add(g->a, &pushed, s->where);
+  sl_bselect *s2 = SL_ANEW(g->a, sl_bselect);
+  *s2 = *s;
+  s2->where = sl_pl_and_parts(g->a, &pushed);
+  sl_bquery *q2 = SL_ANEW(g->a, sl_bquery);
+  *q2 = *q;
+  q2->select = s2;
+  *extra = sl_pl_and_parts(g->a, &kept);
+  return q2;
+}
+
 int sl_stg_join(stager *g, const sl_bfrom *f, sl_bexpr *extra, sl_stage **out) {
   if (f->u.join.kind != SL_JOIN_INNER && f->u.join.kind != SL_JOIN_CROSS)
     return sl_stg_refuse(g, f->span, "outer joins of windowed results");
   if (f->u.join.lookup)
     return sl_stg_refuse(g, f->span,
                          "FOR SYSTEM_TIME AS OF above an aggregate");
+  sl_pl_parts conj = {0}, lparts = {0}, rparts = {0}, residual = {0};
+  sl_pl_conjuncts(g->a, f->u.join.on, &conj);
+  sl_pl_conjuncts(g->a, extra, &conj);
+  sl_pl_parts lpush = {0}, rpush = {0};
+  int rc = push_into_side_joins(g, f, &conj, &lpush, &rpush);
   sl_stage *l, *r;
-  int rc = sl_stg_from(g, f->u.join.left, NULL, &l);
   if (rc == SL_OK)
-    rc = sl_stg_from(g, f->u.join.right, NULL, &r);
+    rc = sl_stg_from(g, f->u.join.left, sl_pl_and_parts(g->a, &lpush), &l);
+  if (rc == SL_OK)
+    rc = sl_stg_from(g, f->u.join.right, sl_pl_and_parts(g->a, &rpush), &r);
   if (rc != SL_OK)
     return rc;
   sl_stage *j = join_stage(g, l, r);
@@ -344,9 +491,6 @@ int sl_stg_join(stager *g, const sl_bfrom *f, sl_bexpr *extra, sl_stage **out) {
     g->updating = true;
     j->stream = true;
   }
-  sl_pl_parts conj = {0}, lparts = {0}, rparts = {0}, residual = {0};
-  sl_pl_conjuncts(g->a, f->u.join.on, &conj);
-  sl_pl_conjuncts(g->a, extra, &conj);
   sl_bexpr **parts = conj.v;
   int n = conj.n;
   bool aligned = false;

@@ -440,7 +440,8 @@ int sl_stg_from(stager *g, const sl_bfrom *f, sl_bexpr *extra, sl_stage **out) {
   switch (f->kind) {
   case SL_BFROM_VIEW:
   case SL_BFROM_SUBQUERY:
-    rc = stage_query(g, f->u.sub.query, &st);
+    rc = stage_query(g, sl_stg_push_into_join_view(g, f->u.sub.query, &extra),
+                     &st);
     break;
   case SL_BFROM_JOIN:
     return sl_stg_join(g, f, extra, out);

@@ -95,6 +95,22 @@ static void expect_text(const result *r, const char *want) {
     fail_msg("EXPLAIN lacks '%s':\n%s", want, sl_strbuf_cstr(&r->text));
 }
 
+/* Statements whose output does not matter (settings, tables, views). */
+static void run_all(sl_session *s, const char *const *sql, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    result r;
+    run(s, sql[i], &r);
+    result_free(&r);
+  }
+}
+
+/* The same rows (both sorted by run). */
+static void expect_same_rows(const result *a, const result *b) {
+  assert_int_equal(a->nrows, b->nrows);
+  for (int i = 0; i < a->nrows; i++)
+    assert_string_equal(a->rows[i], b->rows[i]);
+}
+
 static sl_session *nexmark(void) {
   static const char *const setup[] = {
       "SET 'parallelism.default' = '2'",
@@ -110,11 +126,7 @@ static sl_session *nexmark(void) {
       "dateTime FROM nx WHERE event_type = 1",
   };
   sl_session *s = sl_session_new();
-  for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++) {
-    result r;
-    run(s, setup[i], &r);
-    result_free(&r);
-  }
+  run_all(s, setup, sizeof setup / sizeof setup[0]);
   return s;
 }
 
@@ -140,9 +152,7 @@ static void test_both_sides_expire(void **state) {
   run(s, "EXPLAIN ANALYZE " BOUNDED, &an);
   run(s, "EXPLAIN ANALYZE " UNBOUNDED, &an_un);
   assert_true(bounded.nrows > 0);
-  assert_int_equal(bounded.nrows, unbounded.nrows);
-  for (int i = 0; i < bounded.nrows; i++)
-    assert_string_equal(bounded.rows[i], unbounded.rows[i]);
+  expect_same_rows(&bounded, &unbounded);
   assert_int_equal(actual(&an, "join rows held at the end="), 0);
   assert_int_equal(actual(&an, "join rows dropped by time bounds="), 8000);
   /* Without the auctions' bound they all stay (the persons still go). */
@@ -223,15 +233,292 @@ static void test_rows_after_other_side_ended_expire(void **state) {
       "dateTime FROM many WHERE event_type = 1",
   };
   sl_session *s = sl_session_new();
-  for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++) {
-    result r;
-    run(s, setup[i], &r);
-    result_free(&r);
-  }
+  run_all(s, setup, sizeof setup / sizeof setup[0]);
   result an;
   run(s, "EXPLAIN ANALYZE " BOUNDED, &an);
   assert_true(actual(&an, "join rows dropped by time bounds=") > 0);
   assert_int_equal(actual(&an, "join rows held at the end="), 0);
+  result_free(&an);
+  sl_session_free(s);
+}
+
+/* ---- the interval join's forms (Flink's "Interval Joins") ----------- */
+
+/* A session with persons, auctions and bids (1, 3 and 46 of every 50
+ * events), as views, and two views over a join of orders and shipments
+ * (the auctions and persons again) as Flink's documentation writes it. */
+static sl_session *nexmark3(void) {
+  static const char *const setup[] = {
+      "SET 'parallelism.default' = '2'",
+      "CREATE TABLE nx (event_type INT, person ROW<id BIGINT, dateTime "
+      "TIMESTAMP(3)>, auction ROW<id BIGINT, dateTime TIMESTAMP(3), seller "
+      "BIGINT>, bid ROW<auction BIGINT, dateTime TIMESTAMP(3)>, dateTime AS "
+      "CASE WHEN event_type = 0 THEN person.dateTime WHEN event_type = 1 THEN "
+      "auction.dateTime ELSE bid.dateTime END, WATERMARK FOR dateTime AS "
+      "dateTime - INTERVAL '4' SECOND) WITH ('connector' = 'nexmark', "
+      "'first-event.rate' = '1000', 'events.num' = '100000')",
+      "CREATE VIEW P AS SELECT person.id AS id, dateTime FROM nx WHERE "
+      "event_type = 0",
+      "CREATE VIEW A AS SELECT auction.id AS id, auction.seller AS seller, "
+      "dateTime FROM nx WHERE event_type = 1",
+      "CREATE VIEW B AS SELECT bid.auction AS auction, dateTime FROM nx WHERE "
+      "event_type = 2",
+      /* renamed time columns, a filter inside the view */
+      "CREATE VIEW orders AS SELECT id AS order_id, seller, dateTime AS "
+      "order_time FROM A WHERE id > 0",
+      "CREATE VIEW shipments AS SELECT id AS ship_id, dateTime AS ship_time "
+      "FROM P",
+      /* the join in a view, its time condition in the query over it */
+      "CREATE VIEW paired AS SELECT A.id AS aid, A.dateTime AS at, P.id AS "
+      "pid, P.dateTime AS pt FROM A JOIN P ON A.seller = P.id",
+  };
+  sl_session *s = sl_session_new();
+  run_all(s, setup, sizeof setup / sizeof setup[0]);
+  return s;
+}
+
+/* One form: the query, the same with its bounds hidden in CASTs (a
+ * regular join keeping every row: the reference), and what EXPLAIN says of
+ * each join's sides (every join: both sides dropped). */
+typedef struct form {
+  const char *bounded, *unbounded;
+  int joins;
+} form;
+
+#define PA "SELECT A.id, P.id FROM A, P WHERE A.seller = P.id AND "
+#define CAST3(e) "CAST(" e " AS TIMESTAMP(3))"
+#define THREE                                                                  \
+  "SELECT P.id, A.id, B.dateTime FROM P JOIN A ON A.seller = P.id JOIN B ON "  \
+  "B.auction = A.id WHERE "
+static const form forms[] = {
+    /* Flink's o.order_time BETWEEN s.ship_time - INTERVAL '4' HOUR AND
+     * s.ship_time */
+    {PA "P.dateTime BETWEEN A.dateTime - INTERVAL '4' SECOND AND A.dateTime",
+     PA "P.dateTime BETWEEN " CAST3(
+         "A.dateTime - INTERVAL '4' SECOND") " AND " CAST3("A.dateTime"),
+     1},
+    /* ltime = rtime (an auction with the auctions of its seller that came
+     * at the same instant: itself, at least) */
+    {"SELECT A.id, A2.id FROM A, A AS A2 WHERE A.seller = A2.seller AND "
+     "A.dateTime = A2.dateTime",
+     "SELECT A.id, A2.id FROM A, A AS A2 WHERE A.seller = A2.seller AND "
+     "A.dateTime = " CAST3("A2.dateTime"),
+     1},
+    /* ltime >= rtime AND ltime < rtime + INTERVAL '10' MINUTE */
+    {PA "P.dateTime >= A.dateTime AND P.dateTime < A.dateTime + INTERVAL "
+        "'10' MINUTE",
+     PA "P.dateTime >= " CAST3("A.dateTime") " AND P.dateTime < " CAST3(
+         "A.dateTime + INTERVAL '10' MINUTE"),
+     1},
+    /* ... written the other way round, > and <= */
+    {PA "A.dateTime <= P.dateTime AND A.dateTime + INTERVAL '3' SECOND > "
+        "P.dateTime",
+     PA CAST3("A.dateTime") " <= P.dateTime AND " CAST3(
+         "A.dateTime + INTERVAL '3' SECOND") " > P.dateTime",
+     1},
+    /* ltime BETWEEN rtime - INTERVAL '10' SECOND AND rtime + INTERVAL '5'
+     * SECOND, the interval added on the left */
+    {PA "P.dateTime BETWEEN A.dateTime - INTERVAL '10' SECOND AND "
+        "INTERVAL '5' SECOND + A.dateTime",
+     PA "P.dateTime BETWEEN " CAST3(
+         "A.dateTime - INTERVAL '10' SECOND") " AND " CAST3("INTERVAL '5' "
+                                                            "SECOND + "
+                                                            "A.dateTime"),
+     1},
+    /* intervals on both columns */
+    {PA "P.dateTime - INTERVAL '1' SECOND > A.dateTime - INTERVAL '3' SECOND "
+        "AND P.dateTime + INTERVAL '1' SECOND <= A.dateTime + INTERVAL '4' "
+        "SECOND",
+     PA "P.dateTime - INTERVAL '1' SECOND > " CAST3(
+         "A.dateTime - INTERVAL '3' SECOND") " AND P.dateTime + INTERVAL '1' "
+                                             "SECOND <= " CAST3(
+                                                 "A.dateTime + INTERVAL '4' "
+                                                 "SECOND"),
+     1},
+    /* JOIN ... ON the key, the bound in WHERE */
+    {"SELECT A.id, P.id FROM A JOIN P ON A.seller = P.id WHERE P.dateTime "
+     "BETWEEN A.dateTime AND A.dateTime + INTERVAL '2' SECOND",
+     "SELECT A.id, P.id FROM A JOIN P ON A.seller = P.id WHERE P.dateTime "
+     "BETWEEN " CAST3("A.dateTime") " AND " CAST3(
+         "A.dateTime + INTERVAL '2' SECOND"),
+     1},
+    /* through views that rename the time columns */
+    {"SELECT o.order_id, s.ship_id FROM orders o JOIN shipments s ON "
+     "o.seller = s.ship_id AND s.ship_time BETWEEN o.order_time AND "
+     "o.order_time + INTERVAL '2' SECOND",
+     "SELECT o.order_id, s.ship_id FROM orders o JOIN shipments s ON "
+     "o.seller = s.ship_id AND s.ship_time BETWEEN " CAST3(
+         "o.order_time") " AND " CAST3("o.order_time + INTERVAL '2' SECOND"),
+     1},
+    /* through a view of the join, the bound in the query over it */
+    {"SELECT aid, pid FROM paired WHERE pt BETWEEN at AND at + INTERVAL '2' "
+     "SECOND",
+     "SELECT aid, pid FROM paired WHERE pt BETWEEN " CAST3("at") " AND " CAST3(
+         "at + INTERVAL '2' SECOND"),
+     1},
+    /* three streams, the bounds in ON: the join above keeps the bids only
+     * as long as the auctions' time in the join below allows */
+    {"SELECT P.id, A.id, B.dateTime FROM P JOIN A ON A.seller = P.id AND "
+     "A.dateTime BETWEEN P.dateTime AND P.dateTime + INTERVAL '20' SECOND "
+     "JOIN B ON B.auction = A.id AND B.dateTime BETWEEN A.dateTime AND "
+     "A.dateTime + INTERVAL '2' SECOND",
+     "SELECT P.id, A.id, B.dateTime FROM P JOIN A ON A.seller = P.id AND "
+     "A.dateTime BETWEEN " CAST3("P.dateTime") " AND " CAST3(
+         "P.dateTime + INTERVAL '20' SECOND") " JOIN B ON B.auction = A.id "
+                                              "AND B.dateTime "
+                                              "BETWEEN " CAST3(
+                                                  "A.dateTime") " AND"
+                                                                " " CAST3("A"
+                                                                          "."
+                                                                          "d"
+                                                                          "a"
+                                                                          "t"
+                                                                          "e"
+                                                                          "T"
+                                                                          "i"
+                                                                          "m"
+                                                                          "e"
+                                                                          " "
+                                                                          "+"
+                                                                          " "
+                                                                          "I"
+                                                                          "N"
+                                                                          "T"
+                                                                          "E"
+                                                                          "R"
+                                                                          "V"
+                                                                          "A"
+                                                                          "L"
+                                                                          " "
+                                                                          "'"
+                                                                          "2"
+                                                                          "'"
+                                                                          " "
+                                                                          "S"
+                                                                          "E"
+                                                                          "C"
+                                                                          "O"
+                                                                          "N"
+                                                                          "D"),
+     2},
+    /* ... and in WHERE, where the persons/auctions bound must reach the join
+     * below */
+    {THREE "A.dateTime BETWEEN P.dateTime AND P.dateTime + INTERVAL '20' "
+           "SECOND AND B.dateTime BETWEEN A.dateTime AND A.dateTime + "
+           "INTERVAL '2' SECOND",
+     THREE "A.dateTime BETWEEN " CAST3("P.dateTime") " AND " CAST3(
+         "P."
+         "dateTime"
+         " + "
+         "INTERVAL"
+         " '20' "
+         "SECOND") " AND B.dateTime BETWEEN " CAST3("A.dateTime") " AND"
+                                                                  " " CAST3(
+                                                                      "A."
+                                                                      "dateTime"
+                                                                      " + "
+                                                                      "INTERVAL"
+                                                                      " '2' "
+                                                                      "SECOND"),
+     2},
+};
+
+static int count_of(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+    n++;
+  return n;
+}
+
+/* Every form bounds both sides of each of its joins: EXPLAIN says so
+ * (no side "kept for as long as the query runs"), the joins hold nothing
+ * at the end, and the rows are those of the same join keeping every row. */
+static void test_flink_forms_bound_both_sides(void **state) {
+  (void)state;
+  sl_session *s = nexmark3();
+  for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+    const form *f = &forms[i];
+    char sql[4096];
+    result ex, an, bounded, unbounded;
+    snprintf(sql, sizeof sql, "EXPLAIN %s", f->bounded);
+    run(s, sql, &ex);
+    const char *text = sl_strbuf_cstr(&ex.text);
+    if (count_of(text, "a left row is dropped once") != f->joins ||
+        count_of(text, "a right row is dropped once") != f->joins ||
+        strstr(text, "for as long as the query runs"))
+      fail_msg("form %zu does not bound both sides of its %d join(s):\n%s", i,
+               f->joins, text);
+    snprintf(sql, sizeof sql, "EXPLAIN ANALYZE %s", f->bounded);
+    run(s, sql, &an);
+    run(s, f->bounded, &bounded);
+    run(s, f->unbounded, &unbounded);
+    if (actual(&an, "join rows held at the end=") != 0)
+      fail_msg("form %zu holds rows at the end:\n%s", i,
+               sl_strbuf_cstr(&an.text));
+    assert_true(actual(&an, "join rows dropped by time bounds=") > 0);
+    if (bounded.nrows == 0 || bounded.nrows != unbounded.nrows)
+      fail_msg("form %zu: %d rows, %d without its bounds", i, bounded.nrows,
+               unbounded.nrows);
+    expect_same_rows(&bounded, &unbounded);
+    result_free(&ex);
+    result_free(&an);
+    result_free(&bounded);
+    result_free(&unbounded);
+  }
+  sl_session_free(s);
+}
+
+/* EXPLAIN ANALYZE shows the join's peak state per side on its line.  The
+ * stream is paced ('events.rate': 20,000 events in 1 s of wall time, 20 s
+ * of event time), so the watermarks move while rows come: with the 2 s
+ * bound each side holds a few seconds' rows at most, never all 400
+ * persons and 1,200 auctions; without the auctions' bound, every auction. */
+static void test_explain_analyze_shows_peak_state(void **state) {
+  (void)state;
+  sl_session *s = nexmark();
+  static const char *const setup[] = {
+      "CREATE TABLE paced (event_type INT, person ROW<id BIGINT, dateTime "
+      "TIMESTAMP(3)>, auction ROW<id BIGINT, dateTime TIMESTAMP(3), seller "
+      "BIGINT>, dateTime AS CASE WHEN event_type = 0 THEN person.dateTime "
+      "ELSE auction.dateTime END, WATERMARK FOR dateTime AS dateTime - "
+      "INTERVAL '4' SECOND) WITH ('connector' = 'nexmark', "
+      "'first-event.rate' = '1000', 'events.rate' = '20000', 'events.num' = "
+      "'20000')",
+      "CREATE VIEW PP AS SELECT person.id AS id, dateTime FROM paced WHERE "
+      "event_type = 0",
+      "CREATE VIEW PA AS SELECT auction.id AS id, auction.seller AS seller, "
+      "dateTime FROM paced WHERE event_type = 1",
+  };
+  run_all(s, setup, sizeof setup / sizeof setup[0]);
+  result an, an_un;
+#define PACED                                                                  \
+  "EXPLAIN ANALYZE SELECT PA.id, PP.id FROM PA, PP WHERE PA.seller = PP.id "   \
+  "AND PP.dateTime BETWEEN PA.dateTime AND "
+  run(s, PACED "PA.dateTime + INTERVAL '2' SECOND", &an);
+  run(s, PACED "CAST(PA.dateTime + INTERVAL '2' SECOND AS TIMESTAMP(3))",
+      &an_un);
+  unsigned long long lrows = actual(&an, "left peak rows held=");
+  unsigned long long rrows = actual(&an, "right peak rows held=");
+  assert_true(lrows > 0 && lrows < 1200);
+  assert_true(rrows > 0 && rrows < 400);
+  assert_true(actual(&an, "left peak bytes held=") > 0);
+  assert_true(actual(&an, "right peak bytes held=") > 0);
+  assert_int_equal(actual(&an_un, "left peak rows held="), 1200);
+  result_free(&an);
+  result_free(&an_un);
+  sl_session_free(s);
+}
+
+/* 'table.exec.state.ttl' still drops a regular join's rows (no bound): at
+ * the end only the rows younger than the TTL are left. */
+static void test_state_ttl_expires_join_rows(void **state) {
+  (void)state;
+  sl_session *s = nexmark();
+  static const char *const ttl[] = {"SET 'table.exec.state.ttl' = '1 ms'"};
+  run_all(s, ttl, 1);
+  result an;
+  run(s, "EXPLAIN ANALYZE " JOIN "P.id > 0", &an);
+  assert_true(actual(&an, "join rows held at the end=") < 8000);
   result_free(&an);
   sl_session_free(s);
 }
@@ -241,6 +528,9 @@ int main(void) {
       cmocka_unit_test(test_both_sides_expire),
       cmocka_unit_test(test_explain_says_when_rows_go),
       cmocka_unit_test(test_rows_after_other_side_ended_expire),
+      cmocka_unit_test(test_flink_forms_bound_both_sides),
+      cmocka_unit_test(test_explain_analyze_shows_peak_state),
+      cmocka_unit_test(test_state_ttl_expires_join_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -359,6 +359,9 @@ struct sl_stage {
   int nbounds;
   struct sl_stage_bound {
     int side;          /* 0 left, 1 right: whose watermark */
+    int time_col;      /* ... of this column of that side (its event time,
+                        * or a column of a join below with a watermark:
+                        * sl_stage_col_watermark) */
     int col;           /* a TIMESTAMP column of the other side's rows */
     int64_t offset_us; /* added to col (an interval in the condition) */
   } * bounds;
@@ -490,6 +493,16 @@ typedef struct sl_leaf_stats {
 } sl_leaf_stats;
 #define SL_STATS_LEAVES 8 /* leaves shown one by one; the rest summed only */
 
+/* An updating JOIN stage's state at its largest, per side (0 left, 1
+ * right): the join named by the first leaf under each side (plan.h's
+ * leaf numbers; EXPLAIN ANALYZE finds its join by them).  Over nodes, the
+ * sum of each node's peak. */
+typedef struct sl_join_stats {
+  int left_leaf, right_leaf;
+  uint64_t peak_rows[2], peak_bytes[2];
+} sl_join_stats;
+#define SL_STATS_JOINS 8 /* joins shown; the rest not */
+
 /* What running a plan measured (filled by the runtime; printed by
  * EXPLAIN ANALYZE and the shell's summary line).  Row counts are summed
  * over workers; *_seconds are summed thread time. */
@@ -546,7 +559,21 @@ typedef struct sl_query_stats {
    * the sums above hold every leaf's). */
   int nleaves;
   sl_leaf_stats leaf[SL_STATS_LEAVES];
+  int njoins; /* updating JOIN stages run here (the first SL_STATS_JOINS) */
+  sl_join_stats join[SL_STATS_JOINS];
 } sl_query_stats;
+
+/* Column col of an updating plan's stage st has a watermark: every row
+ * that comes out of st after it holds a later time there.  A stream leaf's
+ * event time has its leaf's; a plain column of a SELECT has its input's;
+ * a regular join's column c of side X has one when a bound of the join
+ * holds it above the other side's time (X.c >= Y.t - off, so a row of Y
+ * arriving later meets only rows of X with c past W(Y.t) - off): the
+ * lower of X.c's own and that.  With leaf_wm (each leaf's watermark,
+ * INT64_MIN: none yet) the watermark goes to *wm; without, only whether
+ * there is one (planner/stage_join.c). */
+bool sl_stage_col_watermark(const sl_stage *st, int col, const int64_t *leaf_wm,
+                            int64_t *wm);
 
 /* Build the plan of a bound query or INSERT.  SL_EUNSUPPORTED with a
  * message saying what is not supported yet ("not supported yet: a join of
