@@ -520,7 +520,8 @@ static leaf_store *snapshot_leaves(const staged_query *x) {
         malloc(sizeof *ls->keys * (size_t)(ls->nkeys ? ls->nkeys : 1));
     if (!snap[i].keys)
       abort();
-    memcpy(snap[i].keys, ls->keys, sizeof *ls->keys * (size_t)ls->nkeys);
+    if (ls->nkeys > 0) /* (an empty store may have no array yet) */
+      memcpy(snap[i].keys, ls->keys, sizeof *ls->keys * (size_t)ls->nkeys);
     snap[i].front = 0;
     snap[i].capkeys = ls->nkeys;
   }
