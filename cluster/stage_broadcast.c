@@ -273,6 +273,10 @@ static int add_node_stats(sl_query_stats *t, const sl_strbuf *p,
     t->stage_windows = st.stage_windows;
   if (st.stage_state_peak > t->stage_state_peak)
     t->stage_state_peak = st.stage_state_peak;
+  for (int i = 0; i < SL_STATS_STAGES; i++)
+    t->stage_peak[i] += st.stage_peak[i];
+  for (int i = 0; i < st.nleaves && i < SL_STATS_LEAVES; i++)
+    t->leaf[i].held_peak += st.leaf[i].held_peak;
   return SL_OK;
 }
 

@@ -31,13 +31,22 @@ static void adopt_rel(stage_eval *ev, rel *r) {
   ev->rels[ev->nrels++] = r;
 }
 
-static rel *new_rel(stage_eval *ev, const sl_row_layout *layout) {
+/* A relation the evaluation of stage s makes (its bytes count as s's). */
+static rel *new_rel(stage_eval *ev, const stage_rt *s,
+                    const sl_row_layout *layout) {
   rel *r = calloc(1, sizeof *r);
   if (!r)
     abort();
   r->layout = layout;
+  r->stage = s->id;
   adopt_rel(ev, r);
   return r;
+}
+
+/* bytes more held by stage s for this window. */
+static void window_holds(stage_eval *ev, const stage_rt *s, uint64_t bytes) {
+  if (s->id >= 0 && s->id < SL_STATS_STAGES)
+    ev->window_bytes[s->id] += bytes;
 }
 
 /* One more buffer slot at the end of r (not initialized). */
@@ -79,9 +88,19 @@ static void rel_free(rel *r) {
 }
 
 void stage_eval_release(stage_eval *ev) {
-  for (int i = 0; i < ev->nrels; i++)
+  for (int i = 0; i < ev->nrels; i++) {
+    const rel *r = ev->rels[i];
+    if (!r->borrowed && r->stage >= 0 && r->stage < SL_STATS_STAGES)
+      for (int b = 0; b < r->n; b++)
+        ev->window_bytes[r->stage] += r->bufs[b].cap;
     rel_free(ev->rels[i]);
+  }
   ev->nrels = 0;
+  for (int i = 0; i < SL_STATS_STAGES; i++) {
+    if (ev->window_bytes[i] > ev->peak_bytes[i])
+      ev->peak_bytes[i] = ev->window_bytes[i];
+    ev->window_bytes[i] = 0;
+  }
   for (int i = 0; i < ev->ntables; i++)
     sl_group_table_free(&ev->tables[i]);
   ev->ntables = 0;
@@ -201,11 +220,30 @@ static const int *key_columns(sl_arena *a, sl_bexpr *const *es, int n,
   return cols;
 }
 
+/* st's number in pre-order over the stages under root that are not
+ * leaves (stage_rt.id), counting from *next; -1 if not under root. */
+static int preorder_id(const sl_stage *root, const sl_stage *st, int *next) {
+  if (!root || root->kind == SL_STAGE_LEAF)
+    return -1;
+  int id = (*next)++;
+  if (root == st)
+    return id;
+  const sl_stage *kids[3] = {root->input, root->left, root->right};
+  for (int i = 0; i < 3; i++) {
+    int found = preorder_id(kids[i], st, next);
+    if (found >= 0)
+      return found;
+  }
+  return -1;
+}
+
 int stage_rt_build(sl_arena *a, const sl_stage *st, const sl_staged_plan *sp,
                    stage_rt **out, sl_error *err) {
   stage_rt *s = SL_ANEW(a, stage_rt);
   s->st = st;
   s->stream_side = -1;
+  int next = 0;
+  s->id = preorder_id(sp->top, st, &next);
   int rc = SL_OK;
   if (st->kind == SL_STAGE_LEAF) {
     /* The leaf executor's own output layout (its hidden window_end too),
@@ -348,7 +386,7 @@ static uint32_t *selection(uint32_t n) {
 
 static int eval_leaf(stage_eval *ev, const stage_rt *s, int64_t end,
                      const rel **out) {
-  rel *r = new_rel(ev, s->layout);
+  rel *r = new_rel(ev, s, s->layout);
   r->borrowed = true;
   keyed_rows *k = leaf_store_find(&ev->leaves[s->leaf], end);
   if (k) {
@@ -361,7 +399,7 @@ static int eval_leaf(stage_eval *ev, const stage_rt *s, int64_t end,
 
 static int eval_select(stage_eval *ev, const stage_rt *s, const rel *in,
                        const rel **out) {
-  rel *r = new_rel(ev, s->layout);
+  rel *r = new_rel(ev, s, s->layout);
   int rc = SL_OK;
   for (int i = 0; i < in->n && rc == SL_OK; i++) {
     const sl_buffer *b = &in->bufs[i];
@@ -389,7 +427,7 @@ static int eval_select(stage_eval *ev, const stage_rt *s, const rel *in,
  * key of row i has a NULL (it matches nothing). */
 static int key_rows(stage_eval *ev, const stage_rt *s, sl_expr_prog **progs,
                     const rel *in, rel **keys) {
-  rel *k = new_rel(ev, s->key_layout);
+  rel *k = new_rel(ev, s, s->key_layout);
   int rc = SL_OK;
   for (int i = 0; i < in->n && rc == SL_OK; i++) {
     const sl_buffer *b = &in->bufs[i];
@@ -503,6 +541,15 @@ static int build_table(stage_eval *ev, const stage_rt *s, const rel *in,
   return SL_OK;
 }
 
+static uint64_t table_bytes(const stage_rt *s, const join_table *t) {
+  if (!t->head) /* no keys: just the row pointers */
+    return sizeof *t->rows * t->n;
+  return sizeof *t->head * t->cap +
+         (sizeof *t->next + sizeof *t->hash) * (t->n + 1) +
+         (sizeof *t->rows + sizeof *t->keys) * t->n +
+         (t->keybuf ? (uint64_t)s->key_layout->width * t->n : 0);
+}
+
 static void free_table(join_table *t) {
   free(t->head);
   free(t->next);
@@ -561,7 +608,7 @@ static int probe(stage_eval *ev, const stage_rt *s, const join_table *t,
     free(key);
     return SL_OK;
   }
-  rel *k = new_rel(ev, s->key_layout);
+  rel *k = new_rel(ev, s, s->key_layout);
   int rc = eval_into(ev, progs, s->st->nkeys, b, sel, n, k);
   if (rc != SL_OK)
     return rc;
@@ -702,7 +749,7 @@ static int run_probe(stage_eval *ev, probe_job *j, int n, rel *r) {
     pev[k].ntables = pev[k].captables = 0;
     memset(&errs[k], 0, sizeof errs[k]);
     pev[k].err = &errs[k];
-    out[k] = new_rel(&pev[k], r->layout);
+    out[k] = new_rel(&pev[k], j->s, r->layout);
   }
   j->first = first;
   j->pev = pev;
@@ -784,7 +831,7 @@ static probe_item *rel_items(const rel *in, int *n) {
  * parts on the stage pool's threads. */
 static int eval_join(stage_eval *ev, const stage_rt *s, int64_t end,
                      const rel **out) {
-  rel *r = new_rel(ev, s->layout);
+  rel *r = new_rel(ev, s, s->layout);
   *out = r;
   bool build_left = s->stream_side == 1;
   const stage_rt *bs = build_left ? s->left : s->right;
@@ -829,6 +876,7 @@ static int eval_join(stage_eval *ev, const stage_rt *s, int64_t end,
   j.items = items;
   if (rc == SL_OK && t.n > 0)
     rc = run_probe(ev, &j, n, r);
+  window_holds(ev, s, table_bytes(s, &t) + sizeof *items * (uint64_t)n);
   free(items);
   free_table(&t);
   return rc;
@@ -848,7 +896,7 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
   }
   sl_group_table *t = &ev->tables[ev->ntables++];
   sl_group_table_init(t, s->group_layout, &s->aggs, 64);
-  rel *tmp = new_rel(ev, s->tmp_layout);
+  rel *tmp = new_rel(ev, s, s->tmp_layout);
   int rc = SL_OK;
   for (int i = 0; i < in->n && rc == SL_OK; i++) {
     const sl_buffer *b = &in->bufs[i];
@@ -877,7 +925,8 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
     }
   }
   free(key);
-  rel *r = new_rel(ev, s->layout);
+  window_holds(ev, s, sl_group_table_bytes(t));
+  rel *r = new_rel(ev, s, s->layout);
   for (uint32_t i = 0; i < t->cap && rc == SL_OK; i++) {
     if (!sl_group_table_slot_used(t, i))
       continue;
@@ -911,7 +960,7 @@ static int eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
                      const rel **out) {
   /* Sort rows: the partition and order values, then (not compared) the
    * input row's position, filled in here. */
-  rel *keys = new_rel(ev, s->sort_layout);
+  rel *keys = new_rel(ev, s, s->sort_layout);
   int rc = SL_OK;
   for (int i = 0; i < in->n && rc == SL_OK; i++) {
     const sl_buffer *b = &in->bufs[i];
@@ -919,7 +968,7 @@ static int eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
     rc = eval_into(ev, s->sort_progs, s->nsort + 1, b, sel, b->nrows, keys);
     free(sel);
   }
-  rel *r = new_rel(ev, s->layout);
+  rel *r = new_rel(ev, s, s->layout);
   *out = r;
   if (rc != SL_OK)
     return rc;
@@ -929,6 +978,7 @@ static int eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
   for (size_t i = 0; i < nk; i++)
     SL_FIELD((uint8_t *)sorts[i], kl, s->nsort, int64_t) = (int64_t)i;
   sorted_result_sort(kl, s->sort_order, s->nsort, sorts, nk);
+  window_holds(ev, s, (sizeof *rows + sizeof *sorts) * (uint64_t)nk);
   int npart = s->st->npartition, ncols = s->st->input->ncols;
   const sl_row_layout *il = s->input->layout;
   int64_t number = 0;

@@ -31,6 +31,7 @@ typedef struct rel {
   sl_buffer *bufs;
   int n, cap;
   bool borrowed; /* bufs belong to someone else (a leaf's store) */
+  int stage;     /* the stage_rt id whose evaluation made it, or -1 */
 } rel;
 
 /* Rows a leaf produced for one key: the window end (windowed leaf) or
@@ -72,6 +73,7 @@ typedef struct leaf_store {
   int64_t wm; /* every row up to here has arrived (see the sink hook) */
   bool done;
   uint64_t late, bytes;
+  uint64_t peak; /* the most bytes held at once (EXPLAIN ANALYZE) */
   struct stage_runner *run;
 } leaf_store;
 
@@ -82,6 +84,10 @@ struct stage_rt {
   const sl_row_layout *layout; /* its output rows */
   stage_rt *input, *left, *right;
   int leaf;
+  /* Not a leaf: its number in pre-order over the stages that are not
+   * leaves (top first, a join's left before its right), as EXPLAIN walks
+   * them: its place in sl_query_stats.stage_peak; else -1. */
+  int id;
   /* SELECT */
   sl_expr_prog *filter;
   sl_expr_prog **exprs;
@@ -144,6 +150,10 @@ typedef struct stage_eval {
   /* rows the stages' compiled kernels did, and those the interpreter did
    * (no kernel, or handed back) */
   uint64_t rows_compiled, rows_interpreted;
+  /* Per stage id (SL_STATS_STAGES first): the bytes this window's
+   * evaluation holds there (its rows, hash table, groups), and the most
+   * any window held (folded in at stage_eval_release). */
+  uint64_t window_bytes[SL_STATS_STAGES], peak_bytes[SL_STATS_STAGES];
 } stage_eval;
 
 /* Layouts and compiled expressions of the tree under st. */

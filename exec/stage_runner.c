@@ -575,7 +575,7 @@ static int sq_fire_windows(staged_query *x, int64_t frontier, int rc) {
     if (next == WM_MAX || (next > frontier && !(sp->at_once && !x->node)) ||
         rc != SL_OK)
       break;
-    rc = eval_and_write(x, next, !sp->at_once && !getenv("DBG_LOCKED"));
+    rc = eval_and_write(x, next, !sp->at_once);
     /* A node: the rows sent since the last watermark are this window's
      * (the coordinator puts the nodes' windows back in order). */
     if (rc == SL_OK && x->node)
@@ -622,21 +622,14 @@ static int sq_loop(staged_query *x, int rc) {
   /* A window's joins probe in parts, on as many threads as the query has
    * workers (stage_pool.c). */
   bool joins = !x->sp->updating && has_stage(x->top_stage, SL_STAGE_JOIN);
-  x->ev = (stage_eval){
-      run->leaves,
-      joins ? stage_pool_new(x->ctx->config->parallelism, x->ctx->cancel)
-            : NULL,
-      run->buffer_size,
-      sl_expr_ctx_new(),
-      x->err,
-      NULL,
-      0,
-      0,
-      NULL,
-      0,
-      0,
-      0,
-      0};
+  x->ev =
+      (stage_eval){.leaves = run->leaves,
+                   .pool = joins ? stage_pool_new(x->ctx->config->parallelism,
+                                                  x->ctx->cancel)
+                                 : NULL,
+                   .buffer_size = run->buffer_size,
+                   .ctx = sl_expr_ctx_new(),
+                   .err = x->err};
   x->sent_wm = WM_MIN;
   pthread_mutex_lock(&run->lock);
   while (rc == SL_OK) {
@@ -699,7 +692,8 @@ static void sq_leaf_stats(staged_query *x) {
                            ls->jit_rows,
                            ls->jit_back_rows,
                            ls->jit_seconds,
-                           ""};
+                           "",
+                           0};
       snprintf(l->jit_status, sizeof l->jit_status, "%s", ls->jit_status);
       stats->nleaves = i + 1;
     }
@@ -709,6 +703,8 @@ static void sq_leaf_stats(staged_query *x) {
   stats->events = stage_events_of_leaves(sp, leaf_events);
   free(leaf_events);
   for (int i = 0; i < sp->nleaves; i++) {
+    if (i < SL_STATS_LEAVES && i < stats->nleaves)
+      stats->leaf[i].held_peak = x->run.leaves[i].peak;
     stats->stage_late += x->run.leaves[i].late;
     for (int k = 0; k < x->run.leaves[i].nkeys; k++)
       keyed_rows_free(&x->run.leaves[i].keys[k]);
@@ -751,6 +747,7 @@ static int sq_close(staged_query *x, int rc, double seconds) {
   stage_pool_free(x->ev.pool);
   stats->stage_rows_compiled = x->ev.rows_compiled;
   stats->stage_rows_interpreted = x->ev.rows_interpreted;
+  memcpy(stats->stage_peak, x->ev.peak_bytes, sizeof stats->stage_peak);
   sl_jit_free(x->jit);
   free(x->ev.rels);
   free(x->ev.tables);

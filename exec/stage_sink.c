@@ -126,10 +126,14 @@ static int leaf_rows_over_limit(const stage_runner *run, uint64_t held,
  * their own state: update_stages_check_limit).  run->lock is held. */
 static int store_charge(leaf_store *ls, uint32_t cap, sl_error *err) {
   ls->bytes += cap;
+  if (ls->bytes > ls->peak)
+    ls->peak = ls->bytes;
   stage_runner *run = ls->run;
   uint64_t held = 0;
   for (int i = 0; i < run->nleaves; i++)
     held += run->leaves[i].bytes;
+  if (held > run->peak_bytes)
+    run->peak_bytes = held;
   uint64_t total;
   if (sl_memory_grew_over(&run->shared.memory, &run->leaves_charged, held,
                           &total) &&

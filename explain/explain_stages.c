@@ -32,6 +32,7 @@ typedef struct printer {
   int workers;
   bool *shown;
   const sl_query_stats *st; /* EXPLAIN ANALYZE's, or NULL */
+  int next_stage; /* the next stage's id (sl_query_stats.stage_peak) */
 } printer;
 
 /* The first node named name under n (n itself included), or NULL. */
@@ -168,6 +169,10 @@ static xnode *leaf_node(sl_arena *a, printer *pr, const sl_stage *st) {
                                 n->detail, late);
     sl_xnode_attr(a, n, "late records", late);
   }
+  /* (updating stages take rows as they come: the store holds none) */
+  if (pr->st && !pr->p->staged->updating && st->leaf < pr->st->nleaves)
+    sl_xnode_actual(a, n, "peak bytes held for the stages",
+                    sl_explain_count(a, pr->st->leaf[st->leaf].held_peak));
   return n;
 }
 
@@ -445,24 +450,42 @@ static xnode *topn_node(sl_arena *a, const sl_stage *st) {
   return n;
 }
 
+/* After a run of stages per window: the most bytes one window's
+ * evaluation held at stage id (exec/stage_eval.c numbers them in the
+ * same pre-order). */
+static void window_stage_actuals(sl_arena *a, const printer *pr, int id,
+                                 xnode *n) {
+  if (!pr->st || pr->p->staged->updating || id >= SL_STATS_STAGES)
+    return;
+  sl_xnode_actual(a, n, "peak bytes of one window",
+                  sl_explain_count(a, pr->st->stage_peak[id]));
+}
+
 static xnode *stage_node_of(sl_arena *a, printer *pr, const sl_stage *st) {
+  if (st->kind == SL_STAGE_LEAF)
+    return leaf_node(a, pr, st);
+  int id = pr->next_stage++;
   xnode *n = NULL;
   switch (st->kind) {
   case SL_STAGE_LEAF:
-    return leaf_node(a, pr, st);
+    break;
   case SL_STAGE_SELECT:
-    return select_node(a, pr, st);
+    n = select_node(a, pr, st);
+    break;
   case SL_STAGE_JOIN:
-    return pr->p->staged->updating ? updating_join_node(a, pr, st)
-                                   : window_join_node(a, pr, st);
+    n = pr->p->staged->updating ? updating_join_node(a, pr, st)
+                                : window_join_node(a, pr, st);
+    break;
   case SL_STAGE_AGGREGATE:
     n = aggregate_node(a, st);
+    sl_xnode_kid(a, n, stage_node(a, pr, st->input));
     break;
   case SL_STAGE_TOPN:
     n = topn_node(a, st);
+    sl_xnode_kid(a, n, stage_node(a, pr, st->input));
     break;
   }
-  sl_xnode_kid(a, n, stage_node(a, pr, st->input));
+  window_stage_actuals(a, pr, id, n);
   return n;
 }
 
@@ -533,7 +556,8 @@ xnode *sl_explain_staged_tree(sl_arena *a, const sl_plan *p, int workers,
   sl_xnode_kid(a, above, stages);
   printer pr = {
       p, workers,
-      SL_ANEW_N(a, bool, p->staged->nleaves > 0 ? p->staged->nleaves : 1), st};
+      SL_ANEW_N(a, bool, p->staged->nleaves > 0 ? p->staged->nleaves : 1), st,
+      0};
   sl_xnode_kid(a, stages, stage_node(a, &pr, p->staged->top));
   if (p->changelog)
     sl_explain_mark_changelog_staged(a, sink);

@@ -490,8 +490,10 @@ typedef struct sl_leaf_stats {
   uint64_t events, jit_buffers, jit_back_buffers, jit_rows, jit_back_rows;
   double jit_seconds;
   char jit_status[160]; /* why it ran interpreted; "" when compiled */
+  uint64_t held_peak;   /* the most bytes of its rows the stages held */
 } sl_leaf_stats;
-#define SL_STATS_LEAVES 8 /* leaves shown one by one; the rest summed only */
+#define SL_STATS_LEAVES 8  /* leaves shown one by one; the rest summed only */
+#define SL_STATS_STAGES 16 /* window stages whose peak is shown */
 
 /* An updating JOIN stage's state at its largest, per side (0 left, 1
  * right): the join named by the first leaf under each side (plan.h's
@@ -535,11 +537,16 @@ typedef struct sl_query_stats {
   uint64_t stage_rows_compiled; /* ... rows the stages' compiled */
   uint64_t stage_rows_interpreted; /* kernels did, and the interpreter */
   char stage_jit_status[160];      /* ... why no stage is compiled, or "" */
-  uint64_t state_evicted;          /* updating stages: rows a bounded join
-                                    * dropped from its state (watermark) */
-  uint64_t state_rows_end;         /* ... rows the joins held at the end, after
-                                    * a last sweep by the leaves' watermarks */
-  double source_seconds;           /* workers' time in the source */
+  /* ... per stage that is not a leaf, in pre-order from the top (as
+   * EXPLAIN walks them, the first SL_STATS_STAGES): the most bytes one
+   * window's evaluation held there (its rows, hash table, groups, sort);
+   * over nodes, the sum of each node's */
+  uint64_t stage_peak[SL_STATS_STAGES];
+  uint64_t state_evicted;  /* updating stages: rows a bounded join
+                            * dropped from its state (watermark) */
+  uint64_t state_rows_end; /* ... rows the joins held at the end, after
+                            * a last sweep by the leaves' watermarks */
+  double source_seconds;   /* workers' time in the source */
   double pipeline_seconds; /* workers' time in filter, join, state updates */
   double merge_seconds;    /* coordinator: merging partial states */
   double emit_seconds;     /* coordinator: finalize, HAVING, project, sink */

@@ -1,0 +1,143 @@
+/* test_stage_state.c - EXPLAIN ANALYZE's state of a staged plan, stage by
+ * stage (exec/stage_eval.c, stage_sink.c; sl_query_stats.stage_peak and
+ * sl_leaf_stats.held_peak): what each leaf held for the stages at most,
+ * and per stage above the leaves the most one window's evaluation held
+ * (its rows, its hash table).
+ *
+ * A window join of a CSV file with itself, one row per key: a window of
+ * 1,000 rows, then one of 4,000.  The join's window state is its hash
+ * table over the build side (per row a bucket head of at least 8 bytes,
+ * the next link, the hash, the row and key pointers: 40 bytes) and its
+ * joined rows (both sides' key, time, window start and end: 64 bytes):
+ * for 4,000 rows at least 416,000 bytes, which 1,000 rows alone do not
+ * reach.  The leaves hold every row of a window until it
+ * fires: 4,000 rows of at least 4 eight-byte fields (key, time, window
+ * start and end). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session_helpers.h"
+#include "sluice/common/strbuf.h"
+
+/* A CSV of n1 rows in [0 s, 10 s) and n2 in [10 s, 20 s), keys 0.. */
+static void write_rows(const char *path, int n1, int n2) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  for (int i = 0; i < n1 + n2; i++) {
+    int in2 = i >= n1;
+    int ms = (in2 ? 10000 : 0) + (in2 ? i - n1 : i) * 9999 / (in2 ? n2 : n1);
+    fprintf(f, "%d,2024-01-01 00:00:%02d.%03d\n", i, ms / 1000, ms % 1000);
+  }
+  fclose(f);
+}
+
+#define JOIN                                                                   \
+  "SELECT L.k, R.k FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' "  \
+  "SECOND)) L JOIN TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' "       \
+  "SECOND)) R ON L.k = R.k AND L.window_start = R.window_start AND "           \
+  "L.window_end = R.window_end"
+
+/* The join run over a file of n1 + n2 rows: its stats. */
+static void run_join(int n1, int n2, sl_query_stats *st, uint64_t *rows) {
+  char path[] = "/tmp/sluice_stage_state_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  write_rows(path, n1, n2);
+  sl_session *s = sl_session_new();
+  session_exec_ok(s, "SET 'parallelism.default' = '1'");
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE t (k BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS "
+           "ts) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = "
+           "'csv')",
+           path);
+  session_exec_ok(s, sql);
+  sl_error err = {0};
+  int rc = session_run_query(s, JOIN, st, rows, &err);
+  if (rc != SL_OK)
+    fail_msg("%s", err.message);
+  sl_session_free(s);
+  unlink(path);
+}
+
+static void test_each_stage_peak(void **state) {
+  (void)state;
+  sl_query_stats big, small;
+  uint64_t rows;
+  run_join(1000, 4000, &big, &rows);
+  assert_int_equal(rows, 5000);
+  run_join(1000, 0, &small, &rows);
+  assert_int_equal(rows, 1000);
+  /* Stage 0 is the SELECT on top (its 4,000 rows of two BIGINTs), 1 the
+   * join: one window's state at most, the larger window's. */
+  assert_true(big.stage_peak[1] >= 4000 * 104);
+  assert_true(small.stage_peak[1] < 4000 * 104);
+  assert_true(small.stage_peak[1] >= 1000 * 104);
+  assert_true(big.stage_peak[0] >= 4000 * 16);
+  assert_true(big.stage_peak[0] > small.stage_peak[0]);
+  assert_int_equal(big.stage_peak[2], 0); /* no third stage */
+  /* Each leaf held at least the 4,000 rows of the larger window. */
+  assert_int_equal(big.nleaves, 2);
+  for (int k = 0; k < 2; k++) {
+    assert_true(big.leaf[k].held_peak >= 4000 * 32);
+    assert_true(small.leaf[k].held_peak >= 1000 * 32);
+    assert_true(small.leaf[k].held_peak < big.leaf[k].held_peak);
+  }
+}
+
+static int keep_text(void *c, const char *t) {
+  sl_strbuf_append(c, t);
+  return SL_OK;
+}
+
+/* EXPLAIN ANALYZE prints them on the stages' and the leaves' lines. */
+static void test_explain_analyze_shows_them(void **state) {
+  (void)state;
+  sl_session *s = session_with_clicks();
+  session_exec_ok(s, "SET 'parallelism.default' = '1'");
+  const char *sql =
+      "EXPLAIN ANALYZE SELECT c.user_name, c.price FROM clicks c JOIN "
+      "(SELECT MAX(price) AS mp, TUMBLE_ROWTIME(ts, INTERVAL '5' SECOND) AS "
+      "t FROM clicks GROUP BY TUMBLE(ts, INTERVAL '5' SECOND)) m ON c.price "
+      "= m.mp WHERE c.ts BETWEEN m.t - INTERVAL '5' SECOND AND m.t";
+  sl_strbuf text = SL_STRBUF_INIT;
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sink.ctx = &text;
+  sink.text = keep_text;
+  sl_error err = {0};
+  if (sl_session_execute(s, sql, strlen(sql), 1, &sink, &err) != SL_OK)
+    fail_msg("%s", err.message);
+  const char *out = sl_strbuf_cstr(&text);
+  const char *p = strstr(out, "\n    Project [");
+  const char *j = strstr(out, "\n      IntervalJoin [");
+  assert_non_null(p);
+  assert_non_null(j);
+  assert_non_null(strstr(p, "(actual: peak bytes of one window="));
+  assert_true(strstr(p, "(actual: peak bytes of one window=") < j);
+  assert_non_null(strstr(j, "peak bytes of one window="));
+  int leaves = 0;
+  for (const char *at = out;
+       (at = strstr(at, "peak bytes held for the stages=")); at++)
+    leaves++;
+  assert_int_equal(leaves, 2);
+  sl_strbuf_free(&text);
+  sl_session_free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_each_stage_peak),
+      cmocka_unit_test(test_explain_analyze_shows_them),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
