@@ -277,6 +277,8 @@ static int add_node_stats(sl_query_stats *t, const sl_strbuf *p,
     t->stage_peak[i] += st.stage_peak[i];
   for (int i = 0; i < st.nleaves && i < SL_STATS_LEAVES; i++)
     t->leaf[i].held_peak += st.leaf[i].held_peak;
+  for (int i = 0; i < st.nleaves && i < SL_STATS_LEAVES; i++)
+    t->leaf[i].not_kept += st.leaf[i].not_kept;
   return SL_OK;
 }
 

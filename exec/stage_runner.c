@@ -329,6 +329,7 @@ static void sq_leaf_stores(staged_query *x) {
         break;
       }
     if (ls->stream) {
+      ls->extreme = sp->extremes ? sp->extremes[i] : NULL;
       ls->bucket_us = slide;
       stream_reach(sp->top, &x->lo[i], &x->hi[i], i);
       ls->hi_us = x->hi[i];
@@ -693,6 +694,7 @@ static void sq_leaf_stats(staged_query *x) {
                            ls->jit_back_rows,
                            ls->jit_seconds,
                            "",
+                           0,
                            0};
       snprintf(l->jit_status, sizeof l->jit_status, "%s", ls->jit_status);
       stats->nleaves = i + 1;
@@ -703,8 +705,11 @@ static void sq_leaf_stats(staged_query *x) {
   stats->events = stage_events_of_leaves(sp, leaf_events);
   free(leaf_events);
   for (int i = 0; i < sp->nleaves; i++) {
-    if (i < SL_STATS_LEAVES && i < stats->nleaves)
+    if (i < SL_STATS_LEAVES && i < stats->nleaves) {
       stats->leaf[i].held_peak = x->run.leaves[i].peak;
+      stats->leaf[i].not_kept = x->run.leaves[i].not_kept;
+    }
+    free(x->run.leaves[i].seen);
     stats->stage_late += x->run.leaves[i].late;
     for (int k = 0; k < x->run.leaves[i].nkeys; k++)
       keyed_rows_free(&x->run.leaves[i].keys[k]);

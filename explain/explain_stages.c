@@ -173,6 +173,13 @@ static xnode *leaf_node(sl_arena *a, printer *pr, const sl_stage *st) {
   if (pr->st && !pr->p->staged->updating && st->leaf < pr->st->nleaves)
     sl_xnode_actual(a, n, "peak bytes held for the stages",
                     sl_explain_count(a, pr->st->leaf[st->leaf].held_peak));
+  const sl_stage_extreme *x =
+      pr->p->staged->extremes ? pr->p->staged->extremes[st->leaf] : NULL;
+  if (pr->st && x && st->leaf < pr->st->nleaves)
+    sl_xnode_actual(a, n,
+                    x->max ? "rows not kept (below their windows' MAX so far)"
+                           : "rows not kept (above their windows' MIN so far)",
+                    sl_explain_count(a, pr->st->leaf[st->leaf].not_kept));
   return n;
 }
 

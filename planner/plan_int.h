@@ -59,4 +59,9 @@ void sl_plan_prune_leaves(sl_arena *a, sl_plan *plan);
  * BY item, naming the first unbounded input of p. */
 int sl_pl_order_bounded(const sl_plan *p, const sl_bquery *q, sl_error *err);
 
+/* No row of p's stream is late, whatever the rows before it (rewrite.c):
+ * the connector guarantees that p's event time never decreases and the
+ * watermark trails it by at least the window's time unit. */
+bool sl_pl_no_late_rows(const sl_plan *p);
+
 #endif

@@ -418,7 +418,7 @@ static sl_bexpr *push_source(sl_arena *a, sl_plan *p, sl_bexpr *e) {
   return NULL;
 }
 
-/* The same for a plan with a watermark (time_safe): the conjunct stays in
+/* The same for a plan with a watermark (sl_pl_no_late_rows): the conjunct stays in
  * the filter too, which drops the source's time carriers. */
 static sl_bexpr *push_source_rechecked(sl_arena *a, sl_plan *p, sl_bexpr *e) {
   sl_plan_input *in = &p->inputs[0];
@@ -488,7 +488,7 @@ static int64_t watermark_delay(const sl_plan *p, const sl_plan_input *in) {
  * fires at the end of a bounded input: the results are the same; the
  * watermark only lags, by the events skipped since the last row produced,
  * which time carriers bound (SL_SOURCE_CARRY_EVERY). */
-static bool time_safe(const sl_plan *p) {
+bool sl_pl_no_late_rows(const sl_plan *p) {
   const sl_plan_input *in = &p->inputs[0];
   if (!in->connector->time_ordered || (p->windowed && p->window.proctime))
     return false;
@@ -514,6 +514,6 @@ void sl_plan_push_into_sources(sl_arena *a, sl_plan *p) {
     p->filter = move_conjuncts(a, p, p->filter, push_source);
     return;
   }
-  if (time_safe(p))
+  if (sl_pl_no_late_rows(p))
     p->filter = move_conjuncts(a, p, p->filter, push_source_rechecked);
 }

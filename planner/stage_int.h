@@ -56,6 +56,11 @@ void sl_stg_drop_late_under_bounds(stager *g, const sl_stage *st);
  * and the leaves' plans are pruned again. */
 void sl_stg_prune_columns(sl_arena *a, sl_staged_plan *sp, sl_stage *top);
 
+/* stage_extremes.c: a stream leaf joined with its own windows' MAX (or
+ * MIN) on that value keeps only rows that can still equal it
+ * (sl_staged_plan.extremes); noted in the plan's rewrites. */
+void sl_stg_keep_extremes(sl_arena *a, sl_plan *plan, sl_staged_plan *sp);
+
 /* stage_placement.c: the built plan's placement (sl_staged_plan's
  * spread_top, join_stage, join_left/right, key routes), in a; its join
  * strategy SINGLE until choose_join.c or a node places it. */

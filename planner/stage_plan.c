@@ -868,6 +868,8 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
   g.sp->at_once = !holds_state(top);
   push_into_leaf_sources(a, plan, g.sp);
   sl_stg_prune_columns(a, g.sp, top);
+  if (!g.updating)
+    sl_stg_keep_extremes(a, plan, g.sp);
   plan->nout = top->ncols;
   plan->out_names = top->names;
   plan->out_types = top->types;

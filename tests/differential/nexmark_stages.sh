@@ -129,6 +129,50 @@ run_case q7 "$(published q7)" \
    FROM bids B JOIN m ON B.price = m.maxprice
    WHERE B.ts_ms BETWEEN m.rt - 10000 AND m.rt;"
 
+# q7 with MIN: the lowest bids of each 10 s window (prices repeat at the
+# bottom: several rows per window).  The stream leaf keeps only bids at or
+# below their window's lowest so far (planner/stage_extremes.c).
+run_case q7_min \
+  "SELECT B.auction, B.price, B.bidder, B.dateTime
+   FROM bid B JOIN (SELECT MIN(B1.price) AS minprice,
+                           TUMBLE_ROWTIME(B1.dateTime, INTERVAL '10' SECOND) AS dateTime
+                    FROM bid B1 GROUP BY TUMBLE(B1.dateTime, INTERVAL '10' SECOND)) B1
+   ON B.price = B1.minprice
+   WHERE B.dateTime BETWEEN B1.dateTime - INTERVAL '10' SECOND AND B1.dateTime;" \
+  "WITH m AS (SELECT (ts_ms / 10000) * 10000 + 9999 AS rt, MIN(price) AS minprice
+              FROM bids GROUP BY ts_ms / 10000)
+   SELECT B.auction, B.price, B.bidder, fmt(B.ts_ms)
+   FROM bids B JOIN m ON B.price = m.minprice
+   WHERE B.ts_ms BETWEEN m.rt - 10000 AND m.rt;"
+
+# The latest bids of each 3 s window (a TIMESTAMP as the extreme; bids of
+# the same millisecond tie), met within the window itself.
+run_case latest_bids \
+  "SELECT B.auction, B.bidder, B.dateTime
+   FROM bid B JOIN (SELECT MAX(B1.dateTime) AS last, window_start, window_end
+                    FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '3' SECOND)) B1
+                    GROUP BY window_start, window_end) L
+   ON B.dateTime = L.last
+   WHERE B.dateTime >= L.window_start AND B.dateTime < L.window_end;" \
+  "WITH m AS (SELECT ts_ms / 3000 AS w, MAX(ts_ms) AS last FROM bids GROUP BY ts_ms / 3000)
+   SELECT B.auction, B.bidder, fmt(B.ts_ms) FROM bids B JOIN m ON B.ts_ms = m.last;"
+
+# q7 whose maximum is over other rows than the stream's (even auctions
+# only): no bid may be left out for being below it.
+run_case q7_other_rows \
+  "SELECT B.auction, B.price, B.bidder
+   FROM bid B JOIN (SELECT MAX(B1.price) AS maxprice,
+                           TUMBLE_ROWTIME(B1.dateTime, INTERVAL '10' SECOND) AS dateTime
+                    FROM bid B1 WHERE B1.auction % 2 = 0
+                    GROUP BY TUMBLE(B1.dateTime, INTERVAL '10' SECOND)) B1
+   ON B.price = B1.maxprice
+   WHERE B.dateTime BETWEEN B1.dateTime - INTERVAL '10' SECOND AND B1.dateTime;" \
+  "WITH m AS (SELECT (ts_ms / 10000) * 10000 + 9999 AS rt, MAX(price) AS maxprice
+              FROM bids WHERE auction % 2 = 0 GROUP BY ts_ms / 10000)
+   SELECT B.auction, B.price, B.bidder
+   FROM bids B JOIN m ON B.price = m.maxprice
+   WHERE B.ts_ms BETWEEN m.rt - 10000 AND m.rt;"
+
 # q8: persons who registered and opened an auction in the same 10 s window.
 run_case q8 "$(published q8)" \
   "WITH p AS (SELECT DISTINCT id, name, (ts_ms / 10000) * 10000 AS w FROM persons),

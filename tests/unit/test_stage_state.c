@@ -12,9 +12,14 @@
  * for 4,000 rows at least 416,000 bytes, which 1,000 rows alone do not
  * reach.  The leaves hold every row of a window until it
  * fires: 4,000 rows of at least 4 eight-byte fields (key, time, window
- * start and end). */
+ * start and end).
+ *
+ * And a stream joined with its own windows' MAX keeps only the rows that
+ * can still equal it (planner/stage_extremes.c), not when the maximum is
+ * over other rows, nor when rows may be late (a file). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +32,11 @@
 
 #include "session_helpers.h"
 #include "sluice/common/strbuf.h"
+
+static int keep_text(void *c, const char *t) {
+  sl_strbuf_append(c, t);
+  return SL_OK;
+}
 
 /* A CSV of n1 rows in [0 s, 10 s) and n2 in [10 s, 20 s), keys 0.. */
 static void write_rows(const char *path, int n1, int n2) {
@@ -95,11 +105,6 @@ static void test_each_stage_peak(void **state) {
   }
 }
 
-static int keep_text(void *c, const char *t) {
-  sl_strbuf_append(c, t);
-  return SL_OK;
-}
-
 /* EXPLAIN ANALYZE prints them on the stages' and the leaves' lines. */
 static void test_explain_analyze_shows_them(void **state) {
   (void)state;
@@ -134,10 +139,98 @@ static void test_explain_analyze_shows_them(void **state) {
   sl_session_free(s);
 }
 
+/* ---- a stream joined with its windows' MAX keeps only candidates ---- */
+
+/* NEXMark's bids (the generator's event time never decreases): 20,000
+ * events at 1,000 a second, two 10 s windows. */
+#define NX_BIDS                                                                \
+  "CREATE TABLE nx (event_type INT, bid ROW<auction BIGINT, price BIGINT, "    \
+  "dateTime TIMESTAMP(3)>, person ROW<dateTime TIMESTAMP(3)>, auction "        \
+  "ROW<dateTime TIMESTAMP(3)>, dateTime AS CASE WHEN event_type = 0 THEN "     \
+  "person.dateTime WHEN event_type = 1 THEN auction.dateTime ELSE "            \
+  "bid.dateTime END, WATERMARK FOR dateTime AS dateTime - INTERVAL '4' "       \
+  "SECOND) WITH ('connector' = 'nexmark', 'first-event.rate' = '1000', "       \
+  "'next-event.rate' = '1000', 'events.num' = '20000')"
+
+#define BIDS_VIEW                                                              \
+  "CREATE VIEW bids AS SELECT bid.auction AS auction, bid.price AS price, "    \
+  "dateTime FROM nx WHERE event_type = 2"
+
+/* q7's join, the maximum over the bids that pass `where`. */
+static const char *q7_over(char *buf, size_t n, const char *where) {
+  snprintf(buf, n,
+           "SELECT B.auction, B.price FROM bids B JOIN (SELECT MAX(price) AS "
+           "mp, TUMBLE_ROWTIME(dateTime, INTERVAL '10' SECOND) AS t FROM bids "
+           "%s GROUP BY TUMBLE(dateTime, INTERVAL '10' SECOND)) M ON B.price = "
+           "M.mp WHERE B.dateTime BETWEEN M.t - INTERVAL '10' SECOND AND M.t",
+           where);
+  return buf;
+}
+
+static bool explain_says(sl_session *s, const char *sql, const char *what) {
+  char text[2048];
+  snprintf(text, sizeof text, "EXPLAIN %s", sql);
+  sl_strbuf out = SL_STRBUF_INIT;
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sink.ctx = &out;
+  sink.text = keep_text;
+  sl_error err = {0};
+  if (sl_session_execute(s, text, strlen(text), 1, &sink, &err) != SL_OK)
+    fail_msg("%s", err.message);
+  bool says = strstr(sl_strbuf_cstr(&out), what) != NULL;
+  sl_strbuf_free(&out);
+  return says;
+}
+
+/* The bids below their window's highest price so far are not kept, and
+ * the rows are those of the same join where no bid may be left out (the
+ * maximum over `price >= 0`, every bid, which the planner cannot know). */
+static void test_rows_below_the_max_not_kept(void **state) {
+  (void)state;
+  sl_session *s = sl_session_new();
+  session_exec_ok(s, "SET 'parallelism.default' = '2'");
+  session_exec_ok(s, NX_BIDS);
+  session_exec_ok(s, BIDS_VIEW);
+  char q[1024], other[1024];
+  q7_over(q, sizeof q, "");
+  q7_over(other, sizeof other, "WHERE price >= 0");
+  assert_true(explain_says(s, q, "leaf 1 keeps only rows whose"));
+  assert_false(explain_says(s, other, "keeps only rows whose"));
+  sl_query_stats st, st_other;
+  uint64_t rows, rows_other;
+  sl_error err = {0};
+  assert_int_equal(session_run_query(s, q, &st, &rows, &err), SL_OK);
+  assert_int_equal(session_run_query(s, other, &st_other, &rows_other, &err),
+                   SL_OK);
+  assert_true(rows >= 2); /* a highest bid per window at least */
+  assert_int_equal(rows, rows_other);
+  /* 92% of 20,000 events are bids: nearly all below some earlier bid */
+  assert_true(st.leaf[0].not_kept > 15000);
+  assert_int_equal(st_other.leaf[0].not_kept, 0);
+  assert_true(st.leaf[0].held_peak < st_other.leaf[0].held_peak);
+  sl_session_free(s);
+}
+
+/* A file (no order of event time guaranteed: a row may be late for the
+ * aggregate and still kept by the stream) keeps every row. */
+static void test_file_keeps_every_row(void **state) {
+  (void)state;
+  sl_session *s = session_with_clicks();
+  const char *q =
+      "SELECT c.user_name, c.price FROM clicks c JOIN (SELECT MAX(price) AS "
+      "mp, TUMBLE_ROWTIME(ts, INTERVAL '5' SECOND) AS t FROM clicks GROUP BY "
+      "TUMBLE(ts, INTERVAL '5' SECOND)) m ON c.price = m.mp WHERE c.ts "
+      "BETWEEN m.t - INTERVAL '5' SECOND AND m.t";
+  assert_false(explain_says(s, q, "keeps only rows whose"));
+  sl_session_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_each_stage_peak),
       cmocka_unit_test(test_explain_analyze_shows_them),
+      cmocka_unit_test(test_rows_below_the_max_not_kept),
+      cmocka_unit_test(test_file_keeps_every_row),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

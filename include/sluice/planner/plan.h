@@ -367,6 +367,22 @@ struct sl_stage {
   } * bounds;
 };
 
+/* A stream leaf joined with the MAX (or MIN) of its own rows per window
+ * on that value (NEXMark q7: each window's highest bid): a row can meet
+ * only windows whose extreme equals its value, and every row the leaf
+ * sees counts in the aggregate of its own window, so a row whose value is
+ * below the highest so far (above the lowest) of every window it can meet
+ * never matches.  The stage store keeps per window the extreme of the
+ * rows it was given and drops such rows (planner/stage_extremes.c says
+ * when this holds; exec/stage_sink.c does it). */
+typedef struct sl_stage_extreme {
+  int col;               /* the leaf's output column compared */
+  bool max;              /* MAX: keep values >= the window's so far */
+  sl_plan_window window; /* the aggregate's windows (TUMBLE) */
+  int64_t lo_us, hi_us;  /* a row at t meets the windows ending in
+                          * [t - hi_us, t - lo_us] (the join's interval) */
+} sl_stage_extreme;
+
 struct sl_staged_plan {
   int nleaves;
   sl_plan **leaves; /* their out: the leaf's columns, and one more,
@@ -376,6 +392,8 @@ struct sl_staged_plan {
                      * stage adds window_start, window_end and window_time
                      * to its rows itself) */
   sl_stage *top;
+  /* Per leaf, or NULL: the rows its store need not keep (above). */
+  sl_stage_extreme **extremes;
   /* No stage holds state (only SELECTs over one leaf, e.g. window TVF
    * rows read on their own): rows go out as they arrive, not when their
    * window closes (as Flink's window TVF emits them). */
@@ -491,6 +509,8 @@ typedef struct sl_leaf_stats {
   double jit_seconds;
   char jit_status[160]; /* why it ran interpreted; "" when compiled */
   uint64_t held_peak;   /* the most bytes of its rows the stages held */
+  uint64_t not_kept;    /* rows that could not equal their windows' MAX or
+                         * MIN, not kept (sl_stage_extreme) */
 } sl_leaf_stats;
 #define SL_STATS_LEAVES 8  /* leaves shown one by one; the rest summed only */
 #define SL_STATS_STAGES 16 /* window stages whose peak is shown */
