@@ -107,6 +107,7 @@ typedef struct side {
   sl_error err;
   sl_query_stats stats;
   atomic_bool done;
+  double ended; /* when sl_execute returned */
   pthread_t thread;
   bool started, checked;
 } side;
@@ -114,6 +115,7 @@ typedef struct side {
 static void *side_main(void *arg) {
   side *sd = arg;
   sd->rc = sl_execute(sd->leaf, &sd->run, NULL, &sd->stats, &sd->err);
+  sd->ended = sl_clock_seconds();
   atomic_store(&sd->done, true);
   return NULL;
 }
@@ -309,8 +311,10 @@ typedef struct bcast_run {
   side *sd;
   bool *done, *cancel_sent;
   struct pollfd *pfd;
-  /* Each stage node's last frame (node_frames.h, HEARTBEAT). */
-  double *heard;
+  /* Each stage node's last frame (node_frames.h, HEARTBEAT), and when
+   * its READY came (0: not yet), nready of them. */
+  double *heard, *ready_at;
+  int nready;
   /* Each stage node's bulk frames taken (credits, node_frames.h): taken as they
    * are read, since the rows written go to the sink from this thread,
    * which reads no more meanwhile. */
@@ -336,8 +340,10 @@ static void run_alloc(bcast_run *x, const sl_run_config *config,
   x->cancel_sent = calloc((size_t)n, sizeof *x->cancel_sent);
   x->pfd = calloc((size_t)n, sizeof *x->pfd);
   x->heard = malloc(sizeof *x->heard * (size_t)(n ? n : 1));
+  x->ready_at = calloc((size_t)(n ? n : 1), sizeof *x->ready_at);
   x->taken = calloc((size_t)(n ? n : 1), sizeof *x->taken);
-  if (!x->done || !x->cancel_sent || !x->pfd || !x->heard || !x->taken)
+  if (!x->done || !x->cancel_sent || !x->pfd || !x->heard || !x->ready_at ||
+      !x->taken)
     abort();
   for (int i = 0; i < n; i++)
     x->heard[i] = sl_clock_seconds();
@@ -602,8 +608,10 @@ static int take_frame(bcast_run *x, int i, uint32_t type, int rc) {
                        : node_watermark(r, i, n, WM_MAX, err);
   } else if (type == SL_FRAME_ERROR) {
     rc = node_error(x, i, rc);
+  } else if (type == SL_FRAME_READY && x->ready_at[i] == 0) {
+    x->ready_at[i] = sl_clock_seconds();
+    x->nready++;
   }
-  /* READY: nothing to do here. */
   return rc;
 }
 
@@ -714,7 +722,19 @@ static void run_stats(bcast_run *x, const int *side_leaf) {
     sl_error_clear(&x->sd[j].err);
   }
   stats->rows_out = x->r.out.written;
-  stats->seconds = sl_clock_seconds() - x->t0;
+  /* The clock starts when every part is ready, as a process's does at its
+   * last leaf (sl_query_leaf_ready): the last stage node's READY (its
+   * leaves pre-generated and compiled), and each side's own start (its
+   * nodes' READY, sl_execute's seconds count from there). */
+  double t0 = x->t0;
+  for (int i = 0; x->nready == x->n && i < x->n; i++)
+    t0 = x->ready_at[i] > t0 ? x->ready_at[i] : t0;
+  for (int j = 0; j < x->nsides; j++) {
+    double began = x->sd[j].ended - x->sd[j].stats.seconds;
+    if (x->sd[j].stats.seconds > 0 && began > t0)
+      t0 = began;
+  }
+  stats->seconds = sl_clock_seconds() - t0;
 }
 
 /* The sink and the late records' output closed, everything freed. */
@@ -753,6 +773,7 @@ static int run_close(bcast_run *x, int rc) {
   free(x->done);
   free(x->cancel_sent);
   free(x->heard);
+  free(x->ready_at);
   free(x->taken);
   free(x->pfd);
   sl_memory_account_close(&x->memory);

@@ -264,6 +264,7 @@ typedef struct staged_query {
   stage_eval ev;
   sl_jit *jit;     /* the stages' compiled expressions, or NULL */
   int64_t sent_wm; /* a node: the last watermark sent */
+  bool sent_ready; /* a node: READY sent (its leaves are ready) */
 } staged_query;
 
 /* The runner's state, the stages' runtime tree. */
@@ -615,6 +616,22 @@ static void sq_drop_stream_rows(staged_query *x, int64_t frontier) {
     x->run.peak_bytes = held;
 }
 
+/* A node whose leaves here are all ready (pre-generated, compiled) says
+ * so: the coordinator's clock starts at the last node's READY, as a
+ * process's starts at its last leaf's (sl_query_leaf_ready).  Sent from
+ * this thread, which owns the connection to the coordinator. */
+static int sq_send_ready(staged_query *x) {
+  query_shared *sh = &x->run.shared;
+  pthread_mutex_lock(&sh->ready_lock);
+  bool ready = sh->start_time > 0;
+  pthread_mutex_unlock(&sh->ready_lock);
+  if (!ready)
+    return SL_OK;
+  x->sent_ready = true;
+  return sl_frame_out_send(&x->where->export, SL_FRAME_READY, NULL, 0, NULL, 0,
+                           x->err);
+}
+
 /* Rounds until every leaf ended, a failure, LIMIT or a cancel: each fires
  * what the leaves' watermarks complete. */
 static int sq_loop(staged_query *x, int rc) {
@@ -653,6 +670,8 @@ static int sq_loop(staged_query *x, int rc) {
       x->sent_wm = frontier;
     }
     pthread_cond_broadcast(&run->cond); /* held-back leaves look again */
+    if (rc == SL_OK && x->node && !x->sent_ready)
+      rc = sq_send_ready(x);
 
     if (rc != SL_OK || x->o.limit_reached || all_done)
       break;
