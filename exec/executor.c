@@ -636,6 +636,7 @@ static void collect_stats(exec_run *r) {
   for (int i = 0; i < r->started; i++) {
     stats->events += atomic_load(&ws[i].events);
     stats->rows_filtered += ws[i].rows_filtered;
+    stats->rows_not_kept += ws[i].rows_not_kept;
     stats->rows_joined += ws[i].rows_joined;
     stats->rows_state += ws[i].rows_state;
     stats->jit_buffers += ws[i].jit_buffers;

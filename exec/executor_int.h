@@ -173,6 +173,7 @@ typedef struct worker {
   uint64_t late, skipped;
   uint64_t input_bytes; /* the source's stats.bytes */
   uint64_t rows_filtered, rows_joined, rows_state, state_bytes_peak;
+  uint64_t rows_not_kept; /* op_keep_extremes.c */
   /* With the JIT's functions (worker.c): buffers (and their rows) that ran
    * compiled whole, those a step handed back to the interpreter, and rows
    * the compiled fold handed to C (sl_query_stats says more). */

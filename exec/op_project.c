@@ -7,6 +7,7 @@ static out_batch *new_batch(worker_state *s) {
 }
 
 static void publish_batch(worker_state *s, out_batch *b) {
+  sl_worker_keep_extremes(s, &b->buf);
   s->news = true;
   sl_exec_publish_batch(s->w, b);
 }

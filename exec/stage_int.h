@@ -23,6 +23,7 @@
 #include "sluice/planner/plan.h"
 #include "sluice/state/aggregate.h"
 #include "sluice/state/memory_account.h"
+#include "sluice/state/running_extremes.h"
 #include "sluice/state/sorted_result.h"
 
 /* Rows of a relation. */
@@ -75,21 +76,12 @@ typedef struct leaf_store {
   uint64_t late, bytes;
   uint64_t peak; /* the most bytes held at once (EXPLAIN ANALYZE) */
   /* A stream leaf's rows that cannot equal their windows' MAX or MIN are
-   * not kept (sl_staged_plan.extremes, or NULL): the extreme so far of
-   * the recent window ends, by end (one forgotten only keeps more rows),
-   * and how many rows were not kept. */
-  const sl_stage_extreme *extreme;
-  struct extreme_seen *seen;
-  int nseen;
+   * not kept (sl_staged_plan.extremes; extremes.x NULL: none), and how
+   * many were not (its workers drop most before: op_keep_extremes.c). */
+  sl_running_extremes extremes;
   uint64_t not_kept;
   struct stage_runner *run;
 } leaf_store;
-
-/* The MAX or MIN so far of the rows of the window ending at end. */
-typedef struct extreme_seen {
-  int64_t end, value;
-} extreme_seen;
-#define EXTREMES_SEEN 64 /* window ends remembered per leaf */
 
 /* The runtime form of one stage: layouts and compiled expressions. */
 typedef struct stage_rt stage_rt;

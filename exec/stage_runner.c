@@ -90,6 +90,7 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
   t->jit_back_rows += s->jit_back_rows;
   t->jit_fold_rows_c += s->jit_fold_rows_c;
   t->exchange_rows += s->exchange_rows;
+  t->rows_not_kept += s->rows_not_kept;
   t->exchange_bytes += s->exchange_bytes;
   t->input_bytes += s->input_bytes; /* each leaf holds its own input */
   if (s->state_bytes_peak > t->state_bytes_peak)
@@ -330,7 +331,7 @@ static void sq_leaf_stores(staged_query *x) {
         break;
       }
     if (ls->stream) {
-      ls->extreme = sp->extremes ? sp->extremes[i] : NULL;
+      ls->extremes.x = sp->extremes ? sp->extremes[i] : NULL;
       ls->bucket_us = slide;
       stream_reach(sp->top, &x->lo[i], &x->hi[i], i);
       ls->hi_us = x->hi[i];
@@ -714,7 +715,7 @@ static void sq_leaf_stats(staged_query *x) {
                            ls->jit_seconds,
                            "",
                            0,
-                           0};
+                           ls->rows_not_kept};
       snprintf(l->jit_status, sizeof l->jit_status, "%s", ls->jit_status);
       stats->nleaves = i + 1;
     }
@@ -726,9 +727,9 @@ static void sq_leaf_stats(staged_query *x) {
   for (int i = 0; i < sp->nleaves; i++) {
     if (i < SL_STATS_LEAVES && i < stats->nleaves) {
       stats->leaf[i].held_peak = x->run.leaves[i].peak;
-      stats->leaf[i].not_kept = x->run.leaves[i].not_kept;
+      stats->leaf[i].not_kept += x->run.leaves[i].not_kept;
     }
-    free(x->run.leaves[i].seen);
+    sl_extremes_free(&x->run.leaves[i].extremes);
     stats->stage_late += x->run.leaves[i].late;
     for (int k = 0; k < x->run.leaves[i].nkeys; k++)
       keyed_rows_free(&x->run.leaves[i].keys[k]);

@@ -182,64 +182,6 @@ static int store_add(leaf_store *ls, keyed_rows **k, int64_t key,
   return rc;
 }
 
-/* ---- rows that cannot equal their windows' MAX or MIN -------------------- */
-
-/* The entry of window end `end` (made, with value v, if `make`; the
- * oldest forgotten when EXTREMES_SEEN are remembered), or NULL. */
-static extreme_seen *seen_at(leaf_store *ls, int64_t end, bool make,
-                             int64_t v) {
-  int i = ls->nseen;
-  while (i > 0 && ls->seen[i - 1].end > end) /* rows come mostly in order */
-    i--;
-  if (i > 0 && ls->seen[i - 1].end == end)
-    return &ls->seen[i - 1];
-  if (!make)
-    return NULL;
-  if (!ls->seen) {
-    ls->seen = malloc(sizeof *ls->seen * EXTREMES_SEEN);
-    if (!ls->seen)
-      abort();
-  }
-  if (ls->nseen == EXTREMES_SEEN) {
-    if (i == 0)
-      return NULL; /* older than all: not remembered */
-    memmove(&ls->seen[0], &ls->seen[1], sizeof *ls->seen * (size_t)(--i));
-    ls->nseen--;
-  }
-  memmove(&ls->seen[i + 1], &ls->seen[i],
-          sizeof *ls->seen * (size_t)(ls->nseen - i));
-  ls->seen[i] = (extreme_seen){end, v};
-  ls->nseen++;
-  return &ls->seen[i];
-}
-
-/* Whether a stream row at time t can still equal the MAX (MIN) of a
- * window it meets, its value counted into its own window's first: kept
- * if some window it can meet has no value yet or one it reaches.  A NULL
- * equals nothing.  run->lock is held. */
-static bool extreme_keep(leaf_store *ls, const uint8_t *row, int64_t t) {
-  const sl_stage_extreme *x = ls->extreme;
-  const sl_row_layout *l = ls->in_layout;
-  if (sl_row_is_null(row, x->col))
-    return false;
-  int64_t v =
-      sl_int_load(row + l->fields[x->col].offset, l->fields[x->col].ptype);
-  const sl_plan_window *w = &x->window;
-  extreme_seen *own = seen_at(ls, slice_of(w, t) + w->size_us, true, v);
-  if (own && (x->max ? v > own->value : v < own->value))
-    own->value = v;
-  /* the window ends in [t - hi, t - lo]: on the grid offset + k * size */
-  int64_t size = w->size_us;
-  int64_t from = t - x->hi_us - w->offset_us;
-  for (int64_t e = sl_floor_div(from + size - 1, size) * size + w->offset_us;
-       e <= t - x->lo_us; e += size) {
-    const extreme_seen *s = seen_at(ls, e, false, 0);
-    if (!s || (x->max ? v >= s->value : v <= s->value))
-      return true;
-  }
-  return false;
-}
-
 /* Running ahead with much held: wait for the stages to catch up (the leaf
  * that holds the frontier back is never ahead of it).  run->lock is held;
  * an error once the query stopped. */
@@ -276,7 +218,7 @@ int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
       ls->late++;
       continue;
     }
-    if (ls->extreme && !extreme_keep(ls, row, v)) {
+    if (ls->extremes.x && !sl_extremes_keep(&ls->extremes, l, row, v)) {
       ls->not_kept++;
       continue;
     }
@@ -312,7 +254,8 @@ static int stage_sink_write_owned(sl_sink *s, sl_buffer *rows, sl_error *err) {
   const sl_row_layout *l = ls->in_layout;
   int tf = ls->time_field;
   /* (rows that cannot meet their MAX or MIN are left out: a copy) */
-  if (!ls->stream || ls->arrival || rows->nrows == 0 || tf < 0 || ls->extreme)
+  if (!ls->stream || ls->arrival || rows->nrows == 0 || tf < 0 ||
+      ls->extremes.x)
     return stage_sink_write(s, rows, err);
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (uint32_t i = 0; i < rows->nrows; i++) {

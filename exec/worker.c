@@ -368,6 +368,7 @@ static void set_up_state(worker_state *s, worker *w, sl_buffer *in,
   s->q = q;
   s->plan = plan;
   s->ctx = sl_expr_ctx_new();
+  s->extremes.x = plan->keep_extremes;
   s->wm = WM_MIN;
   s->local_wm = WM_MIN;
   s->next_end = WM_MAX;
@@ -619,6 +620,7 @@ static void close_source(worker *w, sl_source *src) {
 static void free_state(worker_state *s, sl_buffer *in) {
   worker *w = s->w;
   exec_query *q = s->q;
+  sl_extremes_free(&s->extremes);
   for (int i = 0; i < s->nslices; i++) {
     sl_group_table_free(s->slices[i].table);
     free(s->slices[i].table);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker_int.h"
+#include "worker_ops_int.h"
 
 /* fold_tmp with the compiled fold (q->jit.k_fold, jit.h): it runs until a row
  * needs C (another slice than the last one, a NULL event time, an overflow
@@ -126,6 +126,8 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
     return rc;
   }
   *kept += total;
+  for (out_batch *b = head; b; b = b->next) /* before the lock */
+    sl_worker_keep_extremes(s, &b->buf);
   pthread_mutex_lock(&w->lock);
   for (out_batch *b = head; b;) {
     out_batch *next_b = b->next;

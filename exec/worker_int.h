@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "executor_int.h"
+#include "sluice/state/running_extremes.h"
 #include "sluice/state/session_store.h"
 
 typedef struct slice {
@@ -32,6 +33,9 @@ typedef struct worker_state {
    * wm, and origin maps the rows given to aggregate() to input rows. */
   sl_buffer wm_values;
   uint32_t wm_next;
+  /* plan->keep_extremes: the MAX or MIN so far of this worker's rows per
+   * window (op_keep_extremes.c) */
+  sl_running_extremes extremes;
   sl_buffer rowtimes; /* q->late.rowtime_prog's values per input row */
   /* Late records to a table (q->late.output): the buffer's late records waiting
    * to be written (whole input rows), the candidates' input rows, and

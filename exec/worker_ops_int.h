@@ -21,6 +21,9 @@ int sl_worker_eval_watermark(worker_state *s, const sl_buffer *in, uint32_t n);
 
 /* ---- projection (op_project.c): a stateless query's output rows of rows
  * sel[0..n) of in, in batches handed to the coordinator. */
+/* op_keep_extremes.c: the rows of b that cannot equal their windows' MAX
+ * or MIN (plan->keep_extremes) dropped; nothing without. */
+void sl_worker_keep_extremes(worker_state *s, sl_buffer *b);
 int sl_worker_project(worker_state *s, const sl_buffer *in, const uint32_t *sel,
                       uint32_t n);
 

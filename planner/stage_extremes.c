@@ -110,6 +110,7 @@ static sl_stage_extreme *extreme_for(sl_arena *a, const sl_staged_plan *sp,
       continue;
     sl_stage_extreme *e = SL_ANEW(a, sl_stage_extreme);
     e->col = x->index;
+    e->time_col = s->time_col;
     e->max = g->op == SL_AGG_MAX;
     e->window = ap->window;
     e->lo_us = st->lo_us;
@@ -140,6 +141,7 @@ static void visit(sl_arena *a, sl_plan *plan, sl_staged_plan *sp,
     int leaf = st->left->stream ? st->left->leaf : st->right->leaf;
     if (e && !sp->extremes[leaf]) {
       sp->extremes[leaf] = e;
+      sp->leaves[leaf]->keep_extremes = e;
       sl_plan_note(a, plan, "%s", why);
     }
   }

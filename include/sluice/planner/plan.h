@@ -144,6 +144,10 @@ typedef struct sl_plan {
   /* Compute the watermark even without a window: a stream leaf of a staged
    * plan tells the stages above how far its rows are complete. */
   bool track_watermark;
+  /* A stream leaf whose rows are joined with its own windows' MAX or MIN
+   * (sl_stage_extreme below; NULL: none): each worker drops the output
+   * rows that cannot equal it (exec/op_keep_extremes.c). */
+  const struct sl_stage_extreme *keep_extremes;
   /* A leaf of TUMBLE, HOP or CUMULATE window-TVF rows (no aggregate): its
    * rows go to the stages per window, `window` says which; a row is late
    * when its last window has fired (not when it is older than the
@@ -377,6 +381,7 @@ struct sl_stage {
  * when this holds; exec/stage_sink.c does it). */
 typedef struct sl_stage_extreme {
   int col;               /* the leaf's output column compared */
+  int time_col;          /* ... and its event time */
   bool max;              /* MAX: keep values >= the window's so far */
   sl_plan_window window; /* the aggregate's windows (TUMBLE) */
   int64_t lo_us, hi_us;  /* a row at t meets the windows ending in
@@ -531,6 +536,9 @@ typedef struct sl_join_stats {
 typedef struct sl_query_stats {
   uint64_t events;        /* rows read from the stream source */
   uint64_t rows_filtered; /* rows left after the filter (before the join) */
+  uint64_t rows_not_kept; /* a stream leaf's output rows that could not
+                           * equal their windows' MAX or MIN (plan.h,
+                           * keep_extremes), dropped by its workers */
   uint64_t rows_joined;   /* rows out of the lookup join */
   uint64_t rows_state;    /* rows folded into aggregate state (not late) */
   uint64_t rows_out;      /* rows written to the sink */

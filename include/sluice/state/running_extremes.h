@@ -1,0 +1,40 @@
+/* running_extremes.h - the MAX (or MIN) so far of a value per window, and
+ * whether a row can still equal its windows' extreme (plan.h,
+ * sl_stage_extreme; planner/stage_extremes.c says when that holds).  Kept
+ * by a stream leaf's workers over their own rows (exec/op_keep_extremes.c)
+ * and by its stage store over all of them (exec/stage_sink.c): an
+ * extreme over some of the rows is never above (below) the one over all,
+ * so a row either drops could not match. */
+#ifndef SLUICE_STATE_RUNNING_EXTREMES_H
+#define SLUICE_STATE_RUNNING_EXTREMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sluice/planner/plan.h"
+#include "sluice/row/row.h"
+
+#define SL_EXTREMES_SEEN 64 /* window ends remembered */
+
+typedef struct sl_running_extremes {
+  const sl_stage_extreme *x;
+  struct sl_extreme_seen {
+    int64_t end, value;
+  } * seen; /* by end; the oldest forgotten (that only keeps more rows) */
+  int nseen;
+} sl_running_extremes;
+
+/* Whether row (of layout l, event time t) can still equal the MAX (MIN)
+ * of a window it meets; its value counted into its own window's first.  A
+ * NULL equals nothing. */
+bool sl_extremes_keep(sl_running_extremes *e, const sl_row_layout *l,
+                      const uint8_t *row, int64_t t);
+
+/* The rows of b that can, moved down in order (their long strings stay
+ * where they are); returns how many were dropped.  The time is column
+ * x->time_col. */
+uint32_t sl_extremes_filter(sl_running_extremes *e, sl_buffer *b);
+
+void sl_extremes_free(sl_running_extremes *e);
+
+#endif
