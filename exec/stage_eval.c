@@ -977,7 +977,12 @@ static int eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
   const sl_row_layout *kl = s->sort_layout;
   for (size_t i = 0; i < nk; i++)
     SL_FIELD((uint8_t *)sorts[i], kl, s->nsort, int64_t) = (int64_t)i;
-  sorted_result_sort(kl, s->sort_order, s->nsort, sorts, nk);
+  /* Under WHERE rownum <= N only the first N of each partition. */
+  if (s->st->topn_limit >= 0)
+    nk = stage_topn_select(kl, s->sort_order, s->st->npartition, s->nsort,
+                           sorts, nk, s->st->topn_limit);
+  else
+    sorted_result_sort(kl, s->sort_order, s->nsort, sorts, nk);
   window_holds(ev, s, (sizeof *rows + sizeof *sorts) * (uint64_t)nk);
   int npart = s->st->npartition, ncols = s->st->input->ncols;
   const sl_row_layout *il = s->input->layout;

@@ -171,6 +171,15 @@ int stage_rt_build(sl_arena *a, const sl_stage *st, const sl_staged_plan *sp,
 int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
                       const rel **out);
 
+/* A window Top-N's first `limit` rows of each partition (its first npart
+ * sort columns) of rows[0..n), sort rows of layout kl whose field nsort is
+ * the row's input position: moved to rows[0..k) in the order a stable
+ * sort by order[0..nsort) gives them, partition by partition; returns k
+ * (stage_topn_select.c). */
+size_t stage_topn_select(const sl_row_layout *kl, const sl_border *order,
+                         int npart, int nsort, const uint8_t **rows, size_t n,
+                         int64_t limit);
+
 /* Free everything one window's evaluation made. */
 void stage_eval_release(stage_eval *ev);
 

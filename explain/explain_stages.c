@@ -450,6 +450,14 @@ static xnode *topn_node(sl_arena *a, const sl_stage *st) {
                 st->retracting ? ", every row kept as the input takes "
                                  "rows back"
                                : ", only they kept")
+      : st->topn_limit >= 0
+          ? sl_arena_printf(
+                a,
+                "{ ROW_NUMBER() partition: [%s], order: [%s], per window; "
+                "only the first %lld rows of each partition numbered (the "
+                "filter above), each kept in a heap of the best so far }",
+                list(a, st->npartition, st->partition), sl_strbuf_cstr(&b),
+                (long long)st->topn_limit)
           : sl_arena_printf(
                 a, "{ ROW_NUMBER() partition: [%s], order: [%s], per window }",
                 list(a, st->npartition, st->partition), sl_strbuf_cstr(&b));

@@ -708,9 +708,10 @@ static int64_t bound_of(const sl_bexpr *e, int col) {
   return -1;
 }
 
-/* Set each updating Top-N's topn_limit from the filter above it: a SELECT
- * whose filter bounds the ROW_NUMBER column, read directly or through one
- * SELECT that passes the column on. */
+/* Set each Top-N's topn_limit from the filter above it: a SELECT whose
+ * filter bounds the ROW_NUMBER column, read directly or through one SELECT
+ * that passes the column on.  An updating Top-N keeps only those rows; a
+ * window's numbers only those (the filter stays above either way). */
 static void find_topn_limits(sl_stage *st) {
   if (!st)
     return;
@@ -720,7 +721,7 @@ static void find_topn_limits(sl_stage *st) {
       via = t;
       t = t->input;
     }
-    if (t->kind == SL_STAGE_TOPN && t->stream) {
+    if (t->kind == SL_STAGE_TOPN) {
       int rn = t->ncols - 1;
       for (int c = 0; c < (via ? via->ncols : t->ncols); c++) {
         bool is_rn = via ? via->exprs[c]->kind == SL_BEXPR_COLUMN &&
@@ -864,6 +865,8 @@ int sl_stage_plan_build(sl_arena *a, const sl_bquery *q, sl_plan *plan,
       g.sp->leaves[j]->keep_late = true;
     sl_stg_drop_late_under_bounds(&g, top);
   }
+  if (!g.updating)
+    find_topn_limits(top);
   g.sp->top = top;
   g.sp->at_once = !holds_state(top);
   push_into_leaf_sources(a, plan, g.sp);
