@@ -337,11 +337,21 @@ int stage_rt_build(sl_arena *a, const sl_stage *st, const sl_staged_plan *sp,
       s->sort_order[k].nulls = st->order_nulls ? st->order_nulls[i] : 0;
     }
     s->nsort = n;
+    s->part_fields = SL_ANEW_N(a, int, n > 0 ? n : 1);
+    for (int i = 0; i < st->npartition; i++) {
+      const sl_bexpr *e = keys[i];
+      bool bound = e->kind == SL_BEXPR_COLUMN && e->depth == 0 &&
+                   st->input->wprop && e->index < st->input->ncols &&
+                   st->input->wprop[e->index] >= 0;
+      if (!bound)
+        s->part_fields[s->npart_fields++] = i;
+    }
     const sl_type **types = SL_ANEW_N(a, const sl_type *, n + 1);
     for (int i = 0; i < n; i++)
       types[i] = keys[i]->type;
     types[n] = sl_type_new(a, SL_TYPE_BIGINT); /* the input row's place */
     s->sort_layout = sl_row_layout_new(a, n + 1, NULL, types);
+    s->sort_cols = key_columns(a, keys, n, s->sort_layout, s->input->layout);
     rc = compile_all(a, keys, n, s->input->layout, &s->sort_progs, err);
     if (rc == SL_OK) { /* one more, NULL: the place is filled by hand */
       sl_expr_prog **p = SL_ANEW_N(a, sl_expr_prog *, n + 1);
@@ -962,8 +972,18 @@ static int eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
    * input row's position, filled in here. */
   rel *keys = new_rel(ev, s, s->sort_layout);
   int rc = SL_OK;
+  const sl_row_layout *kl = s->sort_layout, *il = s->input->layout;
   for (int i = 0; i < in->n && rc == SL_OK; i++) {
     const sl_buffer *b = &in->bufs[i];
+    if (s->sort_cols) { /* plain columns: copied (strings borrowed) */
+      for (uint32_t j = 0; j < b->nrows; j++) {
+        const uint8_t *row = sl_buffer_row(b, j);
+        uint8_t *dst = sl_buffer_append(rel_room(ev, keys, 0));
+        for (int k = 0; k < s->nsort; k++)
+          sl_row_copy_field(il, row, s->sort_cols[k], kl, dst, k);
+      }
+      continue;
+    }
     uint32_t *sel = selection(b->nrows);
     rc = eval_into(ev, s->sort_progs, s->nsort + 1, b, sel, b->nrows, keys);
     free(sel);
@@ -974,18 +994,16 @@ static int eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
     return rc;
   size_t n, nk;
   const uint8_t **rows = rows_of(in, &n), **sorts = rows_of(keys, &nk);
-  const sl_row_layout *kl = s->sort_layout;
   for (size_t i = 0; i < nk; i++)
     SL_FIELD((uint8_t *)sorts[i], kl, s->nsort, int64_t) = (int64_t)i;
   /* Under WHERE rownum <= N only the first N of each partition. */
   if (s->st->topn_limit >= 0)
-    nk = stage_topn_select(kl, s->sort_order, s->st->npartition, s->nsort,
-                           sorts, nk, s->st->topn_limit);
+    nk = stage_topn_select(kl, s->sort_order, s->part_fields, s->npart_fields,
+                           s->nsort, sorts, nk, s->st->topn_limit);
   else
     sorted_result_sort(kl, s->sort_order, s->nsort, sorts, nk);
   window_holds(ev, s, (sizeof *rows + sizeof *sorts) * (uint64_t)nk);
   int npart = s->st->npartition, ncols = s->st->input->ncols;
-  const sl_row_layout *il = s->input->layout;
   int64_t number = 0;
   for (size_t i = 0; i < nk; i++) {
     if (i == 0 || sorted_result_compare(kl, s->sort_order, npart, sorts[i - 1],

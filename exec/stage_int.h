@@ -113,10 +113,16 @@ struct stage_rt {
   sl_expr_prog **tmp_progs;
   int ntmp; /* the groups are tmp fields 0 .. ngroups - 1 */
   sl_agg_set aggs;
-  /* TOPN: sort rows (partition values, then order values) */
+  /* TOPN: sort rows (partition values, then order values); the input
+   * columns they are when all are plain columns (read directly), or NULL;
+   * the partition's sort fields that are not the window's bounds (the
+   * same for every row of one evaluation) */
   const sl_row_layout *sort_layout;
   sl_expr_prog **sort_progs;
   int nsort;
+  const int *sort_cols;
+  int *part_fields;
+  int npart_fields;
   sl_border *sort_order;
   /* Compiled (stage_jit.c), or NULL: SELECT's filter and exprs, or
    * AGGREGATE's tmp progs (k_exprs); JOIN's residual (k_residual). */
@@ -171,14 +177,16 @@ int stage_rt_build(sl_arena *a, const sl_stage *st, const sl_staged_plan *sp,
 int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
                       const rel **out);
 
-/* A window Top-N's first `limit` rows of each partition (its first npart
- * sort columns) of rows[0..n), sort rows of layout kl whose field nsort is
- * the row's input position: moved to rows[0..k) in the order a stable
- * sort by order[0..nsort) gives them, partition by partition; returns k
- * (stage_topn_select.c). */
+/* A window Top-N's first `limit` rows of each partition of rows[0..n),
+ * sort rows of layout kl whose field nsort is the row's input position:
+ * moved to rows[0..k) in the order a stable sort by order[0..nsort) gives
+ * them, partition by partition; returns k (stage_topn_select.c).  A
+ * partition is the rows equal in part_fields[0..npart): the partition
+ * columns leaving out those every row of the window holds alike (its
+ * bounds), which the order's first columns are. */
 size_t stage_topn_select(const sl_row_layout *kl, const sl_border *order,
-                         int npart, int nsort, const uint8_t **rows, size_t n,
-                         int64_t limit);
+                         const int *part_fields, int npart, int nsort,
+                         const uint8_t **rows, size_t n, int64_t limit);
 
 /* Free everything one window's evaluation made. */
 void stage_eval_release(stage_eval *ev);

@@ -27,7 +27,8 @@ typedef struct selector {
   const sl_border *order;
   int npart, nsort;
   const uint8_t **rows;
-  int *fields; /* 0 .. npart - 1 */
+  const int *fields; /* the partition's fields (npart) */
+  sl_border *porder; /* ... as an order, for equality */
   topn_part *parts;
   size_t nparts, capparts;
   int64_t *slots; /* open addressing: part index, or -1 */
@@ -72,7 +73,7 @@ static topn_part *part_of(selector *s, uint32_t i) {
   for (; s->slots[h] >= 0; h = (h + 1) & (s->nslots - 1)) {
     topn_part *p = &s->parts[s->slots[h]];
     if (p->hash == hash &&
-        sorted_result_compare(s->kl, s->order, s->npart, s->rows[p->heap[0]],
+        sorted_result_compare(s->kl, s->porder, s->npart, s->rows[p->heap[0]],
                               s->rows[i]) == 0)
       return p;
   }
@@ -130,17 +131,18 @@ static void offer(selector *s, topn_part *p, uint32_t i, uint32_t limit) {
 }
 
 size_t stage_topn_select(const sl_row_layout *kl, const sl_border *order,
-                         int npart, int nsort, const uint8_t **rows, size_t n,
-                         int64_t limit) {
+                         const int *part_fields, int npart, int nsort,
+                         const uint8_t **rows, size_t n, int64_t limit) {
   if (limit <= 0 || n == 0)
     return 0;
   uint32_t lim = limit > UINT32_MAX ? UINT32_MAX : (uint32_t)limit;
-  selector s = {kl, order, npart, nsort, rows, NULL, NULL, 0, 0, NULL, 0};
-  s.fields = malloc(sizeof *s.fields * (size_t)(npart > 0 ? npart : 1));
-  if (!s.fields)
+  selector s = {kl,   order, npart, nsort, rows, part_fields,
+                NULL, NULL,  0,     0,     NULL, 0};
+  s.porder = calloc((size_t)(npart > 0 ? npart : 1), sizeof *s.porder);
+  if (!s.porder)
     abort();
   for (int i = 0; i < npart; i++)
-    s.fields[i] = i;
+    s.porder[i].column = part_fields[i];
   for (size_t i = 0; i < n; i++)
     offer(&s, part_of(&s, (uint32_t)i), (uint32_t)i, lim);
   /* Partitions in the order of their keys (as the full sort has them),
@@ -150,7 +152,7 @@ size_t stage_topn_select(const sl_row_layout *kl, const sl_border *order,
     abort();
   for (size_t p = 0; p < s.nparts; p++)
     reps[p] = rows[s.parts[p].heap[0]];
-  sorted_result_sort(kl, order, npart, reps, s.nparts);
+  sorted_result_sort(kl, s.porder, npart, reps, s.nparts);
   uint32_t *chosen = malloc(sizeof *chosen * n);
   if (!chosen)
     abort();
@@ -184,6 +186,6 @@ size_t stage_topn_select(const sl_row_layout *kl, const sl_border *order,
     free(s.parts[p].heap);
   free(s.parts);
   free(s.slots);
-  free(s.fields);
+  free(s.porder);
   return k;
 }

@@ -54,7 +54,9 @@ static void test_same_as_a_stable_sort(void **state) {
       if (number <= limits[l])
         ref[want++] = ref[i];
     }
-    size_t got = stage_topn_select(kl, order, 1, 2, rows, ROWS, limits[l]);
+    const int pfields[1] = {0};
+    size_t got =
+        stage_topn_select(kl, order, pfields, 1, 2, rows, ROWS, limits[l]);
     assert_int_equal(got, want);
     for (size_t i = 0; i < got; i++)
       assert_ptr_equal(rows[i], ref[i]);
@@ -84,7 +86,7 @@ static void test_one_partition(void **state) {
     rows[i] = r;
   }
   /* the three lowest: 1 (row 4), 3 (row 1), 3 (row 3: after row 1) */
-  assert_int_equal(stage_topn_select(kl, order, 0, 1, rows, 6, 3), 3);
+  assert_int_equal(stage_topn_select(kl, order, NULL, 0, 1, rows, 6, 3), 3);
   assert_ptr_equal(rows[0], data + 4 * kl->width);
   assert_ptr_equal(rows[1], data + 1 * kl->width);
   assert_ptr_equal(rows[2], data + 3 * kl->width);
