@@ -10,8 +10,10 @@
 # COUNT(*) per key per 1 s window, uniform keys in a range of 1000),
 # ro_zipf (the same, zipf keys with exponent 1.5), ro_RANGE[_zZ] (RO over
 # RANGE keys, 1k = 1000 and 1m = 2^20 as strategy_sweep's ranges, zipf
-# exponent Z or uniform: ro_64m_z1.5), and the NEXMark queries q0 q1 q2 q5
-# q7 q8 q11 (examples/nexmark, 100000 events/s of event time).
+# exponent Z or uniform: ro_64m_z1.5), the NEXMark queries q0 q1 q2 q5
+# q7 q8 q11 (examples/nexmark, 100000 events/s of event time), and wtop3
+# (Flink's window Top-N over NEXMark's bids: the three highest bids of
+# each 10 s window).
 # Environment: WORKERS (the worker counts, default "2"), PEERS_NO_SQLITE=1
 # (skip SQLite), TSV=FILE (append the table's rows to FILE, tab-separated:
 #   workload engine threads median min max ratio_to_sluice peak_rss_mib
@@ -68,7 +70,7 @@ SLUICE=$(realpath "${1:-build/sluice}")
 EVENTS=${2:-2000000}
 RUNS=${3:-5}
 shift $(($# < 3 ? $# : 3))
-ALL_WORKLOADS="ysb cm ro ro_zipf q1 q2 q5 q7 q8 q11 q0"
+ALL_WORKLOADS="ysb cm ro ro_zipf q1 q2 q5 q7 q8 q11 q0 wtop3"
 read -r -a WORKLOADS <<< "${*:-$ALL_WORKLOADS}"
 read -r -a WORKER_COUNTS <<< "${WORKERS:-2}"
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -112,7 +114,7 @@ EOF
 person|SELECT * FROM person|id BIGINT, name STRING, emailAddress STRING, creditCard STRING, city STRING, state STRING, dateTime TIMESTAMP(3), extra STRING
 auction|SELECT * FROM auction|id BIGINT, itemName STRING, description STRING, initialBid BIGINT, reserve BIGINT, dateTime TIMESTAMP(3), expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra STRING
 EOF
-  q*) echo "bid|SELECT * FROM bid|auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING, dateTime TIMESTAMP(3), extra STRING" ;;
+  q*|wtop3) echo "bid|SELECT * FROM bid|auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING, dateTime TIMESTAMP(3), extra STRING" ;;
   esac
 }
 
@@ -162,6 +164,13 @@ SQL
 WITH p AS (SELECT id, name, $t - $t % 10000 AS w FROM person GROUP BY 1, 2, 3),
      a AS (SELECT seller, $t - $t % 10000 AS w FROM auction GROUP BY 1, 2)
 SELECT p.id, p.name, $(ts p.w) FROM p JOIN a ON p.id = a.seller AND p.w = a.w
+SQL
+  wtop3) t=$(ms dateTime); cat <<SQL ;;
+WITH r AS (SELECT auction, bidder, price, $t - $t % 10000 AS w,
+                  ROW_NUMBER() OVER (PARTITION BY $t - $t % 10000
+                                     ORDER BY price DESC, auction, bidder, $t) AS rn
+           FROM bid)
+SELECT auction, bidder, price, $(ts w), rn FROM r WHERE rn <= 3
 SQL
   q11) cat <<SQL ;;
 WITH b AS (SELECT bidder, $(ms dateTime) AS t FROM bid),

@@ -41,7 +41,7 @@ CREATE TABLE ro (key BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL 
   WITH ('connector' = 'ro', 'key.range' = '$range', $keys, 'events.num' = '$EVENTS',
         'events.per-second' = '1000000', 'seed' = '3', 'pregenerate' = '$3');
 SQL
-  q*) nexmark_ddl "$SRC" "$EVENTS" | sed "s/'connector' = 'nexmark',/& 'pregenerate' = '$3',/" ;;
+  q*|wtop3) nexmark_ddl "$SRC" "$EVENTS" | sed "s/'connector' = 'nexmark',/& 'pregenerate' = '$3',/" ;;
   esac
 }
 
@@ -55,6 +55,11 @@ sluice_select() {
   DESCRIPTOR(\`timestamp\`), INTERVAL '2' SECOND)) GROUP BY job_id, window_start, window_end;" ;;
   ro*) echo "SELECT key, window_start, window_end, COUNT(*) FROM TABLE(TUMBLE(TABLE ro,
   DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY key, window_start, window_end;" ;;
+  wtop3) echo "SELECT auction, bidder, price, window_start, rownum FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end
+                               ORDER BY price DESC, auction, bidder, dateTime) AS rownum
+  FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND)))
+WHERE rownum <= 3;" ;;
   q*) sed -n '/^INSERT/,$p' "$(nexmark_file "$1")" | sed 1d ;; # the INSERT's query
   esac
 }
@@ -67,6 +72,7 @@ sluice_timed() {
   ysb) cols="campaign_id STRING, ws TIMESTAMP(3), we TIMESTAMP(3), views BIGINT" ;;
   cm) cols="job_id BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), cpu DOUBLE" ;;
   ro*) cols="key BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT" ;;
+  wtop3) cols="auction BIGINT, bidder BIGINT, price BIGINT, ws TIMESTAMP(3), rownum BIGINT" ;;
   esac
   echo "CREATE TABLE result_sink ($cols) WITH ('connector' = 'blackhole');"
   echo "EXPLAIN ANALYZE INSERT INTO result_sink"; sluice_select "$1"
