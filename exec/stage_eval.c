@@ -32,8 +32,8 @@ static void adopt_rel(stage_eval *ev, rel *r) {
 }
 
 /* A relation the evaluation of stage s makes (its bytes count as s's). */
-static rel *new_rel(stage_eval *ev, const stage_rt *s,
-                    const sl_row_layout *layout) {
+rel *stage_rel_new(stage_eval *ev, const stage_rt *s,
+                   const sl_row_layout *layout) {
   rel *r = calloc(1, sizeof *r);
   if (!r)
     abort();
@@ -44,7 +44,7 @@ static rel *new_rel(stage_eval *ev, const stage_rt *s,
 }
 
 /* bytes more held by stage s for this window. */
-static void window_holds(stage_eval *ev, const stage_rt *s, uint64_t bytes) {
+void stage_window_holds(stage_eval *ev, const stage_rt *s, uint64_t bytes) {
   if (s->id >= 0 && s->id < SL_STATS_STAGES)
     ev->window_bytes[s->id] += bytes;
 }
@@ -71,7 +71,7 @@ static sl_buffer *rel_new_buffer(stage_eval *ev, rel *r, uint32_t heap) {
 }
 
 /* A buffer of r with room for one more row (a new one if needed). */
-static sl_buffer *rel_room(stage_eval *ev, rel *r, uint32_t heap) {
+sl_buffer *stage_rel_room(stage_eval *ev, rel *r, uint32_t heap) {
   sl_buffer *b = r->n ? &r->bufs[r->n - 1] : NULL;
   if (b && sl_buffer_has_room(b, heap))
     return b;
@@ -108,12 +108,12 @@ void stage_eval_release(stage_eval *ev) {
 
 /* Evaluate progs over the rows sel of b into r (as many buffers as it
  * takes). */
-static int eval_into(stage_eval *ev, sl_expr_prog *const *progs, int nprogs,
-                     const sl_buffer *b, const uint32_t *sel, uint32_t n,
-                     rel *r) {
+int stage_eval_into(stage_eval *ev, sl_expr_prog *const *progs, int nprogs,
+                    const sl_buffer *b, const uint32_t *sel, uint32_t n,
+                    rel *r) {
   uint32_t done = 0;
   while (done < n) {
-    sl_buffer *out = rel_room(ev, r, 0);
+    sl_buffer *out = stage_rel_room(ev, r, 0);
     int k = sl_exec_eval_rows(progs, nprogs, b, sel + done, n - done, out,
                               ev->ctx, ev->err);
     if (k < 0)
@@ -144,7 +144,7 @@ static int compiled_into(stage_eval *ev, const sl_jit_kernel *k,
   *done = 0;
   int rc = SL_OK;
   while (*done < n) {
-    sl_buffer *out = rel_room(ev, r, 0);
+    sl_buffer *out = stage_rel_room(ev, r, 0);
     uint32_t nout, next;
     rc = sl_jit_run(k, b, sel + *done, n - *done, passed, &nout, out, &next,
                     ev->ctx);
@@ -385,7 +385,7 @@ keyed_rows *leaf_store_find(const leaf_store *ls, int64_t key) {
   return NULL;
 }
 
-static uint32_t *selection(uint32_t n) {
+uint32_t *stage_selection(uint32_t n) {
   uint32_t *sel = malloc(sizeof *sel * (n > 0 ? n : 1));
   if (!sel)
     abort();
@@ -396,7 +396,7 @@ static uint32_t *selection(uint32_t n) {
 
 static int eval_leaf(stage_eval *ev, const stage_rt *s, int64_t end,
                      const rel **out) {
-  rel *r = new_rel(ev, s, s->layout);
+  rel *r = stage_rel_new(ev, s, s->layout);
   r->borrowed = true;
   keyed_rows *k = leaf_store_find(&ev->leaves[s->leaf], end);
   if (k) {
@@ -409,12 +409,12 @@ static int eval_leaf(stage_eval *ev, const stage_rt *s, int64_t end,
 
 static int eval_select(stage_eval *ev, const stage_rt *s, const rel *in,
                        const rel **out) {
-  rel *r = new_rel(ev, s, s->layout);
+  rel *r = stage_rel_new(ev, s, s->layout);
   int rc = SL_OK;
   for (int i = 0; i < in->n && rc == SL_OK; i++) {
     const sl_buffer *b = &in->bufs[i];
     uint32_t n = b->nrows, done = 0;
-    uint32_t *sel = selection(n);
+    uint32_t *sel = stage_selection(n);
     /* compiled: filter and exprs in one loop; what it hands back (and
      * without a kernel, everything) the interpreter does */
     if (!s->k_exprs)
@@ -425,7 +425,8 @@ static int eval_select(stage_eval *ev, const stage_rt *s, const rel *in,
       if (s->filter)
         rc = sl_expr_filter(s->filter, b, sel + done, &left, ev->ctx, ev->err);
       if (rc == SL_OK)
-        rc = eval_into(ev, s->exprs, s->st->nexprs, b, sel + done, left, r);
+        rc = stage_eval_into(ev, s->exprs, s->st->nexprs, b, sel + done, left,
+                             r);
     }
     free(sel);
   }
@@ -437,12 +438,12 @@ static int eval_select(stage_eval *ev, const stage_rt *s, const rel *in,
  * key of row i has a NULL (it matches nothing). */
 static int key_rows(stage_eval *ev, const stage_rt *s, sl_expr_prog **progs,
                     const rel *in, rel **keys) {
-  rel *k = new_rel(ev, s, s->key_layout);
+  rel *k = stage_rel_new(ev, s, s->key_layout);
   int rc = SL_OK;
   for (int i = 0; i < in->n && rc == SL_OK; i++) {
     const sl_buffer *b = &in->bufs[i];
-    uint32_t *sel = selection(b->nrows);
-    rc = eval_into(ev, progs, s->st->nkeys, b, sel, b->nrows, k);
+    uint32_t *sel = stage_selection(b->nrows);
+    rc = stage_eval_into(ev, progs, s->st->nkeys, b, sel, b->nrows, k);
     free(sel);
   }
   *keys = k;
@@ -457,7 +458,7 @@ static bool key_has_null(const sl_row_layout *l, const uint8_t *k) {
 }
 
 /* Row pointers of a relation, in order. */
-static const uint8_t **rows_of(const rel *r, size_t *n) {
+const uint8_t **stage_rel_rows(const rel *r, size_t *n) {
   size_t total = 0;
   for (int i = 0; i < r->n; i++)
     total += r->bufs[i].nrows;
@@ -476,7 +477,7 @@ static void join_row(stage_eval *ev, const stage_rt *s, rel *r,
                      const uint8_t *lrow, const uint8_t *rrow) {
   const sl_row_layout *ll = s->left->layout, *rl = s->right->layout;
   int nl = s->st->left->ncols, nr = s->st->right->ncols;
-  sl_buffer *o = rel_room(ev, r, 0);
+  sl_buffer *o = stage_rel_room(ev, r, 0);
   uint8_t *dst = sl_buffer_append(o);
   for (int f = 0; f < nl; f++)
     sl_row_copy_field(ll, lrow, f, s->layout, dst, f);
@@ -507,7 +508,7 @@ static void key_from_columns(const stage_rt *s, const int *cols,
 static int build_table(stage_eval *ev, const stage_rt *s, const rel *in,
                        sl_expr_prog **progs, const int *cols, join_table *t) {
   memset(t, 0, sizeof *t);
-  t->rows = rows_of(in, &t->n);
+  t->rows = stage_rel_rows(in, &t->n);
   if (s->st->nkeys == 0)
     return SL_OK;
   if (cols) { /* keys read from their columns */
@@ -528,7 +529,7 @@ static int build_table(stage_eval *ev, const stage_rt *s, const rel *in,
     if (rc != SL_OK)
       return rc;
     size_t nk;
-    t->keys = rows_of(k, &nk);
+    t->keys = stage_rel_rows(k, &nk);
   }
   t->cap = 16;
   while (t->cap < t->n * 2)
@@ -618,8 +619,8 @@ static int probe(stage_eval *ev, const stage_rt *s, const join_table *t,
     free(key);
     return SL_OK;
   }
-  rel *k = new_rel(ev, s, s->key_layout);
-  int rc = eval_into(ev, progs, s->st->nkeys, b, sel, n, k);
+  rel *k = stage_rel_new(ev, s, s->key_layout);
+  int rc = stage_eval_into(ev, progs, s->st->nkeys, b, sel, n, k);
   if (rc != SL_OK)
     return rc;
   uint32_t i = 0;
@@ -637,7 +638,7 @@ static int apply_residual(stage_eval *ev, const stage_rt *s, rel *r) {
   for (int i = 0; i < r->n && rc == SL_OK; i++) {
     sl_buffer *b = &r->bufs[i];
     uint32_t n = b->nrows, next = 0, nout = 0;
-    uint32_t *sel = selection(n);
+    uint32_t *sel = stage_selection(n);
     if (s->k_residual &&
         sl_jit_run(s->k_residual, b, sel, n, sel, &nout, NULL, &next,
                    ev->ctx) == SL_OK &&
@@ -695,7 +696,7 @@ static int probe_items(stage_eval *ev, const probe_job *j, int from, int to,
   int rc = SL_OK;
   for (int i = from; i < to && rc == SL_OK; i++) {
     const sl_buffer *b = j->items[i].b;
-    uint32_t *sel = selection(b->nrows), n = b->nrows;
+    uint32_t *sel = stage_selection(b->nrows), n = b->nrows;
     if (j->items[i].ranged) {
       n = 0;
       for (uint32_t x = 0; x < b->nrows; x++) {
@@ -759,7 +760,7 @@ static int run_probe(stage_eval *ev, probe_job *j, int n, rel *r) {
     pev[k].ntables = pev[k].captables = 0;
     memset(&errs[k], 0, sizeof errs[k]);
     pev[k].err = &errs[k];
-    out[k] = new_rel(&pev[k], j->s, r->layout);
+    out[k] = stage_rel_new(&pev[k], j->s, r->layout);
   }
   j->first = first;
   j->pev = pev;
@@ -841,7 +842,7 @@ static probe_item *rel_items(const rel *in, int *n) {
  * parts on the stage pool's threads. */
 static int eval_join(stage_eval *ev, const stage_rt *s, int64_t end,
                      const rel **out) {
-  rel *r = new_rel(ev, s, s->layout);
+  rel *r = stage_rel_new(ev, s, s->layout);
   *out = r;
   bool build_left = s->stream_side == 1;
   const stage_rt *bs = build_left ? s->left : s->right;
@@ -886,7 +887,7 @@ static int eval_join(stage_eval *ev, const stage_rt *s, int64_t end,
   j.items = items;
   if (rc == SL_OK && t.n > 0)
     rc = run_probe(ev, &j, n, r);
-  window_holds(ev, s, table_bytes(s, &t) + sizeof *items * (uint64_t)n);
+  stage_window_holds(ev, s, table_bytes(s, &t) + sizeof *items * (uint64_t)n);
   free(items);
   free_table(&t);
   return rc;
@@ -906,17 +907,17 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
   }
   sl_group_table *t = &ev->tables[ev->ntables++];
   sl_group_table_init(t, s->group_layout, &s->aggs, 64);
-  rel *tmp = new_rel(ev, s, s->tmp_layout);
+  rel *tmp = stage_rel_new(ev, s, s->tmp_layout);
   int rc = SL_OK;
   for (int i = 0; i < in->n && rc == SL_OK; i++) {
     const sl_buffer *b = &in->bufs[i];
-    uint32_t *sel = selection(b->nrows), done = 0;
+    uint32_t *sel = stage_selection(b->nrows), done = 0;
     if (!s->k_exprs)
       ev->rows_interpreted += b->nrows;
     if (!s->k_exprs ||
         compiled_into(ev, s->k_exprs, b, sel, b->nrows, tmp, &done) != SL_OK)
-      rc = eval_into(ev, s->tmp_progs, s->ntmp, b, sel + done, b->nrows - done,
-                     tmp);
+      rc = stage_eval_into(ev, s->tmp_progs, s->ntmp, b, sel + done,
+                           b->nrows - done, tmp);
     free(sel);
   }
   uint8_t *key = calloc(1, s->group_layout->width);
@@ -935,14 +936,14 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
     }
   }
   free(key);
-  window_holds(ev, s, sl_group_table_bytes(t));
-  rel *r = new_rel(ev, s, s->layout);
+  stage_window_holds(ev, s, sl_group_table_bytes(t));
+  rel *r = stage_rel_new(ev, s, s->layout);
   for (uint32_t i = 0; i < t->cap && rc == SL_OK; i++) {
     if (!sl_group_table_slot_used(t, i))
       continue;
     const uint8_t *k = sl_group_table_key(t, i);
     for (int attempt = 0; attempt < 2; attempt++) {
-      sl_buffer *o = rel_room(ev, r, 0);
+      sl_buffer *o = stage_rel_room(ev, r, 0);
       uint8_t *dst = sl_buffer_append(o);
       for (int g = 0; g < st->ngroups; g++)
         sl_row_copy_field(s->group_layout, k, g, s->layout, dst, g);
@@ -964,62 +965,6 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
   }
   *out = r;
   return rc;
-}
-
-static int eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
-                     const rel **out) {
-  /* Sort rows: the partition and order values, then (not compared) the
-   * input row's position, filled in here. */
-  rel *keys = new_rel(ev, s, s->sort_layout);
-  int rc = SL_OK;
-  const sl_row_layout *kl = s->sort_layout, *il = s->input->layout;
-  for (int i = 0; i < in->n && rc == SL_OK; i++) {
-    const sl_buffer *b = &in->bufs[i];
-    if (s->sort_cols) { /* plain columns: copied (strings borrowed) */
-      for (uint32_t j = 0; j < b->nrows; j++) {
-        const uint8_t *row = sl_buffer_row(b, j);
-        uint8_t *dst = sl_buffer_append(rel_room(ev, keys, 0));
-        for (int k = 0; k < s->nsort; k++)
-          sl_row_copy_field(il, row, s->sort_cols[k], kl, dst, k);
-      }
-      continue;
-    }
-    uint32_t *sel = selection(b->nrows);
-    rc = eval_into(ev, s->sort_progs, s->nsort + 1, b, sel, b->nrows, keys);
-    free(sel);
-  }
-  rel *r = new_rel(ev, s, s->layout);
-  *out = r;
-  if (rc != SL_OK)
-    return rc;
-  size_t n, nk;
-  const uint8_t **rows = rows_of(in, &n), **sorts = rows_of(keys, &nk);
-  for (size_t i = 0; i < nk; i++)
-    SL_FIELD((uint8_t *)sorts[i], kl, s->nsort, int64_t) = (int64_t)i;
-  /* Under WHERE rownum <= N only the first N of each partition. */
-  if (s->st->topn_limit >= 0)
-    nk = stage_topn_select(kl, s->sort_order, s->part_fields, s->npart_fields,
-                           s->nsort, sorts, nk, s->st->topn_limit);
-  else
-    sorted_result_sort(kl, s->sort_order, s->nsort, sorts, nk);
-  window_holds(ev, s, (sizeof *rows + sizeof *sorts) * (uint64_t)nk);
-  int npart = s->st->npartition, ncols = s->st->input->ncols;
-  int64_t number = 0;
-  for (size_t i = 0; i < nk; i++) {
-    if (i == 0 || sorted_result_compare(kl, s->sort_order, npart, sorts[i - 1],
-                                        sorts[i]) != 0)
-      number = 0; /* a new partition */
-    number++;
-    const uint8_t *row = rows[SL_FIELD(sorts[i], kl, s->nsort, int64_t)];
-    uint8_t *dst = sl_buffer_append(rel_room(ev, r, 0));
-    for (int f = 0; f < ncols; f++)
-      sl_row_copy_field(il, row, f, s->layout, dst, f);
-    sl_int_store(dst + s->layout->fields[ncols].offset,
-                 s->layout->fields[ncols].ptype, number);
-  }
-  free(rows);
-  free(sorts);
-  return SL_OK;
 }
 
 int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
@@ -1045,7 +990,7 @@ int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
   case SL_STAGE_AGGREGATE:
     return eval_aggregate(ev, s, in, out);
   case SL_STAGE_TOPN:
-    return eval_topn(ev, s, in, out);
+    return stage_eval_topn(ev, s, in, out);
   default:
     return sl_error_set(ev->err, SL_EINTERNAL, "unknown stage");
   }

@@ -180,13 +180,32 @@ int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
 /* A window Top-N's first `limit` rows of each partition of rows[0..n),
  * sort rows of layout kl whose field nsort is the row's input position:
  * moved to rows[0..k) in the order a stable sort by order[0..nsort) gives
- * them, partition by partition; returns k (stage_topn_select.c).  A
+ * them, partition by partition; returns k (stage_topn.c).  A
  * partition is the rows equal in part_fields[0..npart): the partition
  * columns leaving out those every row of the window holds alike (its
  * bounds), which the order's first columns are. */
 size_t stage_topn_select(const sl_row_layout *kl, const sl_border *order,
                          const int *part_fields, int npart, int nsort,
                          const uint8_t **rows, size_t n, int64_t limit);
+
+/* What the stages' evaluators share (stage_eval.c): a relation stage s's
+ * evaluation makes (freed at release; its bytes count as s's), a buffer of
+ * r with room for one more row, progs over rows sel of b into r, the
+ * selection 0 .. n - 1 (malloc'd), a relation's row pointers in order
+ * (malloc'd), and bytes more s holds for this window. */
+rel *stage_rel_new(stage_eval *ev, const stage_rt *s,
+                   const sl_row_layout *layout);
+sl_buffer *stage_rel_room(stage_eval *ev, rel *r, uint32_t heap);
+int stage_eval_into(stage_eval *ev, sl_expr_prog *const *progs, int nprogs,
+                    const sl_buffer *b, const uint32_t *sel, uint32_t n,
+                    rel *r);
+uint32_t *stage_selection(uint32_t n);
+const uint8_t **stage_rel_rows(const rel *r, size_t *n);
+void stage_window_holds(stage_eval *ev, const stage_rt *s, uint64_t bytes);
+
+/* A window Top-N stage over its input's rows (stage_topn.c). */
+int stage_eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
+                    const rel **out);
 
 /* Free everything one window's evaluation made. */
 void stage_eval_release(stage_eval *ev);

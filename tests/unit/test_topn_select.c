@@ -1,5 +1,5 @@
 /* test_topn_select.c - a window Top-N's heaps choose exactly what a stable
- * sort of every row does (exec/stage_topn_select.c): the same rows, in the
+ * sort of every row does (exec/stage_topn.c): the same rows, in the
  * same order, the first `limit` of each partition.  Random rows with many
  * ties (10 partitions, 6 order values), each limit from 0 to more than a
  * partition has; the reference is sorted_result_sort, then a cut per

@@ -1,5 +1,6 @@
-/* stage_topn_select.c - a window Top-N's first rows of each partition
- * without sorting them all.
+/* stage_topn.c - a window Top-N: its rows numbered per partition, and
+ * under a bound only the first rows of each partition, without sorting
+ * them all.
  *
  * A window Top-N under `WHERE rownum <= N` (sl_stage.topn_limit) needs the
  * first N rows of each partition only.  Sorting every row of the window
@@ -188,4 +189,64 @@ size_t stage_topn_select(const sl_row_layout *kl, const sl_border *order,
   free(s.slots);
   free(s.porder);
   return k;
+}
+
+/* ---- the stage ---------------------------------------------------------- */
+
+int stage_eval_topn(stage_eval *ev, const stage_rt *s, const rel *in,
+                    const rel **out) {
+  /* Sort rows: the partition and order values, then (not compared) the
+   * input row's position, filled in here. */
+  rel *keys = stage_rel_new(ev, s, s->sort_layout);
+  int rc = SL_OK;
+  const sl_row_layout *kl = s->sort_layout, *il = s->input->layout;
+  for (int i = 0; i < in->n && rc == SL_OK; i++) {
+    const sl_buffer *b = &in->bufs[i];
+    if (s->sort_cols) { /* plain columns: copied (strings borrowed) */
+      for (uint32_t j = 0; j < b->nrows; j++) {
+        const uint8_t *row = sl_buffer_row(b, j);
+        uint8_t *dst = sl_buffer_append(stage_rel_room(ev, keys, 0));
+        for (int k = 0; k < s->nsort; k++)
+          sl_row_copy_field(il, row, s->sort_cols[k], kl, dst, k);
+      }
+      continue;
+    }
+    uint32_t *sel = stage_selection(b->nrows);
+    rc = stage_eval_into(ev, s->sort_progs, s->nsort + 1, b, sel, b->nrows,
+                         keys);
+    free(sel);
+  }
+  rel *r = stage_rel_new(ev, s, s->layout);
+  *out = r;
+  if (rc != SL_OK)
+    return rc;
+  size_t n, nk;
+  const uint8_t **rows = stage_rel_rows(in, &n),
+                **sorts = stage_rel_rows(keys, &nk);
+  for (size_t i = 0; i < nk; i++)
+    SL_FIELD((uint8_t *)sorts[i], kl, s->nsort, int64_t) = (int64_t)i;
+  /* Under WHERE rownum <= N only the first N of each partition. */
+  if (s->st->topn_limit >= 0)
+    nk = stage_topn_select(kl, s->sort_order, s->part_fields, s->npart_fields,
+                           s->nsort, sorts, nk, s->st->topn_limit);
+  else
+    sorted_result_sort(kl, s->sort_order, s->nsort, sorts, nk);
+  stage_window_holds(ev, s, (sizeof *rows + sizeof *sorts) * (uint64_t)nk);
+  int npart = s->st->npartition, ncols = s->st->input->ncols;
+  int64_t number = 0;
+  for (size_t i = 0; i < nk; i++) {
+    if (i == 0 || sorted_result_compare(kl, s->sort_order, npart, sorts[i - 1],
+                                        sorts[i]) != 0)
+      number = 0; /* a new partition */
+    number++;
+    const uint8_t *row = rows[SL_FIELD(sorts[i], kl, s->nsort, int64_t)];
+    uint8_t *dst = sl_buffer_append(stage_rel_room(ev, r, 0));
+    for (int f = 0; f < ncols; f++)
+      sl_row_copy_field(il, row, f, s->layout, dst, f);
+    sl_int_store(dst + s->layout->fields[ncols].offset,
+                 s->layout->fields[ncols].ptype, number);
+  }
+  free(rows);
+  free(sorts);
+  return SL_OK;
 }
