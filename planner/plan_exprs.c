@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "plan_int.h"
+#include "sluice/common/strbuf.h"
 
 sl_bexpr *sl_pl_new_expr(sl_arena *a, sl_bexpr_kind kind, sl_type *type) {
   sl_bexpr *e = SL_ANEW(a, sl_bexpr);
@@ -205,4 +206,12 @@ void sl_pl_conjuncts(sl_arena *a, sl_bexpr *e, sl_pl_parts *out) {
     }
     next[nodes.n - 1] = 0;
   }
+}
+
+const char *sl_pl_sql(sl_arena *a, const sl_bexpr *e) {
+  sl_strbuf b = SL_STRBUF_INIT;
+  sl_bexpr_format(&b, e);
+  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
+  sl_strbuf_free(&b);
+  return s;
 }

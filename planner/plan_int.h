@@ -36,6 +36,8 @@ sl_bexpr *sl_pl_map(sl_arena *a, const sl_bexpr *e,
 /* Do x and y compute the same thing (the same tree over the same
  * columns)?  Conservative: subqueries are never equal. */
 bool sl_pl_equal(const sl_bexpr *x, const sl_bexpr *y);
+/* e as SQL text, in a (for EXPLAIN's notes). */
+const char *sl_pl_sql(sl_arena *a, const sl_bexpr *e);
 /* Does e read only columns in [lo, hi)? */
 bool sl_pl_columns_within(const sl_bexpr *e, int lo, int hi);
 bool sl_pl_has_window_prop(const sl_bexpr *e);

@@ -207,14 +207,6 @@ void sl_plan_note(sl_arena *a, sl_plan *p, const char *fmt, ...) {
   sl_strbuf_free(&b);
 }
 
-static const char *sql_of(sl_arena *a, const sl_bexpr *e) {
-  sl_strbuf b = SL_STRBUF_INIT;
-  sl_bexpr_format(&b, e);
-  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
-  sl_strbuf_free(&b);
-  return s;
-}
-
 void sl_plan_propagate_constants(sl_arena *a, sl_plan *p) {
   rewriter r = {a, 0, {{0, NULL}}};
   collect_facts(&r, p->filter);
@@ -224,7 +216,8 @@ void sl_plan_propagate_constants(sl_arena *a, sl_plan *p) {
     sl_plan_note(a, p,
                  "constant propagation: %s = %s holds after the filter; "
                  "substituted in what is evaluated after it",
-                 p->base_names[r.facts[i].column], sql_of(a, r.facts[i].value));
+                 p->base_names[r.facts[i].column],
+                 sl_pl_sql(a, r.facts[i].value));
   /* Everything evaluated after the stream's filter. */
   p->post_join_filter = rewrite(&r, p->post_join_filter);
   for (int i = 0; i < p->njoin_keys; i++)
@@ -332,7 +325,7 @@ static sl_bexpr *push(sl_arena *a, sl_plan *p, sl_bexpr *e) {
   sl_plan_note(a, p,
                "filter pushdown: HAVING %s is over group keys only; "
                "evaluated before the aggregate as %s",
-               sql_of(a, e), sql_of(a, below));
+               sl_pl_sql(a, e), sl_pl_sql(a, below));
   return NULL;
 }
 
@@ -410,23 +403,23 @@ static sl_bexpr *push_source(sl_arena *a, sl_plan *p, sl_bexpr *e) {
   sl_source_filter f;
   if (!as_source_filter(p, in, e, &f))
     return e;
-  add_source_filter(a, in, &f, sql_of(a, e));
+  add_source_filter(a, in, &f, sl_pl_sql(a, e));
   sl_plan_note(a, p,
                "filter pushdown: %s is applied by the %s source of %s, which "
                "then never produces the other rows",
-               sql_of(a, e), in->connector->name, in->table->name);
+               sl_pl_sql(a, e), in->connector->name, in->table->name);
   return NULL;
 }
 
-/* The same for a plan with a watermark (sl_pl_no_late_rows): the conjunct stays in
- * the filter too, which drops the source's time carriers. */
+/* The same for a plan with a watermark (sl_pl_no_late_rows): the conjunct stays
+ * in the filter too, which drops the source's time carriers. */
 static sl_bexpr *push_source_rechecked(sl_arena *a, sl_plan *p, sl_bexpr *e) {
   sl_plan_input *in = &p->inputs[0];
   sl_source_filter f;
   if (!as_source_filter(p, in, e, &f))
     return e;
   f.rechecked = true;
-  add_source_filter(a, in, &f, sql_of(a, e));
+  add_source_filter(a, in, &f, sl_pl_sql(a, e));
   sl_plan_note(a, p,
                "filter pushdown: %s is applied by the %s source of %s, which "
                "then generates the other rows only as time carriers (at most "
@@ -434,7 +427,7 @@ static sl_bexpr *push_source_rechecked(sl_arena *a, sl_plan *p, sl_bexpr *e) {
                "watermark: the source's event time never decreases and the "
                "watermark trails it by at least a time unit, so no row is "
                "late either way, and the watermark only lags",
-               sql_of(a, e), in->connector->name, in->table->name,
+               sl_pl_sql(a, e), in->connector->name, in->table->name,
                SL_SOURCE_CARRY_EVERY);
   return e;
 }

@@ -22,14 +22,6 @@
 #include "sluice/planner/plan.h"
 #include "stage_int.h"
 
-static const char *sql_of(sl_arena *a, const sl_bexpr *e) {
-  sl_strbuf b = SL_STRBUF_INIT;
-  sl_bexpr_format(&b, e);
-  const char *s = sl_arena_strdup(a, sl_strbuf_cstr(&b));
-  sl_strbuf_free(&b);
-  return s;
-}
-
 /* How many LEAF stages read leaf k. */
 static int readers(const sl_stage *st, int k) {
   if (!st)
@@ -122,9 +114,9 @@ static sl_stage_extreme *extreme_for(sl_arena *a, const sl_staged_plan *sp,
         "of that window, over the same rows of %s, none of them late (the "
         "source's event time never decreases and the watermark trails "
         "it), so a row %s every such window's %s so far never matches",
-        s->leaf + 1, sql_of(a, lp->out[x->index]), e->max ? "least" : "most",
+        s->leaf + 1, sl_pl_sql(a, lp->out[x->index]), e->max ? "least" : "most",
         e->max ? "highest" : "lowest", w->leaf + 1, e->max ? "MAX" : "MIN",
-        sql_of(a, g->arg), ap->inputs[0].table->name,
+        sl_pl_sql(a, g->arg), ap->inputs[0].table->name,
         e->max ? "below" : "above", e->max ? "highest" : "lowest");
     return e;
   }
