@@ -31,9 +31,12 @@ int sl_exec_eval_rows(sl_expr_prog *const *progs, int nprogs,
     out->nrows += k;
     uint32_t heap_before = out->heap_used;
     int rc = SL_OK;
+    /* one instant for the whole select list (CURRENT_TIMESTAMP = NOW()) */
+    sl_expr_ctx_pin_now(ctx);
     for (int f = 0; f < nprogs && rc == SL_OK; f++)
       if (progs[f])
         rc = sl_expr_eval_into(progs[f], in, sel, k, out, first, f, ctx, err);
+    sl_expr_ctx_unpin_now(ctx);
     if (rc == SL_OK)
       return (int)k;
     out->nrows = first;

@@ -527,12 +527,26 @@ int ix_eval(sl_expr_ctx *c, const inode *n, const uint16_t *act,
 /* ---- entry points -----------------------------------------------------------
  */
 
-static void begin_call(sl_expr_ctx *c, const sl_expr_prog *p, sl_error *err) {
-  ensure_slots(c, p->nslots);
-  c->err = err;
+static void read_clock(sl_expr_ctx *c) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   c->now_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void sl_expr_ctx_pin_now(sl_expr_ctx *c) {
+  read_clock(c);
+  c->now_pinned = true;
+}
+
+void sl_expr_ctx_unpin_now(sl_expr_ctx *c) {
+  c->now_pinned = false;
+}
+
+static void begin_call(sl_expr_ctx *c, const sl_expr_prog *p, sl_error *err) {
+  ensure_slots(c, p->nslots);
+  c->err = err;
+  if (!c->now_pinned)
+    read_clock(c);
 }
 
 /* Gather row pointers for rows idx[0..n) and evaluate the program. */

@@ -166,6 +166,7 @@ struct sl_expr_ctx {
   scratch_block *blocks;
   int nblocks, cur_block;
   int64_t now_us;   /* wall clock, read once per call */
+  bool now_pinned;  /* ... or once until unpinned (sl_expr_ctx_pin_now) */
   void *match_data; /* pcre2_match_data * */
   regex_entry regex[REGEX_CACHE];
   int regex_next;

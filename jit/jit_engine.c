@@ -513,12 +513,16 @@ static int run(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
       memset(aux.data, 0, (size_t)n * w);
       aux.nrows = n;
       int rc = SL_OK;
+      /* one instant for all of them: CURRENT_TIMESTAMP = NOW() is two
+       * subtrees, and read apart they once straddled a millisecond */
+      sl_expr_ctx_pin_now(ctx);
       for (int a = 0; a < k->naux && rc == SL_OK; a++) {
         sl_error err = {0};
         rc = sl_expr_eval_into(k->aux_progs[a], in, sel, n, &aux, 0, a, ctx,
                                &err);
         sl_error_clear(&err);
       }
+      sl_expr_ctx_unpin_now(ctx);
       if (rc == SL_OK)
         break;
       sl_buffer_free(&aux);

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include <time.h>
+
 #include "interp_helpers.h"
 
 /* The fields of a ROW column, flattened into r.x and r.y by the layout:
@@ -195,11 +197,46 @@ static void test_many_vectors(void **state) {
   sl_arena_free(&a);
 }
 
+/* NOW() evaluated in two calls: 3 ms apart they differ unless the clock is
+ * pinned, and pinned they are one instant (what a select list and the
+ * JIT's interpreted subtrees rely on: CURRENT_TIMESTAMP = NOW() was once
+ * FALSE where the two straddled a millisecond). */
+static int64_t now_ms(sl_expr_prog *p) {
+  sl_expr_value v;
+  sl_error err = {0};
+  assert_int_equal(sl_expr_eval_row(p, &g_buf, 0, &v, g_ctx, &err), SL_OK);
+  return v.i64;
+}
+
+static void pause_3ms(void) {
+  struct timespec ts = {0, 3000000};
+  nanosleep(&ts, NULL);
+}
+
+static void test_clock_pinned(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  tbound tb;
+  sl_expr_prog *p;
+  assert_int_equal(compile_sql(&a, &tb, "SELECT NOW() FROM t", 0, &p), SL_OK);
+  int64_t t0 = now_ms(p);
+  pause_3ms();
+  assert_true(now_ms(p) > t0); /* unpinned: read anew */
+  sl_expr_ctx_pin_now(g_ctx);
+  int64_t t1 = now_ms(p);
+  pause_3ms();
+  assert_true(now_ms(p) == t1);
+  sl_expr_ctx_unpin_now(g_ctx);
+  pause_3ms();
+  assert_true(now_ms(p) > t1);
+  sl_arena_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_row_fields),
-      cmocka_unit_test(test_filter),
-      cmocka_unit_test(test_eval_into),
+      cmocka_unit_test(test_row_fields),   cmocka_unit_test(test_filter),
+      cmocka_unit_test(test_eval_into),    cmocka_unit_test(test_clock_pinned),
       cmocka_unit_test(test_many_vectors),
   };
   return cmocka_run_group_tests(tests, interp_setup, interp_teardown);

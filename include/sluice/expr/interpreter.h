@@ -118,6 +118,14 @@ int sl_expr_nodes(const sl_expr_prog *p);
 sl_expr_ctx *sl_expr_ctx_new(void);
 void sl_expr_ctx_free(sl_expr_ctx *c);
 
+/* The clock (NOW(), CURRENT_TIMESTAMP, PROCTIME(), UNIX_TIMESTAMP()) read
+ * once for every program evaluated until unpinned: the several programs
+ * of one batch's rows (a select list, the JIT's subtrees run through the
+ * interpreter) see one instant, so CURRENT_TIMESTAMP = NOW() holds.
+ * Unpinned, each evaluation reads it anew. */
+void sl_expr_ctx_pin_now(sl_expr_ctx *c);
+void sl_expr_ctx_unpin_now(sl_expr_ctx *c);
+
 /* Keep the rows where the BOOLEAN predicate p is TRUE.  On entry
  * sel[0..*nsel) are candidate row indexes of `in` (any order, any subset);
  * on return sel[0..*nsel) are those for which p is TRUE, in the same order
