@@ -230,6 +230,7 @@ static void test_clock_pinned(void **state) {
   sl_expr_ctx_unpin_now(g_ctx);
   pause_3ms();
   assert_true(now_ms(p) > t1);
+  tbound_done(&tb);
   sl_arena_free(&a);
 }
 
