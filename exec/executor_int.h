@@ -226,6 +226,11 @@ struct exec_shared {
 };
 
 extern void *sl_worker_main(void *arg);
+/* op_keep_extremes.c: the gate (jit.h, sl_jit_gate) of a stream leaf's
+ * compiled loop under plan->keep_extremes; its state is the worker's
+ * worker_state. */
+int32_t sl_worker_extremes_gate(void *worker, int64_t value, int32_t value_null,
+                                int64_t time, int32_t time_null);
 
 /* Setting a query up (query_setup.c), before its workers start: the
  * lookup join's table, layouts and programs; then the JIT's functions

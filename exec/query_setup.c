@@ -470,15 +470,28 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
         q->source.stream_layout, q->partial.tmp_layout, true, &q->jit.k_lookup,
         &err);
   }
-  if (rc == SL_OK && !fused)
-    rc = sl_jit_add_kernel_pre(
+  /* A stream leaf under MAX/MIN pruning drops in the loop the rows that
+   * cannot match, before writing them (op_keep_extremes.c). */
+  const sl_stage_extreme *x = stateless ? plan->keep_extremes : NULL;
+  sl_jit_gate gate = {sl_worker_extremes_gate, x ? x->col : 0,
+                      x ? x->time_col : 0};
+  for (int gated = x && !q->lookup.join; rc == SL_OK && !fused; gated = 0) {
+    rc = sl_jit_add_kernel_gated(
         q->jit.handle, q->lookup.join ? NULL : q->source.wm_prog,
         q->source.wm_layout,
         q->lookup.join ? q->lookup.post_join_filter : q->source.filter,
+        gated ? &gate : NULL,
         stateless ? q->project.out_progs : q->partial.tmp_progs,
         stateless ? plan->nout : q->partial.tmp_layout->nfields, q->row_layout,
         stateless ? q->out_layout : q->partial.tmp_layout, !stateless,
         &q->jit.k_main, &err);
+    if (rc != SL_EUNSUPPORTED || !gated)
+      break;
+    /* the gate's columns are not compiled integers: the check after the
+     * loop does it alone */
+    sl_error_clear(&err);
+    rc = SL_OK;
+  }
   if (rc == SL_OK && q->lookup.join && !fused)
     rc = sl_jit_add_kernel_pre(
         q->jit.handle, q->source.wm_prog, q->source.wm_layout, q->source.filter,

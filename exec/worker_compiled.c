@@ -73,8 +73,8 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
   if (q->plan->kind == SL_PLAN_AGGREGATE) {
     /* tmp holds a row for every input row: one call does the buffer */
     sl_buffer_clear(&s->tmp);
-    int rc = sl_jit_run_pre(q->jit.k_main, buf, sel, n, s->jsel, &nout, &s->tmp,
-                            wm_out, &next, s->ctx);
+    int rc = sl_jit_run_gated(q->jit.k_main, buf, sel, n, s->jsel, &nout,
+                              &s->tmp, wm_out, &next, s, s->ctx);
     if (rc != SL_OK || next < n) {
       sl_buffer_clear(&s->tmp);
       return SL_JIT_RETRY;
@@ -99,8 +99,8 @@ int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
   int rc = SL_OK;
   while (pos < n) {
     out_batch *b = sl_exec_take_batch(s->w, s->q->buffer_size);
-    rc = sl_jit_run_pre(q->jit.k_main, buf, sel + pos, n - pos, s->jsel, &nout,
-                        &b->buf, wm_out, &next, s->ctx);
+    rc = sl_jit_run_gated(q->jit.k_main, buf, sel + pos, n - pos, s->jsel,
+                          &nout, &b->buf, wm_out, &next, s, s->ctx);
     if (tail)
       tail->next = b;
     else

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
@@ -276,9 +277,10 @@ static void prepare_aux(sl_jit *j, sl_jit_kernel *kn, jit_cg *g,
 static int add_kernel(sl_jit *j, const sl_expr_prog *pre,
                       const sl_row_layout *pre_layout,
                       const sl_expr_prog *filter, const sl_jit_lookup *lookup,
-                      sl_expr_prog *const *progs, int nprogs,
-                      const sl_row_layout *in, const sl_row_layout *out,
-                      bool borrow, sl_jit_kernel **k, sl_error *err) {
+                      const sl_jit_gate *gate, sl_expr_prog *const *progs,
+                      int nprogs, const sl_row_layout *in,
+                      const sl_row_layout *out, bool borrow, sl_jit_kernel **k,
+                      sl_error *err) {
   *k = NULL;
   if (!j->mod)
     return sl_error_set(err, SL_EINTERNAL,
@@ -309,11 +311,12 @@ static int add_kernel(sl_jit *j, const sl_expr_prog *pre,
   kn->has_pre = pre != NULL;
   kn->nprogs = nprogs;
   kn->lookup = lookup != NULL;
+  kn->gated = gate != NULL;
   jit_cg g;
   begin_cg(j, kn, &g);
   prepare_aux(j, kn, &g, pre, filter, lookup, lookup ? NULL : progs,
               lookup ? 0 : nprogs);
-  int rc = jit_build_kernel(&g, kn->name, pre, pre_layout, filter, lookup,
+  int rc = jit_build_kernel(&g, kn->name, pre, pre_layout, filter, lookup, gate,
                             progs, nprogs, in, out, borrow, err);
   return end_cg(j, kn, &g, rc, t0, k, err);
 }
@@ -324,8 +327,26 @@ int sl_jit_add_kernel_pre(sl_jit *j, const sl_expr_prog *pre,
                           sl_expr_prog *const *progs, int nprogs,
                           const sl_row_layout *in, const sl_row_layout *out,
                           bool borrow, sl_jit_kernel **k, sl_error *err) {
-  return add_kernel(j, pre, pre_layout, filter, NULL, progs, nprogs, in, out,
-                    borrow, k, err);
+  return add_kernel(j, pre, pre_layout, filter, NULL, NULL, progs, nprogs, in,
+                    out, borrow, k, err);
+}
+
+int sl_jit_add_kernel_gated(sl_jit *j, const sl_expr_prog *pre,
+                            const sl_row_layout *pre_layout,
+                            const sl_expr_prog *filter, const sl_jit_gate *gate,
+                            sl_expr_prog *const *progs, int nprogs,
+                            const sl_row_layout *in, const sl_row_layout *out,
+                            bool borrow, sl_jit_kernel **k, sl_error *err) {
+  *k = NULL;
+  const int at[2] = {gate ? gate->value_prog : 0, gate ? gate->time_prog : 0};
+  for (int i = 0; gate && i < 2; i++)
+    if (at[i] < 0 || at[i] >= nprogs || !progs[at[i]] ||
+        progs[at[i]]->root->rep != R_I64)
+      return sl_error_set(err, SL_EUNSUPPORTED,
+                          "a JIT gate over output %d, not an integer program",
+                          at[i]);
+  return add_kernel(j, pre, pre_layout, filter, NULL, gate, progs, nprogs, in,
+                    out, borrow, k, err);
 }
 
 bool sl_jit_lookup_supported(const sl_row_layout *key_layout) {
@@ -343,8 +364,8 @@ int sl_jit_add_lookup_kernel(sl_jit *j, const sl_expr_prog *pre,
                              sl_expr_prog *const *progs, int nprogs,
                              const sl_row_layout *in, const sl_row_layout *out,
                              bool borrow, sl_jit_kernel **k, sl_error *err) {
-  return add_kernel(j, pre, pre_layout, filter, lookup, progs, nprogs, in, out,
-                    borrow, k, err);
+  return add_kernel(j, pre, pre_layout, filter, lookup, NULL, progs, nprogs, in,
+                    out, borrow, k, err);
 }
 
 int sl_jit_add_fold(sl_jit *j, const sl_jit_fold_spec *spec, sl_jit_kernel **k,
@@ -388,6 +409,40 @@ void sl_jit_route_run(const sl_jit_kernel *k, const uint8_t *tmp, uint32_t n,
 
 int sl_jit_fold_run(const sl_jit_kernel *k, sl_jit_fold_call *c) {
   return k->fold_fn(c) == JIT_OK ? SL_OK : SL_JIT_RETRY;
+}
+
+static uintptr_t kernel_address(const sl_jit_kernel *k) {
+  return k->is_fold    ? (uintptr_t)k->fold_fn
+         : k->is_route ? (uintptr_t)k->route_fn
+                       : (uintptr_t)k->fn;
+}
+
+/* SLUICE_PERF_MAP=1: the kernels' addresses in /tmp/perf-PID.map, perf's
+ * map of JIT code, so that `perf report` names them instead of
+ * [unknown].  A kernel's size is taken as the distance to the next one
+ * of the module (its code is laid out in one block), the last 4 KiB. */
+static void perf_map(const sl_jit *j) {
+  const char *want = getenv("SLUICE_PERF_MAP");
+  if (!want || strcmp(want, "1") != 0 || j->nkernels == 0)
+    return;
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&lock);
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
+  FILE *f = fopen(path, "a");
+  for (int i = 0; f && i < j->nkernels; i++) {
+    uintptr_t at = kernel_address(j->kernels[i]), size = 4096;
+    for (int m = 0; m < j->nkernels; m++) {
+      uintptr_t other = kernel_address(j->kernels[m]);
+      if (other > at && other - at < size)
+        size = other - at;
+    }
+    fprintf(f, "%lx %lx %s_%p\n", (unsigned long)at, (unsigned long)size,
+            j->kernels[i]->name, (const void *)j);
+  }
+  if (f)
+    fclose(f);
+  pthread_mutex_unlock(&lock);
 }
 
 int jit_compile_now(sl_jit *j, char **ir, sl_error *err) {
@@ -441,6 +496,7 @@ int jit_compile_now(sl_jit *j, char **ir, sl_error *err) {
       j->kernels[i]->fn = (jit_fn)(uintptr_t)addr;
   }
   j->seconds += sl_clock_seconds() - t0;
+  perf_map(j);
   return SL_OK;
 }
 
@@ -454,15 +510,26 @@ static int run(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
                const sl_buffer *in, const uint32_t *sel, uint32_t n,
                uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
                sl_buffer *pre_out, uint32_t *next, uint32_t *passed,
-               sl_expr_ctx *ctx);
+               void *gate_state, sl_expr_ctx *ctx);
 
 int sl_jit_run_pre(const sl_jit_kernel *k, const sl_buffer *in,
                    const uint32_t *sel, uint32_t n, uint32_t *sel_out,
                    uint32_t *nout, sl_buffer *out, sl_buffer *pre_out,
                    uint32_t *next, sl_expr_ctx *ctx) {
-  if (k->lookup)
-    return SL_JIT_RETRY; /* needs its table: sl_jit_run_lookup */
-  return run(k, NULL, in, sel, n, sel_out, nout, out, pre_out, next, NULL, ctx);
+  if (k->lookup || k->gated)
+    return SL_JIT_RETRY; /* needs its table or its gate's state */
+  return run(k, NULL, in, sel, n, sel_out, nout, out, pre_out, next, NULL, NULL,
+             ctx);
+}
+
+int sl_jit_run_gated(const sl_jit_kernel *k, const sl_buffer *in,
+                     const uint32_t *sel, uint32_t n, uint32_t *sel_out,
+                     uint32_t *nout, sl_buffer *out, sl_buffer *pre_out,
+                     uint32_t *next, void *gate_state, sl_expr_ctx *ctx) {
+  if (k->lookup || (k->gated && !gate_state))
+    return SL_JIT_RETRY;
+  return run(k, NULL, in, sel, n, sel_out, nout, out, pre_out, next, NULL,
+             gate_state, ctx);
 }
 
 int sl_jit_run_lookup(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
@@ -473,14 +540,15 @@ int sl_jit_run_lookup(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
   if (!k->lookup || !t)
     return SL_JIT_RETRY;
   *passed = 0;
-  return run(k, t, in, sel, n, sel_out, nout, out, pre_out, next, passed, ctx);
+  return run(k, t, in, sel, n, sel_out, nout, out, pre_out, next, passed, NULL,
+             ctx);
 }
 
 static int run(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
                const sl_buffer *in, const uint32_t *sel, uint32_t n,
                uint32_t *sel_out, uint32_t *nout, sl_buffer *out,
                sl_buffer *pre_out, uint32_t *next, uint32_t *passed,
-               sl_expr_ctx *ctx) {
+               void *gate_state, sl_expr_ctx *ctx) {
   if (k->has_pre) {
     if (!pre_out || (size_t)n * pre_out->layout->width > (size_t)pre_out->cap)
       return SL_JIT_RETRY;
@@ -494,6 +562,7 @@ static int run(const sl_jit_kernel *k, const sl_jit_lookup_table *t,
   c.n = n;
   c.pre_out = k->has_pre ? pre_out->data : NULL;
   c.table = t;
+  c.gate_state = gate_state;
   /* The subtrees the loop does not compute: the interpreter, vectorized,
    * over every row first.  An error there (perhaps in a CASE branch the
    * row would not have taken) hands the batch back: the interpreter then

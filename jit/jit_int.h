@@ -40,6 +40,7 @@ typedef struct jit_call {
    * aux row per sel position, computed by the interpreter before the loop
    * (the kernel's aux_layout) */
   const uint8_t *aux;
+  void *gate_state; /* a gated kernel's (sl_jit_gate) */
 } jit_call;
 
 /* Kernel return values. */
@@ -56,6 +57,7 @@ struct sl_jit_kernel {
   bool has_pre;
   int nprogs;
   bool lookup; /* a lookup-join kernel: run with its table */
+  bool gated;  /* with a gate (sl_jit_gate): run with its state */
   /* subtrees the interpreter evaluates over the call's rows first */
   int naux;
   sl_expr_prog **aux_progs;
@@ -146,13 +148,14 @@ LLVMValueRef jit_const_ptr(jit_cg *g, const void *p);
 
 /* ---- jit_kernel.c -------------------------------------------------------- */
 /* Add the function `name` for one kernel to g's module; lookup (may be
- * NULL) makes it a lookup-join kernel (jit.h). */
+ * NULL) makes it a lookup-join kernel, gate (may be NULL) a gated one
+ * (jit.h). */
 int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
                      const sl_row_layout *pre_layout,
                      const sl_expr_prog *filter, const sl_jit_lookup *lookup,
-                     sl_expr_prog *const *progs, int nprogs,
-                     const sl_row_layout *in, const sl_row_layout *out,
-                     bool borrow, sl_error *err);
+                     const sl_jit_gate *gate, sl_expr_prog *const *progs,
+                     int nprogs, const sl_row_layout *in,
+                     const sl_row_layout *out, bool borrow, sl_error *err);
 
 /* ---- jit_hash.c: keys, hashed and compared as C does ----------------------
  */

@@ -142,6 +142,27 @@ static void keep_if_true(jit_cg *g, const sl_expr_prog *p,
   LLVMPositionBuilderAtEnd(g->b, keep);
 }
 
+/* Go on in a new block where the gate lets the row through, else to
+ * other: gate->fn(state, value, value is NULL, time, time is NULL). */
+static void keep_if_gate(jit_cg *g, LLVMValueRef call, const sl_jit_gate *gate,
+                         sl_expr_prog *const *progs, LLVMBasicBlockRef other) {
+  jit_val v = jit_gen_prog(g, progs[gate->value_prog]);
+  jit_val t = jit_gen_prog(g, progs[gate->time_prog]);
+  LLVMTypeRef ps[5] = {g->ptr, g->i64, g->i32, g->i64, g->i32};
+  LLVMValueRef args[5] = {
+      call_field(g, call, offsetof(jit_call, gate_state), g->ptr, 8), v.v,
+      LLVMBuildZExt(g->b, v.null, g->i32, ""), t.v,
+      LLVMBuildZExt(g->b, t.null, g->i32, "")};
+  LLVMValueRef rc = jit_call_c(g, LLVMFunctionType(g->i32, ps, 5, 0),
+                               (void *)(uintptr_t)gate->fn, args, 5);
+  LLVMBasicBlockRef pass =
+      LLVMAppendBasicBlockInContext(g->ctx, g->fn, "gate.pass");
+  LLVMBuildCondBr(
+      g->b, LLVMBuildICmp(g->b, LLVMIntNE, rc, LLVMConstInt(g->i32, 0, 0), ""),
+      pass, other);
+  LLVMPositionBuilderAtEnd(g->b, pass);
+}
+
 static LLVMValueRef ldp(jit_cg *g, LLVMValueRef base, LLVMValueRef idx,
                         LLVMTypeRef t, unsigned align) {
   return jit_load(
@@ -155,9 +176,9 @@ static LLVMValueRef ldp(jit_cg *g, LLVMValueRef base, LLVMValueRef idx,
 int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
                      const sl_row_layout *pre_layout,
                      const sl_expr_prog *filter, const sl_jit_lookup *lookup,
-                     sl_expr_prog *const *progs, int nprogs,
-                     const sl_row_layout *in, const sl_row_layout *out,
-                     bool borrow, sl_error *err) {
+                     const sl_jit_gate *gate, sl_expr_prog *const *progs,
+                     int nprogs, const sl_row_layout *in,
+                     const sl_row_layout *out, bool borrow, sl_error *err) {
   if (pre &&
       (pre->root->rep == R_STR || !pre_layout || pre_layout->nfields < 1 ||
        !store_compatible(&pre_layout->fields[0], pre->root)))
@@ -268,6 +289,8 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   }
   if (filter)
     keep_if_true(g, filter, skip, "keep");
+  if (gate)
+    keep_if_gate(g, call, gate, progs, skip);
   LLVMValueRef nout = jit_load(g, g->i32, nvar, 4);
   jit_store(g, nout, rnvar, 4);
   if (nprogs > 0)

@@ -822,6 +822,19 @@ static void push_into_leaf_sources(sl_arena *a, sl_plan *plan,
       sl_plan_note(a, plan, "leaf %d: %s", j + 1, lp->rewrites[i]);
     if (lp->ninputs && lp->inputs[0].nfilters != pushed)
       sl_plan_prune_leaves(a, lp); /* the filter may read less now */
+    /* A stream leaf whose rows are never late (sl_pl_no_late_rows) need
+     * not compute each row's event time to check: its workers only fold
+     * the watermark, in the compiled loop that projects the rows. */
+    if (lp->kind == SL_PLAN_STATELESS && lp->track_watermark &&
+        !lp->keep_late && !lp->window_rows && !lp->late_table && lp->rowtime &&
+        sl_pl_no_late_rows(lp)) {
+      lp->keep_late = true;
+      sl_plan_note(a, plan,
+                   "leaf %d: no lateness check: the source's event time "
+                   "never decreases and the watermark trails it, so no row "
+                   "can be late",
+                   j + 1);
+    }
   }
 }
 

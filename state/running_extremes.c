@@ -43,8 +43,13 @@ bool sl_extremes_keep(sl_running_extremes *e, const sl_row_layout *l,
   const sl_stage_extreme *x = e->x;
   if (sl_row_is_null(row, x->col))
     return false;
-  int64_t v =
-      sl_int_load(row + l->fields[x->col].offset, l->fields[x->col].ptype);
+  return sl_extremes_keep_value(
+      e, sl_int_load(row + l->fields[x->col].offset, l->fields[x->col].ptype),
+      t);
+}
+
+bool sl_extremes_keep_value(sl_running_extremes *e, int64_t v, int64_t t) {
+  const sl_stage_extreme *x = e->x;
   const sl_plan_window *w = &x->window;
   seen *own = seen_at(e, slice_of(w, t) + w->size_us, true, v);
   if (own && (x->max ? v > own->value : v < own->value))

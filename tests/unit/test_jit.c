@@ -718,6 +718,107 @@ static void test_pre_expression(void **state) {
   sl_arena_free(&a);
 }
 
+/* What a gate saw, and which values it lets through (positive ones). */
+typedef struct gate_log {
+  int calls;
+  int64_t values[NROWS], times[NROWS];
+  int32_t value_nulls[NROWS], time_nulls[NROWS];
+} gate_log;
+
+static int32_t positive_gate(void *state, int64_t value, int32_t value_null,
+                             int64_t time, int32_t time_null) {
+  gate_log *g = state;
+  if (g->calls < NROWS) {
+    g->values[g->calls] = value;
+    g->times[g->calls] = time;
+    g->value_nulls[g->calls] = value_null;
+    g->time_nulls[g->calls] = time_null;
+  }
+  g->calls++;
+  return !value_null && value > 0;
+}
+
+/* A gated kernel calls its gate for each row that passed the filter, with
+ * two of its output values, and writes only the rows the gate lets
+ * through; it needs the gate's state to run. */
+static void test_gate(void **state) {
+  (void)state;
+  sl_arena a;
+  sl_arena_init(&a, 0);
+  tbound tb1, tb2;
+  sl_expr_prog *filter = NULL, *progs[3] = {NULL, NULL, NULL};
+  assert_int_equal(
+      compile_sql(&a, &tb1, "SELECT i > 0 OR i IS NULL FROM t", 0, &filter),
+      SL_OK);
+  assert_int_equal(compile_sql(&a, &tb2, "SELECT price FROM t", 0, &progs[0]),
+                   SL_OK);
+  tbound tb3, tb4;
+  assert_int_equal(compile_sql(&a, &tb3, "SELECT ts FROM t", 0, &progs[1]),
+                   SL_OK);
+  assert_int_equal(compile_sql(&a, &tb4, "SELECT s2 FROM t", 0, &progs[2]),
+                   SL_OK);
+  const sl_type *ts[3] = {sl_expr_type(progs[0]), sl_expr_type(progs[1]),
+                          sl_expr_type(progs[2])};
+  sl_row_layout *ol = sl_row_layout_new(&a, 3, NULL, ts);
+  sl_jit *j;
+  sl_jit_kernel *k, *bad;
+  sl_error err = {0};
+  assert_int_equal(sl_jit_new(&j, NULL, &err), SL_OK);
+  sl_jit_gate gate = {positive_gate, 0, 1};
+  /* a string is no gate value */
+  sl_jit_gate on_string = {positive_gate, 2, 1};
+  assert_int_equal(sl_jit_add_kernel_gated(j, NULL, NULL, filter, &on_string,
+                                           progs, 3, g_layout, ol, false, &bad,
+                                           &err),
+                   SL_EUNSUPPORTED);
+  sl_error_clear(&err);
+  assert_int_equal(sl_jit_add_kernel_gated(j, NULL, NULL, filter, &gate, progs,
+                                           3, g_layout, ol, false, &k, &err),
+                   SL_OK);
+  assert_int_equal(sl_jit_compile(j, NULL, &err), SL_OK);
+  sl_buffer out;
+  sl_buffer_init(&out, ol, 4096);
+  uint32_t sel[NROWS], sel_out[NROWS], nout, next;
+  for (uint32_t r = 0; r < NROWS; r++)
+    sel[r] = r;
+  /* without the gate's state: handed back, nothing written */
+  assert_int_equal(sl_jit_run_pre(k, &g_buf, sel, NROWS, sel_out, &nout, &out,
+                                  NULL, &next, g_jctx),
+                   SL_JIT_RETRY);
+  assert_int_equal(out.nrows, 0);
+  gate_log log = {0};
+  assert_int_equal(sl_jit_run_gated(k, &g_buf, sel, NROWS, sel_out, &nout, &out,
+                                    NULL, &next, &log, g_jctx),
+                   SL_OK);
+  assert_int_equal(next, NROWS);
+  /* rows 0 (i = 1), 1 (NULL) and 2 (INT32_MAX) pass the filter; row 3
+   * (i = -7) does not */
+  assert_int_equal(log.calls, 3);
+  assert_int_equal(log.values[0], 100);
+  assert_int_equal(log.value_nulls[0], 0);
+  assert_int_equal(log.times[0], ts_us(2020, 1, 2, 3, 4, 5, 678));
+  assert_int_equal(log.time_nulls[0], 0);
+  assert_int_equal(log.value_nulls[1], 1);
+  assert_int_equal(log.time_nulls[1], 1);
+  assert_int_equal(log.values[2], INT64_MIN);
+  /* only row 0 (price 100) is let through and written */
+  assert_int_equal(nout, 1);
+  assert_int_equal(out.nrows, 1);
+  assert_int_equal(sel_out[0], 0);
+  const uint8_t *row = sl_buffer_row(&out, 0);
+  assert_int_equal(SL_FIELD(row, ol, 0, int64_t), 100);
+  assert_true(sl_str_equal(
+      &SL_FIELD(row, ol, 2, sl_str),
+      &SL_FIELD(sl_buffer_row(&g_buf, 0), g_layout, C_S2, sl_str)));
+  sl_buffer_free(&out);
+  sl_jit_free(j);
+  tbound_done(&tb1);
+  tbound_done(&tb2);
+  tbound_done(&tb3);
+  tbound_done(&tb4);
+  sl_arena_free(&a);
+}
+
 static void test_unknown_pipeline(void **state) {
   (void)state;
   sl_jit *j = NULL;
@@ -749,6 +850,7 @@ int main(void) {
       cmocka_unit_test(test_random_expressions),
       cmocka_unit_test(test_heap_full),
       cmocka_unit_test(test_pre_expression),
+      cmocka_unit_test(test_gate),
       cmocka_unit_test(test_unknown_pipeline),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -96,6 +96,30 @@ int sl_jit_add_kernel_pre(sl_jit *j, const sl_expr_prog *pre,
                           const sl_row_layout *in, const sl_row_layout *out,
                           bool borrow, sl_jit_kernel **k, sl_error *err);
 
+/* A gate: a C function the loop calls for each row that passed the filter,
+ * with the values of two of its integer output programs (a value and an
+ * event time); the row goes on to the output only when it returns
+ * nonzero.  Its state comes with each run (sl_jit_run_gated), since a
+ * kernel is shared by threads and the state is not.  A stream leaf's
+ * MAX/MIN pruning is one (exec/op_keep_extremes.c): a bid that cannot be
+ * its window's highest is never copied out. */
+typedef int32_t (*sl_jit_gate_fn)(void *state, int64_t value,
+                                  int32_t value_null, int64_t time,
+                                  int32_t time_null);
+typedef struct sl_jit_gate {
+  sl_jit_gate_fn fn;
+  int value_prog, time_prog; /* indexes into progs, each an integer */
+} sl_jit_gate;
+
+/* sl_jit_add_kernel_pre with a gate (NULL: none); SL_EUNSUPPORTED when its
+ * programs are missing or not integers (the caller goes without). */
+int sl_jit_add_kernel_gated(sl_jit *j, const sl_expr_prog *pre,
+                            const sl_row_layout *pre_layout,
+                            const sl_expr_prog *filter, const sl_jit_gate *gate,
+                            sl_expr_prog *const *progs, int nprogs,
+                            const sl_row_layout *in, const sl_row_layout *out,
+                            bool borrow, sl_jit_kernel **k, sl_error *err);
+
 /* A lookup-join kernel: the stream filter, the join keys, the probe of
  * the bounded table's hash table, the post-join filter and the output
  * fields in one loop, with no joined row ever built:
@@ -179,6 +203,12 @@ int sl_jit_run_pre(const sl_jit_kernel *k, const sl_buffer *in,
                    const uint32_t *sel, uint32_t n, uint32_t *sel_out,
                    uint32_t *nout, sl_buffer *out, sl_buffer *pre_out,
                    uint32_t *next, sl_expr_ctx *ctx);
+/* The same for a gated kernel, its gate called with gate_state (a gated
+ * kernel run without one, or by sl_jit_run_pre: SL_JIT_RETRY). */
+int sl_jit_run_gated(const sl_jit_kernel *k, const sl_buffer *in,
+                     const uint32_t *sel, uint32_t n, uint32_t *sel_out,
+                     uint32_t *nout, sl_buffer *out, sl_buffer *pre_out,
+                     uint32_t *next, void *gate_state, sl_expr_ctx *ctx);
 
 /* ---- plans ----------------------------------------------------------------
  * The rows a plan's pipeline runs over, shared by the executor (which runs

@@ -30,6 +30,10 @@ typedef struct sl_running_extremes {
 bool sl_extremes_keep(sl_running_extremes *e, const sl_row_layout *l,
                       const uint8_t *row, int64_t t);
 
+/* The same for a row's value v (not NULL), as a compiled loop has it
+ * before the row is written (exec/op_keep_extremes.c). */
+bool sl_extremes_keep_value(sl_running_extremes *e, int64_t v, int64_t t);
+
 /* The rows of b that can, moved down in order (their long strings stay
  * where they are); returns how many were dropped.  The time is column
  * x->time_col. */
