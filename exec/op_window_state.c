@@ -308,16 +308,25 @@ int sl_worker_hand_over_windows(worker_state *s) {
             merged = malloc(sizeof *merged);
             if (!merged)
               abort();
-            sl_group_table_init_pooled(
-                merged, s->q->agg.key_layout, &s->q->agg.aggs,
-                s->slices[i].table->count, s->q->agg.slot_pool);
+            /* As many groups as the last window had, when more than this
+             * slice has: consecutive windows share most slices, and a
+             * table grown while merging is allocated, cleared and
+             * rehashed at each doubling. */
+            uint32_t groups = s->slices[i].table->count;
+            if (s->last_window_groups > groups)
+              groups = s->last_window_groups;
+            sl_group_table_init_pooled(merged, s->q->agg.key_layout,
+                                       &s->q->agg.aggs, groups,
+                                       s->q->agg.slot_pool);
           }
           int rc = sl_group_table_merge(merged, s->slices[i].table, &w->err);
           if (rc != SL_OK)
             return rc;
         }
-        if (merged)
+        if (merged) {
+          s->last_window_groups = merged->count;
           publish_partial(s, start, end, merged);
+        }
         /* Slices whose last window this was are no longer needed. */
         for (int i = 0; i < s->nslices;)
           if (last_end(pw, s->slices[i].start) <= end)
