@@ -173,6 +173,9 @@ typedef struct exec_jit_state {
    * source row, for the late rows it drops before its pipeline
    * (op_late_records.c); NULL: the interpreter computes them. */
   sl_jit_kernel *k_times;
+  /* k_final: the select list over a window's finalized groups, run by the
+   * coordinator (result_output.c); NULL: interpreted. */
+  sl_jit_kernel *k_final;
   sl_jit_fold_spec fold_spec;
 } exec_jit_state;
 

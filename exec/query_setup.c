@@ -429,6 +429,16 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
 
 /* ---- the JIT ------------------------------------------------------------ */
 
+/* Does every field of the select list over finalized groups compile (no
+ * subtree left to the interpreter)? */
+static bool final_compiles(const exec_query *q) {
+  for (int f = 0; f < q->nout; f++)
+    if (!q->agg.final_progs[f] ||
+        !sl_jit_supports(q->agg.final_progs[f], NULL, 0))
+      return false;
+  return q->nout > 0;
+}
+
 /* Compile the pipeline's per-record steps (jit.h) when SET 'sluice.jit' is
  * on and every expression is supported; otherwise (or if LLVM fails) the
  * query runs interpreted and q->jit.status says why.  Fails the query only
@@ -527,6 +537,13 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
     rc = sl_jit_add_route(q->jit.handle, &q->jit.fold_spec, q->exchange.xn,
                           &q->jit.k_route, &err);
   }
+  /* The select list over finalized groups, when it compiles whole (a
+   * window of a million groups goes through it on one thread). */
+  if (rc == SL_OK && !stateless && plan->kind == SL_PLAN_AGGREGATE &&
+      !plan->changelog && final_compiles(q))
+    rc = sl_jit_add_kernel(q->jit.handle, NULL, q->agg.final_progs, q->nout,
+                           q->agg.agg_layout, q->out_layout, false,
+                           &q->jit.k_final, &err);
   char *ir = NULL;
   if (rc == SL_OK)
     rc = sl_jit_compile(q->jit.handle, config->jit_dump_ir ? &ir : NULL, &err);
@@ -547,7 +564,7 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
     sl_jit_free(q->jit.handle);
     q->jit.handle = NULL;
     q->jit.k_main = q->jit.k_join = q->jit.k_fold = q->jit.k_lookup =
-        q->jit.k_route = q->jit.k_times = NULL;
+        q->jit.k_route = q->jit.k_times = q->jit.k_final = NULL;
     /* Under 'require' a stopped compile (Ctrl-C) ends the query as
      * stopped, not as a pipeline that failed to compile. */
     if (config->jit_required && rc == SL_ECANCELLED)

@@ -80,8 +80,15 @@ int sl_coord_emit_changes(void *arg, sl_buffer *b) {
 int sl_coord_flush_out(coordinator *c) {
   if (c->out_rows.nrows == 0)
     return SL_OK;
-  int rc = sl_coord_emit_result(c, &c->out_rows);
-  sl_buffer_clear(&c->out_rows);
+  /* A sink that keeps whole buffers (a stage store) takes out_rows, and
+   * the next rows go to a new one. */
+  bool owned = !c->sorted && c->sc->write_owned && c->export.fd < 0;
+  int rc = owned ? write_result_owned(c, &c->out_rows, true)
+                 : sl_coord_emit_result(c, &c->out_rows);
+  if (!c->out_rows.data)
+    sl_buffer_init(&c->out_rows, c->q->out_layout, c->q->buffer_size);
+  else
+    sl_buffer_clear(&c->out_rows);
   return rc;
 }
 
@@ -99,10 +106,24 @@ int sl_coord_finish_agg_rows(coordinator *c) {
       return rc;
   }
   uint32_t done = 0;
+  bool compiled = q->jit.k_final != NULL;
   while (done < n && !c->limit_reached) {
-    int k = sl_exec_eval_rows(q->agg.final_progs, q->nout, &c->agg_rows,
-                              c->sel + done, n - done, &c->out_rows, c->ctx,
-                              c->err);
+    int k = -1;
+    if (compiled) {
+      /* a runtime error hands the rest to the interpreter, which reports
+       * it as it would have */
+      uint32_t nout, next;
+      int rc = sl_jit_run(q->jit.k_final, &c->agg_rows, c->sel + done, n - done,
+                          NULL, &nout, &c->out_rows, &next, c->ctx);
+      if (rc == SL_OK)
+        k = (int)next;
+      else
+        compiled = false;
+    }
+    if (!compiled)
+      k = sl_exec_eval_rows(q->agg.final_progs, q->nout, &c->agg_rows,
+                            c->sel + done, n - done, &c->out_rows, c->ctx,
+                            c->err);
     if (k < 0)
       return k;
     if (k == 0 && c->out_rows.nrows == 0)

@@ -245,6 +245,37 @@ int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   return rc;
 }
 
+/* An aggregate leaf's batch of one window's rows (every batch its
+ * coordinator writes: it finishes a window before the next): kept whole
+ * under that window's key, not copied row by row under the lock the
+ * stages and the other leaves wait on. */
+static int adopt_window_rows(sl_sink *s, sl_buffer *rows, sl_error *err) {
+  leaf_store *ls = s->store;
+  const sl_row_layout *l = ls->in_layout;
+  int kf = l->nfields - 1;
+  int64_t key = 0;
+  for (uint32_t i = 0; i < rows->nrows; i++) {
+    const uint8_t *row = sl_buffer_row(rows, i);
+    if (sl_row_is_null(row, kf) ||
+        (i > 0 && SL_FIELD(row, l, kf, int64_t) != key))
+      return stage_sink_write(s, rows, err);
+    key = SL_FIELD(row, l, kf, int64_t);
+  }
+  stage_runner *run = ls->run;
+  pthread_mutex_lock(&run->lock);
+  int rc = hold_back(ls, err);
+  if (rc == SL_OK) {
+    keyed_rows *k = store_key(ls, key);
+    uint32_t cap = rows->cap, n = rows->nrows;
+    sorted_result_adopt(&k->rows, rows);
+    rc = store_charge(ls, cap, err);
+    s->rows += n;
+  }
+  pthread_cond_broadcast(&run->cond);
+  pthread_mutex_unlock(&run->lock);
+  return rc;
+}
+
 /* A stream leaf's batch whose rows all fall in one time bucket, none late
  * nor without an event time (almost every batch: buckets are the windows'
  * slide, a batch a few milliseconds of the stream): kept whole, not
@@ -253,6 +284,9 @@ static int stage_sink_write_owned(sl_sink *s, sl_buffer *rows, sl_error *err) {
   leaf_store *ls = s->store;
   const sl_row_layout *l = ls->in_layout;
   int tf = ls->time_field;
+  if (!ls->stream && !ls->arrival && !ls->window_rows && !ls->extremes.x &&
+      rows->nrows > 0)
+    return adopt_window_rows(s, rows, err);
   /* (rows that cannot meet their MAX or MIN are left out: a copy) */
   if (!ls->stream || ls->arrival || rows->nrows == 0 || tf < 0 ||
       ls->extremes.x)
