@@ -31,6 +31,7 @@ static seen *seen_at(sl_running_extremes *e, int64_t end, bool make,
     memmove(&e->seen[0], &e->seen[1], sizeof *e->seen * (size_t)(--i));
     e->nseen--;
   }
+  e->moved++; /* entries move: the last time's pointers are stale */
   memmove(&e->seen[i + 1], &e->seen[i],
           sizeof *e->seen * (size_t)(e->nseen - i));
   e->seen[i] = (seen){end, v};
@@ -48,13 +49,11 @@ bool sl_extremes_keep(sl_running_extremes *e, const sl_row_layout *l,
       t);
 }
 
-bool sl_extremes_keep_value(sl_running_extremes *e, int64_t v, int64_t t) {
+/* Whether v meets an extreme of any window it meets (the windows of time t
+ * counted afresh: more than SL_EXTREMES_MEETS of them). */
+static bool slow_meets(sl_running_extremes *e, int64_t v, int64_t t) {
   const sl_stage_extreme *x = e->x;
   const sl_plan_window *w = &x->window;
-  seen *own = seen_at(e, slice_of(w, t) + w->size_us, true, v);
-  if (own && (x->max ? v > own->value : v < own->value))
-    own->value = v;
-  /* the window ends in [t - hi, t - lo]: on the grid offset + k * size */
   int64_t size = w->size_us;
   int64_t from = t - x->hi_us - w->offset_us;
   for (int64_t end = sl_floor_div(from + size - 1, size) * size + w->offset_us;
@@ -64,6 +63,70 @@ bool sl_extremes_keep_value(sl_running_extremes *e, int64_t v, int64_t t) {
       return true;
   }
   return false;
+}
+
+/* Is v at least (MAX; at most: MIN) the value of some window it meets,
+ * or does it meet one not seen yet? */
+static bool meets_extreme(const sl_running_extremes *e, int64_t v) {
+  if (e->last.unseen)
+    return true;
+  for (int k = 0; k < e->last.nmeets; k++) {
+    int64_t m = e->seen[e->last.meets[k]].value;
+    if (e->x->max ? v >= m : v <= m)
+      return true;
+  }
+  return false;
+}
+
+bool sl_extremes_keep_value(sl_running_extremes *e, int64_t v, int64_t t) {
+  const sl_stage_extreme *x = e->x;
+  bool max = x->max;
+  /* Many rows share an event time (46 bids a millisecond per worker in
+   * NEXMark): the windows of the last time are remembered by index, while
+   * no entry has moved. */
+  if (e->last.valid && e->last.t == t && e->last.moved == e->moved) {
+    if (e->last.own >= 0) {
+      seen *own = &e->seen[e->last.own];
+      if (max ? v > own->value : v < own->value)
+        own->value = v;
+    }
+    return meets_extreme(e, v);
+  }
+  const sl_plan_window *w = &x->window;
+  seen *own = seen_at(e, slice_of(w, t) + w->size_us, true, v);
+  if (own && (max ? v > own->value : v < own->value))
+    own->value = v;
+  e->last.valid = false;
+  e->last.unseen = false;
+  e->last.nmeets = 0;
+  /* the window ends in [t - hi, t - lo]: on the grid offset + k * size */
+  int64_t size = w->size_us;
+  int64_t from = t - x->hi_us - w->offset_us;
+  bool cacheable = true;
+  for (int64_t end = sl_floor_div(from + size - 1, size) * size + w->offset_us;
+       end <= t - x->lo_us; end += size) {
+    const seen *s = seen_at(e, end, false, 0);
+    if (!s)
+      e->last.unseen = true;
+    else if (e->last.nmeets < SL_EXTREMES_MEETS)
+      e->last.meets[e->last.nmeets++] = (int)(s - e->seen);
+    else
+      cacheable = false;
+  }
+  if (cacheable) {
+    e->last.valid = true;
+    e->last.t = t;
+    e->last.moved = e->moved;
+    e->last.own = own ? (int)(own - e->seen) : -1;
+  }
+  if (e->last.unseen)
+    return true;
+  for (int k = 0; k < e->last.nmeets; k++) {
+    int64_t m = e->seen[e->last.meets[k]].value;
+    if (max ? v >= m : v <= m)
+      return true;
+  }
+  return cacheable ? false : slow_meets(e, v, t);
 }
 
 uint32_t sl_extremes_filter(sl_running_extremes *e, sl_buffer *b) {
@@ -89,4 +152,5 @@ void sl_extremes_free(sl_running_extremes *e) {
   free(e->seen);
   e->seen = NULL;
   e->nseen = 0;
+  e->last.valid = false;
 }

@@ -15,6 +15,7 @@
 #include "sluice/row/row.h"
 
 #define SL_EXTREMES_SEEN 64 /* window ends remembered */
+#define SL_EXTREMES_MEETS 4 /* windows of one time remembered */
 
 typedef struct sl_running_extremes {
   const sl_stage_extreme *x;
@@ -22,6 +23,16 @@ typedef struct sl_running_extremes {
     int64_t end, value;
   } * seen; /* by end; the oldest forgotten (that only keeps more rows) */
   int nseen;
+  uint64_t moved; /* times entries of seen moved (insertions) */
+  /* The last event time's own window and the windows it meets, as
+   * indexes into seen, valid while `moved` is unchanged. */
+  struct {
+    bool valid, unseen; /* unseen: it meets a window not seen yet */
+    int64_t t;
+    uint64_t moved;
+    int own, nmeets;
+    int meets[SL_EXTREMES_MEETS];
+  } last;
 } sl_running_extremes;
 
 /* Whether row (of layout l, event time t) can still equal the MAX (MIN)
