@@ -315,8 +315,9 @@ int sl_worker_hand_over_windows(worker_state *s) {
             uint32_t groups = s->slices[i].table->count;
             if (s->last_window_groups > groups)
               groups = s->last_window_groups;
+            /* (a capacity: the table doubles past 3/4 full) */
             sl_group_table_init_pooled(merged, s->q->agg.key_layout,
-                                       &s->q->agg.aggs, groups,
+                                       &s->q->agg.aggs, groups + groups / 3 + 1,
                                        s->q->agg.slot_pool);
           }
           int rc = sl_group_table_merge(merged, s->slices[i].table, &w->err);
