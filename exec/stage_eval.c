@@ -44,9 +44,28 @@ rel *stage_rel_new(stage_eval *ev, const stage_rt *s,
 }
 
 /* bytes more held by stage s for this window. */
+/* The window's evaluation holds `bytes` more: reported to the memory
+ * account; true once that took the query over its limit (the error is in
+ * ev->err; a buffer or two may be allocated past it, none more). */
+static bool eval_grew(stage_eval *ev, uint64_t bytes) {
+  ev->held += bytes;
+  uint64_t total;
+  if (!ev->memory || ev->over ||
+      !sl_memory_grew_over(ev->memory, &ev->charged, ev->held, &total))
+    return ev->over;
+  ev->over = true;
+  sl_memory_over_error(
+      ev->err, ev->memory, ev->held, total,
+      "use shorter windows or a join condition that matches fewer rows",
+      "one window's evaluation of the stages above the leaves (its joined "
+      "rows, hash tables and groups) holds");
+  return true;
+}
+
 void stage_window_holds(stage_eval *ev, const stage_rt *s, uint64_t bytes) {
   if (s->id >= 0 && s->id < SL_STATS_STAGES)
     ev->window_bytes[s->id] += bytes;
+  eval_grew(ev, bytes);
 }
 
 /* One more buffer slot at the end of r (not initialized). */
@@ -67,6 +86,7 @@ static sl_buffer *rel_new_buffer(stage_eval *ev, rel *r, uint32_t heap) {
   uint32_t need = r->layout->width + heap + 64;
   sl_buffer_init(b, r->layout, need > ev->buffer_size ? need : ev->buffer_size);
   b->borrow_strings = true;
+  eval_grew(ev, b->cap);
   return b;
 }
 
@@ -104,6 +124,10 @@ void stage_eval_release(stage_eval *ev) {
   for (int i = 0; i < ev->ntables; i++)
     sl_group_table_free(&ev->tables[i]);
   ev->ntables = 0;
+  ev->held = 0;
+  ev->over = false;
+  if (ev->memory)
+    sl_memory_charge(ev->memory, &ev->charged, 0);
 }
 
 /* Evaluate progs over the rows sel of b into r (as many buffers as it
@@ -580,7 +604,8 @@ static void probe_row(stage_eval *ev, const stage_rt *s, const join_table *t,
   if (key_has_null(s->key_layout, key))
     return;
   uint64_t h = sl_key_hash(s->key_layout, key);
-  for (int64_t m = t->head[h & (t->cap - 1)]; m >= 0; m = t->next[m])
+  for (int64_t m = t->head[h & (t->cap - 1)]; m >= 0 && !ev->over;
+       m = t->next[m])
     if (t->hash[m] == h && sl_key_equal(s->key_layout, key, t->keys[m])) {
       if (probe_left)
         join_row(ev, s, out, row, t->rows[m]);
@@ -596,39 +621,39 @@ static int probe(stage_eval *ev, const stage_rt *s, const join_table *t,
   if (n == 0 || t->n == 0)
     return SL_OK;
   if (s->st->nkeys == 0) {
-    for (uint32_t i = 0; i < n; i++)
-      for (size_t m = 0; m < t->n; m++) {
+    for (uint32_t i = 0; i < n && !ev->over; i++)
+      for (size_t m = 0; m < t->n && !ev->over; m++) {
         const uint8_t *row = sl_buffer_row(b, sel[i]);
         if (probe_left)
           join_row(ev, s, out, row, t->rows[m]);
         else
           join_row(ev, s, out, t->rows[m], row);
       }
-    return SL_OK;
+    return ev->over ? SL_ENOMEM : SL_OK;
   }
   if (cols) { /* keys read from their columns, one row at a time */
     uint8_t *key = malloc(s->key_layout->width);
     if (!key)
       abort();
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n && !ev->over; i++) {
       const uint8_t *row = sl_buffer_row(b, sel[i]);
       key_from_columns(s, cols, probe_left ? s->left->layout : s->right->layout,
                        row, key);
       probe_row(ev, s, t, probe_left, row, key, out);
     }
     free(key);
-    return SL_OK;
+    return ev->over ? SL_ENOMEM : SL_OK;
   }
   rel *k = stage_rel_new(ev, s, s->key_layout);
   int rc = stage_eval_into(ev, progs, s->st->nkeys, b, sel, n, k);
   if (rc != SL_OK)
     return rc;
   uint32_t i = 0;
-  for (int kb = 0; kb < k->n; kb++)
-    for (uint32_t j = 0; j < k->bufs[kb].nrows; j++, i++)
+  for (int kb = 0; kb < k->n && !ev->over; kb++)
+    for (uint32_t j = 0; j < k->bufs[kb].nrows && !ev->over; j++, i++)
       probe_row(ev, s, t, probe_left, sl_buffer_row(b, sel[i]),
                 sl_buffer_row(&k->bufs[kb], j), out);
-  return SL_OK;
+  return ev->over ? SL_ENOMEM : SL_OK;
 }
 
 /* Keep the rows of r that pass the residual, moved down in place (strings
@@ -758,6 +783,9 @@ static int run_probe(stage_eval *ev, probe_job *j, int n, rel *r) {
     pev[k].nrels = pev[k].caprels = 0;
     pev[k].tables = NULL;
     pev[k].ntables = pev[k].captables = 0;
+    /* each part reports what it makes; ev takes it over at the end */
+    pev[k].held = pev[k].charged = 0;
+    pev[k].over = false;
     memset(&errs[k], 0, sizeof errs[k]);
     pev[k].err = &errs[k];
     out[k] = stage_rel_new(&pev[k], j->s, r->layout);
@@ -785,6 +813,9 @@ static int run_probe(stage_eval *ev, probe_job *j, int n, rel *r) {
       adopt_rel(ev, pev[k].rels[i]);
     ev->rows_compiled += pev[k].rows_compiled;
     ev->rows_interpreted += pev[k].rows_interpreted;
+    ev->held += pev[k].held;
+    ev->charged += pev[k].charged;
+    ev->over |= pev[k].over;
     free(pev[k].rels);
     if (k)
       sl_expr_ctx_free(pev[k].ctx);
@@ -967,7 +998,7 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
   return rc;
 }
 
-int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
+static int eval_stage(stage_eval *ev, const stage_rt *s, int64_t end,
                       const rel **out) {
   const rel *in = NULL;
   int rc = SL_OK;
@@ -994,4 +1025,12 @@ int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
   default:
     return sl_error_set(ev->err, SL_EINTERNAL, "unknown stage");
   }
+}
+
+int stage_eval_window(stage_eval *ev, const stage_rt *s, int64_t end,
+                      const rel **out) {
+  int rc = eval_stage(ev, s, end, out);
+  /* over the memory limit: the error says so, whatever a stage made of
+   * its partial rows */
+  return ev->over ? SL_ENOMEM : rc;
 }

@@ -166,6 +166,13 @@ typedef struct stage_eval {
    * evaluation holds there (its rows, hash table, groups), and the most
    * any window held (folded in at stage_eval_release). */
   uint64_t window_bytes[SL_STATS_STAGES], peak_bytes[SL_STATS_STAGES];
+  /* What this window's evaluation holds (its relations' buffers, hash
+   * tables, groups), reported to the query's memory account (NULL: not
+   * counted) as it grows; over the limit, `over` is set with the error
+   * in err, and the evaluation stops at its next check. */
+  sl_memory_account *memory;
+  uint64_t held, charged;
+  bool over;
 } stage_eval;
 
 /* Layouts and compiled expressions of the tree under st. */

@@ -648,6 +648,7 @@ static int sq_loop(staged_query *x, int rc) {
                                  : NULL,
                    .buffer_size = run->buffer_size,
                    .ctx = sl_expr_ctx_new(),
+                   .memory = &run->shared.memory,
                    .err = x->err};
   x->sent_wm = WM_MIN;
   pthread_mutex_lock(&run->lock);
