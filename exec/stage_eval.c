@@ -81,10 +81,19 @@ static sl_buffer *rel_new_slot(rel *r) {
 }
 
 /* Open another buffer at the end of r. */
+#define REL_FIRST_BUFFER 4096u
+
 static sl_buffer *rel_new_buffer(stage_eval *ev, rel *r, uint32_t heap) {
   sl_buffer *b = rel_new_slot(r);
+  /* Small first, doubling up to the buffer size: a window of a few rows
+   * (most stages' output: a window's groups, a Top-N's rows) holds a few
+   * KiB per stage, not a buffer each. */
+  uint32_t size = r->next_size ? r->next_size : REL_FIRST_BUFFER;
+  if (size > ev->buffer_size)
+    size = ev->buffer_size;
+  r->next_size = size < ev->buffer_size / 2 ? size * 2 : ev->buffer_size;
   uint32_t need = r->layout->width + heap + 64;
-  sl_buffer_init(b, r->layout, need > ev->buffer_size ? need : ev->buffer_size);
+  sl_buffer_init(b, r->layout, need > size ? need : size);
   b->borrow_strings = true;
   eval_grew(ev, b->cap);
   return b;

@@ -31,8 +31,9 @@ typedef struct rel {
   const sl_row_layout *layout;
   sl_buffer *bufs;
   int n, cap;
-  bool borrowed; /* bufs belong to someone else (a leaf's store) */
-  int stage;     /* the stage_rt id whose evaluation made it, or -1 */
+  bool borrowed;      /* bufs belong to someone else (a leaf's store) */
+  int stage;          /* the stage_rt id whose evaluation made it, or -1 */
+  uint32_t next_size; /* its next buffer's bytes (0: the first's) */
 } rel;
 
 /* Rows a leaf produced for one key: the window end (windowed leaf) or
