@@ -43,7 +43,6 @@ rel *stage_rel_new(stage_eval *ev, const stage_rt *s,
   return r;
 }
 
-/* bytes more held by stage s for this window. */
 /* The window's evaluation holds `bytes` more: reported to the memory
  * account; true once that took the query over its limit (the error is in
  * ev->err; a buffer or two may be allocated past it, none more). */
@@ -62,6 +61,7 @@ static bool eval_grew(stage_eval *ev, uint64_t bytes) {
   return true;
 }
 
+/* bytes more held by stage s for this window. */
 void stage_window_holds(stage_eval *ev, const stage_rt *s, uint64_t bytes) {
   if (s->id >= 0 && s->id < SL_STATS_STAGES)
     ev->window_bytes[s->id] += bytes;
@@ -80,9 +80,9 @@ static sl_buffer *rel_new_slot(rel *r) {
   return &r->bufs[r->n++];
 }
 
-/* Open another buffer at the end of r. */
 #define REL_FIRST_BUFFER 4096u
 
+/* Open another buffer at the end of r. */
 static sl_buffer *rel_new_buffer(stage_eval *ev, rel *r, uint32_t heap) {
   sl_buffer *b = rel_new_slot(r);
   /* Small first, doubling up to the buffer size: a window of a few rows

@@ -245,6 +245,19 @@ int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
   return rc;
 }
 
+/* Keep batch rows whole under key (run->lock held): returns the key's
+ * rows, the batch their last buffer. */
+static keyed_rows *keep_batch(sl_sink *s, sl_buffer *rows, int64_t key, int *rc,
+                              sl_error *err) {
+  leaf_store *ls = s->store;
+  keyed_rows *k = store_key(ls, key);
+  uint32_t cap = rows->cap, n = rows->nrows;
+  sorted_result_adopt(&k->rows, rows);
+  *rc = store_charge(ls, cap, err);
+  s->rows += n;
+  return k;
+}
+
 /* An aggregate leaf's batch of one window's rows (every batch its
  * coordinator writes: it finishes a window before the next): kept whole
  * under that window's key, not copied row by row under the lock the
@@ -264,13 +277,8 @@ static int adopt_window_rows(sl_sink *s, sl_buffer *rows, sl_error *err) {
   stage_runner *run = ls->run;
   pthread_mutex_lock(&run->lock);
   int rc = hold_back(ls, err);
-  if (rc == SL_OK) {
-    keyed_rows *k = store_key(ls, key);
-    uint32_t cap = rows->cap, n = rows->nrows;
-    sorted_result_adopt(&k->rows, rows);
-    rc = store_charge(ls, cap, err);
-    s->rows += n;
-  }
+  if (rc == SL_OK)
+    keep_batch(s, rows, key, &rc, err);
   pthread_cond_broadcast(&run->cond);
   pthread_mutex_unlock(&run->lock);
   return rc;
@@ -311,12 +319,8 @@ static int stage_sink_write_owned(sl_sink *s, sl_buffer *rows, sl_error *err) {
     return stage_sink_write(s, rows, err);
   }
   if (rc == SL_OK) {
-    keyed_rows *k = store_key(ls, key);
-    uint32_t cap = rows->cap, n = rows->nrows;
-    sorted_result_adopt(&k->rows, rows);
+    keyed_rows *k = keep_batch(s, rows, key, &rc, err);
     widen_span(k, k->rows.nbufs - 1, lo, hi);
-    rc = store_charge(ls, cap, err);
-    s->rows += n;
   }
   pthread_cond_broadcast(&run->cond);
   pthread_mutex_unlock(&run->lock);

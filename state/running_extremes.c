@@ -49,84 +49,70 @@ bool sl_extremes_keep(sl_running_extremes *e, const sl_row_layout *l,
       t);
 }
 
-/* Whether v meets an extreme of any window it meets (the windows of time t
- * counted afresh: more than SL_EXTREMES_MEETS of them). */
-static bool slow_meets(sl_running_extremes *e, int64_t v, int64_t t) {
-  const sl_stage_extreme *x = e->x;
+/* The first window end a row at time t meets: the ends in [t - hi,
+ * t - lo], on the grid offset + k * size. */
+static int64_t first_met_end(const sl_stage_extreme *x, int64_t t) {
   const sl_plan_window *w = &x->window;
-  int64_t size = w->size_us;
   int64_t from = t - x->hi_us - w->offset_us;
-  for (int64_t end = sl_floor_div(from + size - 1, size) * size + w->offset_us;
-       end <= t - x->lo_us; end += size) {
-    const seen *s = seen_at(e, end, false, 0);
-    if (!s || (x->max ? v >= s->value : v <= s->value))
-      return true;
-  }
-  return false;
+  return sl_floor_div(from + w->size_us - 1, w->size_us) * w->size_us +
+         w->offset_us;
 }
 
-/* Is v at least (MAX; at most: MIN) the value of some window it meets,
- * or does it meet one not seen yet? */
-static bool meets_extreme(const sl_running_extremes *e, int64_t v) {
-  if (e->last.unseen)
-    return true;
-  for (int k = 0; k < e->last.nmeets; k++) {
-    int64_t m = e->seen[e->last.meets[k]].value;
-    if (e->x->max ? v >= m : v <= m)
-      return true;
-  }
-  return false;
+static bool at_extreme(const sl_stage_extreme *x, int64_t v, int64_t m) {
+  return x->max ? v >= m : v <= m;
 }
 
-bool sl_extremes_keep_value(sl_running_extremes *e, int64_t v, int64_t t) {
+/* Remember the windows time t meets (by index into seen), unless there
+ * are more than SL_EXTREMES_MEETS of them; own: t's own window, or NULL. */
+static void remember_windows(sl_running_extremes *e, int64_t t,
+                             const seen *own) {
   const sl_stage_extreme *x = e->x;
-  bool max = x->max;
-  /* Many rows share an event time (46 bids a millisecond per worker in
-   * NEXMark): the windows of the last time are remembered by index, while
-   * no entry has moved. */
-  if (e->last.valid && e->last.t == t && e->last.moved == e->moved) {
-    if (e->last.own >= 0) {
-      seen *own = &e->seen[e->last.own];
-      if (max ? v > own->value : v < own->value)
-        own->value = v;
-    }
-    return meets_extreme(e, v);
-  }
-  const sl_plan_window *w = &x->window;
-  seen *own = seen_at(e, slice_of(w, t) + w->size_us, true, v);
-  if (own && (max ? v > own->value : v < own->value))
-    own->value = v;
-  e->last.valid = false;
+  e->last.valid = true;
   e->last.unseen = false;
   e->last.nmeets = 0;
-  /* the window ends in [t - hi, t - lo]: on the grid offset + k * size */
-  int64_t size = w->size_us;
-  int64_t from = t - x->hi_us - w->offset_us;
-  bool cacheable = true;
-  for (int64_t end = sl_floor_div(from + size - 1, size) * size + w->offset_us;
-       end <= t - x->lo_us; end += size) {
+  for (int64_t end = first_met_end(x, t); end <= t - x->lo_us;
+       end += x->window.size_us) {
     const seen *s = seen_at(e, end, false, 0);
     if (!s)
       e->last.unseen = true;
     else if (e->last.nmeets < SL_EXTREMES_MEETS)
       e->last.meets[e->last.nmeets++] = (int)(s - e->seen);
     else
-      cacheable = false;
+      e->last.valid = false;
   }
-  if (cacheable) {
-    e->last.valid = true;
-    e->last.t = t;
-    e->last.moved = e->moved;
-    e->last.own = own ? (int)(own - e->seen) : -1;
+  e->last.t = t;
+  e->last.moved = e->moved;
+  e->last.own = own ? (int)(own - e->seen) : -1;
+}
+
+bool sl_extremes_keep_value(sl_running_extremes *e, int64_t v, int64_t t) {
+  const sl_stage_extreme *x = e->x;
+  /* Many rows share an event time (46 bids a millisecond per worker in
+   * NEXMark): the windows of the last time are remembered by index, while
+   * no entry has moved. */
+  bool same = e->last.valid && e->last.t == t && e->last.moved == e->moved;
+  seen *own =
+      same ? (e->last.own >= 0 ? &e->seen[e->last.own] : NULL)
+           : seen_at(e, slice_of(&x->window, t) + x->window.size_us, true, v);
+  if (own && (x->max ? v > own->value : v < own->value))
+    own->value = v;
+  if (!same)
+    remember_windows(e, t, own);
+  if (!e->last.valid) { /* too many to remember: each one looked up */
+    for (int64_t end = first_met_end(x, t); end <= t - x->lo_us;
+         end += x->window.size_us) {
+      const seen *s = seen_at(e, end, false, 0);
+      if (!s || at_extreme(x, v, s->value))
+        return true;
+    }
+    return false;
   }
   if (e->last.unseen)
     return true;
-  for (int k = 0; k < e->last.nmeets; k++) {
-    int64_t m = e->seen[e->last.meets[k]].value;
-    if (max ? v >= m : v <= m)
+  for (int k = 0; k < e->last.nmeets; k++)
+    if (at_extreme(x, v, e->seen[e->last.meets[k]].value))
       return true;
-  }
-  return cacheable ? false : slow_meets(e, v, t);
+  return false;
 }
 
 uint32_t sl_extremes_filter(sl_running_extremes *e, sl_buffer *b) {

@@ -92,9 +92,13 @@ static void run(bool max, int64_t lo, int64_t hi, int rows, int *kept) {
 static void test_same_as_reference(void **state) {
   (void)state;
   /* q7's interval (its own window: ends in [t + 1, t + SIZE + 1]), one
-   * that meets several windows, one that meets only earlier ones */
-  const int64_t intervals[][2] = {
-      {-(SIZE + 1), -1}, {-3 * SIZE, 0}, {2, 2 * SIZE}, {-SIZE, SIZE}};
+   * that meets several windows, one that meets only earlier ones, and one
+   * that meets more than SL_EXTREMES_MEETS (each looked up every time) */
+  const int64_t intervals[][2] = {{-(SIZE + 1), -1},
+                                  {-3 * SIZE, 0},
+                                  {2, 2 * SIZE},
+                                  {-SIZE, SIZE},
+                                  {-6 * SIZE, 0}};
   for (int m = 0; m < 2; m++)
     for (size_t k = 0; k < sizeof intervals / sizeof intervals[0]; k++) {
       int kept = 0;
