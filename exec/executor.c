@@ -497,6 +497,9 @@ static int coordinate(exec_run *r, int rc) {
   r->committed_wm = WM_MIN;
   bool ready_sent = false;
   while (rc == SL_OK) {
+    pthread_mutex_lock(&r->shared.lock);
+    uint64_t signals = r->shared.signals; /* what this round sees */
+    pthread_mutex_unlock(&r->shared.lock);
     bool progress = false;
     rc = run_operators(r, &progress);
     if (rc != SL_OK)
@@ -557,7 +560,8 @@ static int coordinate(exec_run *r, int rc) {
     if (!progress) {
       struct timespec until = sl_clock_deadline_ms(20);
       pthread_mutex_lock(&r->shared.lock);
-      pthread_cond_timedwait(&r->shared.cond, &r->shared.lock, &until);
+      if (r->shared.signals == signals)
+        pthread_cond_timedwait(&r->shared.cond, &r->shared.lock, &until);
       pthread_mutex_unlock(&r->shared.lock);
     }
   }

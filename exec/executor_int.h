@@ -223,6 +223,10 @@ struct exec_shared {
   int ready, expected; /* under lock; cond broadcasts when they meet */
   double start_time;   /* set when the last one is ready */
   bool leaf_counted;   /* this run told its query_shared it is ready */
+  /* Counts the workers' signals (sl_exec_signal, under lock): the
+   * coordinator looks at the workers without the lock, and a signal sent
+   * meanwhile must not leave it waiting out its timeout. */
+  uint64_t signals;
 };
 
 extern void *sl_worker_main(void *arg);

@@ -275,6 +275,10 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s);
 uint64_t stage_events_of_leaves(const sl_staged_plan *sp,
                                 const uint64_t *events);
 
+struct stage_runner;
+/* A leaf's news for the runner (run->lock held): counted and broadcast. */
+void stage_runner_news(struct stage_runner *run);
+
 /* ---- the runner's state, shared with the stage sink ---------------------- */
 
 /* A stream leaf whose rows wait in its store for more than this, while
@@ -286,6 +290,11 @@ uint64_t stage_events_of_leaves(const sl_staged_plan *sp,
 typedef struct stage_runner {
   pthread_mutex_t lock;
   pthread_cond_t cond; /* news for the runner, and for held-back leaves */
+  /* Counts the leaves' news (rows, a watermark, an end), each also
+   * broadcast on cond: the runner evaluates a window with the lock
+   * released, and news that came meanwhile (its broadcast heard by no
+   * one) must not leave it waiting out its timeout (stage_runner_news). */
+  uint64_t news;
   int64_t frontier;    /* every window ending at or before it has fired */
   bool cancelled;      /* the query stopped: leaves stop at their next call */
   leaf_store *leaves;

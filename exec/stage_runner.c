@@ -184,9 +184,14 @@ static void *leaf_main(void *arg) {
     run->leaves[lt->index].wm = WM_MAX;
     run->leaves[lt->index].done = true;
   }
-  pthread_cond_broadcast(&run->cond);
+  stage_runner_news(run);
   pthread_mutex_unlock(&run->lock);
   return NULL;
+}
+
+void stage_runner_news(stage_runner *run) {
+  run->news++;
+  pthread_cond_broadcast(&run->cond);
 }
 
 /* ---- firing ----------------------------------------------------------- */
@@ -653,6 +658,7 @@ static int sq_loop(staged_query *x, int rc) {
   x->sent_wm = WM_MIN;
   pthread_mutex_lock(&run->lock);
   while (rc == SL_OK) {
+    uint64_t news = run->news; /* what this round sees */
     bool all_done;
     rc = sq_leaf_failed(x, &all_done);
     if (rc != SL_OK)
@@ -682,6 +688,8 @@ static int sq_loop(staged_query *x, int rc) {
       rc = sl_error_set(x->err, SL_ECANCELLED, "query cancelled");
       break;
     }
+    if (run->news != news) /* news came while the lock was released */
+      continue;
     struct timespec until = sl_clock_deadline_ms(20);
     pthread_cond_timedwait(&run->cond, &run->lock, &until);
   }

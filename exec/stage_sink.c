@@ -240,7 +240,7 @@ int stage_sink_write(sl_sink *s, const sl_buffer *rows, sl_error *err) {
       rc = store_add(ls, &k, end, window_row(ls, row, end, s->scratch), 0, err);
   }
   s->rows += rows->nrows;
-  pthread_cond_broadcast(&run->cond);
+  stage_runner_news(run);
   pthread_mutex_unlock(&run->lock);
   return rc;
 }
@@ -279,7 +279,7 @@ static int adopt_window_rows(sl_sink *s, sl_buffer *rows, sl_error *err) {
   int rc = hold_back(ls, err);
   if (rc == SL_OK)
     keep_batch(s, rows, key, &rc, err);
-  pthread_cond_broadcast(&run->cond);
+  stage_runner_news(run);
   pthread_mutex_unlock(&run->lock);
   return rc;
 }
@@ -322,7 +322,7 @@ static int stage_sink_write_owned(sl_sink *s, sl_buffer *rows, sl_error *err) {
     keyed_rows *k = keep_batch(s, rows, key, &rc, err);
     widen_span(k, k->rows.nbufs - 1, lo, hi);
   }
-  pthread_cond_broadcast(&run->cond);
+  stage_runner_news(run);
   pthread_mutex_unlock(&run->lock);
   return rc;
 }
@@ -334,7 +334,7 @@ int stage_sink_watermark(sl_sink *s, int64_t wm, sl_error *err) {
   bool stop = run->cancelled;
   if (wm > ls->wm) {
     ls->wm = wm;
-    pthread_cond_broadcast(&run->cond);
+    stage_runner_news(run);
   }
   pthread_mutex_unlock(&run->lock);
   return stop ? sl_error_set(err, SL_ECANCELLED, "stopped") : SL_OK;

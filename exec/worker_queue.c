@@ -126,6 +126,7 @@ void sl_query_leaves_abandon(query_shared *sh) {
 
 void sl_exec_signal(worker *w) {
   pthread_mutex_lock(&w->shared->lock);
+  w->shared->signals++;
   pthread_cond_broadcast(&w->shared->cond);
   pthread_mutex_unlock(&w->shared->lock);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "gen_common.h"
@@ -388,10 +389,24 @@ static void produce(gen_source *g, sl_buffer *buf, uint64_t limit) {
 
 #define GEN_CHUNK_BYTES (64u * 1024u)
 /* Chunks per slab: 4 MiB slabs, above malloc's mmap threshold, so each is
- * mapped on its own and its untouched tail costs nothing.  (Chunks malloc'd
- * one by one from the workers' thread arenas measured 10-15% more resident
- * memory than the input's bytes.) */
+ * mapped on its own.  (Chunks malloc'd one by one from the workers' thread
+ * arenas measured 10-15% more resident memory than the input's bytes.) */
 #define GEN_SLAB_CHUNKS 64u
+/* Slabs start on a huge-page boundary and ask for transparent huge pages:
+ * a scan of hundreds of MiB then misses the TLB 512 times less often, and
+ * filling and releasing the input maps 2 MiB pages instead of 4 KiB ones
+ * (releasing 860 MiB of 4 KiB pages was a tenth of NEXMark q7's run). */
+#define GEN_SLAB_ALIGN (2u * 1024u * 1024u)
+
+static unsigned char *new_slab(void) {
+  size_t bytes = (size_t)GEN_SLAB_CHUNKS * GEN_CHUNK_BYTES;
+  unsigned char *slab = aligned_alloc(GEN_SLAB_ALIGN, bytes);
+#ifdef MADV_HUGEPAGE
+  if (slab) /* advice only: without huge pages the slab works as well */
+    (void)madvise(slab, bytes, MADV_HUGEPAGE);
+#endif
+  return slab;
+}
 
 int gen_ready(gen_source *g, const gen_options *o, sl_error *err) {
   if (g->max_heap + g->layout->width > GEN_CHUNK_BYTES / 2) {
@@ -418,9 +433,7 @@ int gen_ready(gen_source *g, const gen_options *o, sl_error *err) {
     }
     if (g->nchunks % GEN_SLAB_CHUNKS == 0) {
       unsigned char **sl = realloc(g->slabs, (g->nslabs + 1) * sizeof *sl);
-      unsigned char *slab =
-          sl ? aligned_alloc(64, (size_t)GEN_SLAB_CHUNKS * GEN_CHUNK_BYTES)
-             : NULL;
+      unsigned char *slab = sl ? new_slab() : NULL;
       if (sl)
         g->slabs = sl;
       if (!slab) {
