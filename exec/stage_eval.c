@@ -519,11 +519,19 @@ static void join_row(stage_eval *ev, const stage_rt *s, rel *r,
 }
 
 /* A chained hash table over the build side's key rows (without keys:
- * just its rows, every one matching). */
+ * just its rows, every one matching).  A build row's hash, chain link,
+ * row and key share one entry: a probe that misses the cache misses once
+ * per candidate, not once per array. */
+typedef struct join_entry {
+  uint64_t hash;
+  int64_t next;
+  const uint8_t *row, *key;
+} join_entry;
+
 typedef struct join_table {
   size_t cap, n;
-  int64_t *head, *next;
-  uint64_t *hash;
+  int64_t *head;
+  join_entry *e;
   const uint8_t **rows, **keys;
   uint8_t *keybuf; /* the key rows read from columns (cols), or NULL */
 } join_table;
@@ -568,19 +576,18 @@ static int build_table(stage_eval *ev, const stage_rt *s, const rel *in,
   while (t->cap < t->n * 2)
     t->cap *= 2;
   t->head = malloc(sizeof *t->head * t->cap);
-  t->next = malloc(sizeof *t->next * (t->n + 1));
-  t->hash = malloc(sizeof *t->hash * (t->n + 1));
-  if (!t->head || !t->next || !t->hash)
+  t->e = malloc(sizeof *t->e * (t->n + 1));
+  if (!t->head || !t->e)
     abort();
   for (size_t i = 0; i < t->cap; i++)
     t->head[i] = -1;
   for (size_t j = 0; j < t->n; j++) {
     if (key_has_null(s->key_layout, t->keys[j]))
       continue; /* NULL never equals anything */
-    t->hash[j] = sl_key_hash(s->key_layout, t->keys[j]);
-    size_t h = t->hash[j] & (t->cap - 1);
-    t->next[j] = t->head[h];
-    t->head[h] = (int64_t)j;
+    uint64_t h = sl_key_hash(s->key_layout, t->keys[j]);
+    size_t b = h & (t->cap - 1);
+    t->e[j] = (join_entry){h, t->head[b], t->rows[j], t->keys[j]};
+    t->head[b] = (int64_t)j;
   }
   return SL_OK;
 }
@@ -588,38 +595,54 @@ static int build_table(stage_eval *ev, const stage_rt *s, const rel *in,
 static uint64_t table_bytes(const stage_rt *s, const join_table *t) {
   if (!t->head) /* no keys: just the row pointers */
     return sizeof *t->rows * t->n;
-  return sizeof *t->head * t->cap +
-         (sizeof *t->next + sizeof *t->hash) * (t->n + 1) +
+  return sizeof *t->head * t->cap + sizeof *t->e * (t->n + 1) +
          (sizeof *t->rows + sizeof *t->keys) * t->n +
          (t->keybuf ? (uint64_t)s->key_layout->width * t->n : 0);
 }
 
 static void free_table(join_table *t) {
   free(t->head);
-  free(t->next);
-  free(t->hash);
+  free(t->e);
   free(t->rows);
   free(t->keys);
   free(t->keybuf);
 }
 
-/* Probe with rows sel[0..n) of b (the probe side's rows): every match
- * becomes a joined row, the left side's fields first whichever side
- * probes. */
-/* The matches of one probe row whose key is key. */
-static void probe_row(stage_eval *ev, const stage_rt *s, const join_table *t,
-                      bool probe_left, const uint8_t *row, const uint8_t *key,
-                      rel *out) {
-  if (key_has_null(s->key_layout, key))
-    return;
-  uint64_t h = sl_key_hash(s->key_layout, key);
-  for (int64_t m = t->head[h & (t->cap - 1)]; m >= 0 && !ev->over;
-       m = t->next[m])
-    if (t->hash[m] == h && sl_key_equal(s->key_layout, key, t->keys[m])) {
-      if (probe_left)
-        join_row(ev, s, out, row, t->rows[m]);
-      else
-        join_row(ev, s, out, t->rows[m], row);
+/* Probe rows looked up PROBE_BATCH at a time: every row's hash and chain
+ * head are prefetched before the first is followed, so the cache misses
+ * of a table larger than the cache overlap (a probe of a 60,000-row
+ * window stalled on the chain heads half of its time). */
+#define PROBE_BATCH 16
+
+/* The matches of probe rows rows[0..n) (n <= PROBE_BATCH) whose keys are
+ * keys[0..n), in row order: every match becomes a joined row, the left
+ * side's fields first whichever side probes. */
+static void probe_batch(stage_eval *ev, const stage_rt *s, const join_table *t,
+                        bool probe_left, const uint8_t *const *rows,
+                        const uint8_t *const *keys, uint32_t n, rel *out) {
+  const sl_row_layout *kl = s->key_layout;
+  uint64_t h[PROBE_BATCH];
+  int64_t m[PROBE_BATCH];
+  size_t mask = t->cap - 1;
+  for (uint32_t i = 0; i < n; i++) {
+    m[i] = key_has_null(kl, keys[i]) ? -1 : 0; /* NULL matches nothing */
+    if (m[i] < 0)
+      continue;
+    h[i] = sl_key_hash(kl, keys[i]);
+    __builtin_prefetch(&t->head[h[i] & mask]);
+  }
+  for (uint32_t i = 0; i < n; i++)
+    if (m[i] >= 0 && (m[i] = t->head[h[i] & mask]) >= 0)
+      __builtin_prefetch(&t->e[m[i]]);
+  for (uint32_t i = 0; i < n && !ev->over; i++)
+    for (int64_t x = m[i]; x >= 0 && !ev->over; x = t->e[x].next) {
+      const join_entry *e = &t->e[x];
+      if (e->hash == h[i] && sl_key_equal(kl, keys[i], e->key)) {
+        if (probe_left)
+          join_row(ev, s, out, rows[i], e->row);
+        else
+          join_row(ev, s, out, e->row, rows[i]);
+      }
     }
 }
 
@@ -640,28 +663,41 @@ static int probe(stage_eval *ev, const stage_rt *s, const join_table *t,
       }
     return ev->over ? SL_ENOMEM : SL_OK;
   }
-  if (cols) { /* keys read from their columns, one row at a time */
-    uint8_t *key = malloc(s->key_layout->width);
-    if (!key)
+  const uint8_t *rows[PROBE_BATCH], *keys[PROBE_BATCH];
+  if (cols) { /* keys read from their columns, a batch at a time */
+    uint32_t kw = s->key_layout->width;
+    uint8_t *kb = malloc((size_t)kw * PROBE_BATCH);
+    if (!kb)
       abort();
-    for (uint32_t i = 0; i < n && !ev->over; i++) {
-      const uint8_t *row = sl_buffer_row(b, sel[i]);
-      key_from_columns(s, cols, probe_left ? s->left->layout : s->right->layout,
-                       row, key);
-      probe_row(ev, s, t, probe_left, row, key, out);
+    const sl_row_layout *pl = probe_left ? s->left->layout : s->right->layout;
+    for (uint32_t i = 0; i < n && !ev->over; i += PROBE_BATCH) {
+      uint32_t k = n - i < PROBE_BATCH ? n - i : PROBE_BATCH;
+      for (uint32_t j = 0; j < k; j++) {
+        rows[j] = sl_buffer_row(b, sel[i + j]);
+        keys[j] = kb + (size_t)j * kw;
+        key_from_columns(s, cols, pl, rows[j], kb + (size_t)j * kw);
+      }
+      probe_batch(ev, s, t, probe_left, rows, keys, k, out);
     }
-    free(key);
+    free(kb);
     return ev->over ? SL_ENOMEM : SL_OK;
   }
-  rel *k = stage_rel_new(ev, s, s->key_layout);
-  int rc = stage_eval_into(ev, progs, s->st->nkeys, b, sel, n, k);
+  rel *kr = stage_rel_new(ev, s, s->key_layout);
+  int rc = stage_eval_into(ev, progs, s->st->nkeys, b, sel, n, kr);
   if (rc != SL_OK)
     return rc;
-  uint32_t i = 0;
-  for (int kb = 0; kb < k->n && !ev->over; kb++)
-    for (uint32_t j = 0; j < k->bufs[kb].nrows && !ev->over; j++, i++)
-      probe_row(ev, s, t, probe_left, sl_buffer_row(b, sel[i]),
-                sl_buffer_row(&k->bufs[kb], j), out);
+  uint32_t i = 0, k = 0;
+  for (int kb = 0; kb < kr->n && !ev->over; kb++)
+    for (uint32_t j = 0; j < kr->bufs[kb].nrows && !ev->over; j++, i++) {
+      rows[k] = sl_buffer_row(b, sel[i]);
+      keys[k++] = sl_buffer_row(&kr->bufs[kb], j);
+      if (k == PROBE_BATCH) {
+        probe_batch(ev, s, t, probe_left, rows, keys, k, out);
+        k = 0;
+      }
+    }
+  if (k > 0 && !ev->over)
+    probe_batch(ev, s, t, probe_left, rows, keys, k, out);
   return ev->over ? SL_ENOMEM : SL_OK;
 }
 

@@ -348,7 +348,7 @@ int gen_begin(gen_source **out, const sl_source_spec *spec,
     g->col[j] = k;
   }
   g->seed = o->seed;
-  g->next = (uint64_t)spec->worker;
+  g->next = (uint64_t)spec->worker * GEN_BLOCK;
   g->end = o->num;
   g->step = (uint32_t)spec->nworkers;
   g->rate = o->rate / spec->nworkers;
@@ -358,16 +358,27 @@ int gen_begin(gen_source **out, const sl_source_spec *spec,
   return SL_OK;
 }
 
+/* This instance's next event: the next of its block, else the first of
+ * its next block.  Past the largest event number, none. */
+static void next_event(gen_source *g) {
+  uint64_t was = g->next++;
+  if (g->next % GEN_BLOCK == 0)
+    g->next += (uint64_t)(g->step - 1) * GEN_BLOCK;
+  if (g->next < was) /* wrapped around: nothing more to give */
+    g->end = 0;
+}
+
 /* Generate events of this instance into buf until it is full, the run
- * ends, or event number `limit` is reached. */
-static void produce(gen_source *g, sl_buffer *buf, uint64_t limit) {
-  uint64_t end = g->end < limit ? g->end : limit;
+ * ends, or `most` events (kept or skipped) were produced. */
+static void produce(gen_source *g, sl_buffer *buf, uint64_t most) {
   /* Skipped events still take their place in the sequence (and in
    * pacing); a call returns after this many, so that a filter nothing
    * passes does not keep the worker from noticing a cancel. */
   uint32_t skipped = 0;
-  while (g->next < end && sl_buffer_has_room(buf, g->max_heap) &&
-         skipped < 1u << 16) {
+  for (uint64_t k = 0; k < most && g->next < g->end &&
+                       sl_buffer_has_room(buf, g->max_heap) &&
+                       skipped < 1u << 16;
+       k++) {
     bool keep = !g->keep || g->keep(g, g->next);
     if (!keep && g->carry_every && ++g->skip_run >= g->carry_every)
       keep = true; /* a time carrier */
@@ -378,12 +389,8 @@ static void produce(gen_source *g, sl_buffer *buf, uint64_t limit) {
     } else {
       skipped++;
     }
-    g->next += g->step;
+    next_event(g);
     g->emitted++;
-    if (g->next < g->step) { /* wrapped around: nothing more to give */
-      g->end = 0;
-      break;
-    }
   }
 }
 
@@ -547,9 +554,7 @@ int gen_next(sl_source *s, sl_buffer *buf, bool *done, sl_error *err) {
       due = (double)(t - g->start_ns) * 1e-9 * g->rate + 1.0;
     }
     if ((double)g->emitted < due) {
-      uint64_t n = (uint64_t)(due - (double)g->emitted);
-      uint64_t limit = g->next + n * g->step;
-      produce(g, buf, limit < g->next ? UINT64_MAX : limit);
+      produce(g, buf, (uint64_t)(due - (double)g->emitted));
     }
     *done = g->next >= g->end;
   } else {

@@ -168,6 +168,13 @@ int gen_check_columns(const sl_table_def *t, const char *connector,
 /* ---- the source driver -----------------------------------------------------
  */
 
+/* Consecutive events an instance generates before the next instance's
+ * turn: small, so that the instances' event times stay close (their
+ * watermarks together gate every window), and not a divisor of a
+ * generator's period of event kinds (NEXMark: 50), so that each instance
+ * gets its share of every kind. */
+#define GEN_BLOCK 16u
+
 typedef struct gen_source gen_source;
 
 /* Fill row (zeroed, all non-NULL) with event i. */
@@ -192,6 +199,9 @@ struct gen_source {
   uint64_t seed;
   uint32_t max_heap; /* most long-string bytes one row can need */
 
+  /* Instance w of n owns the events of blocks w, w + n, w + 2n, ... of
+   * GEN_BLOCK consecutive events (gen_common.c: one event in n would give
+   * one instance every event of a kind whose period n divides). */
   uint64_t next; /* next global event number of this instance */
   uint64_t end;  /* global end (exclusive); UINT64_MAX unbounded */
   uint32_t step; /* nworkers */

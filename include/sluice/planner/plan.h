@@ -281,7 +281,7 @@ static inline bool sl_plan_sessions_on_one_process(const sl_plan *p) {
 /* A window's join whose probe side has this many rows or more is probed
  * in parts, one per worker of the process running it (exec/stage_pool.c);
  * EXPLAIN says so. */
-#define SL_STAGE_PARALLEL_ROWS 32768
+#define SL_STAGE_PARALLEL_ROWS 4096
 
 typedef enum sl_stage_kind {
   SL_STAGE_LEAF,      /* the rows of leaves[leaf] for the window */
