@@ -137,7 +137,16 @@ int sl_exchange_send(worker_state *s, int dest, const uint8_t *row) {
                       s->q->buffer_size);
 }
 
-/* Fold every row other workers have sent here so far. */
+/* Slots taken from one sender per call of sl_exchange_drain: a sender
+ * that refills its channel as fast as this worker folds must not keep
+ * the others waiting for ever.  (Draining each channel until it was empty
+ * once starved two of eight senders on a loaded host: their watermarks
+ * never came, no window fired, and the slices piled up by the ten
+ * thousand.) */
+#define DRAIN_SLOTS_PER_SENDER 8
+
+/* Fold what other workers have sent here: every sender's channel in turn,
+ * at most DRAIN_SLOTS_PER_SENDER slots of each. */
 int sl_exchange_drain(worker_state *s, bool *got) {
   exec_query *q = s->q;
   int n = q->exchange.xn, me = self(s);
@@ -148,7 +157,9 @@ int sl_exchange_drain(worker_state *s, bool *got) {
       continue;
     sl_channel *ch = q->exchange.channels[p * n + me];
     const sl_channel_slot *slot;
-    while ((slot = sl_channel_poll(ch)) != NULL) {
+    for (int taken = 0; taken < DRAIN_SLOTS_PER_SENDER &&
+                        (slot = sl_channel_poll(ch)) != NULL;
+         taken++) {
       *got = true;
       sl_buffer view;
       sl_buffer_wrap(&view, tl, slot->payload, slot->len);

@@ -39,7 +39,21 @@ static sl_group_table *slice_table(worker_state *s, int64_t start) {
   sl_group_table *t = malloc(sizeof *t);
   if (!t)
     abort();
-  sl_group_table_init_pooled(t, s->q->agg.key_layout, &s->q->agg.aggs, 64,
+  /* Room for as many groups as its neighbours in time have (or the last
+   * slice let go had), when the memory limit has room for that at once: a
+   * slice grown from 64 groups to thousands was allocated, cleared and
+   * rehashed at each doubling, a fifth of q5's workers' time.  (Only the
+   * neighbours: a worker far behind its inputs can hold tens of thousands
+   * of slices.) */
+  uint32_t groups = s->last_slice_groups;
+  for (int i = lo > 0 ? lo - 1 : 0; i < s->nslices && i <= lo; i++)
+    if (s->slices[i].table->count > groups)
+      groups = s->slices[i].table->count;
+  uint64_t entry = 8 + s->q->agg.key_layout->width + s->q->agg.aggs.state_width;
+  uint32_t cap = groups + groups / 3 + 1; /* the table doubles past 3/4 */
+  if (cap < 64 || !sl_memory_room_for(s->q->memory, (uint64_t)cap * 2 * entry))
+    cap = 64;
+  sl_group_table_init_pooled(t, s->q->agg.key_layout, &s->q->agg.aggs, cap,
                              s->q->agg.slot_pool);
   s->slices[lo].start = start;
   s->slices[lo].table = t;
@@ -48,8 +62,11 @@ static sl_group_table *slice_table(worker_state *s, int64_t start) {
   return t;
 }
 
+/* (free_table false: the table was handed over, and the caller noted its
+ * groups before: the coordinator may be merging or freeing it now) */
 static void drop_slice(worker_state *s, int i, bool free_table) {
   if (free_table) {
+    s->last_slice_groups = s->slices[i].table->count;
     sl_group_table_free(s->slices[i].table);
     free(s->slices[i].table);
   }
@@ -281,6 +298,7 @@ int sl_worker_hand_over_windows(worker_state *s) {
   if (!plan->windowed) {
     /* A global aggregate: one "window" that closes at the end of input. */
     if (s->wm == WM_MAX && s->nslices > 0) {
+      s->last_slice_groups = s->slices[0].table->count;
       publish_partial(s, WM_MIN, WM_MAX, s->slices[0].table);
       drop_slice(s, 0, false);
     }
@@ -294,6 +312,7 @@ int sl_worker_hand_over_windows(worker_state *s) {
         /* The window is exactly one slice: hand over its table. */
         for (int i = 0; i < s->nslices; i++)
           if (s->slices[i].start == start) {
+            s->last_slice_groups = s->slices[i].table->count;
             publish_partial(s, start, end, s->slices[i].table);
             drop_slice(s, i, false);
             break;

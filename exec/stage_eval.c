@@ -628,7 +628,12 @@ static void probe_batch(stage_eval *ev, const stage_rt *s, const join_table *t,
     m[i] = key_has_null(kl, keys[i]) ? -1 : 0; /* NULL matches nothing */
     if (m[i] < 0)
       continue;
-    h[i] = sl_key_hash(kl, keys[i]);
+    /* the key of the row before, byte for byte (a window's rows often
+     * share their window's bounds as the key): its hash */
+    if (i > 0 && m[i - 1] >= 0 && memcmp(keys[i], keys[i - 1], kl->width) == 0)
+      h[i] = h[i - 1];
+    else
+      h[i] = sl_key_hash(kl, keys[i]);
     __builtin_prefetch(&t->head[h[i] & mask]);
   }
   for (uint32_t i = 0; i < n; i++)
@@ -701,35 +706,48 @@ static int probe(stage_eval *ev, const stage_rt *s, const join_table *t,
   return ev->over ? SL_ENOMEM : SL_OK;
 }
 
-/* Keep the rows of r that pass the residual, moved down in place (strings
- * are borrowed, so only the rows move). */
-static int apply_residual(stage_eval *ev, const stage_rt *s, rel *r) {
+/* Keep the rows of r from row *frow of buffer *fb on that pass the
+ * residual, moved down in place (strings are borrowed, so only the rows
+ * move); the cursor then points past r's last row.  A probe filters what
+ * it made after every item, so a window whose candidates mostly fail
+ * (q5: every auction of a window meets the window's one maximum) never
+ * holds them all. */
+static int apply_residual(stage_eval *ev, const stage_rt *s, rel *r, int *fb,
+                          uint32_t *frow) {
   int rc = SL_OK;
-  for (int i = 0; i < r->n && rc == SL_OK; i++) {
+  for (int i = *fb; i < r->n && rc == SL_OK; i++) {
     sl_buffer *b = &r->bufs[i];
-    uint32_t n = b->nrows, next = 0, nout = 0;
+    uint32_t from = i == *fb ? *frow : 0;
+    if (from >= b->nrows)
+      continue;
+    uint32_t n = b->nrows - from, next = 0, nout = 0;
     uint32_t *sel = stage_selection(n);
+    for (uint32_t k = 0; k < n; k++)
+      sel[k] = from + k;
     if (s->k_residual &&
         sl_jit_run(s->k_residual, b, sel, n, sel, &nout, NULL, &next,
                    ev->ctx) == SL_OK &&
         next == n) {
+      ev->rows_compiled += n;
       n = nout; /* compiled: the rows that passed are in sel */
-      ev->rows_compiled += b->nrows;
     } else {
       for (uint32_t k = 0; k < n; k++)
-        sel[k] = k; /* (a kernel handing back may have written some) */
+        sel[k] = from + k; /* (a kernel handing back may have written some) */
+      ev->rows_interpreted += n;
       rc = sl_expr_filter(s->residual, b, sel, &n, ev->ctx, ev->err);
-      ev->rows_interpreted += b->nrows;
     }
     if (rc == SL_OK) {
       uint32_t w = s->layout->width;
       for (uint32_t k = 0; k < n; k++)
-        if (sel[k] != k)
-          memcpy(b->data + (size_t)k * w, b->data + (size_t)sel[k] * w, w);
-      b->nrows = n;
+        if (sel[k] != from + k)
+          memcpy(b->data + (size_t)(from + k) * w,
+                 b->data + (size_t)sel[k] * w, w);
+      b->nrows = from + n;
     }
     free(sel);
   }
+  *fb = r->n > 0 ? r->n - 1 : 0;
+  *frow = r->n > 0 ? r->bufs[r->n - 1].nrows : 0;
   return rc;
 }
 
@@ -764,6 +782,8 @@ typedef struct probe_job {
 static int probe_items(stage_eval *ev, const probe_job *j, int from, int to,
                        rel *out) {
   int rc = SL_OK;
+  int fb = out->n > 0 ? out->n - 1 : 0; /* the residual's cursor */
+  uint32_t frow = out->n > 0 ? out->bufs[out->n - 1].nrows : 0;
   for (int i = from; i < to && rc == SL_OK; i++) {
     const sl_buffer *b = j->items[i].b;
     uint32_t *sel = stage_selection(b->nrows), n = b->nrows;
@@ -781,9 +801,9 @@ static int probe_items(stage_eval *ev, const probe_job *j, int from, int to,
     rc =
         probe(ev, j->s, j->t, j->progs, j->cols, j->probe_left, b, sel, n, out);
     free(sel);
+    if (rc == SL_OK && j->s->residual)
+      rc = apply_residual(ev, j->s, out, &fb, &frow);
   }
-  if (rc == SL_OK && j->s->residual)
-    rc = apply_residual(ev, j->s, out);
   return rc;
 }
 
@@ -996,18 +1016,26 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
                            b->nrows - done, tmp);
     free(sel);
   }
-  uint8_t *key = calloc(1, s->group_layout->width);
+  /* key: this row's group key; last: the one before, whose state is
+   * state (rows of one group often come together: a window's rows all
+   * share its bounds, q5's MAX per window has no other key) */
+  uint32_t kw = s->group_layout->width;
+  uint8_t *key = calloc(2, kw), *last = key + kw;
   if (!key)
     abort();
+  uint8_t *state = NULL;
   for (int i = 0; i < tmp->n && rc == SL_OK; i++) {
     const sl_buffer *b = &tmp->bufs[i];
     for (uint32_t j = 0; j < b->nrows && rc == SL_OK; j++) {
       const uint8_t *row = sl_buffer_row(b, j);
-      memset(key, 0, s->group_layout->width);
+      memset(key, 0, kw);
       for (int g = 0; g < st->ngroups; g++)
         sl_row_copy_field(s->tmp_layout, row, g, s->group_layout, key, g);
-      uint8_t *state =
-          sl_group_table_upsert(t, sl_key_hash(s->group_layout, key), key);
+      /* (an upsert may move every state: only the last one's is known) */
+      if (!state || memcmp(key, last, kw) != 0) {
+        state = sl_group_table_upsert(t, sl_key_hash(s->group_layout, key), key);
+        memcpy(last, key, kw);
+      }
       rc = sl_agg_update(&s->aggs, state, row, &t->arena, ev->err);
     }
   }

@@ -491,9 +491,15 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMValueRef fe =
       LLVMBuildAdd(g->b, start, c64(g, tumble ? size : slide), "fe");
   if (!tumble) {
-    /* partly late: its first windows have fired, the later ones count it */
+    /* partly late: its first windows have fired, the later ones count it
+     * (a branch, not a select: rows are rarely partly late, and the
+     * division was a fifth of q5's fold) */
     LLVMValueRef partly = LLVMBuildICmp(
         g->b, LLVMIntSLE, LLVMBuildSub(g->b, fe, c64(g, unit), ""), wm, "");
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef is_partly = blk(g, "partly"), fe_done = blk(g, "fe");
+    LLVMBuildCondBr(g->b, partly, is_partly, fe_done);
+    LLVMPositionBuilderAtEnd(g->b, is_partly);
     LLVMValueRef k = floor_div(
         g, LLVMBuildSub(g->b, LLVMBuildAdd(g->b, wm, c64(g, unit), ""), fe, ""),
         slide);
@@ -502,7 +508,13 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
                      LLVMBuildMul(g->b, LLVMBuildAdd(g->b, k, c64(g, 1), ""),
                                   c64(g, slide), ""),
                      "");
-    fe = LLVMBuildSelect(g->b, partly, fe2, fe, "");
+    LLVMBuildBr(g->b, fe_done);
+    LLVMPositionBuilderAtEnd(g->b, fe_done);
+    LLVMValueRef phi = LLVMBuildPhi(g->b, g->i64, "fe");
+    LLVMValueRef vals[2] = {fe, fe2};
+    LLVMBasicBlockRef blks[2] = {from, is_partly};
+    LLVMAddIncoming(phi, vals, blks, 2);
+    fe = phi;
   }
   LLVMValueRef ne = jit_load(g, g->i64, v.ne, 8);
   jit_store(g,

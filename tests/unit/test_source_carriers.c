@@ -5,8 +5,10 @@
  *
  * Separate from test_generators.c (the generators' own values), which is
  * at its size limit.  Expected counts follow from the generator's
- * definition: of every 50 events, event 50j is a person, 50j+1..50j+3
- * auctions, the rest bids; event i goes to worker i % workers. */
+ * definition: of every 1 + 3 + b events (b = 'bid.proportion', 46 by
+ * default) the first is a person, the next three auctions, the rest
+ * bids; worker w of n generates the blocks w, w + n, ... of GEN_BLOCK = 16
+ * events (gen_common.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,34 +106,38 @@ static void read_filtered(const sl_table_def *t, int worker, int workers,
 
 static void test_kept_and_carriers(void **state) {
   (void)state;
-  const char *modes[2] = {"", ", 'pregenerate' = 'true'"};
+  /* A person every 64 events: event 64j (1563 of 100,000). */
+  const char *modes[2] = {", 'bid.proportion' = '60'",
+                          ", 'bid.proportion' = '60', 'pregenerate' = 'true'"};
   for (int m = 0; m < 2; m++) {
     sl_session *s;
     const sl_table_def *t = create(&s, "TIMESTAMP(3)", modes[m]);
     tally c;
-    /* Not rechecked: exactly the 2000 persons. */
+    /* Not rechecked: exactly the 1563 persons. */
     read_filtered(t, 0, 1, 0, false, &c);
-    assert_int_equal(c.rows, 2000);
-    assert_int_equal(c.kinds[0], 2000);
-    /* Rechecked, one worker: persons come every 50 events, fewer than
+    assert_int_equal(c.rows, 1563);
+    assert_int_equal(c.kinds[0], 1563);
+    /* Rechecked, one worker: persons come every 64 events, fewer than
      * SL_SOURCE_CARRY_EVERY, so no carrier. */
     read_filtered(t, 0, 1, 0, true, &c);
-    assert_int_equal(c.rows, 2000);
-    assert_int_equal(c.kinds[0], 2000);
+    assert_int_equal(c.rows, 1563);
+    assert_int_equal(c.kinds[0], 1563);
     assert_false(c.decreasing);
-    /* Worker 1 of 2 gets the odd events: never a person.  Not rechecked:
-     * nothing; rechecked: the 1024th, 2048th, .. of its 50000 events, as
-     * time carriers, in order. */
+    /* Worker 1 of 2 gets events 16..31 of every 32: never a person.  Not
+     * rechecked: nothing; rechecked: the 1024th, 2048th, .. of its 50000
+     * events, as time carriers, in order. */
     read_filtered(t, 1, 2, 0, false, &c);
     assert_int_equal(c.rows, 0);
     read_filtered(t, 1, 2, 0, true, &c);
     assert_int_equal(c.kinds[0], 0);
     assert_int_equal(c.rows, 50000 / SL_SOURCE_CARRY_EVERY);
     assert_false(c.decreasing);
-    /* Bids, worker 0 of 2: 46 of every 50 events, 23 of its 25. */
+    /* Bids, worker 0 of 2: events 0..15 and 32..47 of every 64, of which
+     * 4..15 and 32..47 are bids (28), over 1562 whole cycles, then events
+     * 99968..99983 (bids 99972..99983: 12). */
     read_filtered(t, 0, 2, 2, true, &c);
-    assert_int_equal(c.kinds[2], 46000);
-    assert_int_equal(c.rows, 46000);
+    assert_int_equal(c.kinds[2], 1562 * 28 + 12);
+    assert_int_equal(c.rows, 1562 * 28 + 12);
     sl_session_free(s);
   }
 }
