@@ -6,7 +6,8 @@
  * Determinism.  Every value of event i is a function of (seed, i, column)
  * only: the driver hashes (seed, i) once per event and each column mixes
  * in its own salt.  So the data does not depend on the number of workers
- * (event i goes to worker i % nworkers) nor on which columns a query reads.
+ * (worker w of n generates the blocks w, w + n, ... of GEN_BLOCK events)
+ * nor on which columns a query reads.
  *
  * Event time.  Event i happens at base + i * 1e6 / events-per-second
  * microseconds (integer arithmetic, so it is exact and non-decreasing);
