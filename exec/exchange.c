@@ -157,8 +157,8 @@ int sl_exchange_drain(worker_state *s, bool *got) {
       continue;
     sl_channel *ch = q->exchange.channels[p * n + me];
     const sl_channel_slot *slot;
-    for (int taken = 0; taken < DRAIN_SLOTS_PER_SENDER &&
-                        (slot = sl_channel_poll(ch)) != NULL;
+    for (int taken = 0;
+         taken < DRAIN_SLOTS_PER_SENDER && (slot = sl_channel_poll(ch)) != NULL;
          taken++) {
       *got = true;
       sl_buffer view;

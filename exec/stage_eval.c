@@ -740,8 +740,8 @@ static int apply_residual(stage_eval *ev, const stage_rt *s, rel *r, int *fb,
       uint32_t w = s->layout->width;
       for (uint32_t k = 0; k < n; k++)
         if (sel[k] != from + k)
-          memcpy(b->data + (size_t)(from + k) * w,
-                 b->data + (size_t)sel[k] * w, w);
+          memcpy(b->data + (size_t)(from + k) * w, b->data + (size_t)sel[k] * w,
+                 w);
       b->nrows = from + n;
     }
     free(sel);
@@ -1033,7 +1033,8 @@ static int eval_aggregate(stage_eval *ev, const stage_rt *s, const rel *in,
         sl_row_copy_field(s->tmp_layout, row, g, s->group_layout, key, g);
       /* (an upsert may move every state: only the last one's is known) */
       if (!state || memcmp(key, last, kw) != 0) {
-        state = sl_group_table_upsert(t, sl_key_hash(s->group_layout, key), key);
+        state =
+            sl_group_table_upsert(t, sl_key_hash(s->group_layout, key), key);
         memcpy(last, key, kw);
       }
       rc = sl_agg_update(&s->aggs, state, row, &t->arena, ev->err);

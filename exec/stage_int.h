@@ -295,8 +295,8 @@ typedef struct stage_runner {
    * released, and news that came meanwhile (its broadcast heard by no
    * one) must not leave it waiting out its timeout (stage_runner_news). */
   uint64_t news;
-  int64_t frontier;    /* every window ending at or before it has fired */
-  bool cancelled;      /* the query stopped: leaves stop at their next call */
+  int64_t frontier; /* every window ending at or before it has fired */
+  bool cancelled;   /* the query stopped: leaves stop at their next call */
   leaf_store *leaves;
   int nleaves;
   uint32_t buffer_size;

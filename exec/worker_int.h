@@ -24,13 +24,13 @@ typedef struct worker_state {
   int64_t next_end; /* smallest window end not yet handed over (WM_MAX:
                      * none) */
   int nslices, cap;
-  slice *slices;           /* sorted by start */
-  int last;                /* index of the slice used last (a cache) */
+  slice *slices;               /* sorted by start */
+  int last;                    /* index of the slice used last (a cache) */
   uint32_t last_window_groups; /* groups of the last HOP/CUMULATE window
                                 * merged from slices (sizes the next) */
   uint32_t last_slice_groups;  /* groups of the last slice let go (sizes a
                                 * new one, with its neighbours') */
-  session_store *sessions; /* session windows */
+  session_store *sessions;     /* session windows */
   /* The table's WATERMARK is computed over every row the source produced,
    * before any filter (as Flink computes it at the source): wm_values holds
    * it per input row, wm_next is the first input row not yet folded into

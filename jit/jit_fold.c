@@ -444,10 +444,8 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
       jit_load(g, g->i32, LLVMBuildGEP2(g->b, g->i32, origin, &at64, 1, ""), 4);
   LLVMBuildBr(g->b, o_done);
   LLVMPositionBuilderAtEnd(g->b, o_done);
-  LLVMValueRef input_row = LLVMBuildPhi(g->b, g->i32, "input_row");
-  LLVMValueRef inc[2] = {at, oat};
-  LLVMBasicBlockRef incb[2] = {o_from, o_yes};
-  LLVMAddIncoming(input_row, inc, incb, 2);
+  LLVMValueRef input_row =
+      jit_phi2(g, g->i32, at, o_from, oat, o_yes, "input_row");
   advance(g, &v, input_row, wm_rows, wm_nrows, wl);
 
   LLVMValueRef roff = LLVMBuildMul(g->b, r64, c64(g, (int64_t)tl->width), "");
@@ -510,11 +508,7 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
                      "");
     LLVMBuildBr(g->b, fe_done);
     LLVMPositionBuilderAtEnd(g->b, fe_done);
-    LLVMValueRef phi = LLVMBuildPhi(g->b, g->i64, "fe");
-    LLVMValueRef vals[2] = {fe, fe2};
-    LLVMBasicBlockRef blks[2] = {from, is_partly};
-    LLVMAddIncoming(phi, vals, blks, 2);
-    fe = phi;
+    fe = jit_phi2(g, g->i64, fe, from, fe2, is_partly, "fe");
   }
   LLVMValueRef ne = jit_load(g, g->i64, v.ne, 8);
   jit_store(g,
@@ -612,10 +606,7 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMValueRef hit_st = jit_at(g, e, 8 + kw, g->i8);
   LLVMBuildBr(g->b, update_at);
   LLVMPositionBuilderAtEnd(g->b, update_at);
-  LLVMValueRef st = LLVMBuildPhi(g->b, g->ptr, "st");
-  LLVMValueRef sts[2] = {hit_st, fresh};
-  LLVMBasicBlockRef stb[2] = {hit, insert};
-  LLVMAddIncoming(st, sts, stb, 2);
+  LLVMValueRef st = jit_phi2(g, g->ptr, hit_st, hit, fresh, insert, "st");
   LLVMValueRef ovf = updates(g, row, st, aggs, tl, true);
   LLVMBasicBlockRef upd = blk(g, "update");
   LLVMBuildCondBr(g->b, ovf, stop, upd);

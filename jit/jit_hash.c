@@ -115,11 +115,7 @@ LLVMValueRef jit_str_hash(jit_cg *g, LLVMValueRef s) {
   LLVMBuildBr(g->b, done);
 
   LLVMPositionBuilderAtEnd(g->b, done);
-  LLVMValueRef hf = LLVMBuildPhi(g->b, g->i64, "hf");
-  LLVMValueRef fin[2] = {h, ht};
-  LLVMBasicBlockRef ffrom[2] = {tail, tbody};
-  LLVMAddIncoming(hf, fin, ffrom, 2);
-  return jit_mix64(g, hf);
+  return jit_mix64(g, jit_phi2(g, g->i64, h, tail, ht, tbody, "hf"));
 }
 
 LLVMValueRef jit_str_eq(jit_cg *g, LLVMValueRef a, LLVMValueRef b) {

@@ -140,6 +140,11 @@ LLVMTypeRef jit_field_type(jit_cg *g, sl_ptype p, unsigned *align);
 /* A typed pointer to byte offset off of base (i8*). */
 LLVMValueRef jit_at(jit_cg *g, LLVMValueRef base, uint64_t off, LLVMTypeRef t);
 LLVMValueRef jit_load(jit_cg *g, LLVMTypeRef t, LLVMValueRef p, unsigned align);
+/* At the builder's block, a phi of a (coming from block ab) and b (from
+ * bb). */
+LLVMValueRef jit_phi2(jit_cg *g, LLVMTypeRef t, LLVMValueRef a,
+                      LLVMBasicBlockRef ab, LLVMValueRef b,
+                      LLVMBasicBlockRef bb, const char *name);
 void jit_store(jit_cg *g, LLVMValueRef v, LLVMValueRef p, unsigned align);
 /* Call the C function at addr with type ft. */
 LLVMValueRef jit_call_c(jit_cg *g, LLVMTypeRef ft, void *addr,

@@ -69,6 +69,16 @@ LLVMValueRef jit_load(jit_cg *g, LLVMTypeRef t, LLVMValueRef p,
   return l;
 }
 
+LLVMValueRef jit_phi2(jit_cg *g, LLVMTypeRef t, LLVMValueRef a,
+                      LLVMBasicBlockRef ab, LLVMValueRef b,
+                      LLVMBasicBlockRef bb, const char *name) {
+  LLVMValueRef phi = LLVMBuildPhi(g->b, t, name);
+  LLVMValueRef vals[2] = {a, b};
+  LLVMBasicBlockRef blks[2] = {ab, bb};
+  LLVMAddIncoming(phi, vals, blks, 2);
+  return phi;
+}
+
 void jit_store(jit_cg *g, LLVMValueRef v, LLVMValueRef p, unsigned align) {
   LLVMValueRef s = LLVMBuildStore(g->b, v, p);
   LLVMSetAlignment(s, align);

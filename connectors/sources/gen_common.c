@@ -375,9 +375,9 @@ static void produce(gen_source *g, sl_buffer *buf, uint64_t most) {
    * pacing); a call returns after this many, so that a filter nothing
    * passes does not keep the worker from noticing a cancel. */
   uint32_t skipped = 0;
-  for (uint64_t k = 0; k < most && g->next < g->end &&
-                       sl_buffer_has_room(buf, g->max_heap) &&
-                       skipped < 1u << 16;
+  for (uint64_t k = 0;
+       k < most && g->next < g->end && sl_buffer_has_room(buf, g->max_heap) &&
+       skipped < 1u << 16;
        k++) {
     bool keep = !g->keep || g->keep(g, g->next);
     if (!keep && g->carry_every && ++g->skip_run >= g->carry_every)
