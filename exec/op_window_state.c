@@ -13,6 +13,26 @@
 #include "sluice/state/window_assign.h"
 #include "worker_ops_int.h"
 
+/* A new group table of this worker's state, with room for `groups`
+ * groups when the memory limit has room for that at once (a table grown
+ * from a few slots to thousands is allocated, cleared and rehashed at each
+ * doubling); else with `fallback` slots, grown as groups come (each
+ * doubling asks the limit first). */
+static sl_group_table *new_table(worker_state *s, uint32_t groups,
+                                 uint32_t fallback) {
+  sl_group_table *t = malloc(sizeof *t);
+  if (!t)
+    abort();
+  uint64_t entry = 8 + s->q->agg.key_layout->width + s->q->agg.aggs.state_width;
+  uint32_t cap = groups + groups / 3 + 1; /* the table doubles past 3/4 */
+  if (cap < fallback ||
+      !sl_memory_room_for(s->q->memory, (uint64_t)cap * 2 * entry))
+    cap = fallback;
+  sl_group_table_init_pooled(t, s->q->agg.key_layout, &s->q->agg.aggs, cap,
+                             s->q->agg.slot_pool);
+  return t;
+}
+
 static sl_group_table *slice_table(worker_state *s, int64_t start) {
   if (s->last < s->nslices && s->slices[s->last].start == start)
     return s->slices[s->last].table;
@@ -36,25 +56,15 @@ static sl_group_table *slice_table(worker_state *s, int64_t start) {
   }
   memmove(&s->slices[lo + 1], &s->slices[lo],
           sizeof(slice) * (size_t)(s->nslices - lo));
-  sl_group_table *t = malloc(sizeof *t);
-  if (!t)
-    abort();
   /* Room for as many groups as its neighbours in time have (or the last
-   * slice let go had), when the memory limit has room for that at once: a
-   * slice grown from 64 groups to thousands was allocated, cleared and
-   * rehashed at each doubling, a fifth of q5's workers' time.  (Only the
-   * neighbours: a worker far behind its inputs can hold tens of thousands
-   * of slices.) */
+   * slice let go had): growing from 64 was a fifth of q5's workers' time.
+   * (Only the neighbours: a worker far behind its inputs can hold tens of
+   * thousands of slices.) */
   uint32_t groups = s->last_slice_groups;
   for (int i = lo > 0 ? lo - 1 : 0; i < s->nslices && i <= lo; i++)
     if (s->slices[i].table->count > groups)
       groups = s->slices[i].table->count;
-  uint64_t entry = 8 + s->q->agg.key_layout->width + s->q->agg.aggs.state_width;
-  uint32_t cap = groups + groups / 3 + 1; /* the table doubles past 3/4 */
-  if (cap < 64 || !sl_memory_room_for(s->q->memory, (uint64_t)cap * 2 * entry))
-    cap = 64;
-  sl_group_table_init_pooled(t, s->q->agg.key_layout, &s->q->agg.aggs, cap,
-                             s->q->agg.slot_pool);
+  sl_group_table *t = new_table(s, groups, 64);
   s->slices[lo].start = start;
   s->slices[lo].table = t;
   s->nslices++;
@@ -202,17 +212,8 @@ int sl_worker_hand_over_epoch(worker_state *s) {
     sl_group_table *old = s->slices[i].table;
     if (old->count == 0)
       continue;
-    sl_group_table *fresh = malloc(sizeof *fresh);
-    if (!fresh)
-      abort();
-    /* Sized for as many groups as the last epoch had, when the memory
-     * limit has room for that at once; else grown as groups come (each
-     * doubling asks the limit first). */
-    uint32_t cap = old->count;
-    if (!sl_memory_room_for(s->q->memory, (uint64_t)cap * 2 * old->entry_width))
-      cap = 1024;
-    sl_group_table_init_pooled(fresh, s->q->agg.key_layout, &s->q->agg.aggs,
-                               cap, s->q->agg.slot_pool);
+    /* as many groups as the last epoch had */
+    sl_group_table *fresh = new_table(s, old->count, 1024);
     s->slices[i].table = fresh;
     int64_t start = s->slices[i].start;
     if (!plan->windowed) {
@@ -324,20 +325,12 @@ int sl_worker_hand_over_windows(worker_state *s) {
           if (st < start || st >= end)
             continue;
           if (!merged) {
-            merged = malloc(sizeof *merged);
-            if (!merged)
-              abort();
             /* As many groups as the last window had, when more than this
-             * slice has: consecutive windows share most slices, and a
-             * table grown while merging is allocated, cleared and
-             * rehashed at each doubling. */
+             * slice has: consecutive windows share most slices. */
             uint32_t groups = s->slices[i].table->count;
             if (s->last_window_groups > groups)
               groups = s->last_window_groups;
-            /* (a capacity: the table doubles past 3/4 full) */
-            sl_group_table_init_pooled(merged, s->q->agg.key_layout,
-                                       &s->q->agg.aggs, groups + groups / 3 + 1,
-                                       s->q->agg.slot_pool);
+            merged = new_table(s, groups, 64);
           }
           int rc = sl_group_table_merge(merged, s->slices[i].table, &w->err);
           if (rc != SL_OK)

@@ -678,9 +678,10 @@ static int probe(stage_eval *ev, const stage_rt *s, const join_table *t,
     for (uint32_t i = 0; i < n && !ev->over; i += PROBE_BATCH) {
       uint32_t k = n - i < PROBE_BATCH ? n - i : PROBE_BATCH;
       for (uint32_t j = 0; j < k; j++) {
+        uint8_t *key = kb + (size_t)j * kw;
         rows[j] = sl_buffer_row(b, sel[i + j]);
-        keys[j] = kb + (size_t)j * kw;
-        key_from_columns(s, cols, pl, rows[j], kb + (size_t)j * kw);
+        keys[j] = key;
+        key_from_columns(s, cols, pl, rows[j], key);
       }
       probe_batch(ev, s, t, probe_left, rows, keys, k, out);
     }
@@ -723,7 +724,7 @@ static int apply_residual(stage_eval *ev, const stage_rt *s, rel *r, int *fb,
     uint32_t n = b->nrows - from, next = 0, nout = 0;
     uint32_t *sel = stage_selection(n);
     for (uint32_t k = 0; k < n; k++)
-      sel[k] = from + k;
+      sel[k] += from;
     if (s->k_residual &&
         sl_jit_run(s->k_residual, b, sel, n, sel, &nout, NULL, &next,
                    ev->ctx) == SL_OK &&

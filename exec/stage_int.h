@@ -275,10 +275,6 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s);
 uint64_t stage_events_of_leaves(const sl_staged_plan *sp,
                                 const uint64_t *events);
 
-struct stage_runner;
-/* A leaf's news for the runner (run->lock held): counted and broadcast. */
-void stage_runner_news(struct stage_runner *run);
-
 /* ---- the runner's state, shared with the stage sink ---------------------- */
 
 /* A stream leaf whose rows wait in its store for more than this, while
@@ -310,6 +306,9 @@ typedef struct stage_runner {
   uint64_t leaves_charged, updates_charged;
   const char *holder; /* who holds the leaves' rows, with its verb */
 } stage_runner;
+
+/* A leaf's news for the runner (run->lock held): counted and broadcast. */
+void stage_runner_news(stage_runner *run);
 
 /* The stage sink (stage_sink.c): a leaf's executor writes its rows into
  * its store (sl_sink_spec.arg is the leaf_store) through it; a leaf fed
