@@ -6,13 +6,19 @@
 
 #define WM_MAX INT64_MAX
 
+/* A key's sessions: the list's ends (the group table's state of the key). */
+typedef struct key_list {
+  session *head, *tail;
+  int64_t max_len; /* the longest any of its sessions has been */
+} key_list;
+
 void session_store_init(session_store *s, const sl_row_layout *key_layout,
                         const sl_agg_set *aggs) {
   memset(s, 0, sizeof *s);
   s->head_set.n = 0;
   s->head_set.aggs = NULL;
   s->head_set.input = key_layout;
-  s->head_set.state_width = sizeof(session *);
+  s->head_set.state_width = sizeof(key_list);
   s->aggs = aggs;
   s->free_list = NULL;
   s->min_start = WM_MAX;
@@ -95,7 +101,7 @@ static session *new_session(session_store *s, uint64_t hash, const uint8_t *key,
   ss->gen++;
   ss->start = start;
   ss->end = end;
-  ss->next = NULL;
+  ss->next = ss->prev = NULL;
   ss->hash = hash;
   memcpy(ss->key, key, s->head_set.input->width);
   sl_agg_state_init(s->aggs, ss->states);
@@ -105,42 +111,118 @@ static session *new_session(session_store *s, uint64_t hash, const uint8_t *key,
   return ss;
 }
 
-static session **head_of(session_store *s, uint64_t hash, const uint8_t *key) {
-  return (session **)sl_group_table_upsert(&s->keys, hash, key);
+static key_list *list_of(session_store *s, uint64_t hash, const uint8_t *key) {
+  return (key_list *)sl_group_table_upsert(&s->keys, hash, key);
 }
 
 static bool touches(const session *ss, int64_t start, int64_t end) {
   return ss->start <= end && start <= ss->end;
 }
 
+/* The first session of l (newest first) that starts at or before t, or
+ * NULL: walked to from whichever end of the list is nearer in time, so
+ * that records landing near either end (in order, or a reader far behind
+ * another) cost the same however many sessions the key holds. */
+static session *first_from(const key_list *l, int64_t t) {
+  if (!l->head || l->tail->start > t)
+    return NULL;
+  if (l->head->start - t <= t - l->tail->start) {
+    session *ss = l->head;
+    while (ss->start > t)
+      ss = ss->next;
+    return ss;
+  }
+  session *ss = l->tail;
+  while (ss->prev && ss->prev->start <= t)
+    ss = ss->prev;
+  return ss;
+}
+
+/* Whether the walk of l for [start, end) can stop at ss: no session after
+ * it touches.  The list descends by start, so every session after ss
+ * starts no later and ends before ss->start + max_len.  And the open
+ * sessions (ending after closed_end) never touch one another, so after an
+ * open session ending before start come only open sessions ending before
+ * its start.  (Closed ones, waiting to be handed over, are skipped: under
+ * repartitioning they pile up while another reader holds the watermark
+ * back, and max_len is what stops the walk among them.) */
+static bool walk_ends(const key_list *l, const session *ss, int64_t start,
+                      int64_t closed_end) {
+  return ss->start < start - l->max_len ||
+         (ss->end > closed_end && ss->end < start);
+}
+
+static void note_len(key_list *l, const session *ss) {
+  if (ss->end - ss->start > l->max_len)
+    l->max_len = ss->end - ss->start;
+}
+
 bool session_store_overlaps(session_store *s, uint64_t hash, const uint8_t *key,
                             int64_t start, int64_t end, int64_t closed_end) {
-  for (session *ss = *head_of(s, hash, key); ss; ss = ss->next)
+  const key_list *l = list_of(s, hash, key);
+  for (session *ss = first_from(l, end); ss; ss = ss->next) {
+    if (walk_ends(l, ss, start, closed_end))
+      break;
     if (ss->end > closed_end && touches(ss, start, end))
       return true;
+  }
   return false;
+}
+
+static void unlink_session(key_list *l, session *ss) {
+  if (ss->prev)
+    ss->prev->next = ss->next;
+  else
+    l->head = ss->next;
+  if (ss->next)
+    ss->next->prev = ss->prev;
+  else
+    l->tail = ss->prev;
+}
+
+/* Link ss into l before `at` (NULL: at the tail). */
+static void link_before(key_list *l, session *ss, session *at) {
+  ss->next = at;
+  ss->prev = at ? at->prev : l->tail;
+  if (ss->prev)
+    ss->prev->next = ss;
+  else
+    l->head = ss;
+  if (at)
+    at->prev = ss;
+  else
+    l->tail = ss;
+}
+
+/* Link ss into l in order of start, looking from `from` (a session that
+ * starts no earlier than ss, or NULL: from the head) towards the tail. */
+static void link_sorted(key_list *l, session *ss, session *from) {
+  session *at = from ? from : l->head;
+  while (at && at->start > ss->start)
+    at = at->next;
+  link_before(l, ss, at);
 }
 
 session *session_store_add(session_store *s, uint64_t hash, const uint8_t *key,
                            int64_t start, int64_t end, const uint8_t *states,
                            int64_t closed_end, sl_error *err) {
-  session **head = head_of(s, hash, key);
+  key_list *l = list_of(s, hash, key);
   session *merged = NULL;
   int64_t was_start = WM_MAX; /* merged's start when found */
-  session **pp = head;
-  while (*pp) {
-    session *ss = *pp;
-    if (ss->end <= closed_end || !touches(ss, start, end)) {
-      pp = &ss->next;
+  /* the sessions before first start after end: none of them touches */
+  session *first = first_from(l, end);
+  for (session *ss = first, *next; ss; ss = next) {
+    next = ss->next;
+    if (walk_ends(l, ss, start, closed_end))
+      break;
+    if (ss->end <= closed_end || !touches(ss, start, end))
       continue;
-    }
-    if (!merged) {
+    if (!merged) { /* the latest it touches */
       merged = ss;
       was_start = ss->start;
-      pp = &ss->next;
       continue;
     }
-    /* A second session touches: fold it into the first and unlink it. */
+    /* An earlier session touches too: fold it into the first. */
     if (sl_agg_merge(s->aggs, merged->states, ss->states, &s->keys.arena,
                      err) != SL_OK)
       return NULL;
@@ -148,7 +230,7 @@ session *session_store_add(session_store *s, uint64_t hash, const uint8_t *key,
       merged->start = ss->start;
     if (ss->end > merged->end)
       merged->end = ss->end;
-    *pp = ss->next;
+    unlink_session(l, ss);
     ss->gen++;
     ss->next = s->free_list;
     s->free_list = ss;
@@ -157,20 +239,25 @@ session *session_store_add(session_store *s, uint64_t hash, const uint8_t *key,
   if (!merged) {
     /* The table's copy of the key: its long strings live in the table's
      * arena, key's may not outlive this call. */
-    const uint8_t *kept = (const uint8_t *)head - s->head_set.input->width;
+    const uint8_t *kept = (const uint8_t *)l - s->head_set.input->width;
     merged = new_session(s, hash, kept, start, end);
-    /* keep the list sorted by start */
-    pp = head;
-    while (*pp && (*pp)->start < start)
-      pp = &(*pp)->next;
-    merged->next = *pp;
-    *pp = merged;
+    if (first)
+      link_sorted(l, merged, first);
+    else
+      link_before(l, merged, NULL); /* all start later: the tail */
   } else {
     if (start < merged->start)
       merged->start = start;
     if (end > merged->end)
       merged->end = end;
+    /* an earlier start: past the closed sessions the walk skipped */
+    if (merged->next && merged->next->start > merged->start) {
+      session *from = merged->next;
+      unlink_session(l, merged);
+      link_sorted(l, merged, from);
+    }
   }
+  note_len(l, merged);
   if (states && sl_agg_merge(s->aggs, merged->states, states, &s->keys.arena,
                              err) != SL_OK)
     return NULL;
@@ -205,10 +292,7 @@ int session_store_close(session_store *s, session_pred can_close, session_fn fn,
     int rc = fn(arg, ss->key, ss);
     if (rc != SL_OK)
       return rc;
-    session **pp = head_of(s, ss->hash, ss->key);
-    while (*pp != ss)
-      pp = &(*pp)->next;
-    *pp = ss->next;
+    unlink_session(list_of(s, ss->hash, ss->key), ss);
     ss->gen++;
     s->open--;
     if (s->reuse_closed) {

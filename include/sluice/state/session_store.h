@@ -2,9 +2,13 @@
  *
  * A session is [first event, last event + gap); two sessions of one key
  * that intersect or touch merge (as Flink's TimeWindow.intersects).  The
- * store keeps, per key, a sorted list of sessions with their aggregate
- * states.  Workers keep one store each (their partial sessions); the
- * coordinator keeps one in which the workers' closed fragments merge.
+ * store keeps, per key, a list of sessions with their aggregate states,
+ * newest first: sorted by start, descending.  The open sessions of a key
+ * never touch one another (an add merges all it touches), so their ends
+ * descend too, and an add stops at the first open session that ends
+ * before the new one starts: in-order input costs the same however many
+ * sessions a key holds.  Workers keep one store each (their partial sessions);
+ * the coordinator keeps one in which the workers' closed fragments merge.
  * Internal to runtime/.
  */
 #ifndef SLUICE_SESSION_STORE_H
@@ -14,7 +18,7 @@
 
 typedef struct session {
   int64_t start, end;
-  struct session *next;
+  struct session *next, *prev; /* the key's list; prev NULL at its head */
   uint8_t *states;
   uint8_t *key; /* a copy of its key row, and the key's hash */
   uint64_t hash;
