@@ -177,13 +177,24 @@ int sl_exchange_drain(worker_state *s, bool *got) {
         if (urc != SL_OK)
           return urc;
       }
+      /* each row's key hashed SL_FOLD_AHEAD rows early (its slot
+       * prefetched) */
+      bool look = sl_worker_fold_ahead_pays(s);
+      uint64_t ahead[SL_FOLD_AHEAD] = {0};
+      for (uint32_t r = 0; look && r < view.nrows && r < SL_FOLD_AHEAD; r++)
+        ahead[r] = sl_worker_fold_ahead(s, sl_buffer_row(&view, r));
       for (uint32_t r = 0; r < view.nrows; r++) {
         const uint8_t *row = sl_buffer_row(&view, r);
+        uint64_t hash = look ? ahead[r % SL_FOLD_AHEAD] : 0;
+        if (look && r + SL_FOLD_AHEAD < view.nrows)
+          ahead[r % SL_FOLD_AHEAD] =
+              sl_worker_fold_ahead(s, sl_buffer_row(&view, r + SL_FOLD_AHEAD));
         /* The sender's watermark just before this record. */
         int64_t tag = SL_FIELD(row, tl, q->partial.tmp_wm_tag, int64_t);
         if (tag > s->input_wm[p])
           s->input_wm[p] = tag;
-        int rc = sl_worker_fold_row(s, row, tag, proc_now);
+        int rc = look ? sl_worker_fold_row_hashed(s, row, tag, proc_now, hash)
+                      : sl_worker_fold_row(s, row, tag, proc_now);
         if (rc != SL_OK)
           return rc;
       }

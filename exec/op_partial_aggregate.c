@@ -21,8 +21,21 @@ int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel) {
     sl_jit_route_run(q->jit.k_route, s->tmp.data, s->tmp.nrows, s->dest);
   {
     int64_t proc_now = pw->proctime ? sl_now_us() : 0;
-    for (uint32_t r = 0; r < s->tmp.nrows; r++) {
+    /* the keys of the rows folded here, hashed SL_FOLD_AHEAD rows early
+     * (their slots prefetched) when the owners are known in advance */
+    uint64_t ahead[SL_FOLD_AHEAD] = {0};
+    const uint32_t n = s->tmp.nrows;
+    bool look = routed && sl_worker_fold_ahead_pays(s);
+    for (uint32_t r = 0; look && r < n && r < SL_FOLD_AHEAD; r++)
+      if ((int)s->dest[r] == me)
+        ahead[r] = sl_worker_fold_ahead(s, sl_buffer_row(&s->tmp, r));
+    for (uint32_t r = 0; r < n; r++) {
       uint8_t *row = sl_buffer_row(&s->tmp, r);
+      uint64_t hash = look ? ahead[r % SL_FOLD_AHEAD] : 0;
+      if (look && r + SL_FOLD_AHEAD < n &&
+          (int)s->dest[r + SL_FOLD_AHEAD] == me)
+        ahead[r % SL_FOLD_AHEAD] =
+            sl_worker_fold_ahead(s, sl_buffer_row(&s->tmp, r + SL_FOLD_AHEAD));
       uint32_t at = sel[r];
       uint32_t input_row = s->origin ? s->origin[at] : at;
       sl_worker_advance_watermark(s, input_row); /* the rows before this one */
@@ -48,7 +61,9 @@ int sl_worker_fold_tmp(worker_state *s, const uint32_t *sel) {
           dest = (int)((sl_key_hash(kl, s->keyrow) >> 32) %
                        (uint64_t)q->exchange.xn);
         }
-        if (dest == me) {
+        if (dest == me && look) {
+          rc = sl_worker_fold_row_hashed(s, row, s->local_wm, proc_now, hash);
+        } else if (dest == me) {
           rc = sl_worker_fold_row(s, row, s->local_wm, proc_now);
         } else {
           rc = sl_exchange_send(s, dest, row);

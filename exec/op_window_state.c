@@ -390,6 +390,40 @@ void sl_worker_key_row_of(worker_state *s, const uint8_t *row) {
  * says which windows and sessions have already been handed over. */
 int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
                        int64_t proc_now) {
+  sl_worker_key_row_of(s, row);
+  return sl_worker_fold_row_hashed(
+      s, row, late_wm, proc_now, sl_key_hash(s->q->agg.key_layout, s->keyrow));
+}
+
+bool sl_worker_fold_ahead_pays(const worker_state *s) {
+  const sl_plan_window *pw = &s->q->plan->window;
+  if (!s->q->plan->windowed || pw->proctime || pw->kind == SL_WINDOW_SESSION ||
+      s->last >= s->nslices)
+    return false;
+  const sl_group_table *t = s->slices[s->last].table;
+  return (uint64_t)t->cap * t->entry_width > ((uint64_t)1 << 20);
+}
+
+uint64_t sl_worker_fold_ahead(worker_state *s, const uint8_t *row) {
+  const exec_query *q = s->q;
+  const sl_plan_window *pw = &q->plan->window;
+  sl_worker_key_row_of(s, row);
+  uint64_t hash = sl_key_hash(q->agg.key_layout, s->keyrow);
+  if (!q->plan->windowed || pw->proctime || pw->kind == SL_WINDOW_SESSION ||
+      s->last >= s->nslices || sl_row_is_null(row, q->partial.tmp_time))
+    return hash;
+  int64_t ts =
+      SL_FIELD(row, q->partial.tmp_layout, q->partial.tmp_time, int64_t);
+  const sl_group_table *t = s->slices[s->last].table;
+  if (slice_of(pw, ts) == s->slices[s->last].start)
+    __builtin_prefetch(
+        t->slots + (size_t)((uint32_t)hash & (t->cap - 1)) * t->entry_width, 1);
+  return hash;
+}
+
+int sl_worker_fold_row_hashed(worker_state *s, const uint8_t *row,
+                              int64_t late_wm, int64_t proc_now,
+                              uint64_t hash) {
   const int64_t wm = s->wm;
   exec_query *q = s->q;
   const sl_plan *plan = q->plan;
@@ -397,7 +431,6 @@ int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
   const sl_row_layout *tl = q->partial.tmp_layout;
   const sl_row_layout *kl = q->agg.key_layout;
   sl_worker_key_row_of(s, row);
-  uint64_t hash = sl_key_hash(kl, s->keyrow);
   int64_t start = 0;
   uint8_t *st = NULL;
   sl_arena *arena = NULL;

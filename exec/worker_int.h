@@ -131,6 +131,18 @@ int sl_worker_jit_lookup(worker_state *s, const sl_buffer *in, uint32_t n,
 /* Fold one tmp row into this worker's state (op_window_state.c). */
 int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
                        int64_t proc_now);
+/* The same, given the hash of its key (sl_worker_fold_ahead's). */
+int sl_worker_fold_row_hashed(worker_state *s, const uint8_t *row,
+                              int64_t late_wm, int64_t proc_now, uint64_t hash);
+/* A tmp row about to be folded: the hash of its key, with the group-table
+ * slot it will land in prefetched when its slice's table is the one in
+ * use.  With a million groups a fold is a cache miss; asked for
+ * SL_FOLD_AHEAD rows early, the misses overlap.  (Uses s->keyrow.) */
+#define SL_FOLD_AHEAD 8
+uint64_t sl_worker_fold_ahead(worker_state *s, const uint8_t *row);
+/* Whether that pays: the table in use is larger than the caches keep
+ * (a small one costs a second key row per record for nothing). */
+bool sl_worker_fold_ahead_pays(const worker_state *s);
 
 /* Repartition (exchange.c): send a tmp row to the worker owning its key;
  * publish the slot being filled for dest; fold what other workers sent
