@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sluice/state/aggregate.h"
 #include "sluice/state/memory_account.h"
@@ -92,6 +93,37 @@ static bool keys_equal(const sl_group_table *t, const uint8_t *a,
 
 #define POOL_MAX_ARRAYS 32
 
+/* A slot array of `bytes`, zeroed, and its release (slots_free with the
+ * same size).  From 2 MiB on an array is a mapping of its own advised into
+ * huge pages: a table of millions of groups is probed at random, and with
+ * 4 KiB pages nearly every probe (and every prefetch) also missed the TLB.
+ * Every page is written once here: see alloc_slots_raw for why. */
+#define SLOTS_MAPPED ((size_t)2 << 20)
+static uint8_t *slots_new(size_t bytes) {
+  if (bytes < SLOTS_MAPPED) {
+    uint8_t *p = bytes >= ((size_t)64 << 10) ? malloc(bytes) : calloc(1, bytes);
+    if (p && bytes >= ((size_t)64 << 10))
+      explicit_bzero(p, bytes); /* not memset: compilers make that calloc */
+    return p;
+  }
+  void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED)
+    return NULL;
+  (void)madvise(m, bytes, MADV_HUGEPAGE); /* advice: works without */
+  volatile uint8_t *v = m;
+  for (size_t off = 0; off < bytes; off += 4096)
+    v[off] = 0; /* a fresh mapping is zero already */
+  return m;
+}
+
+static void slots_free(uint8_t *a, size_t bytes) {
+  if (bytes < SLOTS_MAPPED)
+    free(a);
+  else if (a)
+    munmap(a, bytes);
+}
+
 struct sl_slot_pool {
   pthread_mutex_t lock;
   size_t max_bytes, held;
@@ -121,7 +153,7 @@ void sl_slot_pool_free(sl_slot_pool *p) {
   if (p->budget)
     sl_memory_charge(p->budget, &p->charged, 0);
   for (int i = 0; i < p->n; i++)
-    free(p->array[i]);
+    slots_free(p->array[i], p->size[i]);
   pthread_mutex_destroy(&p->lock);
   free(p);
 }
@@ -165,14 +197,14 @@ static void pool_give(sl_slot_pool *p, uint8_t *a, size_t bytes) {
   }
   pthread_mutex_unlock(&p->lock);
   if (!kept)
-    free(a);
+    slots_free(a, bytes);
 }
 
 /* Free every kept array: memory a table needs comes before reuse. */
 static void pool_drain(sl_slot_pool *p) {
   pthread_mutex_lock(&p->lock);
   for (int i = 0; i < p->n; i++)
-    free(p->array[i]);
+    slots_free(p->array[i], p->size[i]);
   p->n = 0;
   p->held = 0;
   if (p->budget)
@@ -189,10 +221,7 @@ static void pool_drain(sl_slot_pool *p) {
  * core running one of the process's threads (it measured 18% of NEXMark
  * q5 at 2 workers).  Written first, each page faults in once, quietly. */
 static uint8_t *alloc_slots_raw(uint32_t cap, uint32_t width) {
-  size_t bytes = (size_t)cap * width;
-  uint8_t *p = bytes >= ((size_t)64 << 10) ? malloc(bytes) : calloc(cap, width);
-  if (p && bytes >= ((size_t)64 << 10))
-    explicit_bzero(p, bytes); /* not memset: compilers make that calloc */
+  uint8_t *p = slots_new((size_t)cap * width);
   if (!p) {
     fprintf(stderr, "sluice: out of memory (group table of %u slots)\n", cap);
     abort();
@@ -212,7 +241,7 @@ static void free_slots(sl_group_table *t, uint8_t *a, uint32_t cap) {
   if (t->pool)
     pool_give(t->pool, a, (size_t)cap * t->entry_width);
   else
-    free(a);
+    slots_free(a, (size_t)cap * t->entry_width);
 }
 
 void sl_group_table_init(sl_group_table *t, const sl_row_layout *key_layout,
@@ -357,8 +386,8 @@ int sl_group_table_merge(sl_group_table *dst, const sl_group_table *src,
     if (!sl_group_table_slot_used(src, i))
       continue;
     uint64_t h = *(const uint64_t *)(src->slots + (size_t)i * src->entry_width);
-    __builtin_prefetch(dst->slots +
-                       (size_t)((uint32_t)h & (dst->cap - 1)) * dst->entry_width);
+    __builtin_prefetch(dst->slots + (size_t)((uint32_t)h & (dst->cap - 1)) *
+                                        dst->entry_width);
     if (nq == MERGE_AHEAD) {
       int rc = merge_entry(dst, src, queue[head], err);
       if (rc != SL_OK)
