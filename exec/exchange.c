@@ -177,6 +177,17 @@ int sl_exchange_drain(worker_state *s, bool *got) {
         if (urc != SL_OK)
           return urc;
       }
+      if (q->jit.k_fold) {
+        int rc = sl_worker_fold_received_compiled(s, &view, &s->input_wm[p]);
+        if (rc != SL_OK)
+          return rc;
+        if (slot->hdr.watermark > s->input_wm[p])
+          s->input_wm[p] = slot->hdr.watermark;
+        rc = sl_channel_release(ch);
+        if (rc != SL_OK)
+          return rc;
+        continue;
+      }
       /* each row's key hashed SL_FOLD_AHEAD rows early (its slot
        * prefetched) */
       bool look = sl_worker_fold_ahead_pays(s);

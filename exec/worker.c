@@ -637,6 +637,7 @@ static void free_state(worker_state *s, sl_buffer *in) {
   free(s->live_from);
   free(s->jsel);
   free(s->dest);
+  free(s->ident);
   free(s->keyrow);
   free(s->input_wm);
   free(s->input_done);

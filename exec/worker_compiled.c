@@ -61,6 +61,66 @@ int sl_worker_fold_tmp_compiled(worker_state *s, const uint32_t *sel) {
   }
 }
 
+/* The owner's side of repartitioning, compiled (TUMBLE windows only:
+ * sl_jit_fold_status).  A received row is late by the watermark of the
+ * worker that read it, carried in its tag (as sl_worker_fold_row takes
+ * it); tags rise along a sender's rows, so the compiled fold runs over
+ * each run of equal tags with that as its watermark.  The worker's own
+ * watermark is not touched: the operator's is the inputs' minimum. */
+int sl_worker_fold_received_compiled(worker_state *s, const sl_buffer *view,
+                                     int64_t *sender_wm) {
+  exec_query *q = s->q;
+  const sl_row_layout *tl = view->layout;
+  const int tag_field = q->partial.tmp_wm_tag;
+  const uint32_t n = view->nrows;
+  if (n > s->nident) {
+    free(s->ident);
+    s->ident = malloc(sizeof(uint32_t) * n);
+    if (!s->ident)
+      abort();
+    for (uint32_t i = 0; i < n; i++)
+      s->ident[i] = i;
+    s->nident = n;
+  }
+  sl_jit_fold_call c;
+  memset(&c, 0, sizeof c);
+  c.tmp = view->data;
+  c.sel = s->ident;
+  for (uint32_t r = 0; r < n;) {
+    int64_t tag = SL_FIELD(sl_buffer_row(view, r), tl, tag_field, int64_t);
+    uint32_t end = r + 1;
+    while (end < n &&
+           SL_FIELD(sl_buffer_row(view, end), tl, tag_field, int64_t) == tag)
+      end++;
+    if (tag > *sender_wm)
+      *sender_wm = tag;
+    c.pos = r;
+    c.n = end;
+    while (c.pos < end) {
+      bool sliced = s->last < s->nslices;
+      c.table = sliced ? s->slices[s->last].table : NULL;
+      c.slice_start = sliced ? s->slices[s->last].start : 0;
+      c.local_wm = tag;
+      c.next_end = s->next_end;
+      c.late = c.rows_state = 0;
+      int done = sl_jit_fold_run(q->jit.k_fold, &c);
+      s->w->late += c.late;
+      s->w->rows_state += c.rows_state;
+      s->next_end = c.next_end;
+      if (done == SL_OK)
+        break;
+      /* a row it hands back: another slice, a NULL, an overflow */
+      s->w->jit_fold_rows_c++;
+      int rc = sl_worker_fold_row(s, sl_buffer_row(view, c.pos), tag, 0);
+      if (rc != SL_OK)
+        return rc;
+      c.pos++;
+    }
+    r = end;
+  }
+  return SL_OK;
+}
+
 /* q->jit.k_main over rows sel[0..n) of buf: the filter (or post-join filter)
  * and every tmp / output field in one loop, then the fold (aggregate) or
  * the batches handed to the coordinator (stateless).  *kept: rows that

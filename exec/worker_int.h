@@ -80,6 +80,7 @@ typedef struct worker_state {
   int64_t *live_from;
   bool partly_late;
   uint32_t *dest; /* repartition: the owner of each tmp row (k_route) */
+  uint32_t *ident, nident; /* 0, 1, ...: a selection of every row */
   uint32_t *jsel; /* rows a JIT kernel kept (the input sel stays intact for
                    * the interpreter, should the kernel hand back) */
   uint8_t *keyrow;
@@ -122,6 +123,10 @@ void sl_worker_aggregate_done(worker_state *s);
  * the filter); q->jit.k_lookup over input rows 0..n (the join probed in the
  * loop, then the fold). */
 int sl_worker_fold_tmp_compiled(worker_state *s, const uint32_t *sel);
+/* The rows one slot of sender p brought (view: tmp rows), by the compiled
+ * fold; *sender_wm rises to their senders' watermarks (exchange.c). */
+int sl_worker_fold_received_compiled(worker_state *s, const sl_buffer *view,
+                                     int64_t *sender_wm);
 int sl_worker_jit_main(worker_state *s, const sl_buffer *buf,
                        const uint32_t *sel, uint32_t n, sl_buffer *wm_out,
                        uint64_t *kept);

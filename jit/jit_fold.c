@@ -51,8 +51,15 @@ const char *sl_jit_fold_status(const sl_plan *p) {
     return "processing-time window";
   if (p->window.kind != SL_WINDOW_TUMBLE && p->window.kind != SL_WINDOW_HOP)
     return "only TUMBLE and HOP windows";
-  if (p->strategy == SL_STRATEGY_REPARTITION)
-    return "repartition";
+  /* Under repartitioning the owner folds the rows it is sent, each late
+   * by its sender's watermark: runs of one sender's watermark at a time
+   * (exec/worker_compiled.c).  A HOP row's partly late windows are by the
+   * owner's watermark instead, and late records to a table need C. */
+  if (p->strategy == SL_STRATEGY_REPARTITION &&
+      p->window.kind != SL_WINDOW_TUMBLE)
+    return "repartition of HOP windows";
+  if (p->strategy == SL_STRATEGY_REPARTITION && p->late_table)
+    return "late records to a table under repartition";
   for (int i = 0; i < p->nkeys; i++)
     if (!key_ptype_ok(sl_ptype_of(p->keys[i]->type)))
       return "a DECIMAL(>18) group key";
