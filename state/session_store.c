@@ -6,11 +6,16 @@
 
 #define WM_MAX INT64_MAX
 
-/* A key's sessions: the list's ends (the group table's state of the key). */
+/* A key's sessions (the group table's state of the key, 8 bytes: the
+ * table is probed once per record).  The head's prev is the tail; every
+ * other session's prev is the one before it. */
 typedef struct key_list {
-  session *head, *tail;
-  int64_t max_len; /* the longest any of its sessions has been */
+  session *head;
 } key_list;
+
+static session *tail_of(const key_list *l) {
+  return l->head ? l->head->prev : NULL;
+}
 
 void session_store_init(session_store *s, const sl_row_layout *key_layout,
                         const sl_agg_set *aggs) {
@@ -124,16 +129,17 @@ static bool touches(const session *ss, int64_t start, int64_t end) {
  * that records landing near either end (in order, or a reader far behind
  * another) cost the same however many sessions the key holds. */
 static session *first_from(const key_list *l, int64_t t) {
-  if (!l->head || l->tail->start > t)
+  session *tail = tail_of(l);
+  if (!tail || tail->start > t)
     return NULL;
-  if (l->head->start - t <= t - l->tail->start) {
+  if (l->head->start - t <= t - tail->start) {
     session *ss = l->head;
     while (ss->start > t)
       ss = ss->next;
     return ss;
   }
-  session *ss = l->tail;
-  while (ss->prev && ss->prev->start <= t)
+  session *ss = tail;
+  while (ss != l->head && ss->prev->start <= t)
     ss = ss->prev;
   return ss;
 }
@@ -146,22 +152,22 @@ static session *first_from(const key_list *l, int64_t t) {
  * its start.  (Closed ones, waiting to be handed over, are skipped: under
  * repartitioning they pile up while another reader holds the watermark
  * back, and max_len is what stops the walk among them.) */
-static bool walk_ends(const key_list *l, const session *ss, int64_t start,
+static bool walk_ends(const session_store *s, const session *ss, int64_t start,
                       int64_t closed_end) {
-  return ss->start < start - l->max_len ||
+  return ss->start < start - s->max_len ||
          (ss->end > closed_end && ss->end < start);
 }
 
-static void note_len(key_list *l, const session *ss) {
-  if (ss->end - ss->start > l->max_len)
-    l->max_len = ss->end - ss->start;
+static void note_len(session_store *s, const session *ss) {
+  if (ss->end - ss->start > s->max_len)
+    s->max_len = ss->end - ss->start;
 }
 
 bool session_store_overlaps(session_store *s, uint64_t hash, const uint8_t *key,
                             int64_t start, int64_t end, int64_t closed_end) {
   const key_list *l = list_of(s, hash, key);
   for (session *ss = first_from(l, end); ss; ss = ss->next) {
-    if (walk_ends(l, ss, start, closed_end))
+    if (walk_ends(s, ss, start, closed_end))
       break;
     if (ss->end > closed_end && touches(ss, start, end))
       return true;
@@ -170,28 +176,40 @@ bool session_store_overlaps(session_store *s, uint64_t hash, const uint8_t *key,
 }
 
 static void unlink_session(key_list *l, session *ss) {
-  if (ss->prev)
-    ss->prev->next = ss->next;
-  else
+  session *head = l->head;
+  if (ss == head) {
     l->head = ss->next;
+    if (ss->next) /* the new head's prev: the tail */
+      ss->next->prev = ss->prev;
+    return;
+  }
+  ss->prev->next = ss->next;
   if (ss->next)
     ss->next->prev = ss->prev;
   else
-    l->tail = ss->prev;
+    head->prev = ss->prev; /* ss was the tail */
 }
 
 /* Link ss into l before `at` (NULL: at the tail). */
 static void link_before(key_list *l, session *ss, session *at) {
+  session *head = l->head;
   ss->next = at;
-  ss->prev = at ? at->prev : l->tail;
-  if (ss->prev)
-    ss->prev->next = ss;
-  else
+  if (!head) {
+    ss->prev = ss;
     l->head = ss;
-  if (at)
+  } else if (at == head) {
+    ss->prev = head->prev;
+    head->prev = ss;
+    l->head = ss;
+  } else if (!at) {
+    ss->prev = head->prev;
+    head->prev->next = ss;
+    head->prev = ss;
+  } else {
+    ss->prev = at->prev;
+    at->prev->next = ss;
     at->prev = ss;
-  else
-    l->tail = ss;
+  }
 }
 
 /* Link ss into l in order of start, looking from `from` (a session that
@@ -213,7 +231,7 @@ session *session_store_add(session_store *s, uint64_t hash, const uint8_t *key,
   session *first = first_from(l, end);
   for (session *ss = first, *next; ss; ss = next) {
     next = ss->next;
-    if (walk_ends(l, ss, start, closed_end))
+    if (walk_ends(s, ss, start, closed_end))
       break;
     if (ss->end <= closed_end || !touches(ss, start, end))
       continue;
@@ -257,7 +275,7 @@ session *session_store_add(session_store *s, uint64_t hash, const uint8_t *key,
       link_sorted(l, merged, from);
     }
   }
-  note_len(l, merged);
+  note_len(s, merged);
   if (states && sl_agg_merge(s->aggs, merged->states, states, &s->keys.arena,
                              err) != SL_OK)
     return NULL;

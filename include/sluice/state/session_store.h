@@ -18,7 +18,7 @@
 
 typedef struct session {
   int64_t start, end;
-  struct session *next, *prev; /* the key's list; prev NULL at its head */
+  struct session *next, *prev; /* the key's list (the head's prev: its tail) */
   uint8_t *states;
   uint8_t *key; /* a copy of its key row, and the key's hash */
   uint64_t hash;
@@ -51,6 +51,7 @@ typedef struct session_store {
   int64_t min_start; /* lower bound of every open session's start */
   int64_t min_end;   /* lower bound of every open session's end */
   uint64_t open;     /* sessions held */
+  int64_t max_len;   /* the longest any session has been (walks stop by it) */
   /* Closed sessions are reused (their out-of-line state parts stay in the
    * arena): set when close's fn copies what it keeps of a session. */
   bool reuse_closed;
