@@ -145,13 +145,42 @@ int sl_exchange_send(worker_state *s, int dest, const uint8_t *row) {
  * thousand.) */
 #define DRAIN_SLOTS_PER_SENDER 8
 
+/* The rows of one slot a sender brought (view), in C: each row's key
+ * hashed SL_FOLD_AHEAD rows early (its slot prefetched) when the table
+ * outgrows the caches; *sender_wm rises to the watermarks they carry. */
+static int fold_received(worker_state *s, const sl_buffer *view,
+                         int64_t *sender_wm) {
+  exec_query *q = s->q;
+  const sl_row_layout *tl = view->layout;
+  int64_t proc_now = q->plan->window.proctime ? sl_now_us() : 0;
+  bool look = sl_worker_fold_ahead_pays(s);
+  uint64_t ahead[SL_FOLD_AHEAD] = {0};
+  for (uint32_t r = 0; look && r < view->nrows && r < SL_FOLD_AHEAD; r++)
+    ahead[r] = sl_worker_fold_ahead(s, sl_buffer_row(view, r));
+  for (uint32_t r = 0; r < view->nrows; r++) {
+    const uint8_t *row = sl_buffer_row(view, r);
+    uint64_t hash = look ? ahead[r % SL_FOLD_AHEAD] : 0;
+    if (look && r + SL_FOLD_AHEAD < view->nrows)
+      ahead[r % SL_FOLD_AHEAD] =
+          sl_worker_fold_ahead(s, sl_buffer_row(view, r + SL_FOLD_AHEAD));
+    /* The sender's watermark just before this record. */
+    int64_t tag = SL_FIELD(row, tl, q->partial.tmp_wm_tag, int64_t);
+    if (tag > *sender_wm)
+      *sender_wm = tag;
+    int rc = look ? sl_worker_fold_row_hashed(s, row, tag, proc_now, hash)
+                  : sl_worker_fold_row(s, row, tag, proc_now);
+    if (rc != SL_OK)
+      return rc;
+  }
+  return SL_OK;
+}
+
 /* Fold what other workers have sent here: every sender's channel in turn,
  * at most DRAIN_SLOTS_PER_SENDER slots of each. */
 int sl_exchange_drain(worker_state *s, bool *got) {
   exec_query *q = s->q;
   int n = q->exchange.xn, me = self(s);
   const sl_row_layout *tl = q->partial.tmp_layout;
-  int64_t proc_now = q->plan->window.proctime ? sl_now_us() : 0;
   for (int p = 0; p < n; p++) {
     if (p == me || s->input_done[p])
       continue;
@@ -177,41 +206,14 @@ int sl_exchange_drain(worker_state *s, bool *got) {
         if (urc != SL_OK)
           return urc;
       }
-      if (q->jit.k_fold) {
-        int rc = sl_worker_fold_received_compiled(s, &view, &s->input_wm[p]);
-        if (rc != SL_OK)
-          return rc;
-        if (slot->hdr.watermark > s->input_wm[p])
-          s->input_wm[p] = slot->hdr.watermark;
-        rc = sl_channel_release(ch);
-        if (rc != SL_OK)
-          return rc;
-        continue;
-      }
-      /* each row's key hashed SL_FOLD_AHEAD rows early (its slot
-       * prefetched) */
-      bool look = sl_worker_fold_ahead_pays(s);
-      uint64_t ahead[SL_FOLD_AHEAD] = {0};
-      for (uint32_t r = 0; look && r < view.nrows && r < SL_FOLD_AHEAD; r++)
-        ahead[r] = sl_worker_fold_ahead(s, sl_buffer_row(&view, r));
-      for (uint32_t r = 0; r < view.nrows; r++) {
-        const uint8_t *row = sl_buffer_row(&view, r);
-        uint64_t hash = look ? ahead[r % SL_FOLD_AHEAD] : 0;
-        if (look && r + SL_FOLD_AHEAD < view.nrows)
-          ahead[r % SL_FOLD_AHEAD] =
-              sl_worker_fold_ahead(s, sl_buffer_row(&view, r + SL_FOLD_AHEAD));
-        /* The sender's watermark just before this record. */
-        int64_t tag = SL_FIELD(row, tl, q->partial.tmp_wm_tag, int64_t);
-        if (tag > s->input_wm[p])
-          s->input_wm[p] = tag;
-        int rc = look ? sl_worker_fold_row_hashed(s, row, tag, proc_now, hash)
-                      : sl_worker_fold_row(s, row, tag, proc_now);
-        if (rc != SL_OK)
-          return rc;
-      }
+      int rc = q->jit.k_fold
+                   ? sl_worker_fold_received_compiled(s, &view, &s->input_wm[p])
+                   : fold_received(s, &view, &s->input_wm[p]);
+      if (rc != SL_OK)
+        return rc;
       if (slot->hdr.watermark > s->input_wm[p])
         s->input_wm[p] = slot->hdr.watermark;
-      int rc = sl_channel_release(ch);
+      rc = sl_channel_release(ch);
       if (rc != SL_OK)
         return rc;
     }

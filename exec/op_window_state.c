@@ -388,49 +388,62 @@ void sl_worker_key_row_of(worker_state *s, const uint8_t *row) {
  * merge this worker's, under repartition the sender's, so both strategies
  * drop the same records); wm is this worker's operator watermark, which
  * says which windows and sessions have already been handed over. */
+static int fold_keyed(worker_state *s, const uint8_t *row, int64_t late_wm,
+                      int64_t proc_now, uint64_t hash);
+
 int sl_worker_fold_row(worker_state *s, const uint8_t *row, int64_t late_wm,
                        int64_t proc_now) {
   sl_worker_key_row_of(s, row);
-  return sl_worker_fold_row_hashed(
-      s, row, late_wm, proc_now, sl_key_hash(s->q->agg.key_layout, s->keyrow));
-}
-
-bool sl_worker_fold_ahead_pays(const worker_state *s) {
-  const sl_plan_window *pw = &s->q->plan->window;
-  if (!s->q->plan->windowed || pw->proctime || pw->kind == SL_WINDOW_SESSION ||
-      s->last >= s->nslices)
-    return false;
-  const sl_group_table *t = s->slices[s->last].table;
-  return (uint64_t)t->cap * t->entry_width > ((uint64_t)1 << 20);
-}
-
-uint64_t sl_worker_fold_ahead(worker_state *s, const uint8_t *row) {
-  const exec_query *q = s->q;
-  const sl_plan_window *pw = &q->plan->window;
-  sl_worker_key_row_of(s, row);
-  uint64_t hash = sl_key_hash(q->agg.key_layout, s->keyrow);
-  if (!q->plan->windowed || pw->proctime || pw->kind == SL_WINDOW_SESSION ||
-      s->last >= s->nslices || sl_row_is_null(row, q->partial.tmp_time))
-    return hash;
-  int64_t ts =
-      SL_FIELD(row, q->partial.tmp_layout, q->partial.tmp_time, int64_t);
-  const sl_group_table *t = s->slices[s->last].table;
-  if (slice_of(pw, ts) == s->slices[s->last].start)
-    __builtin_prefetch(
-        t->slots + (size_t)((uint32_t)hash & (t->cap - 1)) * t->entry_width, 1);
-  return hash;
+  return fold_keyed(s, row, late_wm, proc_now,
+                    sl_key_hash(s->q->agg.key_layout, s->keyrow));
 }
 
 int sl_worker_fold_row_hashed(worker_state *s, const uint8_t *row,
                               int64_t late_wm, int64_t proc_now,
                               uint64_t hash) {
+  sl_worker_key_row_of(s, row);
+  return fold_keyed(s, row, late_wm, proc_now, hash);
+}
+
+/* The group table rows are folded into now, where a look ahead can
+ * prefetch into it (windows of event time kept in slices), or NULL. */
+static const sl_group_table *table_in_use(const worker_state *s) {
+  const sl_plan_window *pw = &s->q->plan->window;
+  if (!s->q->plan->windowed || pw->proctime || pw->kind == SL_WINDOW_SESSION ||
+      s->last >= s->nslices)
+    return NULL;
+  return s->slices[s->last].table;
+}
+
+bool sl_worker_fold_ahead_pays(const worker_state *s) {
+  const sl_group_table *t = table_in_use(s);
+  return t && (uint64_t)t->cap * t->entry_width > ((uint64_t)1 << 20);
+}
+
+uint64_t sl_worker_fold_ahead(worker_state *s, const uint8_t *row) {
+  const exec_query *q = s->q;
+  sl_worker_key_row_of(s, row);
+  uint64_t hash = sl_key_hash(q->agg.key_layout, s->keyrow);
+  const sl_group_table *t = table_in_use(s);
+  if (!t || sl_row_is_null(row, q->partial.tmp_time))
+    return hash;
+  int64_t ts =
+      SL_FIELD(row, q->partial.tmp_layout, q->partial.tmp_time, int64_t);
+  if (slice_of(&q->plan->window, ts) == s->slices[s->last].start)
+    __builtin_prefetch(
+        t->slots + (size_t)((uint32_t)hash & (t->cap - 1)) * t->entry_width, 1);
+  return hash;
+}
+
+/* sl_worker_fold_row with the key in s->keyrow and its hash. */
+static int fold_keyed(worker_state *s, const uint8_t *row, int64_t late_wm,
+                      int64_t proc_now, uint64_t hash) {
   const int64_t wm = s->wm;
   exec_query *q = s->q;
   const sl_plan *plan = q->plan;
   const sl_plan_window *pw = &plan->window;
   const sl_row_layout *tl = q->partial.tmp_layout;
   const sl_row_layout *kl = q->agg.key_layout;
-  sl_worker_key_row_of(s, row);
   int64_t start = 0;
   uint8_t *st = NULL;
   sl_arena *arena = NULL;

@@ -212,10 +212,10 @@ static void link_before(key_list *l, session *ss, session *at) {
   }
 }
 
-/* Link ss into l in order of start, looking from `from` (a session that
- * starts no earlier than ss, or NULL: from the head) towards the tail. */
+/* Link ss into l in order of start, looking from `from` (a session of l
+ * with every one before it starting later than ss) towards the tail. */
 static void link_sorted(key_list *l, session *ss, session *from) {
-  session *at = from ? from : l->head;
+  session *at = from;
   while (at && at->start > ss->start)
     at = at->next;
   link_before(l, ss, at);
