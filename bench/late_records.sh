@@ -23,7 +23,7 @@ RUNS=${RUNS:-5}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-. "$SRC/bench/nexmark_common.sh" # median
+. "$SRC/bench/nexmark_common.sh" # median, disorder_csv
 
 # rate FILE: the events/s of the last summary line in FILE
 rate() { grep -oE "\([0-9]+ events/s" "$1" | tail -1 | tr -d "(" | awk '{print $1}'; }
@@ -46,11 +46,7 @@ SQL
 }
 
 # The disordered stream: k, v, ts; one row in nine up to 3 s early.
-awk 'BEGIN { srand(7); for (i = 0; i < 2000000; i++) {
-  ms = 10000 + i; if (int(rand() * 9) == 0) ms -= int(rand() * 3000);
-  printf "%d,%d,2024-01-01 %02d:%02d:%02d.%03d\n", int(rand() * 100), int(rand() * 1000),
-    int(ms / 3600000), int(ms / 60000) % 60, int(ms / 1000) % 60, ms % 1000 } }' \
-  > "$tmp/disorder.csv"
+disorder_csv 2000000 > "$tmp/disorder.csv"
 
 disorder_sql() { # MODE
   cat <<SQL

@@ -21,16 +21,12 @@ RUNS=${RUNS:-3}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-. "$SRC/bench/nexmark_common.sh" # median
+. "$SRC/bench/nexmark_common.sh" # median, disorder_csv
 
 rate() { grep -oE "\([0-9]+ events/s" "$1" | tail -1 | tr -d "(" | awk '{print $1}'; }
 
 for n in "${SIZES[@]}"; do
-  awk -v n="$n" 'BEGIN { srand(7); for (i = 0; i < n; i++) {
-    ms = 10000 + i; if (int(rand() * 9) == 0) ms -= int(rand() * 3000);
-    printf "%d,%d,2024-01-01 %02d:%02d:%02d.%03d\n", int(rand() * 100), int(rand() * 1000),
-      int(ms / 3600000), int(ms / 60000) % 60, int(ms / 1000) % 60, ms % 1000 } }' \
-    > "$tmp/disorder_$n.csv"
+  disorder_csv "$n" > "$tmp/disorder_$n.csv"
 done
 
 for w in 1 2; do
