@@ -634,6 +634,7 @@ static void collect_stats(exec_run *r) {
   double start = r->shared.start_time > 0 ? r->shared.start_time : r->t0;
   pthread_mutex_unlock(&r->shared.lock);
   stats->seconds = r->t1 - start;
+  stats->started_at = start;
   stats->rows_out = c->rows_out;
   stats->windows_fired = c->windows;
   stats->groups_emitted = c->groups;
@@ -642,6 +643,8 @@ static void collect_stats(exec_run *r) {
   stats->table_rows = r->q.lookup.table_nrows;
   for (int i = 0; i < r->started; i++) {
     stats->events += atomic_load(&ws[i].events);
+    if (ws[i].open_seconds > stats->open_seconds)
+      stats->open_seconds = ws[i].open_seconds;
     stats->rows_filtered += ws[i].rows_filtered;
     stats->rows_not_kept += ws[i].rows_not_kept;
     stats->rows_joined += ws[i].rows_joined;

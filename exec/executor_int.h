@@ -194,6 +194,7 @@ typedef struct worker {
   uint64_t credit_frames, credit_bytes, told_frames, told_bytes;
   pthread_mutex_t send_lock;
   double source_seconds, pipeline_seconds;
+  double open_seconds; /* opening the source (pre-generating input) */
 } worker;
 
 /* The bytes of the partials (or session windows' closed sessions) w

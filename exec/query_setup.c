@@ -77,8 +77,8 @@ static int load_table(exec_query *q, const int *table_leaf, int *table_map,
                       sl_error *err) {
   const sl_plan *plan = q->plan;
   const sl_plan_input *in = &plan->inputs[1];
-  sl_source_spec spec = {in->table, q->lookup.table_layout, table_leaf, 0, 1, 0,
-                         NULL};
+  sl_source_spec spec = {
+      in->table, q->lookup.table_layout, table_leaf, 0, 1, 0, NULL, false};
   sl_source *src;
   int rc = in->connector->open(&spec, &src, err);
   if (rc != SL_OK)

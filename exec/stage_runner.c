@@ -80,6 +80,8 @@ void stage_stats_add_work(sl_query_stats *t, const sl_query_stats *s) {
   t->windows_fired += s->windows_fired;
   t->groups_emitted += s->groups_emitted;
   t->source_seconds += s->source_seconds;
+  if (s->open_seconds > t->open_seconds) /* the leaves open side by side */
+    t->open_seconds = s->open_seconds;
   t->pipeline_seconds += s->pipeline_seconds;
   t->merge_seconds += s->merge_seconds;
   t->emit_seconds += s->emit_seconds;
@@ -831,6 +833,7 @@ int sl_execute_staged(const sl_plan *plan, const sl_run *ctx,
     t0 = x->run.shared.start_time;
   pthread_mutex_unlock(&x->run.shared.ready_lock);
   double seconds = sl_clock_seconds() - t0;
+  stats->started_at = t0;
   sq_leaf_stats(x);
   rc = sq_close(x, rc, seconds);
   free(x);

@@ -674,11 +674,13 @@ void *sl_worker_main(void *arg) {
   uint32_t max_rows;
   set_up_state(&s, w, &in, &max_rows);
   sl_source *src = NULL;
-  sl_source_spec spec = {plan->inputs[0].table,  q->source.stream_layout,
-                         q->source.stream_leaf,  q->source.base + w->index,
-                         q->source.total,        plan->inputs[0].nfilters,
-                         plan->inputs[0].filters};
+  sl_source_spec spec = {plan->inputs[0].table,   q->source.stream_layout,
+                         q->source.stream_leaf,   q->source.base + w->index,
+                         q->source.total,         plan->inputs[0].nfilters,
+                         plan->inputs[0].filters, false};
+  double opening = sl_clock_seconds();
   int rc = plan->inputs[0].connector->open(&spec, &src, &w->err);
+  w->open_seconds = sl_clock_seconds() - opening;
   sl_exec_wait_ready(w->shared, q->shared);
   s.epoch_began = sl_clock_seconds();
   if (rc == SL_OK)

@@ -348,6 +348,7 @@ xnode *sl_explain_sink_node(sl_arena *a, const sl_plan *p,
                                     st->seconds > 0
                                         ? (double)st->events / st->seconds
                                         : 0.0));
+    sl_xnode_actual(a, sink, "setup", secs(a, st->setup_seconds));
   }
   return sink;
 }

@@ -572,7 +572,7 @@ static int prepare(sampler *s, const sl_table_def *t, int nkeys,
                         "TIMESTAMP");
   *tmp_layout = sl_row_layout_new(sa, nprogs, NULL, ktypes);
 
-  sl_source_spec spec0 = {t, layout, leaf_index, 0, 1, 0, NULL};
+  sl_source_spec spec0 = {t, layout, leaf_index, 0, 1, 0, NULL, true};
   s->spec = spec0;
   rc = s->conn->open(&s->spec, &s->src, err);
   if (rc != SL_OK) {

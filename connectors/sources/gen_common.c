@@ -348,6 +348,7 @@ int gen_begin(gen_source **out, const sl_source_spec *spec,
     g->col[j] = k;
   }
   g->seed = o->seed;
+  g->sample = spec->sample;
   g->next = (uint64_t)spec->worker * GEN_BLOCK;
   g->end = o->num;
   g->step = (uint32_t)spec->nworkers;
@@ -424,7 +425,7 @@ int gen_ready(gen_source *g, const gen_options *o, sl_error *err) {
     gen_close((sl_source *)g);
     return SL_EINVAL;
   }
-  if (!o->pregenerate)
+  if (!o->pregenerate || g->sample) /* a sample reads a few buffers */
     return SL_OK;
   uint32_t cap = 0;
   while (g->next < g->end) {

@@ -199,6 +199,7 @@ struct gen_source {
   gen_clock clock;
   uint64_t seed;
   uint32_t max_heap; /* most long-string bytes one row can need */
+  bool sample;       /* opened for the planner's sample: never pre-generated */
 
   /* Instance w of n owns the events of blocks w, w + n, w + 2n, ... of
    * GEN_BLOCK consecutive events (gen_common.c: one event in n would give

@@ -91,6 +91,9 @@ typedef struct sl_source_spec {
    * the connector's can_filter said yes; the source must apply them. */
   int nfilters;
   const sl_source_filter *filters;
+  /* Opened to read a prefix of the stream (the planner's statistics): a
+   * source skips work done for the whole stream at open ('pregenerate'). */
+  bool sample;
 } sl_source_spec;
 
 typedef struct sl_source sl_source; /* an instance, connector-defined */

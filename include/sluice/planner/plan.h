@@ -579,6 +579,12 @@ typedef struct sl_query_stats {
   double merge_seconds;    /* coordinator: merging partial states */
   double emit_seconds;     /* coordinator: finalize, HAVING, project, sink */
   double seconds;          /* wall time from the first record to the end */
+  double started_at;       /* the clock (clock.h) at the first record */
+  double open_seconds;     /* the longest a worker took to open its source
+                            * (pre-generated input is made then) */
+  double setup_seconds;    /* EXPLAIN ANALYZE: the statement's time from
+                            * planning to the first record, less
+                            * open_seconds (set by the session) */
   double jit_seconds;      /* building and compiling the JIT's kernels */
   char jit_status[160];    /* why the pipeline ran interpreted; "" when
                             * it ran compiled */
