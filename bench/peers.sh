@@ -17,9 +17,9 @@
 # Environment: WORKERS (the worker counts, default "2"), PEERS_NO_SQLITE=1
 # (skip SQLite), TSV=FILE (append the table's rows to FILE, tab-separated:
 #   workload engine threads median min max ratio_to_sluice peak_rss_mib
-#   input_mib same
-# with engine one of sluice, duckdb, sqlite and "n/a" where unknown),
-# KEEP=1 (keep the temporary directory).
+#   input_mib same median_with_setup rows_to
+# with engine one of sluice, duckdb, sqlite, rows_to one of discarded,
+# csv, and "n/a" where unknown), KEEP=1 (keep the temporary directory).
 #
 # For each workload and worker count W:
 #   - Sluice exports the events its generator produces (the same seed and
@@ -28,25 +28,44 @@
 #     views);
 #   - Sluice runs the streaming query over the same source, pre-generated
 #     into memory before the clock starts ('pregenerate'), RUNS times, as
-#     EXPLAIN ANALYZE under /usr/bin/time -v: events/s from the plan's Sink
-#     line, peak RSS (the largest of the runs), and the input's size (the
-#     bytes= of the plan's Source lines, or a staged plan's "leaf input
-#     bytes=": the pre-generated events, a copy per leaf; memory beyond
-#     the input is peak RSS minus that, shown in parentheses).  The query's rows go INSERT INTO
-#     a blackhole table (NEXMark's as written), so turning them into text
-#     is not timed (DuckDB's and SQLite's runs do not format rows either;
-#     a SELECT to the shell spends ~10 us per row of cm on it).  Then once
-#     as a plain SELECT (-m csv) for its rows;
+#     EXPLAIN ANALYZE under /usr/bin/time -v.  The query's rows go INSERT
+#     INTO a blackhole table (NEXMark's as written): counted and discarded,
+#     never turned into text.  From the plan's Sink line: the run's time
+#     (wall time, from the first record to the last, as events/s) and its
+#     setup (setup=: planning, JIT compiling and starting the workers; the
+#     sources' opening, where the input is pre-generated, is not in it, as
+#     DuckDB's table load is not in DuckDB's).  Also peak RSS (the largest
+#     of the runs) and the input's size (the bytes= of the plan's Source
+#     lines, or a staged plan's "leaf input bytes=": the pre-generated
+#     events, a copy per leaf; memory beyond the input is peak RSS minus
+#     that, shown in parentheses).  A query EXPLAIN ANALYZE cannot run is
+#     timed by its plain run's summary instead, its setup unknown (n/a).
+#     Then once as a plain SELECT (-m csv) for its rows;
 #   - DuckDB (bench/peers: @duckdb/node-api, pinned in package-lock.json,
 #     installed here with `npm ci` on first use) loads the CSV into tables
-#     (not timed) and runs the equivalent batch SQL with W threads, RUNS
-#     times (each run computes the full result into DuckDB's memory);
-#     peak RSS is the node process's, input its tables' memory
-#     (duckdb_memory()) after the load;
+#     (not timed), then RUNS times with W threads prepares the equivalent
+#     batch SQL (setup: parsing, binding, optimizing, planning) and runs
+#     the prepared statement as a streaming result whose chunks are fetched
+#     and discarded (run: rows counted, none materialized or converted to
+#     JavaScript, as a blackhole's); the rows are then written once (not
+#     timed) for the comparison; peak RSS is the node process's, input its
+#     tables' memory (duckdb_memory()) after the load;
+#   - q0, q1 and q2, whose results are as large as their input, have a
+#     second pair of rows where both engines write the rows to a CSV file
+#     in the same temporary directory, deleted before each run (each
+#     engine's runs in a process of their own): Sluice the timed SQL above
+#     with the blackhole sink table replaced by a 'filesystem' one
+#     ('format' = 'csv'; the wall time ends at the last row written, the
+#     file's closing and renaming follow), DuckDB COPY (query) TO 'FILE'
+#     (FORMAT csv, HEADER false), prepared (setup) then run;
 #   - SQLite (sqlite3, one thread, .timer on) loads the same CSV into a
 #     database file (timestamps as integer ms, not timed) and runs the
 #     batch SQL RUNS times, only at the first worker count of WORKERS
-#     (compared with Sluice at that count); input is the file's size.
+#     (compared with Sluice at that count), its shell writing the rows as
+#     CSV to a file (stdout): "CSV file", compared with Sluice's CSV row
+#     where there is one (q0, q1, q2), else with the discarded one (the
+#     other results are small).  .timer covers preparing the statement too:
+#     both of its rates include setup.  Input is the database file's size.
 # The batch SQL: tumbling windows by integer arithmetic on the event time
 # in ms (t - t % size), hopping windows (q5) by expanding each bid to its
 # 5 windows (a join with 5 offsets), sessions (q11) by LAG over time per
@@ -54,17 +73,22 @@
 # at the same ms share a session whatever order the ties come in).
 #
 # Events/s is the number of generated events (EVENTS, every event type)
-# per second of the query for every engine; Sluice's own figure counts the
-# events its source reads after pushed-down filters (NEXMark: often only
-# the bids), so it is scaled by EVENTS / (the events its plain run reports).
-# Reported: the median of the runs, their spread, the ratio to Sluice at
-# that worker count, and whether the peer's rows are Sluice's: the full
-# results, normalized (quotes dropped, timestamps to .mmm, trailing zeros of
-# decimals dropped), sorted and compared row by row and field by field,
-# numbers with a decimal point or exponent with a relative tolerance of
-# 1e-9, everything else exactly.  This holds for q0/q1/q2 too, whose results
-# are as large as the input (sorting them costs time outside the runs, not
-# in them).  The first differing rows go to stderr.
+# per second of the run alone (setup excluded; SQLite's includes it, see
+# above) for every engine; Sluice's own figure counts the events its
+# source reads after pushed-down filters (NEXMark: often only the bids),
+# so it is scaled by EVENTS / (the events its plain run reports).  "Events/s with setup" is EVENTS / (run + setup)
+# per run.  Reported: where the rows went (discarded or a CSV file), the
+# median of the runs, their spread, the ratio to Sluice's row of the same
+# kind (discarded or CSV file) at that worker count, both without and with
+# setup, and whether the rows are Sluice's: the full results, normalized
+# (quotes dropped, timestamps to .mmm, trailing zeros of decimals dropped),
+# sorted and compared row by row and field by field, numbers with a
+# decimal point or exponent with a relative tolerance of 1e-9, everything
+# else exactly.  This holds for q0/q1/q2 too, whose results are as large as
+# the input (sorting them costs time outside the runs, not in them); a CSV
+# row compares the file its last run wrote (Sluice's too, with its plain
+# SELECT's rows), and DuckDB's discarded row also the rows it streamed
+# with its result's.  The first differing rows go to stderr.
 set -euo pipefail
 SLUICE=$(realpath "${1:-build/sluice}")
 EVENTS=${2:-2000000}
@@ -271,105 +295,181 @@ same() {
 
 # stats FILE: "median min max" of the numbers in FILE.
 stats() { echo "$(median < "$1") $(sort -g "$1" | head -1) $(sort -g "$1" | tail -1)"; }
+# median_na FILE: the median of FILE's numbers, n/a if any is n/a or none.
+median_na() { if [ -s "$1" ] && ! grep -q n/a "$1"; then median < "$1"; else echo n/a; fi; }
 maxrss_kb() { awk '/Maximum resident set size/ { print $NF }' "$1"; }
 mib() { if [ "$1" = n/a ]; then echo n/a; else awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; fi; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "n/a" && b != "n/a" && b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+whole() { if [ "$1" = n/a ]; then echo n/a; else printf '%.0f' "$1"; fi; }
+where() { if [ "$1" = csv ]; then echo "CSV file"; else echo discarded; fi; }
 
-# row WL ENGINE LABEL THREADS RATES SLUICE_MEDIAN PEAK_BYTES INPUT_BYTES SAME:
-# one line of the table (and of $TSV).
+# row WL ENGINE LABEL THREADS TO RATES SETUP_RATES REF REF_SETUP PEAK_BYTES
+#     INPUT_BYTES SAME: one line of the table (and of $TSV).  TO is where
+# the rows went (discarded, csv); RATES and SETUP_RATES files of the runs'
+# events/s without and with setup; REF and REF_SETUP the medians of
+# Sluice's row of the same kind, which the ratios are to.
 row() {
-  local med lo hi ratio peak input beyond=""
-  read -r med lo hi <<< "$(stats "$5")"
-  ratio=$(awk -v a="$med" -v b="$6" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-  peak=$(mib "$7"); input=$(mib "$8")
+  local med lo hi med_s ratio ratio_s peak input beyond=""
+  read -r med lo hi <<< "$(stats "$6")"
+  med_s=$(median_na "$7")
+  ratio=$(ratio "$med" "$8"); ratio_s=$(ratio "$med_s" "$9")
+  peak=$(mib "${10}"); input=$(mib "${11}")
   # SQLite's input is a file, not memory: nothing to subtract.
-  [ "$input" = n/a ] || [ "$2" = sqlite ] || beyond=" ($(awk -v p="$7" -v i="$8" 'BEGIN { printf "%.1f", (p - i) / 1048576 }') beyond input)"
-  printf '| %s | %s | %s | %.0f | %.0f..%.0f | %s | %s%s | %s | %s |\n' \
-    "$1" "$3" "$4" "$med" "$lo" "$hi" "$ratio" "$peak" "$beyond" "$input" "$9"
+  [ "$input" = n/a ] || [ "$2" = sqlite ] || beyond=" ($(awk -v p="${10}" -v i="${11}" 'BEGIN { printf "%.1f", (p - i) / 1048576 }') beyond input)"
+  printf '| %s | %s | %s | %s | %.0f | %.0f..%.0f | %s | %s | %s | %s%s | %s | %s |\n' \
+    "$1" "$3" "$(where "$5")" "$4" "$med" "$lo" "$hi" "$ratio" "$(whole "$med_s")" "$ratio_s" \
+    "$peak" "$beyond" "$input" "${12}"
   if [ -n "${TSV:-}" ]; then
-    printf '%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\n' "$1" "$2" "$4" "$med" "$lo" "$hi" \
-      "$ratio" "$peak" "$input" "${9%% *}" >> "$TSV"
+    printf '%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$4" "$med" "$lo" "$hi" \
+      "$ratio" "$peak" "$input" "${12%% *}" "$(whole "$med_s")" "$5" >> "$TSV"
   fi
 }
-failed() { # WL LABEL THREADS ERRFILE: a row saying what failed (all n/a in $TSV)
-  local engine=${2%% *}
-  echo "| $1 | $2 | $3 | failed: $(grep -m1 -iE 'error|fail' "$4" | cut -c1-120 | tr '|' '/') | | | | | |"
+failed() { # WL LABEL THREADS ERRFILE [TO]: a row saying what failed (all n/a in $TSV)
+  local engine=${2%% *} to=${5:-discarded}
+  echo "| $1 | $2 | $(where "$to") | $3 | failed: $(grep -m1 -iE 'error|fail' "$4" | cut -c1-120 | tr '|' '/') | | | | | | | |"
   if [ -n "${TSV:-}" ]; then
-    printf '%s\t%s\t%s\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\n' "$1" "${engine,,}" "$3" >> "$TSV"
+    printf '%s\t%s\t%s\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\t%s\n' "$1" "${engine,,}" "$3" "$to" >> "$TSV"
   fi
-  { echo "$1, $2, $3: failed:"; sed 's/^/    /' "$4" | head -20; } >&2
+  { echo "$1, $2, $3, $(where "$to"): failed:"; sed 's/^/    /' "$4" | head -20; } >&2
 }
 
-# run_sluice WL W: the timed runs and the rows; sets S_RATE (median
-# events/s, "" if it failed) and leaves $tmp/sluice.rows.
-run_sluice() {
-  local wl=$1 w=$2 events x bytes peak=0 kb input=n/a
-  S_RATE=""
-  { ddl "$wl" "$w" true; sluice_select "$wl"; } > "$tmp/plain.sql"
-  { ddl "$wl" "$w" true; sluice_timed "$wl"; } > "$tmp/timed.sql"
-  (cd "$SRC" && "$SLUICE" -m csv --no-headers "$tmp/plain.sql" > "$tmp/sluice.out" 2> "$tmp/err") ||
-    { failed "$wl" Sluice "$w" "$tmp/err"; return; }
-  events=$(grep -oE '[0-9]+ events in' "$tmp/err" | tail -1 | cut -d' ' -f1 || true)
-  if [ -z "$events" ] || [ "$events" = 0 ]; then failed "$wl" Sluice "$w" "$tmp/err"; return; fi
-  norm "$tmp/sluice.out" > "$tmp/sluice.rows"
-  : > "$tmp/sluice.r"
+# sluice_runs WL W TO SQL: SQL (EXPLAIN ANALYZE INSERT) timed RUNS times;
+# the runs' events/s go to $tmp/sluice.r, with setup to $tmp/sluice.rs;
+# sets SR_PEAK (KiB) and SR_INPUT (bytes).  TO csv: SQL writes
+# $tmp/sluice.csv, deleted before each run.  Fails after a failed row.
+sluice_runs() {
+  local wl=$1 w=$2 to=$3 sql=$4 x setup bytes kb
+  SR_PEAK=0 SR_INPUT=n/a
+  : > "$tmp/sluice.r"; : > "$tmp/sluice.rs"
   for _ in $(seq "$RUNS"); do
-    (cd "$SRC" && /usr/bin/time -v -o "$tmp/time" "$SLUICE" "$tmp/timed.sql" > "$tmp/plan" 2> "$tmp/err") ||
-      { failed "$wl" Sluice "$w" "$tmp/err"; return; }
+    rm -f "$tmp/sluice.csv"
+    (cd "$SRC" && /usr/bin/time -v -o "$tmp/time" "$SLUICE" "$sql" > "$tmp/plan" 2> "$tmp/err") ||
+      { failed "$wl" Sluice "$w" "$tmp/err" "$to"; return 1; }
     x=$(grep -m1 '^Sink' "$tmp/plan" | grep -oE 'events/s=[0-9.]+' | cut -d= -f2 || true)
-    if [ -z "$x" ]; then # no EXPLAIN ANALYZE for this query: the plain run's summary
+    setup=$(grep -m1 '^Sink' "$tmp/plan" | grep -oE 'setup=[0-9.]+' | cut -d= -f2 || true)
+    if [ -z "$x" ] && [ "$to" = csv ]; then
+      { echo "error: no events/s on the plan's Sink line"; cat "$tmp/plan"; } > "$tmp/err"
+      failed "$wl" Sluice "$w" "$tmp/err" "$to"; return 1
+    elif [ -z "$x" ]; then # no EXPLAIN ANALYZE for this query: the plain run's summary
       (cd "$SRC" && /usr/bin/time -v -o "$tmp/time" "$SLUICE" -m csv "$tmp/plain.sql" > /dev/null 2> "$tmp/err") ||
-        { failed "$wl" Sluice "$w" "$tmp/err"; return; }
+        { failed "$wl" Sluice "$w" "$tmp/err" "$to"; return 1; }
       x=$(grep -oE '\([0-9.]+ events/s' "$tmp/err" | tail -1 | tr -d '(' | cut -d' ' -f1)
+      setup=""
     else
       # The Source lines' bytes=, or a staged plan's "leaf input bytes=".
       bytes=$(grep -E '^ *Source .*bytes=[0-9]+|leaf input bytes=[0-9]+' "$tmp/plan" |
         grep -oE '(^|[ (])bytes=[0-9]+' | cut -d= -f2 | awk '{ s += $1 } END { if (NR) print s }' || true)
-      input=${bytes:-n/a}
+      SR_INPUT=${bytes:-n/a}
     fi
-    awk -v x="$x" -v n="$EVENTS" -v e="$events" 'BEGIN { printf "%.0f\n", x * n / e }' >> "$tmp/sluice.r"
-    kb=$(maxrss_kb "$tmp/time"); [ "$kb" -le "$peak" ] || peak=$kb
+    # The run: e / x s (x = its source's e events per second); EVENTS over it.
+    awk -v x="$x" -v n="$EVENTS" -v e="$S_EVENTS" -v s="${setup:-n/a}" -v r="$tmp/sluice.r" -v rs="$tmp/sluice.rs" \
+      'BEGIN { printf "%.0f\n", x * n / e >> r
+               if (s == "n/a") print "n/a" >> rs; else printf "%.0f\n", n / (e / x + s) >> rs }'
+    kb=$(maxrss_kb "$tmp/time"); [ "$kb" -le "$SR_PEAK" ] || SR_PEAK=$kb
   done
-  S_RATE=$(median < "$tmp/sluice.r")
-  row "$wl" sluice Sluice "$w" "$tmp/sluice.r" "$S_RATE" $((peak * 1024)) "$input" "n/a"
 }
 
-run_duckdb() { # WL W DIR
+# run_sluice WL W: the rows and the timed runs, rows discarded; sets
+# S_RATE and S_SETUP (medians of events/s without and with setup; S_RATE
+# "" if it failed) and S_EVENTS, and leaves $tmp/sluice.rows and
+# $tmp/timed.sql.
+run_sluice() {
+  local wl=$1 w=$2
+  S_RATE="" S_SETUP=n/a
+  { ddl "$wl" "$w" true; sluice_select "$wl"; } > "$tmp/plain.sql"
+  { ddl "$wl" "$w" true; sluice_timed "$wl"; } > "$tmp/timed.sql"
+  (cd "$SRC" && "$SLUICE" -m csv --no-headers "$tmp/plain.sql" > "$tmp/sluice.out" 2> "$tmp/err") ||
+    { failed "$wl" Sluice "$w" "$tmp/err"; return; }
+  S_EVENTS=$(grep -oE '[0-9]+ events in' "$tmp/err" | tail -1 | cut -d' ' -f1 || true)
+  if [ -z "$S_EVENTS" ] || [ "$S_EVENTS" = 0 ]; then failed "$wl" Sluice "$w" "$tmp/err"; return; fi
+  norm "$tmp/sluice.out" > "$tmp/sluice.rows"
+  rm -f "$tmp/sluice.out"
+  sluice_runs "$wl" "$w" discarded "$tmp/timed.sql" || return 0
+  S_RATE=$(median < "$tmp/sluice.r") S_SETUP=$(median_na "$tmp/sluice.rs")
+  row "$wl" sluice Sluice "$w" discarded "$tmp/sluice.r" "$tmp/sluice.rs" "$S_RATE" "$S_SETUP" \
+    $((SR_PEAK * 1024)) "$SR_INPUT" "n/a"
+}
+
+# run_sluice_csv WL W: the timed runs with the rows to a CSV file (the
+# blackhole sink table of $tmp/timed.sql made a filesystem one); sets
+# S_CSV_RATE ("" if it failed) and S_CSV_SETUP.
+run_sluice_csv() {
+  local fs="'connector' = 'filesystem', 'path' = '$tmp/sluice.csv', 'format' = 'csv'"
+  S_CSV_RATE="" S_CSV_SETUP=n/a
+  sed "s|'connector' = 'blackhole'|$fs|" "$tmp/timed.sql" > "$tmp/timed_csv.sql"
+  if [ "$(grep -c "'connector' = 'filesystem', 'path' = '$tmp/sluice.csv'" "$tmp/timed_csv.sql")" != 1 ]; then
+    echo "error: not one blackhole sink table in the timed SQL" > "$tmp/err"
+    failed "$1" Sluice "$2" "$tmp/err" csv; return
+  fi
+  sluice_runs "$1" "$2" csv "$tmp/timed_csv.sql" || return 0
+  S_CSV_RATE=$(median < "$tmp/sluice.r") S_CSV_SETUP=$(median_na "$tmp/sluice.rs")
+  norm "$tmp/sluice.csv" > "$tmp/sluice_csv.rows"
+  rm -f "$tmp/sluice.csv"
+  row "$1" sluice Sluice "$2" csv "$tmp/sluice.r" "$tmp/sluice.rs" "$S_CSV_RATE" "$S_CSV_SETUP" \
+    $((SR_PEAK * 1024)) "$SR_INPUT" "$(same "$tmp/sluice.rows" "$tmp/sluice_csv.rows" "$1 Sluice CSV file $2")"
+  rm -f "$tmp/sluice_csv.rows"
+}
+
+run_duckdb() { # WL W DIR [csv]: the rows discarded, or (csv) to a CSV file
+  local to=${4:-discarded} out="$tmp/duck.out" ref=$S_RATE ref_s=$S_SETUP label got n s
+  [ "$to" = discarded ] || { out="$tmp/duck.csv" ref=$S_CSV_RATE ref_s=$S_CSV_SETUP; }
+  label="DuckDB $DUCK_VERSION"
   duck_load "$1" "$3" > "$tmp/load.sql"
   batch "$1" duck > "$tmp/duck.sql"
-  rm -f "$tmp/duck.out"
-  /usr/bin/time -v -o "$tmp/time" node "$PEERS/duckdb_query.mjs" "$2" "$RUNS" "$tmp/duck.out" \
-    "$tmp/load.sql" "$tmp/duck.sql" > "$tmp/duck.log" 2> "$tmp/err" ||
-    { failed "$1" "DuckDB $DUCK_VERSION" "$2" "$tmp/err"; return; }
+  rm -f "$out"
+  # shellcheck disable=SC2086 # ${4:+csv}: the mode, or no argument
+  /usr/bin/time -v -o "$tmp/time" node "$PEERS/duckdb_query.mjs" "$2" "$RUNS" "$out" \
+    "$tmp/load.sql" "$tmp/duck.sql" ${4:+csv} > "$tmp/duck.log" 2> "$tmp/err" ||
+    { failed "$1" "$label" "$2" "$tmp/err" "$to"; return; }
   awk -v n="$EVENTS" '$1 == "run_s" { printf "%.0f\n", n / $2 }' "$tmp/duck.log" > "$tmp/duck.r"
-  norm "$tmp/duck.out" > "$tmp/duck.rows"
-  row "$1" duckdb "DuckDB $DUCK_VERSION" "$2" "$tmp/duck.r" "$S_RATE" $(($(maxrss_kb "$tmp/time") * 1024)) \
-    "$(awk '$1 == "input_bytes" { print $2 }' "$tmp/duck.log")" "$(same "$tmp/sluice.rows" "$tmp/duck.rows" "$1 DuckDB $2")"
+  awk -v n="$EVENTS" '$1 == "setup_s" { s = $2 } $1 == "run_s" { printf "%.0f\n", n / ($2 + s) }' \
+    "$tmp/duck.log" > "$tmp/duck.rs"
+  norm "$out" > "$tmp/duck.rows"
+  rm -f "$out"
+  s=$(same "$tmp/sluice.rows" "$tmp/duck.rows" "$1 DuckDB $2 $(where "$to")")
+  # The rows its timed runs streamed (or COPY wrote) are the rows compared.
+  got=$(awk '$1 == "rows" { print $2 }' "$tmp/duck.log") n=$(wc -l < "$tmp/duck.rows")
+  if [ "$got" != "$n" ]; then
+    s="NO (${got:-no} rows in the timed run, $n compared)"
+    echo "$1 DuckDB $2 $(where "$to"): the timed run had ${got:-no} rows, the result compared $n" >&2
+  fi
+  row "$1" duckdb "$label" "$2" "$to" "$tmp/duck.r" "$tmp/duck.rs" "$ref" "$ref_s" \
+    $(($(maxrss_kb "$tmp/time") * 1024)) "$(awk '$1 == "input_bytes" { print $2 }' "$tmp/duck.log")" "$s"
+  rm -f "$tmp/duck.rows"
 }
 
-run_sqlite() { # WL W DIR
-  local kb peak=0
+# run_sqlite WL W DIR: its rows written as CSV by the shell (a file); the
+# ratios are to Sluice's CSV row if there is one, else its discarded row.
+run_sqlite() {
+  local kb peak=0 label ref=$S_RATE ref_s=$S_SETUP
+  label="SQLite $(sqlite3 --version | cut -d' ' -f1)"
+  [ -z "$S_CSV_RATE" ] || { ref=$S_CSV_RATE ref_s=$S_CSV_SETUP; }
   rm -f "$tmp/lite.db"
-  lite_load "$1" "$3" | sqlite3 "$tmp/lite.db" 2> "$tmp/err" || { failed "$1" "SQLite" 1 "$tmp/err"; return; }
+  lite_load "$1" "$3" | sqlite3 "$tmp/lite.db" 2> "$tmp/err" || { failed "$1" "$label" 1 "$tmp/err" csv; return; }
   : > "$tmp/lite.r"
   for _ in $(seq "$RUNS"); do
     printf '.mode csv\n.timer on\n%s;\n' "$(batch "$1" lite)" |
       /usr/bin/time -v -o "$tmp/time" sqlite3 "$tmp/lite.db" > "$tmp/lite.out" 2> "$tmp/err" ||
-      { failed "$1" SQLite 1 "$tmp/err"; return; }
+      { failed "$1" "$label" 1 "$tmp/err" csv; return; }
     grep -o "^Run Time: real [0-9.]*" "$tmp/lite.out" | awk -v n="$EVENTS" '{ printf "%.0f\n", n / $4 }' >> "$tmp/lite.r"
     kb=$(maxrss_kb "$tmp/time"); [ "$kb" -le "$peak" ] || peak=$kb
   done
   grep -v "^Run Time" "$tmp/lite.out" > "$tmp/lite.csv"
   norm "$tmp/lite.csv" > "$tmp/lite.rows"
-  row "$1" sqlite "SQLite $(sqlite3 --version | cut -d' ' -f1)" 1 "$tmp/lite.r" "$S_RATE" $((peak * 1024)) \
+  rm -f "$tmp/lite.out" "$tmp/lite.csv"
+  # .timer includes preparing: the same rates with setup.
+  row "$1" sqlite "$label" 1 csv "$tmp/lite.r" "$tmp/lite.r" "$ref" "$ref_s" $((peak * 1024)) \
     "$(stat -c %s "$tmp/lite.db")" "$(same "$tmp/sluice.rows" "$tmp/lite.rows" "$1 SQLite")"
+  rm -f "$tmp/lite.rows"
 }
 
 # ---------------------------------------------------------------- the runs
 
 echo "Sluice vs DuckDB and SQLite: $EVENTS events per workload, median of $RUNS runs, workers: ${WORKER_COUNTS[*]}"
+echo "(events/s: of the run alone; with setup: over run + setup, i.e. planning, compiling and starting; rows: discarded, or written to a CSV file)"
 echo
-echo "| workload | engine | workers / threads | events/s (median) | spread (min..max) | x Sluice | peak RSS MiB | input MiB | same rows as Sluice |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| workload | engine | rows | workers / threads | events/s (median) | spread (min..max) | x Sluice | events/s with setup (median) | x Sluice with setup | peak RSS MiB | input MiB | same rows as Sluice |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for wl in "${WORKLOADS[@]}"; do
   for w in "${WORKER_COUNTS[@]}"; do
     dir="$tmp/$wl.$w"
@@ -377,9 +477,15 @@ for wl in "${WORKLOADS[@]}"; do
     export_sql "$wl" "$w" "$dir" > "$dir/export.sql"
     (cd "$SRC" && "$SLUICE" "$dir/export.sql" > /dev/null 2> "$tmp/err") ||
       { failed "$wl" "Sluice (export)" "$w" "$tmp/err"; continue; }
+    S_CSV_RATE="" S_CSV_SETUP=n/a
     run_sluice "$wl" "$w"
     [ -n "$S_RATE" ] || continue
     run_duckdb "$wl" "$w" "$dir"
+    case $wl in
+      q0|q1|q2) # results as large as the input: also both to a CSV file
+        run_sluice_csv "$wl" "$w"
+        run_duckdb "$wl" "$w" "$dir" csv ;;
+    esac
     if [ -z "${PEERS_NO_SQLITE:-}" ] && [ "$w" = "${WORKER_COUNTS[0]}" ]; then
       run_sqlite "$wl" "$w" "$dir"
     fi

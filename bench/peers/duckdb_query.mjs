@@ -1,44 +1,71 @@
 // duckdb_query.mjs - DuckDB as a benchmark peer: load the events once
 // (not timed), then run one batch query RUNS times and report each run's
-// wall time; afterwards (not timed) the query's rows go to OUT as CSV, for
-// comparing with Sluice's result.
+// planning and execution times.
 //
-//   node bench/peers/duckdb_query.mjs THREADS RUNS OUT LOAD.sql QUERY.sql
+//   node bench/peers/duckdb_query.mjs THREADS RUNS OUT LOAD.sql QUERY.sql [csv]
 //
 // LOAD.sql holds the statements that create and fill the tables (DuckDB's
 // read_csv over the files Sluice exported), QUERY.sql the one SELECT (no
-// trailing ';' needed).  A timed run is the query computed to a
-// materialized result inside DuckDB (its rows are not converted to
-// JavaScript values, so a result as large as the input costs no more than
-// it does in DuckDB itself); OUT is written by DuckDB's own CSV writer
-// (COPY), so huge results stream to the file.
+// trailing ';' needed).  Each timed run has two parts, timed apart:
+//   - setup: con.prepare(SQL), DuckDB's parsing, binding, optimizing and
+//     physical planning;
+//   - run: the prepared statement executed.
+// Without "csv" SQL is the query, executed as a streaming result whose
+// chunks are fetched one by one and discarded (each chunk's rowCount
+// added up, no value converted to JavaScript): the rows are computed and
+// handed over but never materialized or formatted, as Sluice's go to a
+// blackhole.  Afterwards (not timed) the rows go to OUT as CSV through
+// DuckDB's own CSV writer (COPY), for comparing with Sluice's result.
+// With "csv" SQL is COPY (query) TO 'OUT' (FORMAT csv, HEADER false), OUT
+// deleted before each run: the last run's file holds the rows.
 // Prints "load_s S", "input_bytes B" (DuckDB's memory for the loaded
-// tables, from duckdb_memory()), then "run_s S" per run and "rows N" on
-// stdout.
-import { readFileSync } from 'node:fs';
+// tables, from duckdb_memory()), then "setup_s S" and "run_s S" per run
+// and "rows N" (the rows the last run streamed, or COPY's count) on stdout.
+import { readFileSync, rmSync } from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 
-const [threads, runs, out, loadFile, queryFile] = process.argv.slice(2);
-if (!queryFile) {
-  console.error('usage: duckdb_query.mjs THREADS RUNS OUT LOAD.sql QUERY.sql');
+const [threads, runs, out, loadFile, queryFile, mode] = process.argv.slice(2);
+if (!queryFile || (mode !== undefined && mode !== 'csv')) {
+  console.error('usage: duckdb_query.mjs THREADS RUNS OUT LOAD.sql QUERY.sql [csv]');
   process.exit(2);
 }
 const instance = await DuckDBInstance.create(':memory:', { threads: String(threads) });
 const con = await instance.connect();
+const now = () => process.hrtime.bigint();
+const seconds = (from, to) => Number(to - from) / 1e9;
+const copyTo = (sql, path) => `COPY (${sql}) TO '${path.replaceAll("'", "''")}' (FORMAT csv, HEADER false)`;
 
-let t0 = process.hrtime.bigint();
+let t0 = now();
 await con.run(readFileSync(loadFile, 'utf8'));
-console.log(`load_s ${Number(process.hrtime.bigint() - t0) / 1e9}`);
+console.log(`load_s ${seconds(t0, now())}`);
 const mem = await con.runAndReadAll('SELECT sum(memory_usage_bytes) FROM duckdb_memory()');
 console.log(`input_bytes ${String(mem.getRows()[0][0])}`);
 
 const query = readFileSync(queryFile, 'utf8').trim().replace(/;$/, '');
+const csv = mode === 'csv';
 let rows = 0;
 for (let r = 0; r < Number(runs); r++) {
-  t0 = process.hrtime.bigint();
-  const result = await con.run(query);
-  rows = result.rowCount;
-  console.log(`run_s ${Number(process.hrtime.bigint() - t0) / 1e9}`);
+  if (csv) rmSync(out, { force: true });
+  t0 = now();
+  const prepared = await con.prepare(csv ? copyTo(query, out) : query);
+  const t1 = now();
+  let copied = null;
+  if (csv) {
+    copied = await prepared.run();
+  } else {
+    const result = await prepared.stream();
+    rows = 0;
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      rows += chunk.rowCount;
+    }
+  }
+  const t2 = now();
+  if (copied) rows = Number((await copied.getRows())[0][0]); // COPY's one row: the count
+  prepared.destroySync();
+  console.log(`setup_s ${seconds(t0, t1)}`);
+  console.log(`run_s ${seconds(t1, t2)}`);
 }
 console.log(`rows ${rows}`);
-await con.run(`COPY (${query}) TO '${out.replaceAll("'", "''")}' (FORMAT csv, HEADER false)`);
+if (!csv) await con.run(copyTo(query, out));
