@@ -58,7 +58,43 @@ static int64_t floor_div(int64_t a, int64_t b) {
   return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-/* ---- formatting --------------------------------------------------------- */
+/* ---- formatting ---------------------------------------------------------
+ * Digits are written by hand rather than by printf: a CSV sink formats
+ * every field of every row, and printf's parsing of its format was most
+ * of its time (NEXMark q1 to a file ran at 1.2 M rows/s). */
+
+/* v as exactly width digits, zero-padded (v < 10^width). */
+static void put_digits(char *out, uint64_t v, int width) {
+  for (int i = width - 1; i >= 0; i--) {
+    out[i] = (char)('0' + (int)(v % 10));
+    v /= 10;
+  }
+}
+
+/* v in as few digits as it takes; returns their number (no NUL). */
+static int put_u64(char *out, uint64_t v) {
+  char tmp[20];
+  int n = 0;
+  do {
+    tmp[n++] = (char)('0' + (int)(v % 10));
+    v /= 10;
+  } while (v);
+  for (int i = 0; i < n; i++)
+    out[i] = tmp[n - 1 - i];
+  return n;
+}
+
+static int fmt_i64(char *out, int64_t v) {
+  int n = 0;
+  uint64_t mag = (uint64_t)v;
+  if (v < 0) {
+    out[n++] = '-';
+    mag = (uint64_t)0 - mag; /* INT64_MIN too */
+  }
+  n += put_u64(out + n, mag);
+  out[n] = '\0';
+  return n;
+}
 
 /* A year outside 0000..9999 cannot arise from text (parse_date reads four
  * digits), only from arithmetic (TIMESTAMP '0000-01-01 00:00:00' -
@@ -69,6 +105,15 @@ int sl_format_date(char *out, int64_t days) {
   int64_t y;
   int m, d;
   sl_civil_from_days(days, &y, &m, &d);
+  if (y >= 0 && y <= 9999) { /* every date text can hold: YYYY-MM-DD */
+    put_digits(out, (uint64_t)y, 4);
+    out[4] = '-';
+    put_digits(out + 5, (uint64_t)m, 2);
+    out[7] = '-';
+    put_digits(out + 8, (uint64_t)d, 2);
+    out[10] = '\0';
+    return 10;
+  }
   if (y < 0)
     return sprintf(out, "-%04lld-%02d-%02d", -(long long)y, m, d);
   return sprintf(out, y > 9999 ? "+%lld-%02d-%02d" : "%04lld-%02d-%02d",
@@ -84,8 +129,9 @@ static int fmt_date(char *out, int64_t days) {
 static int fmt_fraction(char *out, int64_t micros, int p) {
   if (p <= 0)
     return 0;
-  char digits[32];
-  snprintf(digits, sizeof digits, "%06lld000", (long long)(micros % 1000000));
+  char digits[9];
+  put_digits(digits, (uint64_t)(micros % 1000000), 6);
+  memset(digits + 6, '0', 3);
   out[0] = '.';
   memcpy(out + 1, digits, (size_t)p);
   out[p + 1] = '\0';
@@ -101,8 +147,14 @@ static int fmt_timestamp(char *out, int64_t us, int p) {
     rem += day_us;
   int n = fmt_date(out, days);
   int64_t secs = rem / 1000000;
-  n += sprintf(out + n, " %02d:%02d:%02d", (int)(secs / 3600),
-               (int)(secs / 60 % 60), (int)(secs % 60));
+  out[n] = ' ';
+  put_digits(out + n + 1, (uint64_t)(secs / 3600), 2);
+  out[n + 3] = ':';
+  put_digits(out + n + 4, (uint64_t)(secs / 60 % 60), 2);
+  out[n + 6] = ':';
+  put_digits(out + n + 7, (uint64_t)(secs % 60), 2);
+  n += 9;
+  out[n] = '\0';
   if (p > 9)
     p = 9;
   n += fmt_fraction(out + n, rem % 1000000, p);
@@ -110,6 +162,11 @@ static int fmt_timestamp(char *out, int64_t us, int p) {
 }
 
 static int fmt_u128(char *out, u128 v) {
+  if (v <= UINT64_MAX) { /* 64-bit divisions: most decimals fit */
+    int n = put_u64(out, (uint64_t)v);
+    out[n] = '\0';
+    return n;
+  }
   char tmp[48];
   int n = 0;
   do {
@@ -249,13 +306,13 @@ int sl_value_format_scalar(char *out, const sl_type *t, sl_ptype p,
   case SL_P_BOOL:
     return sprintf(out, "%s", *(const uint8_t *)f ? "TRUE" : "FALSE");
   case SL_P_I8:
-    return sprintf(out, "%d", *(const int8_t *)f);
+    return fmt_i64(out, *(const int8_t *)f);
   case SL_P_I16:
-    return sprintf(out, "%d", *(const int16_t *)f);
+    return fmt_i64(out, *(const int16_t *)f);
   case SL_P_I32:
-    return sprintf(out, "%d", *(const int32_t *)f);
+    return fmt_i64(out, *(const int32_t *)f);
   case SL_P_I64:
-    return sprintf(out, "%lld", (long long)*(const int64_t *)f);
+    return fmt_i64(out, *(const int64_t *)f);
   case SL_P_F32:
     return fmt_java_double(out, *(const float *)f, true);
   case SL_P_F64:

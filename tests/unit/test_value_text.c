@@ -152,6 +152,104 @@ static void test_temporal(void **state) {
   assert_string_equal(out, "-290308-12-21 19:59:05.224192");
 }
 
+/* Numbers, dates and times are formatted digit by digit (no printf): the
+ * integers against printf itself over extremes and a spread of values, the
+ * rest against texts worked out by hand. */
+static void test_format_digits(void **state) {
+  (void)state;
+  char out[SL_VALUE_TEXT_MAX], want[64];
+  sl_type big = {.kind = SL_TYPE_BIGINT};
+  int64_t vals[] = {0,
+                    1,
+                    -1,
+                    9,
+                    10,
+                    -10,
+                    99,
+                    100,
+                    123456789,
+                    -987654321,
+                    INT64_MAX,
+                    INT64_MIN,
+                    INT64_MIN + 1,
+                    1000000000000000000};
+  for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+    int n = sl_value_format_scalar(out, &big, SL_P_I64, &vals[i]);
+    snprintf(want, sizeof want, "%lld", (long long)vals[i]);
+    assert_string_equal(out, want);
+    assert_int_equal(n, (int)strlen(want));
+  }
+  uint64_t x = 88172645463325252ULL; /* xorshift64: values of every length */
+  for (int i = 0; i < 10000; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    int64_t v = (int64_t)(x >> (x % 64));
+    if (i % 2)
+      v = -v;
+    sl_value_format_scalar(out, &big, SL_P_I64, &v);
+    snprintf(want, sizeof want, "%lld", (long long)v);
+    assert_string_equal(out, want);
+    int32_t v32 = (int32_t)v;
+    sl_type in = {.kind = SL_TYPE_INT};
+    sl_value_format_scalar(out, &in, SL_P_I32, &v32);
+    snprintf(want, sizeof want, "%d", v32);
+    assert_string_equal(out, want);
+  }
+  int8_t t8 = -128;
+  sl_type tiny = {.kind = SL_TYPE_TINYINT};
+  sl_value_format_scalar(out, &tiny, SL_P_I8, &t8);
+  assert_string_equal(out, "-128");
+
+  /* DECIMAL(38, 2) on both sides of 2^64 (64- and 128-bit digit paths) */
+  sl_type dec = {.kind = SL_TYPE_DECIMAL, .precision = 38, .scale = 2};
+  __int128 d = (__int128)UINT64_MAX;
+  sl_value_format_scalar(out, &dec, SL_P_DEC128, &d);
+  assert_string_equal(out, "184467440737095516.15");
+  d += 1;
+  sl_value_format_scalar(out, &dec, SL_P_DEC128, &d);
+  assert_string_equal(out, "184467440737095516.16");
+  d = -(__int128)5;
+  sl_value_format_scalar(out, &dec, SL_P_DEC128, &d);
+  assert_string_equal(out, "-0.05");
+  int64_t d64 = -1234567;
+  sl_type dec3 = {.kind = SL_TYPE_DECIMAL, .precision = 10, .scale = 3};
+  sl_value_format_scalar(out, &dec3, SL_P_DEC64, &d64);
+  assert_string_equal(out, "-1234.567");
+
+  /* dates at the ends of four digits and past them */
+  assert_int_equal(sl_format_date(out, 0), 10);
+  assert_string_equal(out, "1970-01-01");
+  sl_format_date(out, sl_days_from_civil(0, 1, 1));
+  assert_string_equal(out, "0000-01-01");
+  sl_format_date(out, sl_days_from_civil(9999, 12, 31));
+  assert_string_equal(out, "9999-12-31");
+  sl_format_date(out, sl_days_from_civil(10000, 1, 1));
+  assert_string_equal(out, "+10000-01-01");
+  sl_format_date(out, sl_days_from_civil(-1, 2, 3));
+  assert_string_equal(out, "-0001-02-03");
+  /* 2015-07-15 09:05:03.000042 at precisions 0, 3, 6 and 9 */
+  sl_type ts = {.kind = SL_TYPE_TIMESTAMP, .precision = 0};
+  int64_t us =
+      (sl_days_from_civil(2015, 7, 15) * 86400 + 9 * 3600 + 5 * 60 + 3) *
+          1000000 +
+      42;
+  const char *at[] = {"2015-07-15 09:05:03", "2015-07-15 09:05:03.000",
+                      "2015-07-15 09:05:03.000042",
+                      "2015-07-15 09:05:03.000042000"};
+  for (int p = 0; p < 4; p++) {
+    ts.precision = 3 * p;
+    int n = sl_value_format_scalar(out, &ts, SL_P_TS, &us);
+    assert_string_equal(out, at[p]);
+    assert_int_equal(n, (int)strlen(at[p]));
+  }
+  /* a second before the epoch */
+  us = -1000000;
+  ts.precision = 3;
+  sl_value_format_scalar(out, &ts, SL_P_TS, &us);
+  assert_string_equal(out, "1969-12-31 23:59:59.000");
+}
+
 static void test_strings(void **state) {
   (void)state;
   /* Long strings live in the buffer's heap, short ones inline. */
@@ -170,9 +268,8 @@ static void test_strings(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_decimal),
-      cmocka_unit_test(test_integers),
-      cmocka_unit_test(test_temporal),
+      cmocka_unit_test(test_decimal),  cmocka_unit_test(test_integers),
+      cmocka_unit_test(test_temporal), cmocka_unit_test(test_format_digits),
       cmocka_unit_test(test_strings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
