@@ -3,9 +3,12 @@
  * k counters.  A counted item increments its counter; an uncounted one
  * takes over the counter with the smallest count c and starts at c + 1
  * with error c.  Hence count overestimates by at most error <= n / k, and
- * any item more frequent than n / k holds a counter.  k is small (64 by
- * default), so lookups scan a contiguous array of hashes rather than keep
- * an index: 64 compares per record is cheap next to reading the record.
+ * any item more frequent than n / k holds a counter.  Of several smallest
+ * counters the first (lowest index) is taken, so a sketch is the same
+ * whatever finds it.  Lookups go through a small hash index and the
+ * smallest counter is the root of a heap ordered by (count, index): a
+ * scan of the k keys and another of the k counts per record was most of
+ * the time of sampling a stream of many distinct keys.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +19,14 @@ struct sl_hh {
   int k;
   int used;
   uint64_t total;
-  uint64_t *keys; /* keys[i] == items[i].key, scanned on every add */
   sl_hh_item *items;
+  /* key -> counter: linear probing over slots holding index + 1 (0:
+   * empty), at most half full */
+  uint32_t *slots;
+  uint32_t mask;
+  /* a min-heap of counter indexes by (count, index), and each counter's
+   * place in it */
+  int *heap, *place;
 };
 
 sl_hh *sl_hh_new(sl_arena *a, int k) {
@@ -27,9 +36,90 @@ sl_hh *sl_hh_new(sl_arena *a, int k) {
     k = SL_HH_MAX_K;
   sl_hh *h = SL_ANEW(a, sl_hh);
   h->k = k;
-  h->keys = SL_ANEW_N(a, uint64_t, k);
   h->items = SL_ANEW_N(a, sl_hh_item, k);
+  uint32_t n = 4;
+  while (n < 2u * (uint32_t)k)
+    n *= 2;
+  h->slots = SL_ANEW_N(a, uint32_t, n);
+  h->mask = n - 1;
+  h->heap = SL_ANEW_N(a, int, k);
+  h->place = SL_ANEW_N(a, int, k);
   return h;
+}
+
+static uint32_t slot_of(const sl_hh *h, uint64_t key) {
+  key ^= key >> 29; /* keys are hashes already; fold the high bits in */
+  return (uint32_t)key & h->mask;
+}
+
+/* The counter holding key, or -1. */
+static int find(const sl_hh *h, uint64_t key) {
+  for (uint32_t s = slot_of(h, key);; s = (s + 1) & h->mask) {
+    uint32_t v = h->slots[s];
+    if (v == 0)
+      return -1;
+    if (h->items[v - 1].key == key)
+      return (int)v - 1;
+  }
+}
+
+static void index_add(sl_hh *h, int i) {
+  uint32_t s = slot_of(h, h->items[i].key);
+  while (h->slots[s])
+    s = (s + 1) & h->mask;
+  h->slots[s] = (uint32_t)i + 1;
+}
+
+/* Counter i's key leaves the index (backward-shift deletion). */
+static void index_remove(sl_hh *h, int i) {
+  uint32_t s = slot_of(h, h->items[i].key);
+  while (h->slots[s] != (uint32_t)i + 1)
+    s = (s + 1) & h->mask;
+  for (uint32_t next = (s + 1) & h->mask; h->slots[next];
+       next = (next + 1) & h->mask) {
+    uint32_t home = slot_of(h, h->items[h->slots[next] - 1].key);
+    /* next's entry may move to s if s lies on its probe path */
+    if (((next - home) & h->mask) >= ((next - s) & h->mask)) {
+      h->slots[s] = h->slots[next];
+      s = next;
+    }
+  }
+  h->slots[s] = 0;
+}
+
+static bool before(const sl_hh *h, int a, int b) {
+  uint64_t ca = h->items[a].count, cb = h->items[b].count;
+  return ca != cb ? ca < cb : a < b;
+}
+
+static void heap_put(sl_hh *h, int at, int i) {
+  h->heap[at] = i;
+  h->place[i] = at;
+}
+
+static void sift_down(sl_hh *h, int at) {
+  int i = h->heap[at];
+  for (;;) {
+    int c = 2 * at + 1;
+    if (c >= h->used)
+      break;
+    if (c + 1 < h->used && before(h, h->heap[c + 1], h->heap[c]))
+      c++;
+    if (!before(h, h->heap[c], i))
+      break;
+    heap_put(h, at, h->heap[c]);
+    at = c;
+  }
+  heap_put(h, at, i);
+}
+
+static void sift_up(sl_hh *h, int at) {
+  int i = h->heap[at];
+  while (at > 0 && before(h, i, h->heap[(at - 1) / 2])) {
+    heap_put(h, at, h->heap[(at - 1) / 2]);
+    at = (at - 1) / 2;
+  }
+  heap_put(h, at, i);
 }
 
 static void set_label(sl_hh_item *it, const void *label, size_t len) {
@@ -42,28 +132,31 @@ static void set_label(sl_hh_item *it, const void *label, size_t len) {
 
 void sl_hh_add(sl_hh *h, uint64_t key, const void *label, size_t label_len) {
   h->total++;
-  for (int i = 0; i < h->used; i++)
-    if (h->keys[i] == key) {
-      h->items[i].count++;
-      return;
-    }
+  int i = find(h, key);
+  if (i >= 0) {
+    h->items[i].count++;
+    sift_down(h, h->place[i]);
+    return;
+  }
   sl_hh_item *it;
   if (h->used < h->k) {
-    it = &h->items[h->used];
-    h->keys[h->used++] = key;
+    i = h->used++;
+    it = &h->items[i];
     it->count = 1;
     it->error = 0;
+    it->key = key;
+    heap_put(h, h->used - 1, i);
+    sift_up(h, h->used - 1);
   } else {
-    int min = 0;
-    for (int i = 1; i < h->k; i++)
-      if (h->items[i].count < h->items[min].count)
-        min = i;
-    it = &h->items[min];
-    h->keys[min] = key;
+    i = h->heap[0]; /* the smallest count, the first of equals */
+    it = &h->items[i];
+    index_remove(h, i);
     it->error = it->count;
     it->count++;
+    it->key = key;
+    sift_down(h, 0);
   }
-  it->key = key;
+  index_add(h, i);
   set_label(it, label, label_len);
 }
 

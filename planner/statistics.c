@@ -23,6 +23,8 @@
 #include "sluice/planner/statistics.h"
 #include "sluice/row/value_text.h"
 
+#include "plan_int.h"
+
 #define DEFAULT_MAX_RECORDS 100000
 #define DEFAULT_MAX_SECONDS 0.2
 #define DEFAULT_TOP 10
@@ -489,6 +491,51 @@ static void add_record(sl_table_stats *st, key_acc *accs, key_acc *comb,
   }
 }
 
+/* An integer literal's value. */
+static bool int_value(const sl_bexpr *e, int64_t *v) {
+  if (!e || e->kind != SL_BEXPR_LITERAL || e->lit.kind != SL_LIT_INTEGER)
+    return false;
+  *v = e->lit.i64;
+  return true;
+}
+
+/* Conjunct e as a filter the source applies itself (`col = n` or `col IN
+ * (n, ...)` over an integer column it can filter), as the plan's pushdown
+ * makes (rewrite.c): NEXMark's `event_type = 0` then makes only persons,
+ * where without it the sample made every event to keep one in fifty. */
+static bool sample_source_filter(const sl_source_connector *conn,
+                                 const sl_table_def *t,
+                                 const sl_leaf_columns *lc, const sl_bexpr *e,
+                                 sl_source_filter *f) {
+  memset(f, 0, sizeof *f);
+  const sl_bexpr *col = NULL;
+  if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_EQ && e->nargs == 2) {
+    bool left = e->args[0]->kind == SL_BEXPR_COLUMN;
+    col = e->args[left ? 0 : 1];
+    if (!int_value(e->args[left ? 1 : 0], &f->values[0]))
+      return false;
+    f->nvalues = 1;
+  } else if (e->kind == SL_BEXPR_IN_LIST && !e->negated &&
+             e->nargs - 1 <= SL_SOURCE_FILTER_VALUES) {
+    col = e->args[0];
+    for (int i = 1; i < e->nargs; i++)
+      if (!int_value(e->args[i], &f->values[f->nvalues++]))
+        return false;
+  } else {
+    return false;
+  }
+  if (col->kind != SL_BEXPR_COLUMN || col->depth != 0 || col->index < 0 ||
+      col->index >= t->ncolumns || !sl_type_is_integer(col->type) ||
+      t->columns[col->index].computed_sql || !conn->can_filter)
+    return false;
+  const char *name = t->columns[col->index].name;
+  f->leaf = -1;
+  for (int i = 0; i < lc->n; i++)
+    if (strcmp(lc->names[i], name) == 0)
+      f->leaf = i;
+  return f->leaf >= 0 && conn->can_filter(t, name);
+}
+
 /* Open the source and compile the programs: everything before the loop. */
 static int prepare(sampler *s, const sl_table_def *t, int nkeys,
                    const sl_bexpr *const *keys, const sl_bexpr *rowtime,
@@ -572,7 +619,19 @@ static int prepare(sampler *s, const sl_table_def *t, int nkeys,
                         "TIMESTAMP");
   *tmp_layout = sl_row_layout_new(sa, nprogs, NULL, ktypes);
 
-  sl_source_spec spec0 = {t, layout, leaf_index, 0, 1, 0, NULL, true};
+  /* The filter's pushable conjuncts go to the source too; the whole
+   * filter is still applied below. */
+  sl_pl_parts parts = {0};
+  sl_source_filter *filters = NULL;
+  int nfilters = 0;
+  if (fexpr) {
+    sl_pl_conjuncts(sa, fexpr, &parts);
+    filters = SL_ANEW_N(sa, sl_source_filter, parts.n + 1);
+    for (int i = 0; i < parts.n; i++)
+      if (sample_source_filter(s->conn, t, &lc, parts.v[i], &filters[nfilters]))
+        nfilters++;
+  }
+  sl_source_spec spec0 = {t, layout, leaf_index, 0, 1, nfilters, filters, true};
   s->spec = spec0;
   rc = s->conn->open(&s->spec, &s->src, err);
   if (rc != SL_OK) {
