@@ -64,6 +64,12 @@ static sl_group_table *slice_table(worker_state *s, int64_t start) {
   for (int i = lo > 0 ? lo - 1 : 0; i < s->nslices && i <= lo; i++)
     if (s->slices[i].table->count > groups)
       groups = s->slices[i].table->count;
+  /* Before any slice has been let go, the planner's estimate: growing the
+   * first tables by doubling from 64 wrote every larger array afresh
+   * (fresh pages cost ten times a memset in this VM: a third of ro_64m's
+   * CPU was the kernel zeroing them). */
+  if (s->last_slice_groups == 0 && s->plan->expected_groups > groups)
+    groups = s->plan->expected_groups;
   sl_group_table *t = new_table(s, groups, 64);
   s->slices[lo].start = start;
   s->slices[lo].table = t;

@@ -141,6 +141,9 @@ static void auto_strategy(sl_plan *plan, const sl_strategy_inputs *ctx,
   sl_strategy_choice c;
   sl_cost_choose(plan, st ? st : pst, groups, pairs, workers, ctx->costs, &c);
   plan->strategy = c.strategy;
+  plan->expected_groups = c.table_groups >= 1 && c.table_groups < 1e9
+                              ? (uint32_t)c.table_groups
+                              : 0;
   sl_strbuf b = SL_STRBUF_INIT;
   sl_cost_format(&b, &c, ctx->costs);
   sl_strbuf_printf(&b, "; sample: %llu records of %s",

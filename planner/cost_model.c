@@ -179,6 +179,9 @@ void sl_cost_choose(const sl_plan *p, const sl_table_stats *st,
    * near a tie, late merge keeps no channels and is robust to skew. */
   if (rp < 0.95 * lm && lm > 1e6)
     out->strategy = SL_STRATEGY_REPARTITION;
+  out->table_groups = out->strategy == SL_STRATEGY_REPARTITION
+                          ? out->groups / n
+                          : out->groups_per_worker;
 }
 
 void sl_cost_format(sl_strbuf *b, const sl_strategy_choice *c,
@@ -188,10 +191,11 @@ void sl_cost_format(sl_strbuf *b, const sl_strategy_choice *c,
       "estimates per state slice: %.0f records, %.0f groups (%.0f per "
       "worker), heaviest key %.1f%%; cost: late merge %.3f ms, repartition "
       "%.3f ms -> %s; calibrated: update %.0f ns (hot) / %.0f ns (cold), "
-      "merge %.0f / %.0f ns per group, route %.0f ns per record",
+      "merge %.0f / %.0f ns per group, route %.0f ns per record; a "
+      "worker's first tables sized for %.0f groups",
       c->records_per_slice, c->groups, c->groups_per_worker, 100 * c->top_share,
       c->cost_late_merge_s * 1e3, c->cost_repartition_s * 1e3,
       c->strategy == SL_STRATEGY_REPARTITION ? "repartition" : "late merge",
       k->update_hot_ns, k->update_cold_ns, k->merge_hot_ns, k->merge_ns,
-      k->route_ns);
+      k->route_ns, c->table_groups);
 }

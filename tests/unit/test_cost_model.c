@@ -67,6 +67,8 @@ static void test_few_groups_and_skew_choose_late_merge(void **state) {
   /* Few groups, uniform keys: partial counts collapse locally. */
   assert_string_equal(chosen(s, "few", &out), "late-merge");
   assert_non_null(strstr(sl_strbuf_cstr(&out), "1000 groups"));
+  /* each worker meets all 1000 keys: its first tables are sized so */
+  assert_non_null(strstr(sl_strbuf_cstr(&out), "sized for 1000 groups"));
   /* Zipf-skewed keys: the heavy key would overload its owner. */
   assert_string_equal(chosen(s, "skewed", &out), "late-merge");
   assert_non_null(strstr(sl_strbuf_cstr(&out), "heaviest key 3"));
@@ -105,6 +107,11 @@ static void test_many_distinct_keys_choose_repartition(void **state) {
   assert_non_null(est);
   long groups = strtol(est + strlen("records, "), NULL, 10);
   assert_true(groups > 9000000 && groups < 10500000);
+  /* an owner's first tables hold its half of the keys */
+  const char *sized = strstr(sl_strbuf_cstr(&out), "sized for ");
+  assert_non_null(sized);
+  long per = strtol(sized + strlen("sized for "), NULL, 10);
+  assert_true(per > groups * 45 / 100 && per < groups * 55 / 100);
   sl_strbuf_free(&out);
   sl_session_free(s);
 }

@@ -52,6 +52,10 @@ typedef struct sl_strategy_choice {
   double top_share;         /* the heaviest key's share */
   double cost_late_merge_s;
   double cost_repartition_s;
+  /* the groups one worker's table holds per slice under the chosen
+   * strategy: its share of the keys when repartitioned, else the groups
+   * its share of the records meets (sizes its first tables) */
+  double table_groups;
 } sl_strategy_choice;
 
 /* Choose for an aggregate plan: groups = the statistics of its group key

@@ -105,6 +105,10 @@ typedef struct sl_plan {
   void *sink_arg;
   sl_strategy strategy; /* of the aggregate; set by whoever runs the plan
                          * (the session, from SET 'sluice.strategy') */
+  /* The groups one worker's table holds per slice of state, as the cost
+   * model estimated them when it chose the strategy; 0: unknown.  Sizes a
+   * worker's first tables, before any slice has been seen whole. */
+  uint32_t expected_groups;
   /* Late merge at partition leaders: the group keys (indexes) whose hash
    * picks a group's leader; 0: all of them.  A leaf whose join with
    * another is co-partitioned (SL_JOIN_REPARTITION) lists its join key. */
