@@ -32,6 +32,7 @@ PACKAGES=(
   iproute2                           # "rdma link add" creates the rxe device
   ibverbs-utils perftest             # ibv_devices, ib_write_bw (smoke test, baseline)
   bc                                 # the benchmark scripts' arithmetic
+  linux-perf                         # bench/cycles.sh: CPU per record, by function
 )
 
 missing=()
