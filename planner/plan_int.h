@@ -65,5 +65,9 @@ int sl_pl_order_bounded(const sl_plan *p, const sl_bquery *q, sl_error *err);
  * the connector guarantees that p's event time never decreases and the
  * watermark trails it by at least the window's time unit. */
 bool sl_pl_no_late_rows(const sl_plan *p);
+/* Conjunct e as `col = n` or `col IN (n, ...)` over an integer column of
+ * the row (depth 0): the column, with f's values filled (its leaf left for
+ * the caller), or NULL. */
+const sl_bexpr *sl_pl_int_filter(const sl_bexpr *e, sl_source_filter *f);
 
 #endif

@@ -344,9 +344,7 @@ static bool int_literal(const sl_bexpr *e, int64_t *v) {
   return true;
 }
 
-/* The source filter for conjunct e over input in, if it is one. */
-static bool as_source_filter(const sl_plan *p, const sl_plan_input *in,
-                             const sl_bexpr *e, sl_source_filter *f) {
+const sl_bexpr *sl_pl_int_filter(const sl_bexpr *e, sl_source_filter *f) {
   const sl_bexpr *col = NULL;
   memset(f, 0, sizeof *f);
   if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_EQ) {
@@ -357,7 +355,7 @@ static bool as_source_filter(const sl_plan *p, const sl_plan_input *in,
       y = t;
     }
     if (x->kind != SL_BEXPR_COLUMN || !int_literal(y, &f->values[0]))
-      return false;
+      return NULL;
     col = x;
     f->nvalues = 1;
   } else if (e->kind == SL_BEXPR_IN_LIST && !e->negated &&
@@ -366,12 +364,18 @@ static bool as_source_filter(const sl_plan *p, const sl_plan_input *in,
     col = e->args[0];
     for (int i = 1; i < e->nargs; i++)
       if (!int_literal(e->args[i], &f->values[f->nvalues++]))
-        return false;
+        return NULL;
   } else {
-    return false;
+    return NULL;
   }
-  if (col->depth != 0 || !sl_type_is_integer(col->type) ||
-      sl_plan_input_of(p, col->index) != 0)
+  return col->depth == 0 && sl_type_is_integer(col->type) ? col : NULL;
+}
+
+/* The source filter for conjunct e over input in, if it is one. */
+static bool as_source_filter(const sl_plan *p, const sl_plan_input *in,
+                             const sl_bexpr *e, sl_source_filter *f) {
+  const sl_bexpr *col = sl_pl_int_filter(e, f);
+  if (!col || sl_plan_input_of(p, col->index) != 0)
     return false;
   const char *name = p->base_names[col->index];
   f->leaf = -1;

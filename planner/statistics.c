@@ -491,14 +491,6 @@ static void add_record(sl_table_stats *st, key_acc *accs, key_acc *comb,
   }
 }
 
-/* An integer literal's value. */
-static bool int_value(const sl_bexpr *e, int64_t *v) {
-  if (!e || e->kind != SL_BEXPR_LITERAL || e->lit.kind != SL_LIT_INTEGER)
-    return false;
-  *v = e->lit.i64;
-  return true;
-}
-
 /* Conjunct e as a filter the source applies itself (`col = n` or `col IN
  * (n, ...)` over an integer column it can filter), as the plan's pushdown
  * makes (rewrite.c): NEXMark's `event_type = 0` then makes only persons,
@@ -507,25 +499,8 @@ static bool sample_source_filter(const sl_source_connector *conn,
                                  const sl_table_def *t,
                                  const sl_leaf_columns *lc, const sl_bexpr *e,
                                  sl_source_filter *f) {
-  memset(f, 0, sizeof *f);
-  const sl_bexpr *col = NULL;
-  if (e->kind == SL_BEXPR_BINARY && e->op == SL_OP_EQ && e->nargs == 2) {
-    bool left = e->args[0]->kind == SL_BEXPR_COLUMN;
-    col = e->args[left ? 0 : 1];
-    if (!int_value(e->args[left ? 1 : 0], &f->values[0]))
-      return false;
-    f->nvalues = 1;
-  } else if (e->kind == SL_BEXPR_IN_LIST && !e->negated &&
-             e->nargs - 1 <= SL_SOURCE_FILTER_VALUES) {
-    col = e->args[0];
-    for (int i = 1; i < e->nargs; i++)
-      if (!int_value(e->args[i], &f->values[f->nvalues++]))
-        return false;
-  } else {
-    return false;
-  }
-  if (col->kind != SL_BEXPR_COLUMN || col->depth != 0 || col->index < 0 ||
-      col->index >= t->ncolumns || !sl_type_is_integer(col->type) ||
+  const sl_bexpr *col = sl_pl_int_filter(e, f);
+  if (!col || col->index < 0 || col->index >= t->ncolumns ||
       t->columns[col->index].computed_sql || !conn->can_filter)
     return false;
   const char *name = t->columns[col->index].name;

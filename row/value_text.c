@@ -161,20 +161,18 @@ static int fmt_timestamp(char *out, int64_t us, int p) {
   return n;
 }
 
+/* v < 2^127 (an i128's magnitude): 64-bit divisions for all but one step
+ * (v / 10^19 < 2^64 then). */
 static int fmt_u128(char *out, u128 v) {
-  if (v <= UINT64_MAX) { /* 64-bit divisions: most decimals fit */
-    int n = put_u64(out, (uint64_t)v);
-    out[n] = '\0';
-    return n;
+  int n;
+  if (v <= UINT64_MAX) { /* most decimals */
+    n = put_u64(out, (uint64_t)v);
+  } else {
+    const uint64_t e19 = 10000000000000000000ULL;
+    n = put_u64(out, (uint64_t)(v / e19));
+    put_digits(out + n, (uint64_t)(v % e19), 19);
+    n += 19;
   }
-  char tmp[48];
-  int n = 0;
-  do {
-    tmp[n++] = (char)('0' + (int)(v % 10));
-    v /= 10;
-  } while (v);
-  for (int i = 0; i < n; i++)
-    out[i] = tmp[n - 1 - i];
   out[n] = '\0';
   return n;
 }

@@ -212,6 +212,16 @@ static void test_format_digits(void **state) {
   d = -(__int128)5;
   sl_value_format_scalar(out, &dec, SL_P_DEC128, &d);
   assert_string_equal(out, "-0.05");
+  /* 10^20: the low 19 digits all zeros; 10^38 - 1: the largest DECIMAL(38) */
+  d = (__int128)10000000000ULL * 10000000000ULL;
+  sl_value_format_scalar(out, &dec, SL_P_DEC128, &d);
+  assert_string_equal(out, "1000000000000000000.00");
+  d = (__int128)10000000000000000000ULL * 10000000000000000000ULL - 1;
+  sl_value_format_scalar(out, &dec, SL_P_DEC128, &d);
+  assert_string_equal(out, "999999999999999999999999999999999999.99");
+  d = -d;
+  sl_value_format_scalar(out, &dec, SL_P_DEC128, &d);
+  assert_string_equal(out, "-999999999999999999999999999999999999.99");
   int64_t d64 = -1234567;
   sl_type dec3 = {.kind = SL_TYPE_DECIMAL, .precision = 10, .scale = 3};
   sl_value_format_scalar(out, &dec3, SL_P_DEC64, &d64);
