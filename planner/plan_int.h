@@ -69,5 +69,10 @@ bool sl_pl_no_late_rows(const sl_plan *p);
  * the row (depth 0): the column, with f's values filled (its leaf left for
  * the caller), or NULL. */
 const sl_bexpr *sl_pl_int_filter(const sl_bexpr *e, sl_source_filter *f);
+/* f on the leaf `name` of lc (f->leaf), if the connector of t can apply
+ * it there. */
+bool sl_pl_filter_leaf(const sl_source_connector *conn, const sl_table_def *t,
+                       const sl_leaf_columns *lc, const char *name,
+                       sl_source_filter *f);
 
 #endif

@@ -377,13 +377,18 @@ static bool as_source_filter(const sl_plan *p, const sl_plan_input *in,
   const sl_bexpr *col = sl_pl_int_filter(e, f);
   if (!col || sl_plan_input_of(p, col->index) != 0)
     return false;
-  const char *name = p->base_names[col->index];
+  return sl_pl_filter_leaf(in->connector, in->table, &in->leaves,
+                           p->base_names[col->index], f);
+}
+
+bool sl_pl_filter_leaf(const sl_source_connector *conn, const sl_table_def *t,
+                       const sl_leaf_columns *lc, const char *name,
+                       sl_source_filter *f) {
   f->leaf = -1;
-  for (int i = 0; i < in->leaves.n; i++)
-    if (strcmp(in->leaves.names[i], name) == 0)
+  for (int i = 0; i < lc->n; i++)
+    if (strcmp(lc->names[i], name) == 0)
       f->leaf = i;
-  return f->leaf >= 0 && in->connector->can_filter &&
-         in->connector->can_filter(in->table, name);
+  return f->leaf >= 0 && conn->can_filter && conn->can_filter(t, name);
 }
 
 /* Record f (conjunct e) as one more filter of the source of input 0. */

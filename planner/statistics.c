@@ -500,15 +500,9 @@ static bool sample_source_filter(const sl_source_connector *conn,
                                  const sl_leaf_columns *lc, const sl_bexpr *e,
                                  sl_source_filter *f) {
   const sl_bexpr *col = sl_pl_int_filter(e, f);
-  if (!col || col->index < 0 || col->index >= t->ncolumns ||
-      t->columns[col->index].computed_sql || !conn->can_filter)
-    return false;
-  const char *name = t->columns[col->index].name;
-  f->leaf = -1;
-  for (int i = 0; i < lc->n; i++)
-    if (strcmp(lc->names[i], name) == 0)
-      f->leaf = i;
-  return f->leaf >= 0 && conn->can_filter(t, name);
+  return col && col->index >= 0 && col->index < t->ncolumns &&
+         !t->columns[col->index].computed_sql &&
+         sl_pl_filter_leaf(conn, t, lc, t->columns[col->index].name, f);
 }
 
 /* Open the source and compile the programs: everything before the loop. */

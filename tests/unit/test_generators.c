@@ -468,6 +468,22 @@ static void test_nexmark_extra_sizes(void **state) {
 /* ---- pre-generation -------------------------------------------------------
  */
 
+/* Table nx of sql (a format with one %s for more options), with
+ * 'pregenerate' = 'true' when pregen, read as worker w of n into out. */
+static void run_nx(const char *sql, bool pregen, int w, int n, uint32_t bufsize,
+                   size_t max_rows, run *out) {
+  char text[1024];
+  snprintf(text, sizeof text, sql, pregen ? ", 'pregenerate' = 'true'" : "");
+  sl_session *s;
+  const sl_table_def *t = create(&s, text, "nx");
+  reader r;
+  reader_init(&r, t, NULL);
+  run_source(&sl_source_nexmark, t, &r, w, n, bufsize, max_rows, out, NULL,
+             NULL);
+  sl_arena_free(&r.a);
+  sl_session_free(s);
+}
+
 static void test_pregenerate_same_rows(void **state) {
   (void)state;
   const char *sql =
@@ -475,27 +491,11 @@ static void test_pregenerate_same_rows(void **state) {
       "STRING, creditCard STRING>, auction ROW<description STRING>, bid "
       "ROW<price BIGINT, url STRING, dateTime TIMESTAMP(3)>) WITH "
       "('connector' = 'nexmark', 'events.num' = '30000'%s)";
-  char text[1024];
   run plain, pre, small;
-  for (int k = 0; k < 2; k++) {
-    sl_session *s;
-    snprintf(text, sizeof text, sql, k ? ", 'pregenerate' = 'true'" : "");
-    const sl_table_def *t = create(&s, text, "nx");
-    reader r;
-    reader_init(&r, t, NULL);
-    if (k == 0) {
-      run_source(&sl_source_nexmark, t, &r, 1, 2, 64 * 1024, SIZE_MAX, &plain,
-                 NULL, NULL);
-    } else {
-      /* a 64 KiB buffer takes whole chunks; 4 KiB ones take rows */
-      run_source(&sl_source_nexmark, t, &r, 1, 2, 64 * 1024, SIZE_MAX, &pre,
-                 NULL, NULL);
-      run_source(&sl_source_nexmark, t, &r, 1, 2, 4096, SIZE_MAX, &small, NULL,
-                 NULL);
-    }
-    sl_arena_free(&r.a);
-    sl_session_free(s);
-  }
+  run_nx(sql, false, 1, 2, 64 * 1024, SIZE_MAX, &plain);
+  /* a 64 KiB buffer takes whole chunks; 4 KiB ones take rows */
+  run_nx(sql, true, 1, 2, 64 * 1024, SIZE_MAX, &pre);
+  run_nx(sql, true, 1, 2, 4096, SIZE_MAX, &small);
   assert_int_equal(plain.n, events_of(1, 2, 30000));
   assert_int_equal(pre.n, plain.n);
   assert_int_equal(small.n, plain.n);
@@ -516,21 +516,11 @@ static void test_sample_skips_pregenerate(void **state) {
       "CREATE TABLE nx (event_type INT, bid ROW<price BIGINT, url STRING, "
       "dateTime TIMESTAMP(3)>) WITH ('connector' = 'nexmark', 'events.num' "
       "= '68719476736'%s)";
-  char text[1024];
   run plain, sampled;
-  for (int k = 0; k < 2; k++) {
-    sl_session *s;
-    snprintf(text, sizeof text, sql, k ? ", 'pregenerate' = 'true'" : "");
-    const sl_table_def *t = create(&s, text, "nx");
-    reader r;
-    reader_init(&r, t, NULL);
-    open_as_sample = k == 1;
-    run_source(&sl_source_nexmark, t, &r, 0, 1, 64 * 1024, 5000,
-               k ? &sampled : &plain, NULL, NULL);
-    open_as_sample = false;
-    sl_arena_free(&r.a);
-    sl_session_free(s);
-  }
+  run_nx(sql, false, 0, 1, 64 * 1024, 5000, &plain);
+  open_as_sample = true;
+  run_nx(sql, true, 0, 1, 64 * 1024, 5000, &sampled);
+  open_as_sample = false;
   assert_int_equal(plain.n, 5000);
   assert_int_equal(sampled.n, plain.n);
   assert_memory_equal(plain.digest, sampled.digest, plain.n * sizeof(uint64_t));
