@@ -129,7 +129,7 @@ static int run_case(const bench_case *bc, const char *dir) {
   sl_row_layout *l = sl_row_layout_new(&a, n, names, types);
   double rate[5], mbs[5];
   for (int run = 0; run < 5; run++) {
-    sl_source_spec spec = {t, l, idx, 0, 1, 0, NULL, false};
+    sl_source_spec spec = {t, l, idx, 0, 1, 0, NULL, false, NULL};
     sl_source *src;
     if (bc->conn->open(&spec, &src, &err)) {
       fprintf(stderr, "%s: %s\n", bc->label, err.message);

@@ -59,6 +59,13 @@ static const known_setting KNOWN[] = {
       "pass it does not know), as a broken LLVM would"},
      V_BOOL,
      NULL},
+    {{"sluice.dictionary-codes", "on",
+      "read string columns whose source gives a dictionary of their values "
+      "(YSB's ids and types) as integer codes in filters, join keys and "
+      "group keys, turned back into strings where they leave the query "
+      "(off: compare and hash the strings)"},
+     V_BOOL,
+     NULL},
     {{"sluice.epoch-size", "64mb",
       "input per node between two merges of shared state (late merge)"},
      V_SIZE,

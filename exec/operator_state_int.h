@@ -27,7 +27,8 @@ typedef struct exec_source_state {
    * (one node: 0 of nworkers). */
   int base, total;
   const sl_row_layout *stream_layout; /* the leaves input 0 produces */
-  int *stream_leaf;                   /* spec leaf_index for input 0 */
+  const int *stream_leaf;             /* spec leaf_index for input 0 */
+  const bool *stream_as_code;         /* ... and its as_code */
   sl_expr_prog *filter;               /* over stream_layout, or NULL */
   /* SET 'table.exec.source.idle-timeout' in seconds (sl_plan.idle_timeout_us;
    * 0: none): a worker whose source gives no row for this long is idle, and

@@ -73,12 +73,15 @@ static int charge_table(exec_query *q, uint64_t bytes, uint32_t nrows,
       q->plan->inputs[1].table->name, nrows);
 }
 
-static int load_table(exec_query *q, const int *table_leaf, int *table_map,
-                      sl_error *err) {
+static int load_table(exec_query *q, int *table_map, sl_error *err) {
   const sl_plan *plan = q->plan;
   const sl_plan_input *in = &plan->inputs[1];
+  const int *table_leaf;
+  const bool *as_code;
+  sl_plan_source_leaves(&q->arena, in, &table_leaf, &as_code);
   sl_source_spec spec = {
-      in->table, q->lookup.table_layout, table_leaf, 0, 1, 0, NULL, false};
+      in->table, q->lookup.table_layout, table_leaf, 0, 1, 0, NULL, false,
+      as_code};
   sl_source *src;
   int rc = in->connector->open(&spec, &src, err);
   if (rc != SL_OK)
@@ -187,7 +190,6 @@ static int prepare_join(exec_query *q, const sl_row_layout **ins,
   const sl_plan *plan = q->plan;
   sl_arena *a = &q->arena;
   q->lookup.join = true;
-  int *table_leaf = plan->inputs[1].used_leaf;
   q->lookup.table_layout = sl_plan_input_layout(a, plan, 1);
   ins[1] = q->lookup.table_layout;
   int base1[2] = {-1, 0};
@@ -213,7 +215,7 @@ static int prepare_join(exec_query *q, const sl_row_layout **ins,
   int rc = compile(q, plan->post_join_filter, q->lookup.joined_layout, *row_map,
                    &q->lookup.post_join_filter, err);
   if (rc == SL_OK)
-    rc = load_table(q, table_leaf, map1, err);
+    rc = load_table(q, map1, err);
   return rc;
 }
 
@@ -382,7 +384,8 @@ int sl_exec_prepare(exec_query *q, sl_error *err) {
 
   q->partial.tmp_record = -1;
   q->source.stream_layout = sl_plan_input_layout(a, plan, 0);
-  q->source.stream_leaf = plan->inputs[0].used_leaf;
+  sl_plan_source_leaves(a, &plan->inputs[0], &q->source.stream_leaf,
+                        &q->source.stream_as_code);
   const sl_row_layout *ins[2] = {q->source.stream_layout, NULL};
   int base0[2] = {0, -1};
   int *map0 = sl_plan_column_map(a, plan, ins, base0);

@@ -677,7 +677,8 @@ void *sl_worker_main(void *arg) {
   sl_source_spec spec = {plan->inputs[0].table,   q->source.stream_layout,
                          q->source.stream_leaf,   q->source.base + w->index,
                          q->source.total,         plan->inputs[0].nfilters,
-                         plan->inputs[0].filters, false};
+                         plan->inputs[0].filters, false,
+                         q->source.stream_as_code};
   double opening = sl_clock_seconds();
   int rc = plan->inputs[0].connector->open(&spec, &src, &w->err);
   w->open_seconds = sl_clock_seconds() - opening;

@@ -147,7 +147,7 @@ static xnode *source_node(sl_arena *a, const sl_plan_input *in,
   for (int k = 0; k < in->nused; k++)
     sl_strbuf_printf(&b, "%s%s", k ? ", " : "",
                      in->leaves.names[in->used_leaf[k]]);
-  sl_strbuf_printf(&b, "] of %d leaves", in->leaves.n);
+  sl_strbuf_printf(&b, "] of %d leaves", in->leaves.n - in->ncodes);
   for (int k = 0; k < in->nfilters; k++)
     sl_strbuf_printf(&b, "%s%s", k ? " AND " : ", filter=", in->filter_sql[k]);
   const char *idle =

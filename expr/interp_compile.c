@@ -300,7 +300,25 @@ static int precompile(cstate *cs, inode *n) {
   return SL_OK;
 }
 
+/* The planner's code -> string lookup (planner/dictionary_codes.c). */
+static inode *compile_dictionary(cstate *cs, const sl_bexpr *e) {
+  inode *code = e->nargs == 1 ? compile(cs, e->args[0]) : NULL;
+  if (!code)
+    return NULL;
+  if (code->rep != R_I64) {
+    cerr(cs, e, SL_EINTERNAL, "internal error: a dictionary code that is %s",
+         "not an integer");
+    return NULL;
+  }
+  inode *n = new_node(cs, N_DICTIONARY, e->type, e, 1);
+  n->args[0] = code;
+  n->aux = (void *)e->dictionary;
+  return n;
+}
+
 static inode *compile_call(cstate *cs, const sl_bexpr *e) {
+  if (e->dictionary)
+    return compile_dictionary(cs, e);
   const char *name = e->fn->name;
   ifn fn = F_NONE;
   sl_interval_unit unit = e->unit;

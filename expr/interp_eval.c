@@ -18,6 +18,7 @@
 
 #include "interp_int.h"
 #include "sluice/common/strbuf.h"
+#include "sluice/row/dictionary.h"
 
 /* ---- context and scratch --------------------------------------------------
  */
@@ -457,6 +458,29 @@ static int eval_nullif(sl_expr_ctx *c, const inode *n, const uint16_t *act,
   return SL_OK;
 }
 
+/* The dictionary's string of each code: its bytes are the dictionary's,
+ * which lives as long as the process. */
+static int eval_dictionary(sl_expr_ctx *c, const inode *n, const uint16_t *act,
+                           uint32_t nact) {
+  int rc = ix_eval(c, n->args[0], act, nact);
+  if (rc)
+    return rc;
+  const sl_dictionary *d = n->aux;
+  const ivec *a = ix_vec(c, n->args[0]);
+  ivec *o = ix_vec(c, n);
+  FOR_ACT(i) {
+    o->null[i] = a->null[i];
+    if (a->null[i])
+      continue;
+    const sl_str *v = sl_dictionary_value(d, a->v.i[i]);
+    if (!v)
+      return ix_error(c, n, SL_EINTERNAL,
+                      "internal error: a code outside its dictionary");
+    o->v.s[i] = *v;
+  }
+  return SL_OK;
+}
+
 int ix_eval(sl_expr_ctx *c, const inode *n, const uint16_t *act,
             uint32_t nact) {
   switch (n->kind) {
@@ -496,6 +520,8 @@ int ix_eval(sl_expr_ctx *c, const inode *n, const uint16_t *act,
   case N_TIME_ADD:
   case N_IV_SCALE:
     return ix_eval_time_add(c, n, act, nact);
+  case N_DICTIONARY:
+    return eval_dictionary(c, n, act, nact);
   case N_CALL:
     switch (n->fn) {
     case F_ABS:

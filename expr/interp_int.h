@@ -29,24 +29,25 @@ typedef enum irep { R_I64, R_F64, R_DEC, R_STR } irep;
 typedef enum nkind {
   N_CONST,
   N_LOAD,
-  N_CAST,     /* args[0] to type; try_cast in negated */
-  N_NEG,      /* -args[0] */
-  N_ARITH,    /* op: ADD SUB MUL DIV MOD */
-  N_CMP,      /* op: EQ..GE; both args of one representation */
-  N_AND,      /* three-valued, args[0..nargs) */
-  N_OR,       /* three-valued */
-  N_NOT,      /* three-valued */
-  N_IS,       /* IS [NOT] NULL/TRUE/FALSE/UNKNOWN: op = sl_is_what */
-  N_CASE,     /* when0, then0, ..., else */
-  N_COALESCE, /* first non-NULL */
-  N_NULLIF,   /* args[0], args[1], args[2] = (args[0] = args[1]) */
-  N_IN,       /* args[0] IN (args[1..]) */
-  N_LIKE,     /* args: s, pattern [, escape]; aux: constant pattern */
-  N_CONCAT,   /* || */
-  N_TIME_ADD, /* temporal +/- interval: args[0] temporal, args[1] interval,
-               * op ADD/SUB */
-  N_IV_SCALE, /* interval * / number: args[0] interval, args[1] DOUBLE */
-  N_CALL,     /* scalar function fn (interp_fn enum) */
+  N_CAST,       /* args[0] to type; try_cast in negated */
+  N_NEG,        /* -args[0] */
+  N_ARITH,      /* op: ADD SUB MUL DIV MOD */
+  N_CMP,        /* op: EQ..GE; both args of one representation */
+  N_AND,        /* three-valued, args[0..nargs) */
+  N_OR,         /* three-valued */
+  N_NOT,        /* three-valued */
+  N_IS,         /* IS [NOT] NULL/TRUE/FALSE/UNKNOWN: op = sl_is_what */
+  N_CASE,       /* when0, then0, ..., else */
+  N_COALESCE,   /* first non-NULL */
+  N_NULLIF,     /* args[0], args[1], args[2] = (args[0] = args[1]) */
+  N_IN,         /* args[0] IN (args[1..]) */
+  N_LIKE,       /* args: s, pattern [, escape]; aux: constant pattern */
+  N_CONCAT,     /* || */
+  N_TIME_ADD,   /* temporal +/- interval: args[0] temporal, args[1] interval,
+                 * op ADD/SUB */
+  N_IV_SCALE,   /* interval * / number: args[0] interval, args[1] DOUBLE */
+  N_CALL,       /* scalar function fn (interp_fn enum) */
+  N_DICTIONARY, /* the string of code args[0] in aux (an sl_dictionary) */
 } nkind;
 
 /* Scalar functions, by registry name. */

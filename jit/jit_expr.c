@@ -213,6 +213,8 @@ static const char *node_reason(const inode *n, char *buf, size_t len) {
     return nope(buf, len, "this date/time arithmetic");
   case N_IV_SCALE:
     return nope(buf, len, "interval scaling");
+  case N_DICTIONARY:
+    return nope(buf, len, "a dictionary's strings");
   case N_CALL:
     switch (n->fn) {
     case F_ABS:

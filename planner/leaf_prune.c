@@ -12,11 +12,33 @@ typedef struct leaf_need {
 } leaf_need;
 
 int sl_plan_input_of(const sl_plan *plan, int column) {
-  for (int j = 0; j < plan->ninputs; j++)
-    if (column >= plan->inputs[j].first_column &&
-        column < plan->inputs[j].first_column + plan->inputs[j].ncolumns)
+  for (int j = 0; j < plan->ninputs; j++) {
+    const sl_plan_input *in = &plan->inputs[j];
+    if (column >= in->first_column && column < in->first_column + in->ncolumns)
       return j;
+    for (int k = 0; k < in->ncodes; k++)
+      if (in->code_column[k] == column)
+        return j;
+  }
   return -1;
+}
+
+void sl_plan_source_leaves(sl_arena *a, const sl_plan_input *in,
+                           const int **leaf_index, const bool **as_code) {
+  *leaf_index = in->used_leaf;
+  *as_code = NULL;
+  if (in->ncodes == 0)
+    return;
+  int first_code = in->leaves.n - in->ncodes;
+  int *li = SL_ANEW_N(a, int, in->nused + 1);
+  bool *ac = SL_ANEW_N(a, bool, in->nused + 1);
+  for (int k = 0; k < in->nused; k++) {
+    int l = in->used_leaf[k];
+    ac[k] = l >= first_code;
+    li[k] = ac[k] ? in->code_leaf[l - first_code] : l;
+  }
+  *leaf_index = li;
+  *as_code = ac;
 }
 
 /* Mark the leaf e reads if it is a column or field read (its name buffer

@@ -131,7 +131,8 @@ bool sl_pl_equal(const sl_bexpr *x, const sl_bexpr *y) {
       x->negated != y->negated || x->similar != y->similar ||
       x->is_what != y->is_what || x->unit != y->unit ||
       x->to_unit != y->to_unit || x->trim_side != y->trim_side ||
-      x->prop != y->prop || x->kind == SL_BEXPR_SUBQUERY)
+      x->dictionary != y->dictionary || x->prop != y->prop ||
+      x->kind == SL_BEXPR_SUBQUERY)
     return false;
   if (x->kind == SL_BEXPR_LITERAL &&
       (x->lit.kind != y->lit.kind || !same_text(x->lit.text, y->lit.text) ||

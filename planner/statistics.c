@@ -600,7 +600,8 @@ static int prepare(sampler *s, const sl_table_def *t, int nkeys,
       if (sample_source_filter(s->conn, t, &lc, parts.v[i], &filters[nfilters]))
         nfilters++;
   }
-  sl_source_spec spec0 = {t, layout, leaf_index, 0, 1, nfilters, filters, true};
+  sl_source_spec spec0 = {t,        layout,  leaf_index, 0,   1,
+                          nfilters, filters, true,       NULL};
   s->spec = spec0;
   rc = s->conn->open(&s->spec, &s->src, err);
   if (rc != SL_OK) {

@@ -108,6 +108,9 @@ static int plan_text(sl_session *s, sl_arena *arena, const char *text,
     rc = sl_plan_route_late_records(arena, *plan, s->catalog, s->settings, err);
   if (rc == SL_OK)
     sl_plan_set_idle_timeout(*plan, s->settings);
+  /* as the coordinator's choose_strategy does: the same codes here */
+  if (rc == SL_OK)
+    sl_plan_use_codes(arena, *plan, s->settings);
   return rc;
 }
 

@@ -368,7 +368,11 @@ static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
   sl_plan_set_idle_timeout(plan, s->settings);
   if (plan->kind == SL_PLAN_STAGED)
     return choose_leaf_strategies(s, plan, arena, why, err);
-  return choose_plan_strategy(s, plan, false, arena, why, err);
+  rc = choose_plan_strategy(s, plan, false, arena, why, err);
+  /* After the strategy, whose statistics sample reads the strings. */
+  if (rc == SL_OK)
+    sl_plan_use_codes(arena, plan, s->settings);
+  return rc;
 }
 
 static int choose_plan_strategy(sl_session *s, sl_plan *plan, bool leaf,

@@ -339,6 +339,19 @@ int gen_begin(gen_source **out, const sl_source_spec *spec,
       return SL_EINTERNAL;
     }
     int k = find_column(cols, ncols, leaves.names[leaf]);
+    if (spec->as_code && spec->as_code[j]) {
+      /* the planner asks for codes only of leaves the generator gave a
+       * dictionary for: a string column, read into an INT field */
+      if (k < 0 || cols[k].cls != GEN_STR || l->fields[j].ptype != SL_P_I32) {
+        sl_error_set(err, SL_EINTERNAL,
+                     "'%s' source: leaf '%s' asked for as a code", connector,
+                     leaves.names[leaf]);
+        gen_close((sl_source *)g);
+        return SL_EINTERNAL;
+      }
+      g->col[j] = k | GEN_CODE;
+      continue;
+    }
     if (k < 0 || !gen_type_fits(cols[k].cls, l->fields[j].type)) {
       int rc = column_error(spec->table, connector, cols, ncols,
                             leaves.names[leaf], l->fields[j].type, k, err);

@@ -178,6 +178,11 @@ int gen_check_columns(const sl_table_def *t, const char *connector,
 
 typedef struct gen_source gen_source;
 
+/* A layout field the plan reads as its dictionary code (sl_source_spec.
+ * as_code): gen_source.col holds the column id with this bit set, and the
+ * generator stores the value's index in its dictionary (an INT field). */
+#define GEN_CODE 0x10000
+
 /* Fill row (zeroed, all non-NULL) with event i. */
 typedef void (*gen_fill_fn)(const gen_source *g, uint64_t i, sl_buffer *buf,
                             uint8_t *row);
@@ -185,7 +190,7 @@ typedef void (*gen_fill_fn)(const gen_source *g, uint64_t i, sl_buffer *buf,
 struct gen_source {
   sl_arena arena; /* the instance's memory (pools, column map) */
   const sl_row_layout *layout;
-  int *col; /* per layout field: the generator column id */
+  int *col; /* per layout field: the generator column id (| GEN_CODE) */
   gen_fill_fn fill;
   /* Pushed-down filter (connector.h): events for which keep() is false
    * are skipped without being generated.  NULL: keep all. */

@@ -17,8 +17,11 @@
  * The ids are fixed (they do not depend on 'seed'), so an events table and
  * a campaigns table always join, whatever seeds they are given; 'seed'
  * changes which ad, user, ... each event picks.  Every string is built
- * once at open, so producing an event is a few hashes and copies.
+ * once per process, so producing an event is a few hashes and copies; each
+ * pool is also a dictionary, so the planner may read a column as its code
+ * (the value's index in its pool).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -135,6 +138,105 @@ static void build_pools(ysb_pools *p) {
   }
 }
 
+/* ---- the pools as dictionaries ----------------------------------------
+ *
+ * Every string column takes its values from one pool, so each pool is a
+ * dictionary (row/dictionary.h) and a column's code is the value's index
+ * in its pool: the same in every process, and shared by the events and
+ * the campaigns table, so ad_id = ad_id joins on codes.  Built once per
+ * process, in static storage, and read by every thread. */
+enum { D_USER, D_PAGE, D_AD, D_AD_TYPE, D_EVENT_TYPE, D_IP, D_CAMPAIGN, ND };
+
+typedef struct ysb_shared {
+  ysb_pools pools;
+  sl_str values[YSB_ADS + YSB_CAMPAIGNS + YSB_USERS + YSB_PAGES + YSB_IPS + 8];
+  int32_t slots[4 * 4096];
+  sl_dictionary dict[ND];
+  bool ok[ND]; /* the pool's values are distinct (a dictionary) */
+} ysb_shared;
+
+static ysb_shared shared;
+static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
+
+/* Pool d's values into shared.values from *nv, its slots from *ns. */
+static void add_dictionary(int d, const char *name, const char *(*value)(int k),
+                           int n, uint32_t *nv, uint32_t *ns) {
+  sl_str *v = &shared.values[*nv];
+  for (int k = 0; k < n; k++) {
+    const char *s = value(k);
+    uint32_t len = d == D_IP ? shared.pools.ip_len[k] : (uint32_t)strlen(s);
+    v[k] = sl_str_make(s, len);
+  }
+  uint32_t nslots = sl_dictionary_slots_for((uint32_t)n);
+  shared.ok[d] = sl_dictionary_init(&shared.dict[d], name, v, (uint32_t)n,
+                                    &shared.slots[*ns], nslots);
+  *nv += (uint32_t)n;
+  *ns += nslots;
+}
+
+static const char *user_k(int k) {
+  return shared.pools.users[k];
+}
+static const char *page_k(int k) {
+  return shared.pools.pages[k];
+}
+static const char *ad_k(int k) {
+  return shared.pools.ads[k];
+}
+static const char *ad_type_k(int k) {
+  return ad_types[k];
+}
+static const char *event_type_k(int k) {
+  return event_types[k];
+}
+static const char *ip_k(int k) {
+  return shared.pools.ips[k];
+}
+static const char *campaign_k(int k) {
+  return shared.pools.campaigns[k];
+}
+
+static void build_shared(void) {
+  build_pools(&shared.pools);
+  uint32_t nv = 0, ns = 0;
+  add_dictionary(D_USER, "ysb user ids", user_k, YSB_USERS, &nv, &ns);
+  add_dictionary(D_PAGE, "ysb page ids", page_k, YSB_PAGES, &nv, &ns);
+  add_dictionary(D_AD, "ysb ad ids", ad_k, YSB_ADS, &nv, &ns);
+  add_dictionary(D_AD_TYPE, "ysb ad types", ad_type_k, 5, &nv, &ns);
+  add_dictionary(D_EVENT_TYPE, "ysb event types", event_type_k, 3, &nv, &ns);
+  add_dictionary(D_IP, "ysb ip addresses", ip_k, YSB_IPS, &nv, &ns);
+  add_dictionary(D_CAMPAIGN, "ysb campaign ids", campaign_k, YSB_CAMPAIGNS, &nv,
+                 &ns);
+}
+
+static const ysb_shared *get_shared(void) {
+  pthread_once(&shared_once, build_shared);
+  return &shared;
+}
+
+static const sl_dictionary *ysb_dictionary(const sl_table_def *t,
+                                           const char *leaf) {
+  (void)t;
+  static const char *const names[ND] = {
+      "user_id",    "page_id",    "ad_id",      "ad_type",
+      "event_type", "ip_address", "campaign_id"};
+  const ysb_shared *sh = get_shared();
+  for (int d = 0; d < ND; d++)
+    if (strcmp(leaf, names[d]) == 0)
+      return sh->ok[d] ? &sh->dict[d] : NULL;
+  return NULL;
+}
+
+/* Store value k of a pool (bytes s, len) as the field wants it: its code
+ * (col has GEN_CODE) or its string. */
+static inline void put_value(sl_buffer *buf, uint8_t *row, const sl_field *f,
+                             int col, uint64_t k, const char *s, uint32_t len) {
+  if (col & GEN_CODE)
+    gen_put_int(row, f, (int64_t)k);
+  else
+    gen_put_str(buf, row, f, s, len);
+}
+
 static void ysb_fill(const gen_source *g, uint64_t i, sl_buffer *buf,
                      uint8_t *row) {
   const ysb_pools *p = g->impl;
@@ -143,34 +245,39 @@ static void ysb_fill(const gen_source *g, uint64_t i, sl_buffer *buf,
   for (int j = 0; j < l->nfields; j++) {
     const sl_field *f = &l->fields[j];
     int col = g->col[j];
-    uint64_t r = gen_rand(key, (uint32_t)col);
-    const char *s;
-    switch (col) {
+    /* the column's own draw: the same whether a string or a code */
+    uint64_t r = gen_rand(key, (uint32_t)(col & ~GEN_CODE));
+    uint64_t k;
+    switch (col & ~GEN_CODE) {
     case Y_USER:
-      gen_put_str(buf, row, f, p->users[gen_below(r, YSB_USERS)], UUID_LEN);
+      k = gen_below(r, YSB_USERS);
+      put_value(buf, row, f, col, k, p->users[k], UUID_LEN);
       break;
     case Y_PAGE:
-      gen_put_str(buf, row, f, p->pages[gen_below(r, YSB_PAGES)], UUID_LEN);
+      k = gen_below(r, YSB_PAGES);
+      put_value(buf, row, f, col, k, p->pages[k], UUID_LEN);
       break;
     case Y_AD:
-      gen_put_str(buf, row, f, p->ads[gen_below(r, YSB_ADS)], UUID_LEN);
+      k = gen_below(r, YSB_ADS);
+      put_value(buf, row, f, col, k, p->ads[k], UUID_LEN);
       break;
     case Y_AD_TYPE:
-      s = ad_types[gen_below(r, 5)];
-      gen_put_str(buf, row, f, s, (uint32_t)strlen(s));
+      k = gen_below(r, 5);
+      put_value(buf, row, f, col, k, ad_types[k],
+                (uint32_t)strlen(ad_types[k]));
       break;
     case Y_EVENT_TYPE:
-      s = event_types[gen_below(r, 3)];
-      gen_put_str(buf, row, f, s, (uint32_t)strlen(s));
+      k = gen_below(r, 3);
+      put_value(buf, row, f, col, k, event_types[k],
+                (uint32_t)strlen(event_types[k]));
       break;
     case Y_TIME:
       gen_put_ts(row, f, gen_time_of(&g->clock, i));
       break;
-    case Y_IP: {
-      uint64_t k = gen_below(r, YSB_IPS);
-      gen_put_str(buf, row, f, p->ips[k], p->ip_len[k]);
+    case Y_IP:
+      k = gen_below(r, YSB_IPS);
+      put_value(buf, row, f, col, k, p->ips[k], p->ip_len[k]);
       break;
-    }
     }
   }
 }
@@ -181,10 +288,11 @@ static void campaign_fill(const gen_source *g, uint64_t i, sl_buffer *buf,
   const ysb_pools *p = g->impl;
   const sl_row_layout *l = g->layout;
   for (int j = 0; j < l->nfields; j++) {
-    const char *s = campaign_ids[g->col[j]] == Y_AD
-                        ? p->ads[i]
-                        : p->campaigns[i / (YSB_ADS / YSB_CAMPAIGNS)];
-    gen_put_str(buf, row, &l->fields[j], s, UUID_LEN);
+    int col = g->col[j];
+    bool ad = campaign_ids[col & ~GEN_CODE] == Y_AD;
+    uint64_t k = ad ? i : i / (YSB_ADS / YSB_CAMPAIGNS);
+    put_value(buf, row, &l->fields[j], col, k, ad ? p->ads[k] : p->campaigns[k],
+              UUID_LEN);
   }
 }
 
@@ -201,9 +309,7 @@ static int ysb_open(const sl_source_spec *spec, sl_source **out,
   }
   if (rc != SL_OK)
     return rc;
-  ysb_pools *p = SL_ANEW(&g->arena, ysb_pools);
-  build_pools(p);
-  g->impl = p;
+  g->impl = &get_shared()->pools; /* built once, read-only */
   g->clock.per_second = c.common.per_second;
   /* Every string column may need a UUID's bytes. */
   g->max_heap = (uint32_t)g->layout->nfields * UUID_LEN;
@@ -225,6 +331,7 @@ const sl_source_connector sl_source_ysb = {
                    "'campaigns': the ad -> campaign table)",
     .validate = ysb_validate,
     .open = ysb_open,
+    .dictionary = ysb_dictionary,
     .next = gen_next,
     .lend = gen_lend,
     .stats = gen_stats,

@@ -44,7 +44,9 @@
  * A small quarantine keeps what is measured the query's own memory; the
  * forked nodes inherit it.  Unused without ASan. */
 const char *__asan_default_options(void);
-const char *__asan_default_options(void) { return "quarantine_size_mb=8"; }
+const char *__asan_default_options(void) {
+  return "quarantine_size_mb=8";
+}
 
 #define MIB (1024L * 1024L)
 /* What a held-back query may add to a process's peak RSS. */

@@ -19,9 +19,9 @@
 #include <cmocka.h>
 
 #include "sluice/cluster/cluster_client.h"
-#include "sluice/net/node_frames.h"
 #include "sluice/net/auth.h"
 #include "sluice/net/channel.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/session/session.h"
 
 typedef struct side {

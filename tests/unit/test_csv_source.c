@@ -58,7 +58,7 @@ static int read_cap(const sl_table_def *t, int w, int n, uint32_t cap,
   sl_arena_init(&a, 0);
   int *idx;
   sl_row_layout *l = all_leaves(&a, t, &idx);
-  sl_source_spec spec = {t, l, idx, w, n, 0, NULL, false};
+  sl_source_spec spec = {t, l, idx, w, n, 0, NULL, false, NULL};
   const sl_source_connector *c = sl_source_connector_find("filesystem");
   sl_source *src;
   int rc = c->open(&spec, &src, err);
@@ -655,7 +655,7 @@ static void test_leaves_and_subsets(void **state) {
   const sl_type *types[] = {lc.types[3], lc.types[2]};
   sl_row_layout *l = sl_row_layout_new(&a, 2, NULL, types);
   int idx[] = {3, 2};
-  sl_source_spec spec = {t, l, idx, 0, 1, 0, NULL, false};
+  sl_source_spec spec = {t, l, idx, 0, 1, 0, NULL, false, NULL};
   sl_source *src;
   sl_error err = {0};
   assert_int_equal(sl_source_filesystem.open(&spec, &src, &err), SL_OK);
@@ -770,7 +770,7 @@ static int read_around(const sl_table_def *t, const char *path,
   sl_arena_init(&a, 0);
   int *idx;
   sl_row_layout *l = all_leaves(&a, t, &idx);
-  sl_source_spec spec = {t, l, idx, 0, 1, 0, NULL, false};
+  sl_source_spec spec = {t, l, idx, 0, 1, 0, NULL, false, NULL};
   const sl_source_connector *c = sl_source_connector_find("filesystem");
   sl_source *src;
   *rows = 0;

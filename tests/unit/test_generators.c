@@ -132,8 +132,8 @@ static void run_source(const sl_source_connector *c, const sl_table_def *t,
                        const reader *r, int worker, int nworkers,
                        uint32_t bufsize, size_t max_rows, run *out, row_fn fn,
                        void *ctx) {
-  sl_source_spec spec = {t,        r->layout, r->leaf_index, worker,
-                         nworkers, 0,         NULL,          open_as_sample};
+  sl_source_spec spec = {t, r->layout, r->leaf_index,  worker, nworkers,
+                         0, NULL,      open_as_sample, NULL};
   sl_source *s;
   sl_error err = {0};
   if (c->open(&spec, &s, &err) != SL_OK)
@@ -1070,7 +1070,7 @@ static void test_open_errors(void **state) {
   const sl_table_def *t = sl_catalog_find(sl_session_catalog(s), "x");
   reader r;
   reader_init(&r, t, NULL);
-  sl_source_spec spec = {t, r.layout, r.leaf_index, 0, 1, 0, NULL, false};
+  sl_source_spec spec = {t, r.layout, r.leaf_index, 0, 1, 0, NULL, false, NULL};
   sl_source *src = NULL;
   sl_error err = {0};
   assert_int_equal(sl_source_nexmark.open(&spec, &src, &err), SL_EINVAL);

@@ -14,8 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sluice/net/node_frames.h"
 #include "sluice/common/clock.h"
+#include "sluice/net/node_frames.h"
 #include "sluice/net/node_messages.h"
 #include "sluice/planner/plan.h"
 

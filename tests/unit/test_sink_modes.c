@@ -127,7 +127,7 @@ static void count_names(const char *dir, int *visible, int *hidden) {
 static char *read_back(fixture *f, const sl_table_def *t) {
   int *idx;
   sl_row_layout *l = all_leaves(&f->a, t, &idx);
-  sl_source_spec spec = {t, l, idx, 0, 1, 0, NULL, false};
+  sl_source_spec spec = {t, l, idx, 0, 1, 0, NULL, false, NULL};
   const sl_source_connector *src = sl_source_connector_find("filesystem");
   sl_source *so;
   sl_error err = {0};
@@ -308,7 +308,7 @@ static void test_directory_followed(void **state) {
                                    ", 'source.monitor-interval' = '20 ms'");
   int *idx;
   sl_row_layout *l = all_leaves(&f->a, t, &idx);
-  sl_source_spec spec = {t, l, idx, 0, 1, 0, NULL, false};
+  sl_source_spec spec = {t, l, idx, 0, 1, 0, NULL, false, NULL};
   const sl_source_connector *src = sl_source_connector_find("filesystem");
   sl_source *so;
   sl_error err = {0};

@@ -143,7 +143,7 @@ static void test_csv_sink(void **state) {
   const sl_table_def *in = make_table(f->session, "back", cols, opts);
   int *idx;
   sl_row_layout *l = all_leaves(&f->a, in, &idx);
-  sl_source_spec spec = {in, l, idx, 0, 1, 0, NULL, false};
+  sl_source_spec spec = {in, l, idx, 0, 1, 0, NULL, false, NULL};
   const sl_source_connector *src = sl_source_connector_find("filesystem");
   sl_source *so;
   assert_int_equal(src->open(&spec, &so, &err), SL_OK);

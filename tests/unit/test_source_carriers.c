@@ -74,7 +74,7 @@ static void read_filtered(const sl_table_def *t, int worker, int workers,
       }
   sl_row_layout *l = sl_row_layout_new(&a, 4, names, types);
   sl_source_filter f = {et_leaf, 1, {kind}, rechecked};
-  sl_source_spec spec = {t, l, idx, worker, workers, 1, &f, false};
+  sl_source_spec spec = {t, l, idx, worker, workers, 1, &f, false, NULL};
   sl_source *s;
   sl_error err = {0};
   if (sl_source_nexmark.open(&spec, &s, &err) != SL_OK)

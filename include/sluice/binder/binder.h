@@ -119,6 +119,9 @@ struct sl_bexpr {
   sl_subquery_kind subquery_kind; /* SUBQUERY */
   sl_bquery *subquery;            /* SUBQUERY */
   sl_bliteral lit;                /* LITERAL */
+  /* CALL of the planner's code -> string lookup (sl_plan_use_codes): the
+   * dictionary (row/dictionary.h) whose code args[0] is; NULL otherwise. */
+  const struct sl_dictionary *dictionary;
 };
 
 /* An output or input column as the binder sees it. */

@@ -31,6 +31,7 @@
 #include "sluice/common/arena.h"
 #include "sluice/common/error.h"
 #include "sluice/connectors/result_sink.h"
+#include "sluice/row/dictionary.h"
 #include "sluice/row/row.h"
 
 /* The flattened physical columns of a table (leaves of ROW columns, in
@@ -94,6 +95,10 @@ typedef struct sl_source_spec {
   /* Opened to read a prefix of the stream (the planner's statistics): a
    * source skips work done for the whole stream at open ('pregenerate'). */
   bool sample;
+  /* NULL, or per layout field: true when the field is the dictionary code
+   * (an INT field) of string leaf leaf_index[i] rather than its string;
+   * only ever for leaves whose connector's dictionary() gave one. */
+  const bool *as_code;
 } sl_source_spec;
 
 typedef struct sl_source sl_source; /* an instance, connector-defined */
@@ -125,6 +130,13 @@ typedef struct sl_source_connector {
    * pushed-down filters thin the rows out; and the source honours
    * sl_source_filter.rechecked (time carriers). */
   bool (*time_ordered)(const sl_table_def *t, const char *leaf_name);
+  /* May be NULL.  The fixed set every value of the string leaf leaf_name
+   * comes from (row/dictionary.h), or NULL: the planner may then have the
+   * source produce the leaf's code instead (sl_source_spec.as_code).  Two
+   * leaves (of any tables) with the same dictionary pointer share codes.
+   * The dictionary lives as long as the process. */
+  const sl_dictionary *(*dictionary)(const sl_table_def *t,
+                                     const char *leaf_name);
   /* Append rows to buf (already cleared by the caller) until it is full or
    * the input ends.  Sets *done when no row will ever come again (a
    * bounded source reached its end).  Rows must be produced in

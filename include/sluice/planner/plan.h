@@ -57,6 +57,14 @@ typedef struct sl_plan_input {
   int nfilters;
   sl_source_filter *filters;
   const char **filter_sql; /* each as SQL, for EXPLAIN */
+  /* String leaves read as their dictionary codes (sl_plan_use_codes): the
+   * last ncodes of `leaves` are INT leaves "<leaf>#code", code k standing
+   * for string leaf code_leaf[k] of dictionary code_dict[k], and base-row
+   * column code_column[k]. */
+  int ncodes;
+  int *code_leaf;
+  int *code_column;
+  const sl_dictionary **code_dict;
 } sl_plan_input;
 
 /* window_start / window_end / window_time of a window, as placeholders in
@@ -670,6 +678,17 @@ void sl_plan_set_idle_timeout(sl_plan *plan, const sl_settings *settings);
 
 /* The input (0 or 1) a base-row column belongs to, or -1. */
 int sl_plan_input_of(const sl_plan *plan, int column);
+
+/* Read string columns as dictionary codes where the plan only compares
+ * them (planner/dictionary_codes.c; SET 'sluice.dictionary-codes'): after
+ * the strategy is chosen, on the coordinator and every node alike. */
+void sl_plan_use_codes(sl_arena *a, sl_plan *plan, const sl_settings *settings);
+
+/* What a source of input `in` is asked for (sl_source_spec.leaf_index and
+ * as_code) to produce its used leaves: a code leaf is its string leaf, as
+ * its code.  *as_code is NULL when no leaf is a code. */
+void sl_plan_source_leaves(sl_arena *a, const sl_plan_input *in,
+                           const int **leaf_index, const bool **as_code);
 
 /* The kind of aggregate, from a bound aggregate's function. */
 sl_agg_op sl_plan_agg_op(const sl_bagg *agg, bool *ok);
