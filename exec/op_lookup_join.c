@@ -5,6 +5,24 @@
 
 #include "worker_ops_int.h"
 
+bool sl_lookup_keys_equal(const sl_row_layout *kl, const uint8_t *a,
+                          const uint8_t *b) {
+  for (int f = 0; f < kl->nfields; f++) {
+    const sl_field *fd = &kl->fields[f];
+    if (sl_row_is_null(a, f) != sl_row_is_null(b, f))
+      return false;
+    if (sl_row_is_null(a, f))
+      continue;
+    bool eq = fd->ptype == SL_P_STR
+                  ? sl_str_equal((const sl_str *)(a + fd->offset),
+                                 (const sl_str *)(b + fd->offset))
+                  : memcmp(a + fd->offset, b + fd->offset, fd->size) == 0;
+    if (!eq)
+      return false;
+  }
+  return true;
+}
+
 /* Lookup join: for each stream row, find the table rows with equal keys
  * and build joined rows (stream fields, then table fields) in s->joined.
  * Returns the number of stream rows consumed (all, or fewer when joined is
@@ -45,24 +63,29 @@ int sl_worker_probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
       null_key |= sl_row_is_null(key, f);
     if (null_key)
       continue; /* NULL never equals anything */
-    uint64_t h = sl_key_hash(kl, key);
-    for (uint32_t j = (uint32_t)h & mask; lk->table_hash[j];
+    int32_t direct_row = -1;
+    if (lk->table_direct) {
+      /* one integer key, unique and dense: indexed by value */
+      const sl_field *fd = &kl->fields[0];
+      uint64_t at = (uint64_t)sl_int_load(key + fd->offset, fd->ptype) -
+                    (uint64_t)lk->table_direct_lo;
+      if (at >= lk->table_direct_n || lk->table_direct[at] < 0)
+        continue;
+      direct_row = lk->table_direct[at];
+    }
+    uint64_t h = direct_row >= 0 ? 0 : sl_key_hash(kl, key);
+    for (uint32_t j = (uint32_t)h & mask; direct_row >= 0 || lk->table_hash[j];
          j = (j + 1) & mask) {
-      if (lk->table_hash[j] != h)
-        continue;
-      uint32_t tr = lk->table_slot_row[j];
-      const uint8_t *tkey = lk->table_keys[tr];
-      bool eq = true;
-      for (int f = 0; f < kl->nfields && eq; f++) {
-        const sl_field *fd = &kl->fields[f];
-        if (fd->ptype == SL_P_STR)
-          eq = sl_str_equal((const sl_str *)(key + fd->offset),
-                            (const sl_str *)(tkey + fd->offset));
-        else
-          eq = memcmp(key + fd->offset, tkey + fd->offset, fd->size) == 0;
+      uint32_t tr;
+      if (direct_row >= 0) {
+        tr = (uint32_t)direct_row;
+      } else {
+        if (lk->table_hash[j] != h)
+          continue;
+        tr = lk->table_slot_row[j];
+        if (!sl_lookup_keys_equal(kl, key, lk->table_keys[tr]))
+          continue;
       }
-      if (!eq)
-        continue;
       uint8_t *jr = sl_buffer_append(&s->joined);
       if (!jr)
         goto full;
@@ -83,6 +106,8 @@ int sl_worker_probe(worker_state *s, const sl_buffer *in, const uint32_t *sel,
       }
       s->joined_origin[s->joined.nrows - 1] = sel[i];
       s->sel2[out++] = s->joined.nrows - 1;
+      if (lk->table_unique)
+        break; /* no other row has this key */
     }
   }
   *consumed = i;

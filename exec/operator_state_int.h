@@ -56,11 +56,23 @@ typedef struct exec_lookup_state {
   uint32_t *table_slot_row;
   uint32_t table_cap;
   uint8_t **table_keys; /* key row per table row */
+  /* No two rows have equal keys: a probe stops at its first match. */
+  bool table_unique;
+  /* One integer key, unique and dense: table_direct[v - table_direct_lo]
+   * is the row of key v (v - lo < table_direct_n), or -1; else NULL. */
+  int32_t *table_direct;
+  int64_t table_direct_lo;
+  uint64_t table_direct_n;
   sl_buffer *table_buffers;
   int ntable_buffers;
   uint64_t table_charged;         /* the table's bytes reported to memory */
   sl_expr_prog *post_join_filter; /* over joined_layout, or NULL */
 } exec_lookup_state;
+
+/* Are two join key rows equal, field by field (NULL only to NULL)?
+ * (op_lookup_join.c; the table's uniqueness check uses it too.) */
+bool sl_lookup_keys_equal(const sl_row_layout *kl, const uint8_t *a,
+                          const uint8_t *b);
 
 /* Projection (op_project.c), a stateless query: output expressions over
  * row_layout into out_layout. */

@@ -73,6 +73,57 @@ static int charge_table(exec_query *q, uint64_t bytes, uint32_t nrows,
       q->plan->inputs[1].table->name, nrows);
 }
 
+/* The integer value of a one-field integer key row, or false when the key
+ * is not one integer or is NULL. */
+static bool int_key(const sl_row_layout *kl, const uint8_t *key, int64_t *v) {
+  if (kl->nfields != 1 || sl_row_is_null(key, 0))
+    return false;
+  const sl_field *f = &kl->fields[0];
+  switch (f->ptype) {
+  case SL_P_I8:
+  case SL_P_I16:
+  case SL_P_I32:
+  case SL_P_I64:
+    *v = sl_int_load(key + f->offset, f->ptype);
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* A table with one integer key whose values are unique and dense (at most
+ * four slots per row, and at most 1 << 20) is indexed by value too: a
+ * probe is a bounds check and a load (dictionary codes are such keys). */
+static int index_directly(exec_query *q, uint64_t held, sl_error *err) {
+  exec_lookup_state *lk = &q->lookup;
+  const sl_row_layout *kl = lk->join_key_layout;
+  if (!lk->table_unique || lk->table_nrows == 0 || kl->nfields != 1)
+    return SL_OK;
+  int64_t lo = INT64_MAX, hi = INT64_MIN, v;
+  for (uint32_t r = 0; r < lk->table_nrows; r++) {
+    if (!int_key(kl, lk->table_keys[r], &v))
+      return SL_OK; /* NULL keys (matching nothing) or not an integer */
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  uint64_t span = (uint64_t)hi - (uint64_t)lo; /* no overflow: hi >= lo */
+  if (span >= (1u << 20) || span >= 4 * (uint64_t)lk->table_nrows + 64)
+    return SL_OK;
+  uint64_t n = span + 1;
+  int rc = charge_table(q, held + n * sizeof(int32_t), lk->table_nrows, err);
+  if (rc != SL_OK)
+    return rc;
+  lk->table_direct = SL_ANEW_N(&q->arena, int32_t, n);
+  memset(lk->table_direct, 0xff, n * sizeof(int32_t)); /* -1: no row */
+  for (uint32_t r = 0; r < lk->table_nrows; r++) {
+    int_key(kl, lk->table_keys[r], &v);
+    lk->table_direct[(uint64_t)v - (uint64_t)lo] = (int32_t)r;
+  }
+  lk->table_direct_lo = lo;
+  lk->table_direct_n = n;
+  return SL_OK;
+}
+
 static int load_table(exec_query *q, int *table_map, sl_error *err) {
   const sl_plan *plan = q->plan;
   const sl_plan_input *in = &plan->inputs[1];
@@ -157,6 +208,7 @@ static int load_table(exec_query *q, int *table_map, sl_error *err) {
     return rc2;
   q->lookup.table_hash = SL_ANEW_N(&q->arena, uint64_t, cap);
   q->lookup.table_slot_row = SL_ANEW_N(&q->arena, uint32_t, cap);
+  bool unique = true;
   for (r = 0; r < nrows; r++) {
     const uint8_t *key = q->lookup.table_keys[r];
     bool null_key = false;
@@ -166,12 +218,17 @@ static int load_table(exec_query *q, int *table_map, sl_error *err) {
       continue;
     uint64_t h = sl_key_hash(q->lookup.join_key_layout, key);
     uint32_t j = (uint32_t)h & (cap - 1);
-    while (q->lookup.table_hash[j])
-      j = (j + 1) & (cap - 1);
+    for (; q->lookup.table_hash[j]; j = (j + 1) & (cap - 1))
+      if (q->lookup.table_hash[j] == h &&
+          sl_lookup_keys_equal(
+              q->lookup.join_key_layout, key,
+              q->lookup.table_keys[q->lookup.table_slot_row[j]]))
+        unique = false;
     q->lookup.table_hash[j] = h;
     q->lookup.table_slot_row[j] = r;
   }
-  return SL_OK;
+  q->lookup.table_unique = unique;
+  return index_directly(q, held, err);
 }
 
 /* ---- setting a query up ------------------------------------------------- */
@@ -475,8 +532,11 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
                         q->lookup.join_key_layout,  q->lookup.post_join_filter,
                         q->lookup.joined_layout,    q->lookup.table_layout};
     q->jit.lookup_table = (sl_jit_lookup_table){
-        q->lookup.table_hash, q->lookup.table_slot_row, q->lookup.table_keys,
-        q->lookup.table_rows, q->lookup.table_cap - 1};
+        q->lookup.table_hash,    q->lookup.table_slot_row,
+        q->lookup.table_keys,    q->lookup.table_rows,
+        q->lookup.table_cap - 1, q->lookup.table_unique,
+        q->lookup.table_direct,  q->lookup.table_direct_lo,
+        q->lookup.table_direct_n};
     rc = sl_jit_add_lookup_kernel(
         q->jit.handle, q->source.wm_prog, q->source.wm_layout, q->source.filter,
         &q->jit.lookup, q->partial.tmp_progs, q->partial.tmp_layout->nfields,

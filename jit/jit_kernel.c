@@ -173,6 +173,58 @@ static LLVMValueRef ldp(jit_cg *g, LLVMValueRef base, LLVMValueRef idx,
       align);
 }
 
+/* Can the table be indexed by the key's value (sl_jit_lookup_table.
+ * direct): one integer field. */
+static bool direct_key(const sl_row_layout *kl) {
+  if (kl->nfields != 1)
+    return false;
+  sl_ptype p = kl->fields[0].ptype;
+  return p == SL_P_I8 || p == SL_P_I16 || p == SL_P_I32 || p == SL_P_I64;
+}
+
+/* When the table has a direct index: the key's row by value (a bounds
+ * check and a load; no row: skip), going on at the match from *from with
+ * the row in *row; else on to `hashed`. */
+static void direct_probe(jit_cg *g, LLVMValueRef tab, LLVMValueRef keyrow,
+                         const sl_row_layout *kl, LLVMBasicBlockRef hashed,
+                         LLVMBasicBlockRef skip, LLVMBasicBlockRef *from,
+                         LLVMValueRef *row) {
+  LLVMValueRef direct =
+      call_field(g, tab, offsetof(sl_jit_lookup_table, direct), g->ptr, 8);
+  LLVMBasicBlockRef by_value =
+      LLVMAppendBasicBlockInContext(g->ctx, g->fn, "direct");
+  LLVMBasicBlockRef found =
+      LLVMAppendBasicBlockInContext(g->ctx, g->fn, "direct.row");
+  LLVMBuildCondBr(g->b, LLVMBuildIsNull(g->b, direct, ""), hashed, by_value);
+  LLVMPositionBuilderAtEnd(g->b, by_value);
+  const sl_field *f = &kl->fields[0];
+  LLVMTypeRef it = jit_int_of_size(g, f->size);
+  LLVMValueRef v = jit_load(g, it, jit_at(g, keyrow, f->offset, it), 1);
+  if (it != g->i64)
+    v = LLVMBuildSExt(g->b, v, g->i64, "");
+  LLVMValueRef at = LLVMBuildSub(
+      g->b, v,
+      call_field(g, tab, offsetof(sl_jit_lookup_table, direct_lo), g->i64, 8),
+      "at");
+  LLVMValueRef inside = LLVMBuildICmp(
+      g->b, LLVMIntULT, at,
+      call_field(g, tab, offsetof(sl_jit_lookup_table, direct_n), g->i64, 8),
+      "");
+  LLVMBasicBlockRef load =
+      LLVMAppendBasicBlockInContext(g->ctx, g->fn, "direct.load");
+  LLVMBuildCondBr(g->b, inside, load, skip);
+  LLVMPositionBuilderAtEnd(g->b, load);
+  LLVMValueRef r = ldp(g, direct, at, g->i32, 4);
+  LLVMBuildCondBr(
+      g->b, LLVMBuildICmp(g->b, LLVMIntSLT, r, LLVMConstInt(g->i32, 0, 0), ""),
+      skip, found);
+  LLVMPositionBuilderAtEnd(g->b, found);
+  *row = LLVMBuildZExt(g->b, r, g->i64, "");
+  *from = found;
+  /* the caller goes on in `hashed`; the match block takes *row from here */
+  LLVMPositionBuilderAtEnd(g->b, hashed);
+}
+
 int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
                      const sl_row_layout *pre_layout,
                      const sl_expr_prog *filter, const sl_jit_lookup *lookup,
@@ -213,11 +265,15 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   /* nout when the current row started: a row whose outputs do not all fit
    * is undone as a whole */
   LLVMValueRef rnvar = LLVMBuildAlloca(g->b, g->i32, "row_nout");
-  LLVMValueRef jvar = NULL, keyrow = NULL;
+  LLVMValueRef jvar = NULL, hvar = NULL, keyrow = NULL;
   LLVMValueRef pvar = LLVMBuildAlloca(g->b, g->i32, "passed");
   jit_store(g, LLVMConstInt(g->i32, 0, 0), pvar, 4);
   if (lookup) {
     jvar = LLVMBuildAlloca(g->b, g->i32, "slot");
+    /* the key's hash, in memory rather than a value: the probe loop is
+     * also reached (never run) from a row found by value, without one */
+    hvar = LLVMBuildAlloca(g->b, g->i64, "hash");
+    jit_store(g, LLVMConstInt(g->i64, 0, 0), hvar, 8);
     keyrow = LLVMBuildAlloca(
         g->b, LLVMArrayType(g->i64, (lookup->key_layout->width + 7) / 8),
         "keyrow");
@@ -296,7 +352,8 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   if (nprogs > 0)
     set_call_field(g, call, offsetof(jit_call, heap_mark),
                    jit_load(g, g->i32, heap, 4));
-  LLVMBasicBlockRef pnext = NULL, probe_bb = NULL;
+  LLVMBasicBlockRef pnext = NULL, probe_bb = NULL, after = NULL, dfrom = NULL;
+  LLVMValueRef unique = NULL, drow = NULL;
   if (lookup) {
     jit_store(g,
               LLVMBuildAdd(g->b, jit_load(g, g->i32, pvar, 4),
@@ -308,9 +365,13 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
         LLVMAppendBasicBlockInContext(g->ctx, g->fn, "keyed");
     LLVMBuildCondBr(g->b, anynull, skip, keyed);
     LLVMPositionBuilderAtEnd(g->b, keyed);
-    LLVMValueRef h = jit_key_hash(g, lookup->key_layout, keyrow);
     LLVMValueRef tab =
         call_field(g, call, offsetof(jit_call, table), g->ptr, 8);
+    unique = LLVMBuildICmp(
+        g->b, LLVMIntNE,
+        call_field(g, tab, offsetof(sl_jit_lookup_table, unique), g->i32, 4),
+        LLVMConstInt(g->i32, 0, 0), "unique");
+    /* the table's arrays, here where both probes see them */
     LLVMValueRef thash =
         call_field(g, tab, offsetof(sl_jit_lookup_table, hash), g->ptr, 8);
     LLVMValueRef tslot =
@@ -321,6 +382,16 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
         call_field(g, tab, offsetof(sl_jit_lookup_table, rows), g->ptr, 8);
     LLVMValueRef mask =
         call_field(g, tab, offsetof(sl_jit_lookup_table, mask), g->i32, 4);
+    LLVMBasicBlockRef hashed =
+        LLVMAppendBasicBlockInContext(g->ctx, g->fn, "hashed");
+    if (direct_key(lookup->key_layout))
+      direct_probe(g, tab, keyrow, lookup->key_layout, hashed, skip, &dfrom,
+                   &drow);
+    else
+      LLVMBuildBr(g->b, hashed);
+    LLVMPositionBuilderAtEnd(g->b, hashed);
+    LLVMValueRef h = jit_key_hash(g, lookup->key_layout, keyrow);
+    jit_store(g, h, hvar, 8);
     jit_store(g,
               LLVMBuildAnd(g->b, LLVMBuildTrunc(g->b, h, g->i32, ""), mask, ""),
               jvar, 4);
@@ -335,6 +406,12 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
         LLVMAppendBasicBlockInContext(g->ctx, g->fn, "probe.match");
     pnext = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "probe.next");
     probe_bb = probe;
+    if (dfrom) { /* the row found by value goes to the match too */
+      LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
+      LLVMPositionBuilderAtEnd(g->b, dfrom);
+      LLVMBuildBr(g->b, match);
+      LLVMPositionBuilderAtEnd(g->b, here);
+    }
     LLVMBuildBr(g->b, probe);
     LLVMPositionBuilderAtEnd(g->b, probe);
     LLVMValueRef j64 =
@@ -345,22 +422,28 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
         LLVMBuildICmp(g->b, LLVMIntEQ, hj, LLVMConstInt(g->i64, 0, 0), ""),
         skip, cand);
     LLVMPositionBuilderAtEnd(g->b, cand);
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, hj, h, ""), cmp,
-                    pnext);
+    LLVMBuildCondBr(
+        g->b,
+        LLVMBuildICmp(g->b, LLVMIntEQ, hj, jit_load(g, g->i64, hvar, 8), ""),
+        cmp, pnext);
     LLVMPositionBuilderAtEnd(g->b, cmp);
     LLVMValueRef tr =
         LLVMBuildZExt(g->b, ldp(g, tslot, j64, g->i32, 4), g->i64, "");
     LLVMValueRef tkey = ldp(g, tkeys, tr, g->ptr, 8);
     LLVMValueRef eq = jit_key_fields_equal(g, lookup->key_layout, keyrow, tkey);
+    LLVMBasicBlockRef cmp_end = LLVMGetInsertBlock(g->b);
     LLVMBuildCondBr(g->b, eq, match, pnext);
     LLVMPositionBuilderAtEnd(g->b, match);
+    if (dfrom) /* the row found by value, or by hash */
+      tr = jit_phi2(g, g->i64, drow, dfrom, tr, cmp_end, "trow");
     /* from here on, loads read the joined row (stream row + table row) */
     g->trow = ldp(g, trows, tr, g->ptr, 8);
     g->jsplit = lookup->joined->nfields - lookup->table->nfields;
     g->jstream = in;
     g->jtable = lookup->table;
+    after = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "probe.after");
     if (lookup->post_filter)
-      keep_if_true(g, lookup->post_filter, pnext, "post.keep");
+      keep_if_true(g, lookup->post_filter, after, "post.keep");
     nout = jit_load(g, g->i32, nvar, 4);
   }
   if (nprogs > 0) {
@@ -403,8 +486,11 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   jit_store(g, LLVMBuildAdd(g->b, nout, LLVMConstInt(g->i32, 1, 0), ""), nvar,
             4);
   if (lookup) {
-    /* the next slot: more table rows may have the same key */
-    LLVMBuildBr(g->b, pnext);
+    /* the next slot: more table rows may have the same key, unless the
+     * table's keys are unique (a row found by value always is) */
+    LLVMBuildBr(g->b, after);
+    LLVMPositionBuilderAtEnd(g->b, after);
+    LLVMBuildCondBr(g->b, unique, skip, pnext);
     LLVMPositionBuilderAtEnd(g->b, pnext);
     LLVMValueRef mask =
         call_field(g, call_field(g, call, offsetof(jit_call, table), g->ptr, 8),

@@ -141,16 +141,24 @@ typedef struct sl_jit_lookup {
   const sl_row_layout *joined, *table;
 } sl_jit_lookup;
 
-/* The join table, as exec/executor.c builds it: open addressing over
+/* The join table, as exec/query_setup.c builds it: open addressing over
  * mask + 1 slots, hash[j] = sl_key_hash of the key (0: empty), slot_row[j]
  * its table row, whose key row (key_layout) is keys[r] and whose row
- * (table layout) is rows[r]. */
+ * (table layout) is rows[r].  unique: no two rows have equal keys, so a
+ * probe stops at its first match.  direct (or NULL): a table with one
+ * integer key whose values are unique and dense is also indexed by value,
+ * direct[v - direct_lo] the row of key v for v - direct_lo < direct_n, or
+ * -1, and probed so instead of by hash. */
 typedef struct sl_jit_lookup_table {
   const uint64_t *hash;
   const uint32_t *slot_row;
   uint8_t *const *keys;
   uint8_t *const *rows;
   uint32_t mask;
+  uint32_t unique;
+  const int32_t *direct;
+  int64_t direct_lo;
+  uint64_t direct_n;
 } sl_jit_lookup_table;
 
 bool sl_jit_lookup_supported(const sl_row_layout *key_layout);
