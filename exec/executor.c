@@ -641,6 +641,9 @@ static void collect_stats(exec_run *r) {
   stats->merge_seconds = c->merge_seconds;
   stats->emit_seconds = c->emit_seconds;
   stats->table_rows = r->q.lookup.table_nrows;
+  stats->table_probe = r->q.lookup.table_direct   ? 2
+                       : r->q.lookup.table_unique ? 1
+                                                  : 0;
   for (int i = 0; i < r->started; i++) {
     stats->events += atomic_load(&ws[i].events);
     if (ws[i].open_seconds > stats->open_seconds)

@@ -257,6 +257,11 @@ static xnode *pipeline(sl_arena *a, const sl_plan *p, int workers, xnode *top,
     if (st) {
       sl_xnode_actual(a, j, "rows out", count(a, st->rows_joined));
       sl_xnode_actual(a, j, "table rows", count(a, st->table_rows));
+      static const char *const probes[] = {
+          "by hash", "by hash, to the first match (unique keys)",
+          "by value (a unique, dense integer key)"};
+      if (st->table_rows > 0 && st->table_probe >= 0 && st->table_probe <= 2)
+        sl_xnode_actual(a, j, "probed", probes[st->table_probe]);
     }
     sl_xnode_kid(a, cur, j);
     sl_xnode_kid(a, j, source_node(a, &p->inputs[1], 0));

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "sluice/common/strbuf.h"
 #include "sluice/connectors/connector.h"
 #include "sluice/row/dictionary.h"
 #include "sluice/session/session.h"
@@ -211,11 +212,70 @@ static void test_ysb_codes(void **state) {
   sl_session_free(s2);
 }
 
+static int keep_text(void *c, const char *t) {
+  sl_strbuf_append(c, t);
+  return SL_OK;
+}
+
+/* EXPLAIN ANALYZE of YSB's query says what it read as codes and that the
+ * campaigns table, keyed by a dense code, was probed by value; with codes
+ * off, the strings and a hash probe (to the first match: ad ids are
+ * unique).  The same 100 rows either way. */
+static void explain_ysb(bool codes, const char *want1, const char *want2) {
+  sl_session *s = sl_session_new();
+  sl_result_sink quiet = sl_result_sink_discard(NULL);
+  sl_error err = {0};
+  static const char *const setup[] = {
+      "SET 'parallelism.default' = '2'",
+      "CREATE TABLE e (ad_id STRING, event_type STRING, event_time "
+      "TIMESTAMP(3), WATERMARK FOR event_time AS event_time - INTERVAL '1' "
+      "SECOND) WITH ('connector' = 'ysb', 'events.num' = '100000')",
+      "CREATE TABLE c (ad_id STRING, campaign_id STRING) WITH ('connector' = "
+      "'ysb', 'ysb.table' = 'campaigns')"};
+  for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
+    assert_int_equal(
+        sl_session_execute(s, setup[i], strlen(setup[i]), 1, &quiet, &err),
+        SL_OK);
+  const char *off = "SET 'sluice.dictionary-codes' = 'off'";
+  if (!codes)
+    assert_int_equal(sl_session_execute(s, off, strlen(off), 1, &quiet, &err),
+                     SL_OK);
+  const char *q =
+      "EXPLAIN ANALYZE SELECT c.campaign_id, window_start, COUNT(*) FROM "
+      "TABLE(TUMBLE(TABLE e, DESCRIPTOR(event_time), INTERVAL '10' SECOND)) "
+      "AS x JOIN c ON x.ad_id = c.ad_id WHERE x.event_type = 'view' GROUP BY "
+      "c.campaign_id, window_start, window_end";
+  sl_strbuf out = SL_STRBUF_INIT;
+  sl_result_sink sink = sl_result_sink_discard(NULL);
+  sink.ctx = &out;
+  sink.text = keep_text;
+  if (sl_session_execute(s, q, strlen(q), 1, &sink, &err) != SL_OK)
+    fail_msg("EXPLAIN ANALYZE failed: %s", err.message);
+  const char *text = sl_strbuf_cstr(&out);
+  if (!strstr(text, want1) || !strstr(text, want2) ||
+      !strstr(text, "actual: rows=100,"))
+    fail_msg("EXPLAIN ANALYZE lacks '%s' or '%s':\n%s", want1, want2, text);
+  sl_strbuf_free(&out);
+  sl_session_free(s);
+}
+
+static void test_ysb_explained(void **state) {
+  (void)state;
+  explain_ysb(true,
+              "dictionary codes: join key e.ad_id = c.ad_id as codes; filter "
+              "(event_type = 'view') as codes; group key campaign_id as its "
+              "code",
+              "probed=by value (a unique, dense integer key)");
+  explain_ysb(false, "reads=[ad_id, event_type, event_time] of 3 leaves",
+              "probed=by hash, to the first match (unique keys)");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_codes_and_values),
       cmocka_unit_test(test_duplicates_refused),
       cmocka_unit_test(test_ysb_codes),
+      cmocka_unit_test(test_ysb_explained),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

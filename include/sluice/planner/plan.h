@@ -565,6 +565,9 @@ typedef struct sl_query_stats {
                                  * plus long strings (file bytes for files) */
   uint64_t state_bytes_peak;    /* largest partial state one worker held */
   uint64_t table_rows;          /* rows of the lookup join's bounded table */
+  int table_probe;              /* how it was probed: 0 by hash, 1 by hash
+                                 * to the first match (unique keys), 2 by
+                                 * value (one unique, dense integer key) */
   uint64_t exchange_rows;       /* repartition: rows sent to other workers */
   uint64_t exchange_bytes;      /* ... their bytes (rows and long strings) */
   uint64_t exchange_slots;      /* ... channel slots published */
