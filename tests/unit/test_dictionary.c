@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "session_helpers.h"
 #include "sluice/common/strbuf.h"
 #include "sluice/connectors/connector.h"
 #include "sluice/row/dictionary.h"
@@ -223,23 +224,16 @@ static int keep_text(void *c, const char *t) {
  * unique).  The same 100 rows either way. */
 static void explain_ysb(bool codes, const char *want1, const char *want2) {
   sl_session *s = sl_session_new();
-  sl_result_sink quiet = sl_result_sink_discard(NULL);
   sl_error err = {0};
-  static const char *const setup[] = {
-      "SET 'parallelism.default' = '2'",
-      "CREATE TABLE e (ad_id STRING, event_type STRING, event_time "
-      "TIMESTAMP(3), WATERMARK FOR event_time AS event_time - INTERVAL '1' "
-      "SECOND) WITH ('connector' = 'ysb', 'events.num' = '100000')",
-      "CREATE TABLE c (ad_id STRING, campaign_id STRING) WITH ('connector' = "
-      "'ysb', 'ysb.table' = 'campaigns')"};
-  for (size_t i = 0; i < sizeof setup / sizeof setup[0]; i++)
-    assert_int_equal(
-        sl_session_execute(s, setup[i], strlen(setup[i]), 1, &quiet, &err),
-        SL_OK);
-  const char *off = "SET 'sluice.dictionary-codes' = 'off'";
+  session_exec_ok(s, "SET 'parallelism.default' = '2'");
+  session_exec_ok(
+      s, "CREATE TABLE e (ad_id STRING, event_type STRING, event_time "
+         "TIMESTAMP(3), WATERMARK FOR event_time AS event_time - INTERVAL "
+         "'1' SECOND) WITH ('connector' = 'ysb', 'events.num' = '100000')");
+  session_exec_ok(s, "CREATE TABLE c (ad_id STRING, campaign_id STRING) WITH "
+                     "('connector' = 'ysb', 'ysb.table' = 'campaigns')");
   if (!codes)
-    assert_int_equal(sl_session_execute(s, off, strlen(off), 1, &quiet, &err),
-                     SL_OK);
+    session_exec_ok(s, "SET 'sluice.dictionary-codes' = 'off'");
   const char *q =
       "EXPLAIN ANALYZE SELECT c.campaign_id, window_start, COUNT(*) FROM "
       "TABLE(TUMBLE(TABLE e, DESCRIPTOR(event_time), INTERVAL '10' SECOND)) "
