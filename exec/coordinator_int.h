@@ -47,6 +47,9 @@ typedef struct coordinator {
   /* A node running a broadcast join's stages: rows go to the sink (the
    * stage sink) after all, and so does the watermark (executor.h). */
   bool rows_here;
+  /* The sink hears the watermark after each window fired (not a node:
+   * a node's rows and watermarks go to its coordinator). */
+  bool wm_each_window;
   int64_t exported_wm;
   /* A node that sends rows (not partials): the watermark last sent with
    * them; every row of a window ending at or before it has been sent, so

@@ -215,6 +215,7 @@ static int open_sink(exec_run *r) {
   c->export.lock = node ? nodes->coordinator_lock : NULL;
   c->export.credit = node ? nodes->coordinator_credit : NULL;
   c->rows_here = node && nodes->rows_to_sink;
+  c->wm_each_window = !node && c->sc->watermark && c->sc->watermark_each_window;
   c->of_nodes = r->coordinator_of_nodes;
   c->export_partials = node && !r->across && !r->leaders;
   c->exported_wm = WM_MIN;

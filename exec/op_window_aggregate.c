@@ -253,6 +253,11 @@ int sl_coord_fire_windows(coordinator *c, worker *ws, int n, bool *progress) {
       rc = emit_groups(c, start, next, merged);
     if (any && rc == SL_OK && !limited && !c->export_partials)
       rc = sl_coord_finish_window(c);
+    /* Every window ending at or before `next` is written (windows fire
+     * in order of their end): a stage above may start on it now. */
+    if (any && rc == SL_OK && c->wm_each_window && !c->sorted && unit > 0 &&
+        next != WM_MAX)
+      rc = c->sc->watermark(c->sink, next - unit, c->err);
     c->emit_seconds += sl_clock_seconds() - t1;
     if (merged) {
       sl_group_table_free(merged);

@@ -368,6 +368,7 @@ const sl_sink_connector stage_sink = {
     .close = stage_sink_close,
     .rows_written = stage_sink_rows,
     .watermark = stage_sink_watermark,
+    .watermark_each_window = true,
 };
 
 void keyed_rows_free(keyed_rows *k) {

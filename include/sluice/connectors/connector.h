@@ -210,6 +210,11 @@ typedef struct sl_sink_connector {
    * use it as their clock: time-based rolls and commits, and the point up
    * to which an unbounded query's rows are kept when it is stopped. */
   int (*watermark)(sl_sink *s, int64_t watermark, sl_error *err);
+  /* Call watermark after each window fired, too, not only once a round:
+   * the stage above a leaf starts on a window while the leaf's
+   * coordinator merges the next ones (a round that fires many windows
+   * had held them all back until its end). */
+  bool watermark_each_window;
   /* The sink can replace a table's rows (INSERT OVERWRITE). */
   bool can_overwrite;
 } sl_sink_connector;
