@@ -236,6 +236,8 @@ extern void *sl_worker_main(void *arg);
  * worker_state. */
 int32_t sl_worker_extremes_gate(void *worker, int64_t value, int32_t value_null,
                                 int64_t time, int32_t time_null);
+/* and the offset of its quick answer (sl_jit_gate.bar_offset) */
+extern const ptrdiff_t sl_worker_extremes_bar;
 
 /* Setting a query up (query_setup.c), before its workers start: the
  * lookup join's table, layouts and programs; then the JIT's functions

@@ -7,6 +7,8 @@
  * Dropping them here, on every worker, leaves the leaf's one coordinator
  * thread and its stage store a few hundred rows of 4.6 million; the store
  * checks again over all workers' rows (exec/stage_sink.c). */
+#include <stddef.h>
+
 #include "executor_int.h"
 #include "worker_ops_int.h"
 
@@ -25,7 +27,15 @@ int32_t sl_worker_extremes_gate(void *worker, int64_t value, int32_t value_null,
   return 0;
 }
 
+/* Where the compiled loop finds the worker's quick answer (jit.h,
+ * sl_jit_gate.bar_offset) from the gate's state, the worker. */
+const ptrdiff_t sl_worker_extremes_bar =
+    offsetof(worker_state, extremes) + offsetof(sl_running_extremes, bar);
+
 void sl_worker_keep_extremes(worker_state *s, sl_buffer *b) {
+  /* the rows the compiled loop dropped by the quick answer */
+  s->w->rows_not_kept += s->extremes.bar.dropped;
+  s->extremes.bar.dropped = 0;
   if (!s->extremes.x || b->nrows == 0)
     return;
   s->w->rows_not_kept += sl_extremes_filter(&s->extremes, b);

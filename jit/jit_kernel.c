@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "jit_int.h"
+#include "sluice/state/running_extremes.h"
 
 static LLVMValueRef call_field(jit_cg *g, LLVMValueRef call, size_t off,
                                LLVMTypeRef t, unsigned align) {
@@ -142,17 +143,61 @@ static void keep_if_true(jit_cg *g, const sl_expr_prog *p,
   LLVMPositionBuilderAtEnd(g->b, keep);
 }
 
+/* The gate's quick answer (sl_extremes_bar at bar): a row with both
+ * values whose time is the bar's and whose value is past it goes to
+ * other, counted in the bar's dropped; any other row on in a new block. */
+static void drop_by_bar(jit_cg *g, LLVMValueRef bar, jit_val v, jit_val t,
+                        LLVMBasicBlockRef other) {
+#define BAR_FIELD(f, ty) jit_at(g, bar, offsetof(sl_extremes_bar, f), ty)
+  LLVMValueRef known = LLVMBuildAnd(
+      g->b, LLVMBuildNot(g->b, LLVMBuildOr(g->b, v.null, t.null, ""), ""),
+      LLVMBuildICmp(g->b, LLVMIntNE,
+                    jit_load(g, g->i32, BAR_FIELD(valid, g->i32), 4),
+                    LLVMConstInt(g->i32, 0, 0), ""),
+      "");
+  LLVMValueRef same = LLVMBuildICmp(
+      g->b, LLVMIntEQ, jit_load(g, g->i64, BAR_FIELD(t, g->i64), 8), t.v, "");
+  LLVMValueRef b = jit_load(g, g->i64, BAR_FIELD(bar, g->i64), 8);
+  LLVMValueRef past = LLVMBuildSelect(
+      g->b,
+      LLVMBuildICmp(g->b, LLVMIntNE,
+                    jit_load(g, g->i32, BAR_FIELD(max, g->i32), 4),
+                    LLVMConstInt(g->i32, 0, 0), ""),
+      LLVMBuildICmp(g->b, LLVMIntSLT, v.v, b, ""),
+      LLVMBuildICmp(g->b, LLVMIntSGT, v.v, b, ""), "");
+  LLVMValueRef drop =
+      LLVMBuildAnd(g->b, known, LLVMBuildAnd(g->b, same, past, ""), "bar.drop");
+  LLVMBasicBlockRef dropped =
+      LLVMAppendBasicBlockInContext(g->ctx, g->fn, "bar.dropped");
+  LLVMBasicBlockRef ask =
+      LLVMAppendBasicBlockInContext(g->ctx, g->fn, "bar.ask");
+  LLVMBuildCondBr(g->b, drop, dropped, ask);
+  LLVMPositionBuilderAtEnd(g->b, dropped);
+  LLVMValueRef n = BAR_FIELD(dropped, g->i64);
+  jit_store(g,
+            LLVMBuildAdd(g->b, jit_load(g, g->i64, n, 8),
+                         LLVMConstInt(g->i64, 1, 0), ""),
+            n, 8);
+  LLVMBuildBr(g->b, other);
+  LLVMPositionBuilderAtEnd(g->b, ask);
+#undef BAR_FIELD
+}
+
 /* Go on in a new block where the gate lets the row through, else to
- * other: gate->fn(state, value, value is NULL, time, time is NULL). */
+ * other: gate->fn(state, value, value is NULL, time, time is NULL), after
+ * its quick answer where it has one. */
 static void keep_if_gate(jit_cg *g, LLVMValueRef call, const sl_jit_gate *gate,
                          sl_expr_prog *const *progs, LLVMBasicBlockRef other) {
   jit_val v = jit_gen_prog(g, progs[gate->value_prog]);
   jit_val t = jit_gen_prog(g, progs[gate->time_prog]);
+  LLVMValueRef state =
+      call_field(g, call, offsetof(jit_call, gate_state), g->ptr, 8);
+  if (gate->bar_offset >= 0)
+    drop_by_bar(g, jit_at(g, state, (uint64_t)gate->bar_offset, g->i8), v, t,
+                other);
   LLVMTypeRef ps[5] = {g->ptr, g->i64, g->i32, g->i64, g->i32};
-  LLVMValueRef args[5] = {
-      call_field(g, call, offsetof(jit_call, gate_state), g->ptr, 8), v.v,
-      LLVMBuildZExt(g->b, v.null, g->i32, ""), t.v,
-      LLVMBuildZExt(g->b, t.null, g->i32, "")};
+  LLVMValueRef args[5] = {state, v.v, LLVMBuildZExt(g->b, v.null, g->i32, ""),
+                          t.v, LLVMBuildZExt(g->b, t.null, g->i32, "")};
   LLVMValueRef rc = jit_call_c(g, LLVMFunctionType(g->i32, ps, 5, 0),
                                (void *)(uintptr_t)gate->fn, args, 5);
   LLVMBasicBlockRef pass =

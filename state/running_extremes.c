@@ -85,7 +85,40 @@ static void remember_windows(sl_running_extremes *e, int64_t t,
   e->last.own = own ? (int)(own - e->seen) : -1;
 }
 
+/* e->bar after a row at time t: valid while the windows t meets are all
+ * remembered and known (the last time's). */
+static void set_bar(sl_running_extremes *e, int64_t t) {
+  const sl_stage_extreme *x = e->x;
+  sl_extremes_bar *b = &e->bar;
+  b->max = x->max;
+  b->valid = e->last.valid && !e->last.unseen && e->last.t == t &&
+             e->last.moved == e->moved;
+  if (!b->valid)
+    return;
+  /* a row meeting no window is dropped whatever its value: only its own
+   * window's extreme can take it */
+  int64_t bar = x->max ? INT64_MAX : INT64_MIN;
+  for (int k = -1; k < e->last.nmeets; k++) {
+    int i = k < 0 ? e->last.own : e->last.meets[k];
+    if (i < 0)
+      continue;
+    int64_t m = e->seen[i].value;
+    if (x->max ? m < bar : m > bar)
+      bar = m;
+  }
+  b->t = t;
+  b->bar = bar;
+}
+
+static bool keep_value(sl_running_extremes *e, int64_t v, int64_t t);
+
 bool sl_extremes_keep_value(sl_running_extremes *e, int64_t v, int64_t t) {
+  bool keep = keep_value(e, v, t);
+  set_bar(e, t);
+  return keep;
+}
+
+static bool keep_value(sl_running_extremes *e, int64_t v, int64_t t) {
   const sl_stage_extreme *x = e->x;
   /* Many rows share an event time (46 bids a millisecond per worker in
    * NEXMark): the windows of the last time are remembered by index, while
@@ -135,6 +168,7 @@ uint32_t sl_extremes_filter(sl_running_extremes *e, sl_buffer *b) {
 }
 
 void sl_extremes_free(sl_running_extremes *e) {
+  e->bar.valid = 0;
   free(e->seen);
   e->seen = NULL;
   e->nseen = 0;

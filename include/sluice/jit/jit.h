@@ -109,6 +109,10 @@ typedef int32_t (*sl_jit_gate_fn)(void *state, int64_t value,
 typedef struct sl_jit_gate {
   sl_jit_gate_fn fn;
   int value_prog, time_prog; /* indexes into progs, each an integer */
+  /* Where the gate's quick answer is (running_extremes.h, sl_extremes_bar):
+   * bytes from the gate's state, or -1 for none.  A row it drops is not
+   * passed to fn. */
+  ptrdiff_t bar_offset;
 } sl_jit_gate;
 
 /* sl_jit_add_kernel_pre with a gate (NULL: none); SL_EUNSUPPORTED when its

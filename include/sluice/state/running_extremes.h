@@ -17,6 +17,25 @@
 #define SL_EXTREMES_SEEN 64 /* window ends remembered */
 #define SL_EXTREMES_MEETS 4 /* windows of one time remembered */
 
+/* The quick answer a compiled loop checks before it calls
+ * sl_extremes_keep_value (jit.h, sl_jit_gate): a row whose time is t and
+ * whose value is below bar (MAX; above it for MIN) is dropped, and counted
+ * in dropped, with no call.  Kept by sl_extremes_keep_value after every
+ * row: bar is the lowest (MAX; the highest for MIN) running extreme of the
+ * windows time t meets and of its own window, so a row it drops could
+ * match none of them and would change none.  valid = 0: every row asks. */
+typedef struct sl_extremes_bar {
+  int64_t t, bar;
+  uint64_t dropped;
+  int32_t valid, max;
+} sl_extremes_bar;
+
+/* What the compiled loop checks (for tests and C callers). */
+static inline bool sl_extremes_bar_drops(const sl_extremes_bar *b, int64_t v,
+                                         int64_t t) {
+  return b->valid && b->t == t && (b->max ? v < b->bar : v > b->bar);
+}
+
 typedef struct sl_running_extremes {
   const sl_stage_extreme *x;
   struct sl_extreme_seen {
@@ -33,6 +52,7 @@ typedef struct sl_running_extremes {
     int own, nmeets;
     int meets[SL_EXTREMES_MEETS];
   } last;
+  sl_extremes_bar bar;
 } sl_running_extremes;
 
 /* Whether row (of layout l, event time t) can still equal the MAX (MIN)
@@ -42,7 +62,8 @@ bool sl_extremes_keep(sl_running_extremes *e, const sl_row_layout *l,
                       const uint8_t *row, int64_t t);
 
 /* The same for a row's value v (not NULL), as a compiled loop has it
- * before the row is written (exec/op_keep_extremes.c). */
+ * before the row is written (exec/op_keep_extremes.c); sets e->bar for
+ * the rows that follow. */
 bool sl_extremes_keep_value(sl_running_extremes *e, int64_t v, int64_t t);
 
 /* The rows of b that can, moved down in order (their long strings stay
