@@ -319,6 +319,9 @@ int stage_rt_build(sl_arena *a, const sl_stage *st, const sl_staged_plan *sp,
         key_columns(a, st->lkeys, st->nkeys, s->key_layout, s->left->layout);
     s->rcols =
         key_columns(a, st->rkeys, st->nkeys, s->key_layout, s->right->layout);
+    s->flat_keys = s->lcols && s->rcols && s->key_layout->width % 8 == 0;
+    for (int i = 0; i < s->key_layout->nfields; i++)
+      s->flat_keys &= s->key_layout->fields[i].ptype != SL_P_STR;
     break;
   case SL_STAGE_AGGREGATE: {
     int n = st->ngroups;
@@ -506,6 +509,38 @@ const uint8_t **stage_rel_rows(const rel *r, size_t *n) {
   return v;
 }
 
+/* sl_row_copy_field with the common sizes copied inline (a call to memcpy
+ * per field was most of a joined row's cost). */
+static inline void copy_field(const sl_row_layout *sl, const uint8_t *src,
+                              int from, const sl_row_layout *dl, uint8_t *dst,
+                              int to) {
+  bool null = sl_row_is_null(src, from);
+  sl_row_set_null(dst, to, null);
+  if (null)
+    return;
+  const uint8_t *p = src + sl->fields[from].offset;
+  uint8_t *q = dst + dl->fields[to].offset;
+  switch (dl->fields[to].size) {
+  case 16:
+    memcpy(q, p, 16);
+    break;
+  case 8:
+    memcpy(q, p, 8);
+    break;
+  case 4:
+    memcpy(q, p, 4);
+    break;
+  case 2:
+    memcpy(q, p, 2);
+    break;
+  case 1:
+    *q = *p;
+    break;
+  default:
+    memcpy(q, p, dl->fields[to].size);
+  }
+}
+
 static void join_row(stage_eval *ev, const stage_rt *s, rel *r,
                      const uint8_t *lrow, const uint8_t *rrow) {
   const sl_row_layout *ll = s->left->layout, *rl = s->right->layout;
@@ -513,9 +548,39 @@ static void join_row(stage_eval *ev, const stage_rt *s, rel *r,
   sl_buffer *o = stage_rel_room(ev, r, 0);
   uint8_t *dst = sl_buffer_append(o);
   for (int f = 0; f < nl; f++)
-    sl_row_copy_field(ll, lrow, f, s->layout, dst, f);
+    copy_field(ll, lrow, f, s->layout, dst, f);
   for (int f = 0; f < nr; f++)
-    sl_row_copy_field(rl, rrow, f, s->layout, dst, nl + f);
+    copy_field(rl, rrow, f, s->layout, dst, nl + f);
+}
+
+/* A join key's hash and equality: word by word for flat keys
+ * (stage_rt.flat_keys), else sl_key_hash and sl_key_equal. */
+static uint64_t join_key_hash(const stage_rt *s, const uint8_t *k) {
+  const sl_row_layout *kl = s->key_layout;
+  if (!s->flat_keys)
+    return sl_key_hash(kl, k);
+  uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (uint32_t i = 0; i < kl->width; i += 8) {
+    uint64_t x;
+    memcpy(&x, k + i, 8);
+    h = sl_mix64(h ^ x);
+  }
+  return h;
+}
+
+static bool join_keys_equal(const stage_rt *s, const uint8_t *a,
+                            const uint8_t *b) {
+  const sl_row_layout *kl = s->key_layout;
+  if (!s->flat_keys)
+    return sl_key_equal(kl, a, b);
+  uint64_t d = 0;
+  for (uint32_t i = 0; i < kl->width; i += 8) {
+    uint64_t x, y;
+    memcpy(&x, a + i, 8);
+    memcpy(&y, b + i, 8);
+    d |= x ^ y;
+  }
+  return d == 0;
 }
 
 /* A chained hash table over the build side's key rows (without keys:
@@ -543,7 +608,7 @@ static void key_from_columns(const stage_rt *s, const int *cols,
   const sl_row_layout *kl = s->key_layout;
   memset(dst, 0, kl->width);
   for (int i = 0; i < kl->nfields; i++)
-    sl_row_copy_field(rl, row, cols[i], kl, dst, i);
+    copy_field(rl, row, cols[i], kl, dst, i);
 }
 
 static int build_table(stage_eval *ev, const stage_rt *s, const rel *in,
@@ -584,7 +649,7 @@ static int build_table(stage_eval *ev, const stage_rt *s, const rel *in,
   for (size_t j = 0; j < t->n; j++) {
     if (key_has_null(s->key_layout, t->keys[j]))
       continue; /* NULL never equals anything */
-    uint64_t h = sl_key_hash(s->key_layout, t->keys[j]);
+    uint64_t h = join_key_hash(s, t->keys[j]);
     size_t b = h & (t->cap - 1);
     t->e[j] = (join_entry){h, t->head[b], t->rows[j], t->keys[j]};
     t->head[b] = (int64_t)j;
@@ -630,10 +695,12 @@ static void probe_batch(stage_eval *ev, const stage_rt *s, const join_table *t,
       continue;
     /* the key of the row before, byte for byte (a window's rows often
      * share their window's bounds as the key): its hash */
-    if (i > 0 && m[i - 1] >= 0 && memcmp(keys[i], keys[i - 1], kl->width) == 0)
+    if (i > 0 && m[i - 1] >= 0 &&
+        (s->flat_keys ? join_keys_equal(s, keys[i], keys[i - 1])
+                      : memcmp(keys[i], keys[i - 1], kl->width) == 0))
       h[i] = h[i - 1];
     else
-      h[i] = sl_key_hash(kl, keys[i]);
+      h[i] = join_key_hash(s, keys[i]);
     __builtin_prefetch(&t->head[h[i] & mask]);
   }
   for (uint32_t i = 0; i < n; i++)
@@ -642,7 +709,7 @@ static void probe_batch(stage_eval *ev, const stage_rt *s, const join_table *t,
   for (uint32_t i = 0; i < n && !ev->over; i++)
     for (int64_t x = m[i]; x >= 0 && !ev->over; x = t->e[x].next) {
       const join_entry *e = &t->e[x];
-      if (e->hash == h[i] && sl_key_equal(kl, keys[i], e->key)) {
+      if (e->hash == h[i] && join_keys_equal(s, keys[i], e->key)) {
         if (probe_left)
           join_row(ev, s, out, rows[i], e->row);
         else

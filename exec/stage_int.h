@@ -106,6 +106,10 @@ struct stage_rt {
    * the column of each (read directly, not through the interpreter), or
    * NULL when any is not */
   const int *lcols, *rcols;
+  /* keys read from columns on both sides into zeroed key rows with no
+   * string field, a whole number of words wide: equal exactly when their
+   * bytes are, so hashed and compared a word at a time */
+  bool flat_keys;
   sl_expr_prog *residual;
   int stream_side; /* -1, 0 (left) or 1 (right) */
   /* AGGREGATE: "tmp" rows (groups, then per aggregate its argument and
