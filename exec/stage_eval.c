@@ -509,38 +509,6 @@ const uint8_t **stage_rel_rows(const rel *r, size_t *n) {
   return v;
 }
 
-/* sl_row_copy_field with the common sizes copied inline (a call to memcpy
- * per field was most of a joined row's cost). */
-static inline void copy_field(const sl_row_layout *sl, const uint8_t *src,
-                              int from, const sl_row_layout *dl, uint8_t *dst,
-                              int to) {
-  bool null = sl_row_is_null(src, from);
-  sl_row_set_null(dst, to, null);
-  if (null)
-    return;
-  const uint8_t *p = src + sl->fields[from].offset;
-  uint8_t *q = dst + dl->fields[to].offset;
-  switch (dl->fields[to].size) {
-  case 16:
-    memcpy(q, p, 16);
-    break;
-  case 8:
-    memcpy(q, p, 8);
-    break;
-  case 4:
-    memcpy(q, p, 4);
-    break;
-  case 2:
-    memcpy(q, p, 2);
-    break;
-  case 1:
-    *q = *p;
-    break;
-  default:
-    memcpy(q, p, dl->fields[to].size);
-  }
-}
-
 static void join_row(stage_eval *ev, const stage_rt *s, rel *r,
                      const uint8_t *lrow, const uint8_t *rrow) {
   const sl_row_layout *ll = s->left->layout, *rl = s->right->layout;
@@ -548,9 +516,9 @@ static void join_row(stage_eval *ev, const stage_rt *s, rel *r,
   sl_buffer *o = stage_rel_room(ev, r, 0);
   uint8_t *dst = sl_buffer_append(o);
   for (int f = 0; f < nl; f++)
-    copy_field(ll, lrow, f, s->layout, dst, f);
+    sl_row_copy_field(ll, lrow, f, s->layout, dst, f);
   for (int f = 0; f < nr; f++)
-    copy_field(rl, rrow, f, s->layout, dst, nl + f);
+    sl_row_copy_field(rl, rrow, f, s->layout, dst, nl + f);
 }
 
 /* A join key's hash and equality: word by word for flat keys
@@ -608,7 +576,7 @@ static void key_from_columns(const stage_rt *s, const int *cols,
   const sl_row_layout *kl = s->key_layout;
   memset(dst, 0, kl->width);
   for (int i = 0; i < kl->nfields; i++)
-    copy_field(rl, row, cols[i], kl, dst, i);
+    sl_row_copy_field(rl, row, cols[i], kl, dst, i);
 }
 
 static int build_table(stage_eval *ev, const stage_rt *s, const rel *in,
