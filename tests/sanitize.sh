@@ -30,6 +30,9 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # evaluated by the same code on one node; the other files cover the
 # network paths): the normal build runs all of them.
 export DIFF_CONFIGS="w2r n2s"
+# The changelog mode only: the 'table' mode runs the same engine, folded
+# by the shell (the normal build checks both).
+export DIFF_MODES="changelog"
 export DIFF_CONFIGS_STAGES="w2 n2r n3b n2j n2l"
 SKIP='^(bench\.run_quick|cluster\.idle_load|rdma\.(vm_smoke|verbs_nodes))$'
 SKIP+='|^sql\..*\.(n4_w1_epochs|n3_w2_epochs|n2_tcp_epochs|w4_repartition_noise|n2_repartition_noise|n4_w1_tcp|n4_w1_repartition)$'

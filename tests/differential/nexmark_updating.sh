@@ -96,7 +96,8 @@ project() { awk -F, -v c="$1" 'BEGIN { n = split(c, f, " ") } { s = $f[1]; for (
 
 fail=0 passed=0
 # CASES="q9 q4" runs only those cases (all by default); DIFF_CONFIGS="w2r
-# n2s" only those configurations (tests/sanitize.sh sets it).
+# n2s" only those configurations, DIFF_MODES="changelog" only that result
+# mode (tests/sanitize.sh sets both).
 selected() { [ -z "${CASES:-}" ] || [[ " $CASES " == *" $1 "* ]]; }
 # run_case NAME SLUICE_QUERY ORACLE_QUERY [KINDS [COLUMNS]]: KINDS, the
 # row kinds the changelog must hold ("-U" by default; "+I!" for a result
@@ -119,7 +120,7 @@ run_case() {
       n2r) nodes=2 strategy=repartition ;;
       n2s) nodes=2 join=repartition ;; # updating stages spread by key
     esac
-    for mode in table changelog; do
+    for mode in ${DIFF_MODES:-table changelog}; do
       printf "%s\nSET parallelism.default = %s;\nSET 'sluice.nodes' = '%s';\nSET 'sluice.strategy' = '%s';\nSET 'sluice.join-strategy' = '%s';\nSET 'sluice.buffer-size' = '16kb';\nSET 'table.exec.mini-batch.size' = '1';\nSET 'sql-client.execution.result-mode' = '%s';\n%s\n" \
         "$DDL" "$workers" "$nodes" "$strategy" "$join" "$mode" "$sq" > "$tmp/q.sql"
       if ! "$SLUICE" -m csv --no-headers "$tmp/q.sql" 2>"$tmp/err" | tr -d '"' > "$tmp/$name.$cfg.raw"; then
