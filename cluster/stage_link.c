@@ -1,6 +1,6 @@
 /* stage_link.c - a join's side, sent straight from the nodes that run its
- * leaf to the nodes that run the stages (plan.h, sl_join_strategy; node_frames.h,
- * XLISTEN 3 and the link frames).
+ * leaf to the nodes that run the stages (plan.h, sl_join_strategy;
+ * node_frames.h, XLISTEN 3 and the link frames).
  *
  * When a join's stages run on the nodes (broadcast, repartition, late
  * merge), each stage node listens on one TCP socket for *links*: a
@@ -310,6 +310,8 @@ const sl_sink_connector sl_sink_to_stage_nodes = {
     .close = link_close,
     .rows_written = link_rows,
     .watermark = link_watermark,
+    /* The stage nodes start on a window as soon as it is sent. */
+    .watermark_each_window = true,
 };
 
 /* ---- the receiving end: a reader thread on each stage node ------------ */

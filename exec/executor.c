@@ -215,7 +215,6 @@ static int open_sink(exec_run *r) {
   c->export.lock = node ? nodes->coordinator_lock : NULL;
   c->export.credit = node ? nodes->coordinator_credit : NULL;
   c->rows_here = node && nodes->rows_to_sink;
-  c->wm_each_window = !node && c->sc->watermark && c->sc->watermark_each_window;
   c->of_nodes = r->coordinator_of_nodes;
   c->export_partials = node && !r->across && !r->leaders;
   c->exported_wm = WM_MIN;
@@ -225,6 +224,8 @@ static int open_sink(exec_run *r) {
     c->sc = sl_sink_connector_find("blackhole");
     r->shell = NULL;
   }
+  /* After the sink is chosen: a node's blackhole asks for nothing. */
+  c->wm_each_window = c->sc->watermark && c->sc->watermark_each_window;
   sl_sink_spec spec = {c->sc != plan->sink ? NULL : plan->sink_table,
                        q->out_layout,
                        q->out_names,
