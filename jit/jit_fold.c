@@ -77,6 +77,7 @@ const char *sl_jit_fold_status(const sl_plan *p) {
 typedef struct fold_vars {
   LLVMValueRef r, lwm, wn, ne, late, rs;
   LLVMValueRef wi, slot; /* the watermark loop's and the probe's index */
+  LLVMValueRef one;      /* without group keys: the group's state, once found */
 } fold_vars;
 
 static LLVMValueRef c64(jit_cg *g, int64_t v) {
@@ -397,6 +398,8 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   v.rs = LLVMBuildAlloca(g->b, g->i64, "rs");
   v.wi = LLVMBuildAlloca(g->b, g->i32, "wi");
   v.slot = LLVMBuildAlloca(g->b, g->i32, "slot");
+  v.one = LLVMBuildAlloca(g->b, g->ptr, "one");
+  jit_store(g, LLVMConstNull(g->ptr), v.one, 8);
   LLVMValueRef keybuf =
       LLVMBuildAlloca(g->b, LLVMArrayType(g->i64, (unsigned)(kw / 8)), "key");
   keybuf = LLVMBuildBitCast(g->b, keybuf, g->ptr, "");
@@ -523,6 +526,23 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
                             fe, ne, ""),
             v.ne, 8);
 
+  /* Without group keys (a window's COUNT(*) or MAX over all its rows)
+   * every row of the call updates the one group of the call's slice: found
+   * (or inserted) by the first, taken as it is by the rest.  Its state
+   * stays where it is: the table never grows past its one group, and C
+   * touches it only between calls. */
+  LLVMBasicBlockRef update_at = blk(g, "states");
+  LLVMBasicBlockRef known_from = NULL;
+  LLVMValueRef known = NULL;
+  if (kl->nfields == 0) {
+    known = jit_load(g, g->ptr, v.one, 8);
+    LLVMBasicBlockRef find = blk(g, "find");
+    known_from = LLVMGetInsertBlock(g->b);
+    LLVMBuildCondBr(
+        g->b, LLVMBuildICmp(g->b, LLVMIntNE, known, LLVMConstNull(g->ptr), ""),
+        update_at, find);
+    LLVMPositionBuilderAtEnd(g->b, find);
+  }
   /* the key row, as sl_worker_fold_row builds it, and sl_key_hash */
   build_key(g, keybuf, row, spec);
   bool strings = strings_in(kl);
@@ -563,7 +583,6 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMValueRef fresh =
       jit_call_c(g, LLVMFunctionType(g->ptr, ps3, 3, 0),
                  (void *)(uintptr_t)sl_group_table_upsert, iargs, 3);
-  LLVMBasicBlockRef update_at = blk(g, "states");
   LLVMBuildBr(g->b, update_at);
   LLVMPositionBuilderAtEnd(g->b, cmp);
   /* keys_equal without strings: memcmp of the whole key row (8-byte
@@ -614,6 +633,10 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMBuildBr(g->b, update_at);
   LLVMPositionBuilderAtEnd(g->b, update_at);
   LLVMValueRef st = jit_phi2(g, g->ptr, hit_st, hit, fresh, insert, "st");
+  if (known) {
+    LLVMAddIncoming(st, &known, &known_from, 1);
+    jit_store(g, st, v.one, 8);
+  }
   LLVMValueRef ovf = updates(g, row, st, aggs, tl, true);
   LLVMBasicBlockRef upd = blk(g, "update");
   LLVMBuildCondBr(g->b, ovf, stop, upd);
