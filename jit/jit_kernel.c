@@ -146,8 +146,8 @@ static void keep_if_true(jit_cg *g, const sl_expr_prog *p,
 /* The gate's quick answer (sl_extremes_bar at bar): a row with both
  * values whose time is the bar's and whose value is past it goes to
  * other, counted in the bar's dropped; any other row on in a new block. */
-static void drop_by_bar(jit_cg *g, LLVMValueRef bar, jit_val v, jit_val t,
-                        LLVMBasicBlockRef other) {
+static void drop_by_bar(jit_cg *g, LLVMValueRef bar, LLVMValueRef drops,
+                        jit_val v, jit_val t, LLVMBasicBlockRef other) {
 #define BAR_FIELD(f, ty) jit_at(g, bar, offsetof(sl_extremes_bar, f), ty)
   LLVMValueRef known = LLVMBuildAnd(
       g->b, LLVMBuildNot(g->b, LLVMBuildOr(g->b, v.null, t.null, ""), ""),
@@ -173,28 +173,51 @@ static void drop_by_bar(jit_cg *g, LLVMValueRef bar, jit_val v, jit_val t,
       LLVMAppendBasicBlockInContext(g->ctx, g->fn, "bar.ask");
   LLVMBuildCondBr(g->b, drop, dropped, ask);
   LLVMPositionBuilderAtEnd(g->b, dropped);
-  LLVMValueRef n = BAR_FIELD(dropped, g->i64);
+  /* Counted in a register (the kernel's exits add it to the bar's count):
+   * a store into the bar each row would make every load of it above wait
+   * for the last row's store. */
   jit_store(g,
-            LLVMBuildAdd(g->b, jit_load(g, g->i64, n, 8),
+            LLVMBuildAdd(g->b, jit_load(g, g->i64, drops, 8),
                          LLVMConstInt(g->i64, 1, 0), ""),
-            n, 8);
+            drops, 8);
   LLVMBuildBr(g->b, other);
   LLVMPositionBuilderAtEnd(g->b, ask);
 #undef BAR_FIELD
+}
+
+/* The bar of the gate's state, where it has one. */
+static LLVMValueRef gate_bar(jit_cg *g, LLVMValueRef call,
+                             const sl_jit_gate *gate) {
+  LLVMValueRef state =
+      call_field(g, call, offsetof(jit_call, gate_state), g->ptr, 8);
+  return jit_at(g, state, (uint64_t)gate->bar_offset, g->i8);
+}
+
+/* At an exit of the kernel: the rows the bar dropped, into its count. */
+static void flush_bar_drops(jit_cg *g, LLVMValueRef call,
+                            const sl_jit_gate *gate, LLVMValueRef drops) {
+  if (!drops)
+    return;
+  LLVMValueRef n = jit_at(g, gate_bar(g, call, gate),
+                          offsetof(sl_extremes_bar, dropped), g->i64);
+  jit_store(g,
+            LLVMBuildAdd(g->b, jit_load(g, g->i64, n, 8),
+                         jit_load(g, g->i64, drops, 8), ""),
+            n, 8);
 }
 
 /* Go on in a new block where the gate lets the row through, else to
  * other: gate->fn(state, value, value is NULL, time, time is NULL), after
  * its quick answer where it has one. */
 static void keep_if_gate(jit_cg *g, LLVMValueRef call, const sl_jit_gate *gate,
-                         sl_expr_prog *const *progs, LLVMBasicBlockRef other) {
+                         LLVMValueRef drops, sl_expr_prog *const *progs,
+                         LLVMBasicBlockRef other) {
   jit_val v = jit_gen_prog(g, progs[gate->value_prog]);
   jit_val t = jit_gen_prog(g, progs[gate->time_prog]);
   LLVMValueRef state =
       call_field(g, call, offsetof(jit_call, gate_state), g->ptr, 8);
   if (gate->bar_offset >= 0)
-    drop_by_bar(g, jit_at(g, state, (uint64_t)gate->bar_offset, g->i8), v, t,
-                other);
+    drop_by_bar(g, gate_bar(g, call, gate), drops, v, t, other);
   LLVMTypeRef ps[5] = {g->ptr, g->i64, g->i32, g->i64, g->i32};
   LLVMValueRef args[5] = {state, v.v, LLVMBuildZExt(g->b, v.null, g->i32, ""),
                           t.v, LLVMBuildZExt(g->b, t.null, g->i32, "")};
@@ -326,6 +349,11 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   }
   jit_store(g, LLVMConstInt(g->i32, 0, 0), kvar, 4);
   jit_store(g, LLVMConstInt(g->i32, 0, 0), nvar, 4);
+  LLVMValueRef drops = NULL; /* rows the gate's bar dropped */
+  if (gate && gate->bar_offset >= 0) {
+    drops = LLVMBuildAlloca(g->b, g->i64, "bar_drops");
+    jit_store(g, LLVMConstInt(g->i64, 0, 0), drops, 8);
+  }
 
   LLVMValueRef inrows = call_field(g, call, offsetof(jit_call, in), g->ptr, 8);
   LLVMValueRef sel = call_field(g, call, offsetof(jit_call, sel), g->ptr, 8);
@@ -391,7 +419,7 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   if (filter)
     keep_if_true(g, filter, skip, "keep");
   if (gate)
-    keep_if_gate(g, call, gate, progs, skip);
+    keep_if_gate(g, call, gate, drops, progs, skip);
   LLVMValueRef nout = jit_load(g, g->i32, nvar, 4);
   jit_store(g, nout, rnvar, 4);
   if (nprogs > 0)
@@ -567,6 +595,7 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   set_call_field(g, call, offsetof(jit_call, next), n);
   set_call_field(g, call, offsetof(jit_call, npassed),
                  jit_load(g, g->i32, pvar, 4));
+  flush_bar_drops(g, call, gate, drops);
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_OK, 0));
 
   /* the output is full at row k: undo that row's outputs and long
@@ -579,9 +608,11 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
                  jit_load(g, g->i32, rnvar, 4));
   set_call_field(g, call, offsetof(jit_call, next),
                  jit_load(g, g->i32, kvar, 4));
+  flush_bar_drops(g, call, gate, drops);
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_OK, 0));
 
   LLVMPositionBuilderAtEnd(g->b, g->err_bb);
+  flush_bar_drops(g, call, gate, drops);
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_ERROR, 0));
   return SL_OK;
 }
