@@ -482,9 +482,7 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMBasicBlockRef is_late = blk(g, "late"), on_time = blk(g, "on_time");
   LLVMBuildCondBr(g->b, late, is_late, on_time);
   LLVMPositionBuilderAtEnd(g->b, is_late);
-  jit_store(g,
-            LLVMBuildAdd(g->b, jit_load(g, g->i64, v.late, 8), c64(g, 1), ""),
-            v.late, 8);
+  jit_add_to(g, v.late, c64(g, 1));
   LLVMBuildBr(g->b, next);
 
   LLVMPositionBuilderAtEnd(g->b, on_time);
@@ -642,8 +640,7 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMBuildCondBr(g->b, ovf, stop, upd);
   LLVMPositionBuilderAtEnd(g->b, upd);
   updates(g, row, st, aggs, tl, false);
-  jit_store(g, LLVMBuildAdd(g->b, jit_load(g, g->i64, v.rs, 8), c64(g, 1), ""),
-            v.rs, 8);
+  jit_add_to(g, v.rs, c64(g, 1));
   LLVMBuildBr(g->b, next);
 
   LLVMPositionBuilderAtEnd(g->b, next);

@@ -146,6 +146,9 @@ LLVMValueRef jit_phi2(jit_cg *g, LLVMTypeRef t, LLVMValueRef a,
                       LLVMBasicBlockRef ab, LLVMValueRef b,
                       LLVMBasicBlockRef bb, const char *name);
 void jit_store(jit_cg *g, LLVMValueRef v, LLVMValueRef p, unsigned align);
+/* *p += v, p an integer of v's type in memory (naturally aligned): a
+ * counter, which SROA makes a register where p is an alloca. */
+void jit_add_to(jit_cg *g, LLVMValueRef p, LLVMValueRef v);
 /* Call the C function at addr with type ft. */
 LLVMValueRef jit_call_c(jit_cg *g, LLVMTypeRef ft, void *addr,
                         LLVMValueRef *args, unsigned nargs);

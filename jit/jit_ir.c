@@ -84,6 +84,12 @@ void jit_store(jit_cg *g, LLVMValueRef v, LLVMValueRef p, unsigned align) {
   LLVMSetAlignment(s, align);
 }
 
+void jit_add_to(jit_cg *g, LLVMValueRef p, LLVMValueRef v) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  unsigned align = LLVMGetIntTypeWidth(t) / 8;
+  jit_store(g, LLVMBuildAdd(g->b, jit_load(g, t, p, align), v, ""), p, align);
+}
+
 LLVMValueRef jit_call_c(jit_cg *g, LLVMTypeRef ft, void *addr,
                         LLVMValueRef *args, unsigned nargs) {
   LLVMValueRef fp =

@@ -176,10 +176,7 @@ static void drop_by_bar(jit_cg *g, LLVMValueRef bar, LLVMValueRef drops,
   /* Counted in a register (the kernel's exits add it to the bar's count):
    * a store into the bar each row would make every load of it above wait
    * for the last row's store. */
-  jit_store(g,
-            LLVMBuildAdd(g->b, jit_load(g, g->i64, drops, 8),
-                         LLVMConstInt(g->i64, 1, 0), ""),
-            drops, 8);
+  jit_add_to(g, drops, LLVMConstInt(g->i64, 1, 0));
   LLVMBuildBr(g->b, other);
   LLVMPositionBuilderAtEnd(g->b, ask);
 #undef BAR_FIELD
@@ -200,10 +197,7 @@ static void flush_bar_drops(jit_cg *g, LLVMValueRef call,
     return;
   LLVMValueRef n = jit_at(g, gate_bar(g, call, gate),
                           offsetof(sl_extremes_bar, dropped), g->i64);
-  jit_store(g,
-            LLVMBuildAdd(g->b, jit_load(g, g->i64, n, 8),
-                         jit_load(g, g->i64, drops, 8), ""),
-            n, 8);
+  jit_add_to(g, n, jit_load(g, g->i64, drops, 8));
 }
 
 /* Go on in a new block where the gate lets the row through, else to
@@ -428,10 +422,7 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   LLVMBasicBlockRef pnext = NULL, probe_bb = NULL, after = NULL, dfrom = NULL;
   LLVMValueRef unique = NULL, drow = NULL;
   if (lookup) {
-    jit_store(g,
-              LLVMBuildAdd(g->b, jit_load(g, g->i32, pvar, 4),
-                           LLVMConstInt(g->i32, 1, 0), ""),
-              pvar, 4);
+    jit_add_to(g, pvar, LLVMConstInt(g->i32, 1, 0));
     /* the key row and its hash; a NULL key matches nothing */
     LLVMValueRef anynull = store_keys(g, call, keyrow, lookup, full);
     LLVMBasicBlockRef keyed =
@@ -582,10 +573,7 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   }
 
   LLVMPositionBuilderAtEnd(g->b, skip);
-  jit_store(g,
-            LLVMBuildAdd(g->b, jit_load(g, g->i32, kvar, 4),
-                         LLVMConstInt(g->i32, 1, 0), ""),
-            kvar, 4);
+  jit_add_to(g, kvar, LLVMConstInt(g->i32, 1, 0));
   LLVMBuildBr(g->b, head);
 
   /* all rows done */
