@@ -398,8 +398,11 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   v.rs = LLVMBuildAlloca(g->b, g->i64, "rs");
   v.wi = LLVMBuildAlloca(g->b, g->i32, "wi");
   v.slot = LLVMBuildAlloca(g->b, g->i32, "slot");
-  v.one = LLVMBuildAlloca(g->b, g->ptr, "one");
-  jit_store(g, LLVMConstNull(g->ptr), v.one, 8);
+  v.one = NULL;
+  if (kl->nfields == 0) {
+    v.one = LLVMBuildAlloca(g->b, g->ptr, "one");
+    jit_store(g, LLVMConstNull(g->ptr), v.one, 8);
+  }
   LLVMValueRef keybuf =
       LLVMBuildAlloca(g->b, LLVMArrayType(g->i64, (unsigned)(kw / 8)), "key");
   keybuf = LLVMBuildBitCast(g->b, keybuf, g->ptr, "");
@@ -532,7 +535,7 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMBasicBlockRef update_at = blk(g, "states");
   LLVMBasicBlockRef known_from = NULL;
   LLVMValueRef known = NULL;
-  if (kl->nfields == 0) {
+  if (v.one) {
     known = jit_load(g, g->ptr, v.one, 8);
     LLVMBasicBlockRef find = blk(g, "find");
     known_from = LLVMGetInsertBlock(g->b);

@@ -145,7 +145,8 @@ static void keep_if_true(jit_cg *g, const sl_expr_prog *p,
 
 /* The gate's quick answer (sl_extremes_bar at bar): a row with both
  * values whose time is the bar's and whose value is past it goes to
- * other, counted in the bar's dropped; any other row on in a new block. */
+ * other, counted in drops (flush_bar_drops adds them to the bar's
+ * dropped); any other row on in a new block. */
 static void drop_by_bar(jit_cg *g, LLVMValueRef bar, LLVMValueRef drops,
                         jit_val v, jit_val t, LLVMBasicBlockRef other) {
 #define BAR_FIELD(f, ty) jit_at(g, bar, offsetof(sl_extremes_bar, f), ty)

@@ -141,16 +141,18 @@ static void test_explain_analyze_shows_them(void **state) {
 
 /* ---- a stream joined with its windows' MAX keeps only candidates ---- */
 
-/* NEXMark's bids (the generator's event time never decreases): 20,000
- * events at 1,000 a second, two 10 s windows. */
-#define NX_BIDS                                                                \
+/* NEXMark's bids (the generator's event time never decreases), `events`
+ * events at `rate` a second. */
+#define NX_BIDS_AT(rate, events)                                               \
   "CREATE TABLE nx (event_type INT, bid ROW<auction BIGINT, price BIGINT, "    \
   "dateTime TIMESTAMP(3)>, person ROW<dateTime TIMESTAMP(3)>, auction "        \
   "ROW<dateTime TIMESTAMP(3)>, dateTime AS CASE WHEN event_type = 0 THEN "     \
   "person.dateTime WHEN event_type = 1 THEN auction.dateTime ELSE "            \
   "bid.dateTime END, WATERMARK FOR dateTime AS dateTime - INTERVAL '4' "       \
-  "SECOND) WITH ('connector' = 'nexmark', 'first-event.rate' = '1000', "       \
-  "'next-event.rate' = '1000', 'events.num' = '20000')"
+  "SECOND) WITH ('connector' = 'nexmark', 'first-event.rate' = '" rate         \
+  "', 'next-event.rate' = '" rate "', 'events.num' = '" events "')"
+/* 20,000 events at 1,000 a second: two 10 s windows. */
+#define NX_BIDS NX_BIDS_AT("1000", "20000")
 
 #define BIDS_VIEW                                                              \
   "CREATE VIEW bids AS SELECT bid.auction AS auction, bid.price AS price, "    \
@@ -235,16 +237,7 @@ static void test_rows_dropped_by_the_bar_counted(void **state) {
   (void)state;
   sl_session *s = sl_session_new();
   session_exec_ok(s, "SET 'parallelism.default' = '2'");
-  char dense[1024];
-  snprintf(dense, sizeof dense, "%s", NX_BIDS);
-  char *rate = strstr(dense, "'first-event.rate' = '1000', "
-                             "'next-event.rate' = '1000', 'events.num' = "
-                             "'20000'");
-  assert_non_null(rate);
-  snprintf(rate, sizeof dense - (size_t)(rate - dense), "%s",
-           "'first-event.rate' = '10000', 'next-event.rate' = '10000', "
-           "'events.num' = '200000')");
-  session_exec_ok(s, dense);
+  session_exec_ok(s, NX_BIDS_AT("10000", "200000")); /* two 10 s windows */
   session_exec_ok(s, BIDS_VIEW);
   char q[1024];
   q7_over(q, sizeof q, "");
