@@ -52,7 +52,10 @@ static void auto_strategy(sl_plan *plan, const sl_strategy_inputs *ctx,
                           sl_arena *arena, const char **why) {
   int workers =
       (int)sl_settings_get_int(ctx->settings, "parallelism.default", 1);
-  if (workers <= 1) {
+  int nodes = ctx->nodes < 1 ? 1 : ctx->nodes;
+  if (workers < 1)
+    workers = 1;
+  if (workers * nodes <= 1) {
     *why = "one worker: nothing to distribute";
     return;
   }
@@ -139,7 +142,12 @@ static void auto_strategy(sl_plan *plan, const sl_strategy_inputs *ctx,
     groups = &capped;
   }
   sl_strategy_choice c;
-  sl_cost_choose(plan, st ? st : pst, groups, pairs, workers, ctx->costs, &c);
+  /* Late merge across nodes: at partition leaders unless asked for at
+   * the coordinator (sluice.late-merge). */
+  const char *late = sl_settings_get(ctx->settings, "sluice.late-merge");
+  bool to_coordinator = late && strcmp(late, "coordinator") == 0;
+  sl_cost_choose(plan, st ? st : pst, groups, pairs, workers, nodes,
+                 to_coordinator, ctx->costs, &c);
   plan->strategy = c.strategy;
   plan->expected_groups = c.table_groups >= 1 && c.table_groups < 1e9
                               ? (uint32_t)c.table_groups

@@ -17,7 +17,7 @@
 
 #include "sluice/planner/cost_model.h"
 
-#define CACHE_VERSION 2 /* bump when the constants' meaning changes */
+#define CACHE_VERSION 3 /* bump when the constants' meaning changes */
 
 /* "<cpu model> x <online cpus>": calibrations from elsewhere do not
  * apply. */
@@ -70,6 +70,7 @@ static const field FIELDS[] = {
     {"merge_hot_ns", offsetof(sl_cost_constants, merge_hot_ns)},
     {"merge_ns", offsetof(sl_cost_constants, merge_ns)},
     {"route_ns", offsetof(sl_cost_constants, route_ns)},
+    {"ship_ns", offsetof(sl_cost_constants, ship_ns)},
     {"cache_groups", offsetof(sl_cost_constants, cache_groups)},
 };
 #define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])

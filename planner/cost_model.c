@@ -25,6 +25,27 @@
  * only when it is cheaper by 5% and by more than a millisecond per slice;
  * the estimates and both costs are shown by EXPLAIN.
  *
+ * On N nodes of w workers each, n = N w, and state crosses processes:
+ *
+ *   late merge   (W/n) u(g) + (w-1) g m + k gN s
+ *                each node merges its workers' partials, then sends its
+ *                gN = distinct(W/N) groups to the partition leaders once
+ *                per window the slice belongs to (k: a hopping window's
+ *                size / slide), and as a leader takes as many; at the
+ *                coordinator (sluice.late-merge = 'coordinator') one
+ *                process takes all N nodes' groups
+ *   repartition  the same as above, plus (N-1)/N of each worker's records
+ *                copied once more into the channel to another node,
+ *                counted as a second routing
+ *
+ * s is the cost of one group crossing: copied into its window's delta,
+ * encoded, decoded and merged into the receiver's table (measured).  In
+ * one process a slice's partial is merged once and never encoded, so a
+ * plan whose late merge is cheap on one node can be dearer on several:
+ * q5's HOP count per auction (5 windows per slice) ran at 0.90 s under
+ * late merge at leaders and 0.60 s repartitioned on 2 nodes (the
+ * end-to-end cost of a crossing there was about twice s).
+ *
  * Finalizing and emitting the G groups costs the same under both and is
  * left out.  Known limit: memory is not modelled yet.
  */
@@ -77,10 +98,54 @@ static double time_merge(sl_group_table *into, const sl_group_table *from) {
          (double)(from->count ? from->count : 1);
 }
 
+typedef struct half_of {
+  const sl_row_layout *kl;
+  uint64_t half;
+} half_of;
+
+/* The key's half of the partitions (as a node splits its partial for two
+ * leaders: the key hashed again for each part). */
+static bool in_half(void *arg, const uint8_t *key) {
+  const half_of *h = arg;
+  return (sl_key_hash(h->kl, key) >> 63) == h->half;
+}
+
+/* ns per group for a late-merge partial to reach another process: copied
+ * into a window's fresh table (a hopping slice's delta goes to each of its
+ * windows), split by key into two leaders' parts and encoded, then each
+ * part decoded and merged into a table that grows from empty as a
+ * leader's window table does. */
+static double time_ship(const sl_group_table *from) {
+  sl_error err = {0};
+  sl_strbuf wire[2] = {SL_STRBUF_INIT, SL_STRBUF_INIT};
+  sl_group_table copy, into[2];
+  double t0 = sl_clock_seconds();
+  sl_group_table_init(&copy, from->key_layout, from->aggs, from->count);
+  sl_group_table_merge(&copy, from, &err);
+  for (int p = 0; p < 2; p++) {
+    half_of h = {from->key_layout, (uint64_t)p};
+    sl_group_table_encode_where(&copy, in_half, &h, &wire[p]);
+  }
+  for (int p = 0; p < 2; p++) {
+    sl_group_table_init(&into[p], from->key_layout, from->aggs, 16);
+    sl_group_table_decode_merge(&into[p], (const uint8_t *)wire[p].data,
+                                wire[p].len, &err);
+  }
+  double ns =
+      (sl_clock_seconds() - t0) * 1e9 / (double)(from->count ? from->count : 1);
+  sl_error_clear(&err);
+  sl_group_table_free(&copy);
+  for (int p = 0; p < 2; p++) {
+    sl_group_table_free(&into[p]);
+    sl_strbuf_free(&wire[p]);
+  }
+  return ns;
+}
+
 void sl_cost_calibrate(sl_cost_constants *k) {
   sl_arena a;
   sl_arena_init(&a, 0);
-  sl_group_table small, small2, big, big2;
+  sl_group_table small, small2, mid, big, big2;
   k->update_hot_ns = time_updates(&a, 1000, 2000000, 1, &small);
   k->update_cold_ns = time_updates(&a, 1 << 20, 2000000, 1, &big);
   /* Merging as the coordinator does it: one worker's partial into
@@ -91,6 +156,20 @@ void sl_cost_calibrate(sl_cost_constants *k) {
   for (int rep = 0; rep < 200; rep++)
     hot += time_merge(&small2, &small);
   k->merge_hot_ns = hot / 200;
+  /* A node's partial of about 8000 groups crossing (q5's nodes send
+   * 6000 per window), the median of 25: the first ones fault their
+   * memory in, which a node's pools then reuse. */
+  time_updates(&a, 8192, 40000, 3, &mid);
+  double ship[25];
+  for (int rep = 0; rep < 25; rep++) {
+    ship[rep] = time_ship(&mid);
+    for (int i = rep; i > 0 && ship[i] < ship[i - 1]; i--) {
+      double t = ship[i];
+      ship[i] = ship[i - 1];
+      ship[i - 1] = t;
+    }
+  }
+  k->ship_ns = ship[12];
   time_updates(&a, 1 << 20, 2000000, 2, &big2);
   k->merge_ns = time_merge(&big2, &big);
   /* Routing: hash a 48-byte record and copy it into an outgoing buffer. */
@@ -120,6 +199,7 @@ void sl_cost_calibrate(sl_cost_constants *k) {
   k->calibrated = !sl_cancel_current_pending();
   sl_group_table_free(&small);
   sl_group_table_free(&small2);
+  sl_group_table_free(&mid);
   sl_group_table_free(&big);
   sl_group_table_free(&big2);
   sl_arena_free(&a);
@@ -138,20 +218,37 @@ static double distinct_for(const sl_key_stats *ks, double n) {
   return d < 1 ? 1 : d;
 }
 
+/* Windows a slice's partial is sent to: a hopping window's slice belongs
+ * to size / slide windows, a cumulating window's step to half its steps on
+ * average; a tumbling window or session is its own slice. */
+static double windows_per_slice(const sl_plan *p) {
+  const sl_plan_window *w = &p->window;
+  if (!p->windowed || w->slide_us <= 0 || w->kind == SL_WINDOW_SESSION ||
+      w->kind == SL_WINDOW_TUMBLE)
+    return 1;
+  double steps = (double)w->size_us / (double)w->slide_us;
+  if (w->kind == SL_WINDOW_CUMULATE)
+    return (steps + 1) / 2;
+  return steps < 1 ? 1 : steps;
+}
+
 void sl_cost_choose(const sl_plan *p, const sl_table_stats *st,
                     const sl_key_stats *groups, const sl_key_stats *pairs,
-                    int workers, const sl_cost_constants *k,
-                    sl_strategy_choice *out) {
+                    int workers, int nodes, bool to_coordinator,
+                    const sl_cost_constants *k, sl_strategy_choice *out) {
   memset(out, 0, sizeof *out);
   out->strategy = SL_STRATEGY_LATE_MERGE;
-  double n = workers < 1 ? 1 : workers;
+  double w = workers < 1 ? 1 : workers, N = nodes < 1 ? 1 : nodes;
+  double n = w * N;
+  out->nodes = (int)N;
+  out->windows_per_slice = windows_per_slice(p);
   /* Records per slice of state. */
   double slice_s = 1.0;
   if (p->windowed) {
-    const sl_plan_window *w = &p->window;
-    double us = w->kind == SL_WINDOW_SESSION  ? (double)w->gap_us
-                : w->kind == SL_WINDOW_TUMBLE ? (double)w->size_us
-                                              : (double)w->slide_us;
+    const sl_plan_window *pw = &p->window;
+    double us = pw->kind == SL_WINDOW_SESSION  ? (double)pw->gap_us
+                : pw->kind == SL_WINDOW_TUMBLE ? (double)pw->size_us
+                                               : (double)pw->slide_us;
     slice_s = us / 1e6;
   }
   double W = st->has_event_rate && st->event_rate > 0
@@ -167,10 +264,18 @@ void sl_cost_choose(const sl_plan *p, const sl_table_stats *st,
     merge_units_w = distinct_for(pairs, W / n);
   out->top_share = groups ? groups->top1_share : 0;
   double lm = (W / n) * update_ns(k, out->groups_per_worker) +
-              (n - 1) * merge_units_w * merge_ns(k, merge_units_w);
+              (w - 1) * merge_units_w * merge_ns(k, merge_units_w);
   double busiest = fmax(1.0 / n, out->top_share);
   double rp =
       (W / n) * k->route_ns + W * busiest * update_ns(k, out->groups / n);
+  if (N > 1) {
+    /* A node's partial (its workers' merged) crosses once per window. */
+    const sl_key_stats *units = pairs ? pairs : groups;
+    double per_node = units ? distinct_for(units, W / N) : 1;
+    lm += per_node * out->windows_per_slice * (to_coordinator ? N : 1) *
+          k->ship_ns;
+    rp += (W / n) * (N - 1) / N * k->route_ns;
+  }
   if (n <= 1)
     rp = lm * 2; /* nothing to repartition over */
   out->cost_late_merge_s = lm / 1e9;
@@ -198,4 +303,10 @@ void sl_cost_format(sl_strbuf *b, const sl_strategy_choice *c,
       c->strategy == SL_STRATEGY_REPARTITION ? "repartition" : "late merge",
       k->update_hot_ns, k->update_cold_ns, k->merge_hot_ns, k->merge_ns,
       k->route_ns, c->table_groups);
+  if (c->nodes > 1)
+    sl_strbuf_printf(b,
+                     "; on %d nodes: a node's partial crosses to other "
+                     "processes %.0f time%s per slice, %.0f ns per group",
+                     c->nodes, c->windows_per_slice,
+                     c->windows_per_slice == 1 ? "" : "s", k->ship_ns);
 }

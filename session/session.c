@@ -322,24 +322,33 @@ static int choose_plan_strategy(sl_session *s, sl_plan *plan, bool leaf,
 static int choose_leaf_strategies(sl_session *s, sl_plan *plan, sl_arena *arena,
                                   const char **why, sl_error *err) {
   sl_staged_plan *sp = plan->staged;
-  sl_strbuf b = SL_STRBUF_INIT;
+  const char **whys = SL_ANEW_N(arena, const char *, sp->nleaves);
+  sl_strategy *chosen = SL_ANEW_N(arena, sl_strategy, sp->nleaves);
   int rc = SL_OK;
   for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
-    const char *w = NULL;
-    rc = choose_plan_strategy(s, sp->leaves[i], true, arena, &w, err);
-    if (rc == SL_OK)
-      sl_strbuf_printf(&b, "%sleaf %d: %s%s", i ? "\n" : "", i + 1,
-                       sp->leaves[i]->strategy == SL_STRATEGY_REPARTITION
-                           ? "repartition"
-                           : "late-merge",
-                       w ? sl_arena_printf(arena, ": %s", w) : "");
+    rc = choose_plan_strategy(s, sp->leaves[i], true, arena, &whys[i], err);
+    chosen[i] = sp->leaves[i]->strategy;
   }
-  /* How the join meets on several nodes. */
+  /* How the join meets on several nodes; a join met at partition leaders
+   * sets its leaves' strategies (choose_join.c). */
   int nodes = session_node_count(s);
-  sl_strategy_inputs in = {s->settings, s->stats, &s->costs, &s->costs_fresh,
-                           false};
+  sl_strategy_inputs in = {s->settings,     s->stats, &s->costs,
+                           &s->costs_fresh, false,    nodes};
   if (rc == SL_OK && !s->is_node)
     rc = sl_plan_choose_join(plan, &in, nodes, arena, err);
+  sl_strbuf b = SL_STRBUF_INIT;
+  for (int i = 0; i < sp->nleaves && rc == SL_OK; i++) {
+    sl_strategy now = sp->leaves[i]->strategy;
+    sl_strbuf_printf(&b, "%sleaf %d: %s", i ? "\n" : "", i + 1,
+                     now == SL_STRATEGY_REPARTITION ? "repartition"
+                                                    : "late-merge");
+    if (now != chosen[i])
+      sl_strbuf_printf(&b, ": the join below meets at partition leaders, "
+                           "which finish this leaf's groups (late merge); "
+                           "on its own it would be");
+    if (whys[i])
+      sl_strbuf_printf(&b, ": %s", whys[i]);
+  }
   if (rc == SL_OK && sp->join_why)
     sl_strbuf_printf(&b, "\njoin: %s", sp->join_why);
   *why = sl_arena_strdup(arena, sl_strbuf_cstr(&b));
@@ -378,8 +387,11 @@ static int choose_strategy(sl_session *s, sl_plan *plan, sl_arena *arena,
 static int choose_plan_strategy(sl_session *s, sl_plan *plan, bool leaf,
                                 sl_arena *arena, const char **why,
                                 sl_error *err) {
-  sl_strategy_inputs in = {s->settings, s->stats, &s->costs, &s->costs_fresh,
-                           leaf};
+  /* A node is given its coordinator's choice; the coordinator weighs
+   * the nodes (state crossing between them). */
+  sl_strategy_inputs in = {s->settings, s->stats,
+                           &s->costs,   &s->costs_fresh,
+                           leaf,        s->is_node ? 1 : session_node_count(s)};
   int rc = sl_plan_choose_strategy(plan, &in, arena, why, err);
   /* Session windows on several nodes: sessions of one key must meet on one
    * node, and only repartitioning brings them together (the nodes do not

@@ -24,6 +24,7 @@ static const sl_cost_constants SAMPLE = {
     .merge_hot_ns = 14,
     .merge_ns = 180.125,
     .route_ns = 29,
+    .ship_ns = 205.5,
     .cache_groups = 65536,
 };
 
@@ -66,6 +67,7 @@ static void test_roundtrip(void **state) {
   assert_true(k.merge_hot_ns == SAMPLE.merge_hot_ns);
   assert_true(k.merge_ns == SAMPLE.merge_ns);
   assert_true(k.route_ns == SAMPLE.route_ns);
+  assert_true(k.ship_ns == SAMPLE.ship_ns);
   assert_true(k.cache_groups == SAMPLE.cache_groups);
 }
 
@@ -80,6 +82,7 @@ static void test_foreign_or_broken_files_are_ignored(void **state) {
       {"version ", "version 1\n"},
       {"merge_ns ", NULL},
       {"route_ns ", "route_ns -3\n"},
+      {"ship_ns ", NULL}, /* a file of version 2 had none */
       {"update_hot_ns ", "update_hot_ns fast\n"},
   };
   for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {

@@ -22,6 +22,9 @@ typedef struct sl_cost_constants {
   double merge_hot_ns;   /* merging one group into a table, in cache */
   double merge_ns;       /* the same, about 1M groups */
   double route_ns;       /* hashing and copying a record to its owner */
+  double ship_ns;        /* one group of a partial state to another
+                          * process: copied into its window's delta,
+                          * encoded, decoded and merged there */
   double cache_groups;   /* groups up to which updates stay hot */
 } sl_cost_constants;
 
@@ -52,19 +55,24 @@ typedef struct sl_strategy_choice {
   double top_share;         /* the heaviest key's share */
   double cost_late_merge_s;
   double cost_repartition_s;
+  int nodes;                /* the nodes the plan runs on (1: this process) */
+  double windows_per_slice; /* windows a slice's delta goes to (HOP) */
   /* the groups one worker's table holds per slice under the chosen
    * strategy: its share of the keys when repartitioned, else the groups
    * its share of the records meets (sizes its first tables) */
   double table_groups;
 } sl_strategy_choice;
 
-/* Choose for an aggregate plan: groups = the statistics of its group key
- * (the composite key when there are several), pairs = of group key plus
- * DISTINCT arguments (NULL without DISTINCT). */
+/* Choose for an aggregate plan run by `workers` workers on each of
+ * `nodes` nodes: groups = the statistics of its group key (the composite
+ * key when there are several), pairs = of group key plus DISTINCT
+ * arguments (NULL without DISTINCT); to_coordinator: late merge across
+ * nodes merges at the coordinator (SET 'sluice.late-merge' =
+ * 'coordinator'), not at partition leaders. */
 void sl_cost_choose(const sl_plan *p, const sl_table_stats *st,
                     const sl_key_stats *groups, const sl_key_stats *pairs,
-                    int workers, const sl_cost_constants *k,
-                    sl_strategy_choice *out);
+                    int workers, int nodes, bool to_coordinator,
+                    const sl_cost_constants *k, sl_strategy_choice *out);
 
 /* What the strategy choice reads and keeps between statements (the
  * session owns all of it). */
@@ -76,6 +84,8 @@ typedef struct sl_strategy_inputs {
   bool *costs_fresh;           /* measured by this session ('fresh') */
   bool staged_leaf;            /* a leaf of a staged plan: sluice.strategy =
                                 * 'broadcast' is its join's, the leaf's is auto */
+  int nodes;                   /* the nodes the plan runs on (1: this
+                                * process alone, or a node itself) */
 } sl_strategy_inputs;
 
 /* Set plan->strategy for its stateful operator (planner/
