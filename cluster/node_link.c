@@ -252,9 +252,20 @@ void *sl_node_link_main(void *arg) {
        * wait: a node link has nothing to hold back). */
       exec_shared *sh = w->shared;
       pthread_mutex_lock(&sh->lock);
-      if (++sh->ready >= sh->expected)
-        sh->start_time = sl_clock_seconds();
+      bool last = ++sh->ready >= sh->expected;
+      double now = sl_clock_seconds();
+      if (last)
+        sh->start_time = now;
       pthread_mutex_unlock(&sh->lock);
+      /* A staged run's leaf on nodes: the stages' clock starts no earlier
+       * either (stage_runner.c). */
+      query_shared *qs = sh->with_others;
+      if (last && qs) {
+        pthread_mutex_lock(&qs->ready_lock);
+        if (now > qs->nodes_ready_time)
+          qs->nodes_ready_time = now;
+        pthread_mutex_unlock(&qs->ready_lock);
+      }
     } else if (type == SL_FRAME_ROWS) {
       /* Queued for the coordinator; the node sends no more than its
        * credits allow (node_frames.h), so this thread never stops reading. */

@@ -79,6 +79,7 @@ void sl_query_shared_init(query_shared *sh, const sl_run_config *config) {
   sh->leaves_pending = 0;
   sh->abandoned = false;
   sh->start_time = 0;
+  sh->nodes_ready_time = 0;
 }
 
 void sl_query_shared_close(query_shared *sh) {
@@ -746,6 +747,7 @@ int sl_exec_run(const sl_plan *plan, const sl_run *run, sl_result_sink *shell,
   /* Counted already (above), or by its last worker when ready; a leaf
    * that fails before that still counts, so no other waits for it. */
   r.shared.leaf_counted = coordinator_of_nodes;
+  r.shared.with_others = with_others;
   int rc = set_up_query(&r);
   if (rc == SL_OK)
     rc = open_sink(&r);

@@ -43,6 +43,10 @@ typedef struct query_shared {
   int leaves_pending; /* leaves not yet ready (0 outside staged runs) */
   bool abandoned;     /* the staged run ended: nobody waits any more */
   double start_time;  /* when the last leaf was ready, or 0 */
+  /* When the last node running one of the leaves said READY (input
+   * pre-generated, code compiled there), or 0: the query's clock starts
+   * no earlier, as it starts after the leaves run here are ready. */
+  double nodes_ready_time;
 } query_shared;
 
 void sl_query_shared_init(query_shared *sh, const sl_run_config *config);
@@ -221,9 +225,10 @@ struct exec_shared {
   pthread_cond_t cond;
   /* Every worker opens its source (pre-generating its input if asked to)
    * and then waits here, so the clock starts when all are ready. */
-  int ready, expected; /* under lock; cond broadcasts when they meet */
-  double start_time;   /* set when the last one is ready */
-  bool leaf_counted;   /* this run told its query_shared it is ready */
+  int ready, expected;       /* under lock; cond broadcasts when they meet */
+  double start_time;         /* set when the last one is ready */
+  bool leaf_counted;         /* this run told its query_shared it is ready */
+  query_shared *with_others; /* a staged run's leaf: its query's, or NULL */
   /* Counts the workers' signals (sl_exec_signal, under lock): the
    * coordinator looks at the workers without the lock, and a signal sent
    * meanwhile must not leave it waiting out its timeout. */

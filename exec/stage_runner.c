@@ -827,10 +827,13 @@ int sl_execute_staged(const sl_plan *plan, const sl_run *ctx,
   double t0 = sl_clock_seconds();
   rc = sq_loop(x, rc);
   /* From when every leaf was ready (its input pre-generated, its code
-   * compiled), as a single pipeline's clock (executor.c). */
+   * compiled), here or on the nodes running it, as a single pipeline's
+   * clock (executor.c). */
   pthread_mutex_lock(&x->run.shared.ready_lock);
   if (x->run.shared.start_time > t0)
     t0 = x->run.shared.start_time;
+  if (x->run.shared.nodes_ready_time > t0)
+    t0 = x->run.shared.nodes_ready_time;
   pthread_mutex_unlock(&x->run.shared.ready_lock);
   double seconds = sl_clock_seconds() - t0;
   stats->started_at = t0;
