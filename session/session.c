@@ -343,7 +343,7 @@ static int choose_leaf_strategies(sl_session *s, sl_plan *plan, sl_arena *arena,
                      now == SL_STRATEGY_REPARTITION ? "repartition"
                                                     : "late-merge");
     if (now != chosen[i])
-      sl_strbuf_printf(&b, ": the join below meets at partition leaders, "
+      sl_strbuf_printf(&b, ": the join above it meets at partition leaders, "
                            "which finish this leaf's groups (late merge); "
                            "on its own it would be");
     if (whys[i])

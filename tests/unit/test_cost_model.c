@@ -155,11 +155,7 @@ test_count_distinct_high_cardinality_chooses_repartition(void **state) {
   sl_session_free(s);
 }
 
-/* YSB: the group key (campaign_id) comes from the lookup join's table.
- * The stream is sampled on its join key for the rate and the table for
- * the number of group keys: 100 campaigns, so partial counts collapse
- * and late merge wins. */
-/* EXPLAIN of a one-second-slide HOP count per key over `table` (10
+/* EXPLAIN of a one-second-slide HOP count per key over table mid (10
  * windows per slice); returns the "Why" block. */
 static const char *hop_why(sl_session *s, sl_strbuf *out) {
   sl_strbuf_reset(out);
@@ -211,6 +207,10 @@ static void test_nodes_weigh_the_state_crossing_between_them(void **state) {
   sl_session_free(s);
 }
 
+/* YSB: the group key (campaign_id) comes from the lookup join's table.
+ * The stream is sampled on its join key for the rate and the table for
+ * the number of group keys: 100 campaigns, so partial counts collapse
+ * and late merge wins. */
 static void test_group_key_from_joined_table(void **state) {
   (void)state;
   sl_session *s = sl_session_new();
