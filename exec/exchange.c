@@ -78,7 +78,10 @@ int sl_exchange_flush(worker_state *s, int dest, bool even_empty) {
   s->w->exchange_rows += b->nrows;
   s->w->exchange_bytes += (uint64_t)b->nrows * b->layout->width + b->heap_used;
   s->w->exchange_slots++;
-  return sl_channel_publish(ch, sl_channel_payload_size(ch), &hdr);
+  /* An aborted channel refuses the slot: a broken channel, said so (the
+   * code alone would reach the coordinator as "worker N stopped"). */
+  int rc = sl_channel_publish(ch, sl_channel_payload_size(ch), &hdr);
+  return rc == SL_OK ? SL_OK : broken(s, ch, rc, "to", dest);
 }
 
 /* A slot to append rows for dest to; waits for credit while draining this
@@ -214,8 +217,8 @@ int sl_exchange_drain(worker_state *s, bool *got) {
       if (slot->hdr.watermark > s->input_wm[p])
         s->input_wm[p] = slot->hdr.watermark;
       rc = sl_channel_release(ch);
-      if (rc != SL_OK)
-        return rc;
+      if (rc != SL_OK) /* aborted while this worker folded the slot */
+        return broken(s, ch, rc, "from", p);
     }
     int st = sl_channel_status(ch);
     if (st == SL_CHANNEL_END) {

@@ -437,10 +437,14 @@ static int check_workers(exec_run *r, bool *all_done) {
     pthread_mutex_unlock(&ws[i].lock);
   }
   if (failed < 0 && broken >= 0) {
-    /* Wait a little for the cause (every node ends once one fails). */
+    /* Wait for the cause: every node ends once one fails, and the one
+     * that failed sends its error only once its workers have stopped and
+     * its state is freed, which on a loaded host (or under a sanitizer)
+     * took more than the 2 s once given, so the consequence was reported
+     * instead.  A node not done after 30 s is itself stuck. */
     double now = sl_clock_seconds();
     if (r->cause_deadline == 0)
-      r->cause_deadline = now + 2.0;
+      r->cause_deadline = now + 30.0;
     if (*all_done || now >= r->cause_deadline)
       failed = broken;
   }

@@ -88,7 +88,7 @@ SET 'sluice.memory-limit' = '128mb';
 SELECT n, COUNT(*) FROM t GROUP BY n;
 EOF
 run_measured nodes2 "$tmp/nodes.sql" --nodes 2
-[[ -n $ERR ]] || fail "nodes2: no memory-limit error"
+[[ -n $ERR ]] || fail "nodes2: no memory-limit error: $(tail -c 600 "$tmp/nodes2.err")"
 [[ $ERR == *"over the memory limit of 128.0 MiB"* ]] || fail "nodes2: $ERR"
 ((NPROC >= 3)) || fail "nodes2: measured $NPROC processes, not the shell and 2 nodes"
 check_rss nodes2 128
