@@ -448,6 +448,11 @@ const char *sl_settings_get(const sl_settings *s, const char *key) {
   return found ? s->entries[i].value : NULL;
 }
 
+bool sl_settings_is(const sl_settings *s, const char *key, const char *value) {
+  const char *v = sl_settings_get(s, key);
+  return v && strcmp(v, value) == 0;
+}
+
 int64_t sl_settings_get_int(const sl_settings *s, const char *key,
                             int64_t fallback) {
   const char *v = sl_settings_get(s, key);

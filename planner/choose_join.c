@@ -262,8 +262,7 @@ static const char *join_stays_here(const sl_staged_plan *sp,
            "nodes, and session windows under late merge run on "
            "this process only (SET 'sluice.strategy' = "
            "'repartition' runs them on the nodes)";
-  const char *late = sl_settings_get(in->settings, "sluice.late-merge");
-  if (late && !strcmp(late, "coordinator"))
+  if (sl_settings_is(in->settings, "sluice.late-merge", "coordinator"))
     return "broadcast and repartition need every leaf's rows "
            "finished on the nodes (SET 'sluice.late-merge' = "
            "'coordinator' merges them here)";

@@ -144,10 +144,10 @@ static void auto_strategy(sl_plan *plan, const sl_strategy_inputs *ctx,
   sl_strategy_choice c;
   /* Late merge across nodes: at partition leaders unless asked for at
    * the coordinator (sluice.late-merge). */
-  const char *late = sl_settings_get(ctx->settings, "sluice.late-merge");
-  bool to_coordinator = late && strcmp(late, "coordinator") == 0;
-  sl_cost_choose(plan, st ? st : pst, groups, pairs, workers, nodes,
-                 to_coordinator, ctx->costs, &c);
+  sl_cost_choose(
+      plan, st ? st : pst, groups, pairs, workers, nodes,
+      sl_settings_is(ctx->settings, "sluice.late-merge", "coordinator"),
+      ctx->costs, &c);
   plan->strategy = c.strategy;
   plan->expected_groups = c.table_groups >= 1 && c.table_groups < 1e9
                               ? (uint32_t)c.table_groups

@@ -315,8 +315,7 @@ void sl_session_describe_nodes(sl_session *s, sl_strbuf *out) {
 /* SET 'sluice.late-merge' = 'coordinator': the shell merges, as before
  * partition leaders existed. */
 static bool late_merge_at_coordinator(sl_session *s) {
-  const char *lm = sl_settings_get(s->settings, "sluice.late-merge");
-  return lm && strcmp(lm, "coordinator") == 0;
+  return sl_settings_is(s->settings, "sluice.late-merge", "coordinator");
 }
 
 /* "channels between nodes: ..." for EXPLAIN: how many, on which transport

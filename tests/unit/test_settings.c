@@ -115,11 +115,30 @@ static void test_unknown_and_reset(void **state) {
   sl_settings_free(s);
 }
 
+/* sl_settings_is: the current value (a default counts), never a key
+ * that has none. */
+static void test_is(void **state) {
+  (void)state;
+  sl_settings *s = sl_settings_new();
+  sl_error err = {0};
+  assert_true(sl_settings_is(s, "sluice.late-merge", "leaders"));
+  assert_false(sl_settings_is(s, "sluice.late-merge", "coordinator"));
+  assert_int_equal(
+      sl_settings_set(s, "sluice.late-merge", "coordinator", NULL, &err),
+      SL_OK);
+  assert_true(sl_settings_is(s, "sluice.late-merge", "coordinator"));
+  assert_false(sl_settings_is(s, "sluice.late-merge", "leaders"));
+  assert_false(sl_settings_is(s, "sluice.late-merge", "coordinato"));
+  assert_false(sl_settings_is(s, "no.such.key", ""));
+  sl_settings_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),
       cmocka_unit_test(test_validation),
       cmocka_unit_test(test_unknown_and_reset),
+      cmocka_unit_test(test_is),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

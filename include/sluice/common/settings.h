@@ -37,6 +37,9 @@ void sl_settings_reset(sl_settings *s, const char *key);
 
 /* Current value (the default for a known key never set), or NULL. */
 const char *sl_settings_get(const sl_settings *s, const char *key);
+/* Whether the key's current value is `value` (NULL: never set, no
+ * default). */
+bool sl_settings_is(const sl_settings *s, const char *key, const char *value);
 int64_t sl_settings_get_int(const sl_settings *s, const char *key,
                             int64_t fallback);
 bool sl_settings_get_bool(const sl_settings *s, const char *key, bool fallback);
