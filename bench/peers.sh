@@ -17,9 +17,11 @@
 # Environment: WORKERS (the worker counts, default "2"), PEERS_NO_SQLITE=1
 # (skip SQLite), TSV=FILE (append the table's rows to FILE, tab-separated:
 #   workload engine threads median min max ratio_to_sluice peak_rss_mib
-#   input_mib same median_with_setup rows_to
+#   input_mib same median_with_setup rows_to worker_threads
 # with engine one of sluice, duckdb, sqlite, rows_to one of discarded,
-# csv, and "n/a" where unknown), KEEP=1 (keep the temporary directory),
+# csv, worker_threads the threads the engine ran its work on (Sluice: its
+# plan's workers summed over the leaves, which a staged plan runs at the
+# same time; a peer: threads), and "n/a" where unknown), KEEP=1 (keep the temporary directory),
 # PEERS_COLD=1 (Sluice's runs each in a process of its own, see below).
 #
 # For each workload and worker count W:
@@ -310,13 +312,24 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "n/a" && b != "n/a" && b > 0
 whole() { if [ "$1" = n/a ]; then echo n/a; else printf '%.0f' "$1"; fi; }
 where() { if [ "$1" = csv ]; then echo "CSV file"; else echo discarded; fi; }
 
+# plan_threads PLAN K: the worker threads one of the K plans in PLAN ran
+# (its Pipeline lines' "N workers" summed): a staged plan runs each leaf
+# on workers of its own at the same time, so at 1 worker q7 runs 2.
+plan_threads() {
+  grep -E '^ *Pipeline \[' "$1" | grep -oE '[0-9]+ workers?,' | cut -d' ' -f1 |
+    awk -v k="$2" '{ s += $1 } END { if (NR && k > 0) printf "%.0f\n", s / k }' || true
+}
+
 # row WL ENGINE LABEL THREADS TO RATES SETUP_RATES REF REF_SETUP PEAK_BYTES
-#     INPUT_BYTES SAME: one line of the table (and of $TSV).  TO is where
-# the rows went (discarded, csv); RATES and SETUP_RATES files of the runs'
-# events/s without and with setup; REF and REF_SETUP the medians of
-# Sluice's row of the same kind, which the ratios are to.
+#     INPUT_BYTES SAME [RAN]: one line of the table (and of $TSV).  TO is
+# where the rows went (discarded, csv); RATES and SETUP_RATES files of the
+# runs' events/s without and with setup; REF and REF_SETUP the medians of
+# Sluice's row of the same kind, which the ratios are to; RAN the worker
+# threads the engine ran (THREADS if not given), shown beside THREADS
+# when they differ and the TSV's 13th column.
 row() {
-  local med lo hi med_s ratio ratio_s peak input beyond=""
+  local med lo hi med_s ratio ratio_s peak input beyond="" ran=${13:-$4} shown=$4
+  [ "$ran" = "$4" ] || shown="$4 ($ran worker threads)"
   read -r med lo hi <<< "$(stats "$6")"
   med_s=$(median_na "$7")
   ratio=$(ratio "$med" "$8"); ratio_s=$(ratio "$med_s" "$9")
@@ -324,29 +337,30 @@ row() {
   # SQLite's input is a file, not memory: nothing to subtract.
   [ "$input" = n/a ] || [ "$2" = sqlite ] || beyond=" ($(awk -v p="${10}" -v i="${11}" 'BEGIN { printf "%.1f", (p - i) / 1048576 }') beyond input)"
   printf '| %s | %s | %s | %s | %.0f | %.0f..%.0f | %s | %s | %s | %s%s | %s | %s |\n' \
-    "$1" "$3" "$(where "$5")" "$4" "$med" "$lo" "$hi" "$ratio" "$(whole "$med_s")" "$ratio_s" \
+    "$1" "$3" "$(where "$5")" "$shown" "$med" "$lo" "$hi" "$ratio" "$(whole "$med_s")" "$ratio_s" \
     "$peak" "$beyond" "$input" "${12}"
   if [ -n "${TSV:-}" ]; then
-    printf '%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$4" "$med" "$lo" "$hi" \
-      "$ratio" "$peak" "$input" "${12%% *}" "$(whole "$med_s")" "$5" >> "$TSV"
+    printf '%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$4" "$med" "$lo" "$hi" \
+      "$ratio" "$peak" "$input" "${12%% *}" "$(whole "$med_s")" "$5" "$ran" >> "$TSV"
   fi
 }
 failed() { # WL LABEL THREADS ERRFILE [TO]: a row saying what failed (all n/a in $TSV)
   local engine=${2%% *} to=${5:-discarded}
   echo "| $1 | $2 | $(where "$to") | $3 | failed: $(grep -m1 -iE 'error|fail' "$4" | cut -c1-120 | tr '|' '/') | | | | | | | |"
   if [ -n "${TSV:-}" ]; then
-    printf '%s\t%s\t%s\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\t%s\n' "$1" "${engine,,}" "$3" "$to" >> "$TSV"
+    printf '%s\t%s\t%s\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\tn/a\t%s\t%s\n' "$1" "${engine,,}" "$3" "$to" "$3" >> "$TSV"
   fi
   { echo "$1, $2, $3, $(where "$to"): failed:"; sed 's/^/    /' "$4" | head -20; } >&2
 }
 
 # sluice_runs WL W TO SQL: SQL (EXPLAIN ANALYZE INSERT) timed RUNS times;
 # the runs' events/s go to $tmp/sluice.r, with setup to $tmp/sluice.rs;
-# sets SR_PEAK (KiB) and SR_INPUT (bytes).  TO csv: SQL writes
+# sets SR_PEAK (KiB), SR_INPUT (bytes) and SR_THREADS (plan_threads; W
+# when the plan does not say).  TO csv: SQL writes
 # $tmp/sluice.csv, deleted before each run.  Fails after a failed row.
 sluice_runs() {
   local wl=$1 w=$2 to=$3 sql=$4 x setup bytes kb
-  SR_PEAK=0 SR_INPUT=n/a
+  SR_PEAK=0 SR_INPUT=n/a SR_THREADS=$w
   : > "$tmp/sluice.r"; : > "$tmp/sluice.rs"
   if [ "$to" = discarded ] && [ -z "${PEERS_COLD:-}" ]; then
     sluice_runs_warm "$wl" "$w" "$sql" && return 0
@@ -371,6 +385,8 @@ sluice_runs() {
       bytes=$(grep -E '^ *Source .*bytes=[0-9]+|leaf input bytes=[0-9]+' "$tmp/plan" |
         grep -oE '(^|[ (])bytes=[0-9]+' | cut -d= -f2 | awk '{ s += $1 } END { if (NR) print s }' || true)
       SR_INPUT=${bytes:-n/a}
+      bytes=$(plan_threads "$tmp/plan" 1)
+      SR_THREADS=${bytes:-$w}
     fi
     # The run: e / x s (x = its source's e events per second); EVENTS over it.
     awk -v x="$x" -v n="$EVENTS" -v e="$S_EVENTS" -v s="${setup:-n/a}" -v r="$tmp/sluice.r" -v rs="$tmp/sluice.rs" \
@@ -402,6 +418,7 @@ sluice_runs_warm() {
     grep -oE '(^|[ (])bytes=[0-9]+' | cut -d= -f2 |
     awk -v k="$RUNS" '{ s += $1 } END { if (NR) printf "%.0f\n", s / k; else print "n/a" }' || true)
   kb=$(maxrss_kb "$tmp/time"); SR_PEAK=$kb
+  kb=$(plan_threads "$tmp/plan" "$RUNS"); SR_THREADS=${kb:-$w}
 }
 
 # run_sluice WL W: the rows and the timed runs, rows discarded; sets
@@ -422,7 +439,7 @@ run_sluice() {
   sluice_runs "$wl" "$w" discarded "$tmp/timed.sql" || return 0
   S_RATE=$(median < "$tmp/sluice.r") S_SETUP=$(median_na "$tmp/sluice.rs")
   row "$wl" sluice Sluice "$w" discarded "$tmp/sluice.r" "$tmp/sluice.rs" "$S_RATE" "$S_SETUP" \
-    $((SR_PEAK * 1024)) "$SR_INPUT" "n/a"
+    $((SR_PEAK * 1024)) "$SR_INPUT" "n/a" "$SR_THREADS"
 }
 
 # run_sluice_csv WL W: the timed runs with the rows to a CSV file (the
@@ -441,7 +458,8 @@ run_sluice_csv() {
   norm "$tmp/sluice.csv" > "$tmp/sluice_csv.rows"
   rm -f "$tmp/sluice.csv"
   row "$1" sluice Sluice "$2" csv "$tmp/sluice.r" "$tmp/sluice.rs" "$S_CSV_RATE" "$S_CSV_SETUP" \
-    $((SR_PEAK * 1024)) "$SR_INPUT" "$(same "$tmp/sluice.rows" "$tmp/sluice_csv.rows" "$1 Sluice CSV file $2")"
+    $((SR_PEAK * 1024)) "$SR_INPUT" "$(same "$tmp/sluice.rows" "$tmp/sluice_csv.rows" "$1 Sluice CSV file $2")" \
+    "$SR_THREADS"
   rm -f "$tmp/sluice_csv.rows"
 }
 
