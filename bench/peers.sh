@@ -21,8 +21,8 @@
 # with engine one of sluice, duckdb, sqlite, rows_to one of discarded,
 # csv, worker_threads the threads the engine ran its work on (Sluice: its
 # plan's workers summed over the leaves, which a staged plan runs at the
-# same time; a peer: threads), and "n/a" where unknown), KEEP=1 (keep the temporary directory),
-# PEERS_COLD=1 (Sluice's runs each in a process of its own, see below).
+# same time; a peer: threads), and "n/a" where unknown), KEEP=1 (keep the
+# temporary directory), PEERS_COLD=1 (Sluice's runs each in a process of its own, see below).
 #
 # For each workload and worker count W:
 #   - Sluice exports the events its generator produces (the same seed and
@@ -359,7 +359,7 @@ failed() { # WL LABEL THREADS ERRFILE [TO]: a row saying what failed (all n/a in
 # when the plan does not say).  TO csv: SQL writes
 # $tmp/sluice.csv, deleted before each run.  Fails after a failed row.
 sluice_runs() {
-  local wl=$1 w=$2 to=$3 sql=$4 x setup bytes kb
+  local wl=$1 w=$2 to=$3 sql=$4 x setup bytes kb threads
   SR_PEAK=0 SR_INPUT=n/a SR_THREADS=$w
   : > "$tmp/sluice.r"; : > "$tmp/sluice.rs"
   if [ "$to" = discarded ] && [ -z "${PEERS_COLD:-}" ]; then
@@ -385,8 +385,8 @@ sluice_runs() {
       bytes=$(grep -E '^ *Source .*bytes=[0-9]+|leaf input bytes=[0-9]+' "$tmp/plan" |
         grep -oE '(^|[ (])bytes=[0-9]+' | cut -d= -f2 | awk '{ s += $1 } END { if (NR) print s }' || true)
       SR_INPUT=${bytes:-n/a}
-      bytes=$(plan_threads "$tmp/plan" 1)
-      SR_THREADS=${bytes:-$w}
+      threads=$(plan_threads "$tmp/plan" 1)
+      SR_THREADS=${threads:-$w}
     fi
     # The run: e / x s (x = its source's e events per second); EVENTS over it.
     awk -v x="$x" -v n="$EVENTS" -v e="$S_EVENTS" -v s="${setup:-n/a}" -v r="$tmp/sluice.r" -v rs="$tmp/sluice.rs" \
@@ -401,7 +401,7 @@ sluice_runs() {
 # table load), as sluice_runs; returns 2 if SQL has no EXPLAIN ANALYZE
 # whose plans show a Sink line each.
 sluice_runs_warm() {
-  local wl=$1 w=$2 sql=$3 kb
+  local wl=$1 w=$2 sql=$3 kb threads
   { cat "$sql"
     for _ in $(seq $((RUNS - 1))); do sed -n '/^EXPLAIN ANALYZE/,$p' "$sql"; done
   } > "$tmp/warm.sql"
@@ -418,7 +418,7 @@ sluice_runs_warm() {
     grep -oE '(^|[ (])bytes=[0-9]+' | cut -d= -f2 |
     awk -v k="$RUNS" '{ s += $1 } END { if (NR) printf "%.0f\n", s / k; else print "n/a" }' || true)
   kb=$(maxrss_kb "$tmp/time"); SR_PEAK=$kb
-  kb=$(plan_threads "$tmp/plan" "$RUNS"); SR_THREADS=${kb:-$w}
+  threads=$(plan_threads "$tmp/plan" "$RUNS"); SR_THREADS=${threads:-$w}
 }
 
 # run_sluice WL W: the rows and the timed runs, rows discarded; sets
