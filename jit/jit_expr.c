@@ -254,7 +254,7 @@ static jit_val load_field(jit_cg *g, LLVMValueRef row, int field,
                           uint64_t offset, sl_ptype ptype, irep rep) {
   jit_val r;
   LLVMValueRef nb =
-      jit_load(g, g->i8, jit_at(g, row, (uint64_t)field >> 3, g->i8), 1);
+      jit_load_input(g, g->i8, jit_at(g, row, (uint64_t)field >> 3, g->i8), 1);
   nb = LLVMBuildLShr(g->b, nb, LLVMConstInt(g->i8, (uint64_t)field & 7, 0), "");
   r.null = LLVMBuildTrunc(g->b, nb, g->i1, "");
   if (ptype == SL_P_STR) {
@@ -263,7 +263,7 @@ static jit_val load_field(jit_cg *g, LLVMValueRef row, int field,
   }
   unsigned align;
   LLVMTypeRef t = jit_field_type(g, ptype, &align);
-  LLVMValueRef v = jit_load(g, t, jit_at(g, row, offset, t), align);
+  LLVMValueRef v = jit_load_input(g, t, jit_at(g, row, offset, t), align);
   /* widen to the representation: int64 (BOOLEAN zero-extended), double,
    * i128 */
   LLVMTypeRef want = jit_type_of(g, rep);

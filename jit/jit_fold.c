@@ -93,6 +93,13 @@ static LLVMValueRef ld(jit_cg *g, LLVMTypeRef t, LLVMValueRef base,
   return jit_load(g, t, jit_at(g, base, off, t), align);
 }
 
+/* A field of a tmp row or a watermark row: memory the fold only reads
+ * (jit_load_input). */
+static LLVMValueRef ldin(jit_cg *g, LLVMTypeRef t, LLVMValueRef base,
+                         uint64_t off, unsigned align) {
+  return jit_load_input(g, t, jit_at(g, base, off, t), align);
+}
+
 /* sl_floor_div(a, b) for a constant b > 0. */
 static LLVMValueRef floor_div(jit_cg *g, LLVMValueRef a, int64_t b) {
   LLVMValueRef q = LLVMBuildSDiv(g->b, a, c64(g, b), "");
@@ -105,7 +112,7 @@ static LLVMValueRef floor_div(jit_cg *g, LLVMValueRef a, int64_t b) {
 
 /* Is field f of row null (row.h: bit f&7 of byte f>>3)? */
 static LLVMValueRef is_null(jit_cg *g, LLVMValueRef row, int f) {
-  LLVMValueRef byte = ld(g, g->i8, row, (uint64_t)f >> 3, 1);
+  LLVMValueRef byte = ldin(g, g->i8, row, (uint64_t)f >> 3, 1);
   LLVMValueRef bit =
       LLVMBuildAnd(g->b, byte, LLVMConstInt(g->i8, 1u << (f & 7), 0), "");
   return LLVMBuildICmp(g->b, LLVMIntNE, bit, LLVMConstInt(g->i8, 0, 0), "");
@@ -132,7 +139,7 @@ static void advance(jit_cg *g, fold_vars *v, LLVMValueRef upto,
     LLVMValueRef off = LLVMBuildMul(g->b, LLVMBuildZExt(g->b, i, g->i64, ""),
                                     c64(g, (int64_t)wl->width), "");
     LLVMValueRef wrow = LLVMBuildGEP2(g->b, g->i8, wm_rows, &off, 1, "");
-    LLVMValueRef x = ld(g, g->i64, wrow, wl->fields[0].offset, 8);
+    LLVMValueRef x = ldin(g, g->i64, wrow, wl->fields[0].offset, 8);
     LLVMValueRef cur = jit_load(g, g->i64, v->lwm, 8);
     LLVMValueRef up = LLVMBuildAnd(
         g->b,
@@ -155,7 +162,7 @@ static void advance(jit_cg *g, fold_vars *v, LLVMValueRef upto,
 static LLVMValueRef load_arg(jit_cg *g, LLVMValueRef p, sl_ptype t) {
   unsigned align;
   LLVMTypeRef ft = jit_field_type(g, t, &align);
-  LLVMValueRef x = jit_load(g, ft, p, align);
+  LLVMValueRef x = jit_load_input(g, ft, p, align);
   if (ft == g->f32)
     return LLVMBuildFPExt(g->b, x, g->f64, "");
   if (ft == g->f64 || ft == g->i64)
@@ -169,7 +176,7 @@ static LLVMValueRef takes(jit_cg *g, LLVMValueRef row, const sl_agg_desc *d,
   LLVMValueRef yes = LLVMConstInt(g->i1, 1, 0);
   LLVMValueRef no1 = LLVMConstInt(g->i1, 1, 0);
   if (d->filter_field >= 0) {
-    LLVMValueRef b = ld(g, g->i8, row, tl->fields[d->filter_field].offset, 1);
+    LLVMValueRef b = ldin(g, g->i8, row, tl->fields[d->filter_field].offset, 1);
     yes = LLVMBuildAnd(
         g->b, LLVMBuildXor(g->b, is_null(g, row, d->filter_field), no1, ""),
         LLVMBuildICmp(g->b, LLVMIntNE, b, LLVMConstInt(g->i8, 0, 0), ""), "");
@@ -243,7 +250,7 @@ static LLVMValueRef updates(jit_cg *g, LLVMValueRef row, LLVMValueRef st,
     /* MIN / MAX: [present i64][value as stored in a row] */
     unsigned align;
     LLVMTypeRef vt = jit_field_type(g, d->in_ptype, &align);
-    LLVMValueRef x = jit_load(g, vt, argp, align);
+    LLVMValueRef x = jit_load_input(g, vt, argp, align);
     LLVMValueRef cur = ld(g, vt, st, so + 8, align);
     LLVMValueRef present =
         LLVMBuildICmp(g->b, LLVMIntNE, ld(g, g->i64, st, so, 8), c64(g, 0), "");
@@ -291,7 +298,7 @@ static void build_key(jit_cg *g, LLVMValueRef keybuf, LLVMValueRef row,
                      LLVMConstInt(g->i8, (uint64_t)i & 7, 0), "");
     jit_store(g, LLVMBuildOr(g->b, jit_load(g, g->i8, nbp, 1), bit, ""), nbp,
               1);
-    LLVMValueRef x = ld(g, it, row, tl->fields[tf].offset, 1);
+    LLVMValueRef x = ldin(g, it, row, tl->fields[tf].offset, 1);
     x = LLVMBuildSelect(g->b, nul, LLVMConstInt(it, 0, 0), x, "");
     jit_store(g, x, jit_at(g, keybuf, kf->offset, it), 1);
   }
@@ -467,7 +474,7 @@ int jit_build_fold(jit_cg *g, const char *name, const sl_jit_fold_spec *spec,
   LLVMBasicBlockRef has_ts = blk(g, "ts");
   LLVMBuildCondBr(g->b, is_null(g, row, spec->tmp_time), stop, has_ts);
   LLVMPositionBuilderAtEnd(g->b, has_ts);
-  LLVMValueRef ts = ld(g, g->i64, row, tl->fields[spec->tmp_time].offset, 8);
+  LLVMValueRef ts = ldin(g, g->i64, row, tl->fields[spec->tmp_time].offset, 8);
   LLVMValueRef start = LLVMBuildAdd(
       g->b,
       LLVMBuildMul(

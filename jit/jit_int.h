@@ -140,6 +140,14 @@ LLVMTypeRef jit_field_type(jit_cg *g, sl_ptype p, unsigned *align);
 /* A typed pointer to byte offset off of base (i8*). */
 LLVMValueRef jit_at(jit_cg *g, LLVMValueRef base, uint64_t off, LLVMTypeRef t);
 LLVMValueRef jit_load(jit_cg *g, LLVMTypeRef t, LLVMValueRef p, unsigned align);
+/* A load from memory the function never writes while it runs (its input
+ * rows, tmp rows, watermark rows, a join table's rows), marked
+ * !invariant.load: early-cse then reuses it across the function's own
+ * stores (to output rows, to group state), which it cannot otherwise
+ * tell apart from the input, so a field read by the filter, the
+ * watermark and an output is read once. */
+LLVMValueRef jit_load_input(jit_cg *g, LLVMTypeRef t, LLVMValueRef p,
+                            unsigned align);
 /* At the builder's block, a phi of a (coming from block ab) and b (from
  * bb). */
 LLVMValueRef jit_phi2(jit_cg *g, LLVMTypeRef t, LLVMValueRef a,

@@ -69,6 +69,14 @@ LLVMValueRef jit_load(jit_cg *g, LLVMTypeRef t, LLVMValueRef p,
   return l;
 }
 
+LLVMValueRef jit_load_input(jit_cg *g, LLVMTypeRef t, LLVMValueRef p,
+                            unsigned align) {
+  LLVMValueRef l = jit_load(g, t, p, align);
+  unsigned kind = LLVMGetMDKindIDInContext(g->ctx, "invariant.load", 14);
+  LLVMSetMetadata(l, kind, LLVMMDNodeInContext(g->ctx, NULL, 0));
+  return l;
+}
+
 LLVMValueRef jit_phi2(jit_cg *g, LLVMTypeRef t, LLVMValueRef a,
                       LLVMBasicBlockRef ab, LLVMValueRef b,
                       LLVMBasicBlockRef bb, const char *name) {

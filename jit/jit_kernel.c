@@ -12,9 +12,13 @@
  * Widths, offsets and null-bit positions are constants.  Runtime errors
  * jump to one block that returns JIT_ERROR; nothing outside the output
  * rows has been touched by then (the caller restores the heap mark).
+ * Input fields are read with jit_load_input, so a field the filter, the
+ * watermark and an output all use is read once per row.
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "jit_int.h"
 #include "sluice/state/running_extremes.h"
@@ -22,6 +26,14 @@
 static LLVMValueRef call_field(jit_cg *g, LLVMValueRef call, size_t off,
                                LLVMTypeRef t, unsigned align) {
   return jit_load(g, t, jit_at(g, call, off, t), align);
+}
+
+/* A field of the lookup table, or the call's pointer to it: neither
+ * changes while the kernel runs (jit_load_input), so each is read once
+ * however many rows the loop writes in between. */
+static LLVMValueRef table_field(jit_cg *g, LLVMValueRef base, size_t off,
+                                LLVMTypeRef t, unsigned align) {
+  return jit_load_input(g, t, jit_at(g, base, off, t), align);
 }
 
 static void set_call_field(jit_cg *g, LLVMValueRef call, size_t off,
@@ -46,16 +58,32 @@ static bool store_compatible(const sl_field *f, const inode *root) {
   }
 }
 
+/* Does storing the program's value into output field f copy a string
+ * into the output's heap (rather than borrow the input's bytes)? */
+static bool stores_into_heap(const sl_field *f, const inode *root,
+                             bool borrow) {
+  return f->ptype == SL_P_STR && !(borrow && root->kind == N_LOAD);
+}
+
 /* Store value v of output field f (index fi) into orow; a long string that
- * does not fit in the heap branches to `full`. */
+ * does not fit in the heap branches to `full`.  The null bit goes into
+ * nulls[fi / 8], the row's null bytes gathered in registers and stored
+ * once by store_nulls (a load and store of the byte per field made each
+ * field wait for the last); without nulls it is ORed into the row. */
 static void store_field(jit_cg *g, LLVMValueRef call, LLVMValueRef orow,
                         const sl_field *f, int fi, const inode *root, jit_val v,
-                        bool borrow, LLVMBasicBlockRef full) {
-  /* the null bit: the row was zeroed, so OR it in */
-  LLVMValueRef nbp = jit_at(g, orow, (uint64_t)fi >> 3, g->i8);
+                        bool borrow, LLVMValueRef *nulls,
+                        LLVMBasicBlockRef full) {
   LLVMValueRef bit = LLVMBuildShl(g->b, LLVMBuildZExt(g->b, v.null, g->i8, ""),
                                   LLVMConstInt(g->i8, (uint64_t)fi & 7, 0), "");
-  jit_store(g, LLVMBuildOr(g->b, jit_load(g, g->i8, nbp, 1), bit, ""), nbp, 1);
+  if (nulls) {
+    LLVMValueRef *nb = &nulls[fi >> 3];
+    *nb = *nb ? LLVMBuildOr(g->b, *nb, bit, "") : bit;
+  } else { /* the row was zeroed, so OR it in */
+    LLVMValueRef nbp = jit_at(g, orow, (uint64_t)fi >> 3, g->i8);
+    jit_store(g, LLVMBuildOr(g->b, jit_load(g, g->i8, nbp, 1), bit, ""), nbp,
+              1);
+  }
   LLVMValueRef x = v.v;
   if (f->ptype != SL_P_STR) {
     /* narrow from the representation to the stored width */
@@ -100,6 +128,14 @@ static void store_field(jit_cg *g, LLVMValueRef call, LLVMValueRef orow,
   }
 }
 
+/* The null bytes store_field gathered, into the (zeroed) row. */
+static void store_nulls(jit_cg *g, LLVMValueRef orow, LLVMValueRef *nulls,
+                        uint32_t nbytes) {
+  for (uint32_t b = 0; b < nbytes; b++)
+    if (nulls[b])
+      jit_store(g, nulls[b], jit_at(g, orow, b, g->i8), 1);
+}
+
 /* The join key row of a lookup kernel, as the interpreter's key rows are
  * stored (strings: the 16-byte sl_str, pointing at the input or a
  * constant, both alive for the call).  Returns "some key is NULL" (i1). */
@@ -116,7 +152,7 @@ static LLVMValueRef store_keys(jit_cg *g, LLVMValueRef call,
     anynull = LLVMBuildOr(g->b, anynull, v.null, "");
     const sl_field *kf = &kl->fields[f];
     if (kf->ptype != SL_P_STR) {
-      store_field(g, call, keyrow, kf, f, root, v, true, full);
+      store_field(g, call, keyrow, kf, f, root, v, true, NULL, full);
       continue;
     }
     LLVMValueRef dst = jit_at(g, keyrow, kf->offset, g->i8);
@@ -226,14 +262,39 @@ static void keep_if_gate(jit_cg *g, LLVMValueRef call, const sl_jit_gate *gate,
   LLVMPositionBuilderAtEnd(g->b, pass);
 }
 
-static LLVMValueRef ldp(jit_cg *g, LLVMValueRef base, LLVMValueRef idx,
-                        LLVMTypeRef t, unsigned align) {
-  return jit_load(
-      g, t,
-      LLVMBuildGEP2(g->b, t,
-                    LLVMBuildBitCast(g->b, base, LLVMPointerType(t, 0), ""),
-                    &idx, 1, ""),
-      align);
+/* The lookup table's fields, read once in the kernel's entry (the light
+ * pipeline has no pass that hoists them out of the loop). */
+typedef struct table_fields {
+  LLVMValueRef unique, hash, slot_row, keys, rows, mask;
+  LLVMValueRef direct, direct_lo, direct_n;
+} table_fields;
+
+static table_fields load_table_fields(jit_cg *g, LLVMValueRef call) {
+  LLVMValueRef tab = table_field(g, call, offsetof(jit_call, table), g->ptr, 8);
+#define TF(f, t, a) table_field(g, tab, offsetof(sl_jit_lookup_table, f), t, a)
+  table_fields tf = {
+      .unique = LLVMBuildICmp(g->b, LLVMIntNE, TF(unique, g->i32, 4),
+                              LLVMConstInt(g->i32, 0, 0), "unique"),
+      .hash = TF(hash, g->ptr, 8),
+      .slot_row = TF(slot_row, g->ptr, 8),
+      .keys = TF(keys, g->ptr, 8),
+      .rows = TF(rows, g->ptr, 8),
+      .mask = TF(mask, g->i32, 4),
+      .direct = TF(direct, g->ptr, 8),
+      .direct_lo = TF(direct_lo, g->i64, 8),
+      .direct_n = TF(direct_n, g->i64, 8),
+  };
+#undef TF
+  return tf;
+}
+
+/* base[idx] of one of the lookup table's arrays (table_field). */
+static LLVMValueRef ldp_table(jit_cg *g, LLVMValueRef base, LLVMValueRef idx,
+                              LLVMTypeRef t, unsigned align) {
+  LLVMValueRef p = LLVMBuildGEP2(
+      g->b, t, LLVMBuildBitCast(g->b, base, LLVMPointerType(t, 0), ""), &idx, 1,
+      "");
+  return jit_load_input(g, t, p, align);
 }
 
 /* Can the table be indexed by the key's value (sl_jit_lookup_table.
@@ -248,12 +309,11 @@ static bool direct_key(const sl_row_layout *kl) {
 /* When the table has a direct index: the key's row by value (a bounds
  * check and a load; no row: skip), going on at the match from *from with
  * the row in *row; else on to `hashed`. */
-static void direct_probe(jit_cg *g, LLVMValueRef tab, LLVMValueRef keyrow,
+static void direct_probe(jit_cg *g, const table_fields *tf, LLVMValueRef keyrow,
                          const sl_row_layout *kl, LLVMBasicBlockRef hashed,
                          LLVMBasicBlockRef skip, LLVMBasicBlockRef *from,
                          LLVMValueRef *row) {
-  LLVMValueRef direct =
-      call_field(g, tab, offsetof(sl_jit_lookup_table, direct), g->ptr, 8);
+  LLVMValueRef direct = tf->direct;
   LLVMBasicBlockRef by_value =
       LLVMAppendBasicBlockInContext(g->ctx, g->fn, "direct");
   LLVMBasicBlockRef found =
@@ -265,19 +325,13 @@ static void direct_probe(jit_cg *g, LLVMValueRef tab, LLVMValueRef keyrow,
   LLVMValueRef v = jit_load(g, it, jit_at(g, keyrow, f->offset, it), 1);
   if (it != g->i64)
     v = LLVMBuildSExt(g->b, v, g->i64, "");
-  LLVMValueRef at = LLVMBuildSub(
-      g->b, v,
-      call_field(g, tab, offsetof(sl_jit_lookup_table, direct_lo), g->i64, 8),
-      "at");
-  LLVMValueRef inside = LLVMBuildICmp(
-      g->b, LLVMIntULT, at,
-      call_field(g, tab, offsetof(sl_jit_lookup_table, direct_n), g->i64, 8),
-      "");
+  LLVMValueRef at = LLVMBuildSub(g->b, v, tf->direct_lo, "at");
+  LLVMValueRef inside = LLVMBuildICmp(g->b, LLVMIntULT, at, tf->direct_n, "");
   LLVMBasicBlockRef load =
       LLVMAppendBasicBlockInContext(g->ctx, g->fn, "direct.load");
   LLVMBuildCondBr(g->b, inside, load, skip);
   LLVMPositionBuilderAtEnd(g->b, load);
-  LLVMValueRef r = ldp(g, direct, at, g->i32, 4);
+  LLVMValueRef r = ldp_table(g, direct, at, g->i32, 4);
   LLVMBuildCondBr(
       g->b, LLVMBuildICmp(g->b, LLVMIntSLT, r, LLVMConstInt(g->i32, 0, 0), ""),
       skip, found);
@@ -307,6 +361,10 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
                           "internal error: output field %d has another type "
                           "than the expression",
                           f);
+  /* the output row's null bytes, as store_field gathers them */
+  LLVMValueRef *nulls = NULL;
+  if (nprogs > 0 && !(nulls = calloc(out->null_bytes, sizeof *nulls)))
+    return sl_error_set(err, SL_ENOMEM, "out of memory compiling a kernel");
   LLVMTypeRef ps[1] = {g->ptr};
   g->fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->i32, ps, 1, 0));
   LLVMValueRef call = LLVMGetParam(g->fn, 0);
@@ -359,6 +417,13 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   LLVMValueRef heap =
       call_field(g, call, offsetof(jit_call, heap_used), g->ptr, 8);
   heap = LLVMBuildBitCast(g->b, heap, LLVMPointerType(g->i32, 0), "");
+  /* Without strings copied into the output's heap the heap does not
+   * change in the call: no row's mark is kept for undoing it (a store
+   * into the call per row otherwise). */
+  bool heap_strings = false;
+  for (int f = 0; f < nprogs; f++)
+    heap_strings |=
+        progs[f] && stores_into_heap(&out->fields[f], progs[f]->root, borrow);
   LLVMValueRef pre_rows =
       call_field(g, call, offsetof(jit_call, pre_out), g->ptr, 8);
   LLVMValueRef n = call_field(g, call, offsetof(jit_call, n), g->i32, 4);
@@ -366,6 +431,10 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   LLVMValueRef cap = call_field(g, call, offsetof(jit_call, cap), g->i32, 4);
   base = LLVMBuildZExt(g->b, base, g->i64, "");
   cap = LLVMBuildZExt(g->b, cap, g->i64, "");
+
+  table_fields tf = {0};
+  if (lookup)
+    tf = load_table_fields(g, call);
 
   g->err_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "error");
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "loop");
@@ -408,8 +477,10 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
     LLVMBuildMemSet(g->b, prow, LLVMConstInt(g->i8, 0, 0),
                     LLVMConstInt(g->i64, pw, 0), 8);
     jit_val v = jit_gen_prog(g, pre);
+    LLVMValueRef pnull = NULL;
     store_field(g, call, prow, &pre_layout->fields[0], 0, pre->root, v, false,
-                full);
+                &pnull, full);
+    store_nulls(g, prow, &pnull, 1);
   }
   if (filter)
     keep_if_true(g, filter, skip, "keep");
@@ -417,7 +488,7 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
     keep_if_gate(g, call, gate, drops, progs, skip);
   LLVMValueRef nout = jit_load(g, g->i32, nvar, 4);
   jit_store(g, nout, rnvar, 4);
-  if (nprogs > 0)
+  if (heap_strings)
     set_call_field(g, call, offsetof(jit_call, heap_mark),
                    jit_load(g, g->i32, heap, 4));
   LLVMBasicBlockRef pnext = NULL, probe_bb = NULL, after = NULL, dfrom = NULL;
@@ -430,27 +501,13 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
         LLVMAppendBasicBlockInContext(g->ctx, g->fn, "keyed");
     LLVMBuildCondBr(g->b, anynull, skip, keyed);
     LLVMPositionBuilderAtEnd(g->b, keyed);
-    LLVMValueRef tab =
-        call_field(g, call, offsetof(jit_call, table), g->ptr, 8);
-    unique = LLVMBuildICmp(
-        g->b, LLVMIntNE,
-        call_field(g, tab, offsetof(sl_jit_lookup_table, unique), g->i32, 4),
-        LLVMConstInt(g->i32, 0, 0), "unique");
-    /* the table's arrays, here where both probes see them */
-    LLVMValueRef thash =
-        call_field(g, tab, offsetof(sl_jit_lookup_table, hash), g->ptr, 8);
-    LLVMValueRef tslot =
-        call_field(g, tab, offsetof(sl_jit_lookup_table, slot_row), g->ptr, 8);
-    LLVMValueRef tkeys =
-        call_field(g, tab, offsetof(sl_jit_lookup_table, keys), g->ptr, 8);
-    LLVMValueRef trows =
-        call_field(g, tab, offsetof(sl_jit_lookup_table, rows), g->ptr, 8);
-    LLVMValueRef mask =
-        call_field(g, tab, offsetof(sl_jit_lookup_table, mask), g->i32, 4);
+    unique = tf.unique;
+    LLVMValueRef thash = tf.hash, tslot = tf.slot_row, tkeys = tf.keys,
+                 trows = tf.rows, mask = tf.mask;
     LLVMBasicBlockRef hashed =
         LLVMAppendBasicBlockInContext(g->ctx, g->fn, "hashed");
     if (direct_key(lookup->key_layout))
-      direct_probe(g, tab, keyrow, lookup->key_layout, hashed, skip, &dfrom,
+      direct_probe(g, &tf, keyrow, lookup->key_layout, hashed, skip, &dfrom,
                    &drow);
     else
       LLVMBuildBr(g->b, hashed);
@@ -481,7 +538,7 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
     LLVMPositionBuilderAtEnd(g->b, probe);
     LLVMValueRef j64 =
         LLVMBuildZExt(g->b, jit_load(g, g->i32, jvar, 4), g->i64, "");
-    LLVMValueRef hj = ldp(g, thash, j64, g->i64, 8);
+    LLVMValueRef hj = ldp_table(g, thash, j64, g->i64, 8);
     LLVMBuildCondBr(
         g->b,
         LLVMBuildICmp(g->b, LLVMIntEQ, hj, LLVMConstInt(g->i64, 0, 0), ""),
@@ -493,8 +550,8 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
         cmp, pnext);
     LLVMPositionBuilderAtEnd(g->b, cmp);
     LLVMValueRef tr =
-        LLVMBuildZExt(g->b, ldp(g, tslot, j64, g->i32, 4), g->i64, "");
-    LLVMValueRef tkey = ldp(g, tkeys, tr, g->ptr, 8);
+        LLVMBuildZExt(g->b, ldp_table(g, tslot, j64, g->i32, 4), g->i64, "");
+    LLVMValueRef tkey = ldp_table(g, tkeys, tr, g->ptr, 8);
     LLVMValueRef eq = jit_key_fields_equal(g, lookup->key_layout, keyrow, tkey);
     LLVMBasicBlockRef cmp_end = LLVMGetInsertBlock(g->b);
     LLVMBuildCondBr(g->b, eq, match, pnext);
@@ -502,7 +559,7 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
     if (dfrom) /* the row found by value, or by hash */
       tr = jit_phi2(g, g->i64, drow, dfrom, tr, cmp_end, "trow");
     /* from here on, loads read the joined row (stream row + table row) */
-    g->trow = ldp(g, trows, tr, g->ptr, 8);
+    g->trow = ldp_table(g, trows, tr, g->ptr, 8);
     g->jsplit = lookup->joined->nfields - lookup->table->nfields;
     g->jstream = in;
     g->jtable = lookup->table;
@@ -531,13 +588,15 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
     LLVMValueRef orow = LLVMBuildGEP2(g->b, g->i8, outrows, &ooff, 1, "orow");
     LLVMBuildMemSet(g->b, orow, LLVMConstInt(g->i8, 0, 0),
                     LLVMConstInt(g->i64, w, 0), 8);
+    memset(nulls, 0, sizeof *nulls * out->null_bytes);
     for (int f = 0; f < nprogs; f++) {
       if (!progs[f])
         continue;
       jit_val v = jit_gen_prog(g, progs[f]);
       store_field(g, call, orow, &out->fields[f], f, progs[f]->root, v, borrow,
-                  full);
+                  nulls, full);
     }
+    store_nulls(g, orow, nulls, out->null_bytes);
   }
   if (filter || lookup) {
     LLVMValueRef n64 = LLVMBuildZExt(g->b, nout, g->i64, "");
@@ -557,14 +616,11 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
     LLVMPositionBuilderAtEnd(g->b, after);
     LLVMBuildCondBr(g->b, unique, skip, pnext);
     LLVMPositionBuilderAtEnd(g->b, pnext);
-    LLVMValueRef mask =
-        call_field(g, call_field(g, call, offsetof(jit_call, table), g->ptr, 8),
-                   offsetof(sl_jit_lookup_table, mask), g->i32, 4);
     jit_store(g,
               LLVMBuildAnd(g->b,
                            LLVMBuildAdd(g->b, jit_load(g, g->i32, jvar, 4),
                                         LLVMConstInt(g->i32, 1, 0), ""),
-                           mask, ""),
+                           tf.mask, ""),
               jvar, 4);
     LLVMBuildBr(g->b, probe_bb);
     g->jsplit = -1;
@@ -590,7 +646,7 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   /* the output is full at row k: undo that row's outputs and long
    * strings, stop */
   LLVMPositionBuilderAtEnd(g->b, full);
-  if (nprogs > 0)
+  if (heap_strings)
     jit_store(g, call_field(g, call, offsetof(jit_call, heap_mark), g->i32, 4),
               heap, 4);
   set_call_field(g, call, offsetof(jit_call, nout),
@@ -603,5 +659,6 @@ int jit_build_kernel(jit_cg *g, const char *name, const sl_expr_prog *pre,
   LLVMPositionBuilderAtEnd(g->b, g->err_bb);
   flush_bar_drops(g, call, gate, drops);
   LLVMBuildRet(g->b, LLVMConstInt(g->i32, JIT_ERROR, 0));
+  free(nulls);
   return SL_OK;
 }
