@@ -547,7 +547,7 @@ int sl_exec_prepare_jit(exec_query *q, const sl_run_config *config,
    * cannot match, before writing them (op_keep_extremes.c). */
   const sl_stage_extreme *x = stateless ? plan->keep_extremes : NULL;
   sl_jit_gate gate = {sl_worker_extremes_gate, x ? x->col : 0,
-                      x ? x->time_col : 0, sl_worker_extremes_bar};
+                      x ? x->time_col : 0, sl_worker_extremes_bar, x && x->max};
   for (int gated = x && !q->lookup.join; rc == SL_OK && !fused; gated = 0) {
     rc = sl_jit_add_kernel_gated(
         q->jit.handle, q->lookup.join ? NULL : q->source.wm_prog,

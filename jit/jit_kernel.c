@@ -183,8 +183,9 @@ static void keep_if_true(jit_cg *g, const sl_expr_prog *p,
  * values whose time is the bar's and whose value is past it goes to
  * other, counted in drops (flush_bar_drops adds them to the bar's
  * dropped); any other row on in a new block. */
-static void drop_by_bar(jit_cg *g, LLVMValueRef bar, LLVMValueRef drops,
-                        jit_val v, jit_val t, LLVMBasicBlockRef other) {
+static void drop_by_bar(jit_cg *g, LLVMValueRef bar, bool max,
+                        LLVMValueRef drops, jit_val v, jit_val t,
+                        LLVMBasicBlockRef other) {
 #define BAR_FIELD(f, ty) jit_at(g, bar, offsetof(sl_extremes_bar, f), ty)
   LLVMValueRef known = LLVMBuildAnd(
       g->b, LLVMBuildNot(g->b, LLVMBuildOr(g->b, v.null, t.null, ""), ""),
@@ -195,13 +196,10 @@ static void drop_by_bar(jit_cg *g, LLVMValueRef bar, LLVMValueRef drops,
   LLVMValueRef same = LLVMBuildICmp(
       g->b, LLVMIntEQ, jit_load(g, g->i64, BAR_FIELD(t, g->i64), 8), t.v, "");
   LLVMValueRef b = jit_load(g, g->i64, BAR_FIELD(bar, g->i64), 8);
-  LLVMValueRef past = LLVMBuildSelect(
-      g->b,
-      LLVMBuildICmp(g->b, LLVMIntNE,
-                    jit_load(g, g->i32, BAR_FIELD(max, g->i32), 4),
-                    LLVMConstInt(g->i32, 0, 0), ""),
-      LLVMBuildICmp(g->b, LLVMIntSLT, v.v, b, ""),
-      LLVMBuildICmp(g->b, LLVMIntSGT, v.v, b, ""), "");
+  /* the direction is the gate's, a constant (not the bar's max, read per
+   * row) */
+  LLVMValueRef past =
+      LLVMBuildICmp(g->b, max ? LLVMIntSLT : LLVMIntSGT, v.v, b, "");
   LLVMValueRef drop =
       LLVMBuildAnd(g->b, known, LLVMBuildAnd(g->b, same, past, ""), "bar.drop");
   LLVMBasicBlockRef dropped =
@@ -248,7 +246,7 @@ static void keep_if_gate(jit_cg *g, LLVMValueRef call, const sl_jit_gate *gate,
   LLVMValueRef state =
       call_field(g, call, offsetof(jit_call, gate_state), g->ptr, 8);
   if (gate->bar_offset >= 0)
-    drop_by_bar(g, gate_bar(g, call, gate), drops, v, t, other);
+    drop_by_bar(g, gate_bar(g, call, gate), gate->bar_max, drops, v, t, other);
   LLVMTypeRef ps[5] = {g->ptr, g->i64, g->i32, g->i64, g->i32};
   LLVMValueRef args[5] = {state, v.v, LLVMBuildZExt(g->b, v.null, g->i32, ""),
                           t.v, LLVMBuildZExt(g->b, t.null, g->i32, "")};

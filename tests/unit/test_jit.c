@@ -834,9 +834,9 @@ static void test_gate(void **state) {
   sl_jit_kernel *k, *bad;
   sl_error err = {0};
   assert_int_equal(sl_jit_new(&j, NULL, &err), SL_OK);
-  sl_jit_gate gate = {positive_gate, 0, 1, -1};
+  sl_jit_gate gate = {positive_gate, 0, 1, -1, false};
   /* a string is no gate value */
-  sl_jit_gate on_string = {positive_gate, 2, 1, -1};
+  sl_jit_gate on_string = {positive_gate, 2, 1, -1, false};
   assert_int_equal(sl_jit_add_kernel_gated(j, NULL, NULL, filter, &on_string,
                                            progs, 3, g_layout, ol, false, &bad,
                                            &err),

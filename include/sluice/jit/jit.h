@@ -113,6 +113,10 @@ typedef struct sl_jit_gate {
    * bytes from the gate's state, or -1 for none.  A row it drops is not
    * passed to fn. */
   ptrdiff_t bar_offset;
+  /* The bar's direction, fixed for the gate's life (sl_extremes_bar's
+   * max, which set_bar copies from the stage): true when a row below the
+   * bar is dropped (a MAX), false when one above it is (a MIN). */
+  bool bar_max;
 } sl_jit_gate;
 
 /* sl_jit_add_kernel_pre with a gate (NULL: none); SL_EUNSUPPORTED when its
